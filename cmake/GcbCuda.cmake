@@ -1,0 +1,26 @@
+# Decides whether CUDA code is built. AUTO builds it whenever nvcc exists, also on machines
+# without a GPU (our build and CI machines): GPU code must always compile, it runs only where
+# a device is present.
+set(GCB_HAVE_CUDA OFF)
+if(NOT GCB_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # Hopper by default: the GPUs we target (H100/H200) and it keeps builds small.
+      set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # Static CUDA runtime: the binary carries cudart and needs only the driver at run time.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
+    find_package(CUDAToolkit REQUIRED)
+    set(GCB_HAVE_CUDA ON)
+  elseif(GCB_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "GCB_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
+  endif()
+endif()
