@@ -14,6 +14,10 @@ if(NOT GCB_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures")
     endif()
     enable_language(CUDA)
+    # CMake 3.25 does not know that nvcc ≥ 12 speaks C++20; teach it the flag.
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     # Static CUDA runtime: the binary carries cudart and needs only the driver at run time.

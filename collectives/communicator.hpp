@@ -19,6 +19,17 @@ enum class ReduceOp : uint8_t { sum, prod, min, max, avg };
 std::string_view reduce_op_name(ReduceOp op);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 
+// Host-side element-wise reduction shared by the host backends, so that they agree bitwise.
+// acc[i] = acc[i] (op) in[i] for fp64, fp32, fp16, bf16, int32 and int8 (gcb::UsageError for any
+// other type). fp16/bf16 combine in fp32 and round to nearest even after every step, as a GPU
+// ring does per hop. Integers wrap (two's complement). avg accumulates as sum here; call
+// finish_reduction() once after the last contribution. Buffers are aligned to the element size.
+void reduce_into(DType t, ReduceOp op, void* acc, const void* in, size_t count);
+// Completes a reduction over `nranks` contributions: for avg, acc[i] = acc[i] / nranks (floats:
+// one division in the element's compute type — fp64, or fp32 then rounded for fp32/fp16/bf16;
+// integers: C++ division, truncating toward zero, as NCCL's integer avg). No-op for other ops.
+void finish_reduction(DType t, ReduceOp op, void* acc, size_t count, int nranks);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -1,0 +1,44 @@
+// The gcbench command: one subcommand per family, each registered by its own file. Exit codes:
+// 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
+// on stderr, nothing written), 3 an unexpected fault.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/mem.hpp"
+#include "bench/run.hpp"
+#include "core/context.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gcb;
+  const std::vector<std::string> args(argv, argv + argc);
+  CLI::App app{"gcbench: GPU-cluster benchmarking suite (memory, interconnect, collectives, kernels, training)"};
+  app.set_version_flag("--version", fmt::format("gcbench {} ({})", gcbench_version(), gcbench_revision()));
+  app.require_subcommand(1);
+  std::map<std::string, std::function<int()>> commands;
+  bench::add_mem_command(app, commands["mem"], args);
+  bench::add_run_command(app, commands["run"], args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
+    return kExitUsage;
+  }
+  try {
+    for (auto& [name, run] : commands)
+      if (app.got_subcommand(name)) return run();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "gcbench: error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gcbench: fault: {}\n", e.what());
+    return kExitFault;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,50 @@
+// `gcbench run --suite quick|full`: every family that exists and applies to this machine, into
+// one result document. For now the families are: mem.
+#include "bench/run.hpp"
+
+#include "bench/mem.hpp"
+#include "core/error.hpp"
+
+namespace gcb::bench {
+
+MemOptions quick_mem_options() {
+  MemOptions o;
+  o.kernels = {"copy", "triad", "dot"};
+  o.copy_min = 64 << 10;
+  o.copy_max = 256 << 20;
+  o.copy_factor = 16;
+  o.latency_min = 4 << 10;
+  o.latency_max = 16 << 20;
+  return o;
+}
+
+HarnessOptions quick_harness(HarnessOptions h) {
+  // A quick suite trades precision for time: fewer samples and a 1 s budget per case. The user's
+  // explicit flags still win where they ask for less.
+  h.min_samples = std::min(h.min_samples, 5);
+  h.max_time = std::min(h.max_time, 1.0);
+  h.min_time = std::min(h.min_time, 0.05);
+  h.noise = std::max(h.noise, 0.02);
+  return h;
+}
+
+void add_run_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+  auto* app = root.add_subcommand("run", "Run every benchmark family that applies to this machine");
+  auto common = std::make_shared<CommonOptions>();
+  auto suite = std::make_shared<std::string>("quick");
+  add_common_options(*app, *common);
+  app->add_option("--suite", *suite, "quick (about a minute on a CPU-only machine) or full (every default)")
+      ->check(CLI::IsMember({"quick", "full"}))
+      ->capture_default_str();
+  run = [=, &argv] {
+    const bool quick = *suite == "quick";
+    CommonOptions options = *common;
+    if (quick) options.harness = quick_harness(options.harness);
+    const DeviceSelection sel = select_devices(options.device);
+    Session session(options, argv);
+    run_mem(quick ? quick_mem_options() : MemOptions{}, sel, options.seed, session.runner());
+    return session.finish();
+  };
+}
+
+}  // namespace gcb::bench

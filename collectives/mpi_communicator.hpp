@@ -1,0 +1,66 @@
+// MpiCommunicator: ranks are processes of an MPI communicator, buffers are host memory. Every
+// reduction moves data with MPI and reduces in rank order 0..n-1 on the host with reduce_into(),
+// so results are bitwise identical to ThreadCommunicator's (MPI_Allreduce would not promise that).
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+
+namespace gcb {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Wraps `comm` (MPI already initialised) and sets MPI_ERRORS_RETURN on it so failures become
+  // gcb::Fault through MPI_CHECK. `owned` communicators (from split) are freed on destruction.
+  explicit MpiCommunicator(MPI_Comm comm, bool owned = false);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string_view backend() const override { return "mpi"; }
+  MPI_Comm comm() const { return comm_; }
+
+  // Blocking; same buffer and in-place conventions as ThreadCommunicator. Element counts per
+  // MPI call must fit in an int (elements are sent as one contiguous datatype per dtype).
+  void all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) override;
+  void all_gather(const void* send, void* recv, size_t count, DType t) override;
+  void reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) override;
+  void broadcast(const void* send, void* recv, size_t count, DType t, int root) override;
+  void reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) override;
+  void all_to_all(const void* send, void* recv, size_t count, DType t) override;
+  // Outside a group send/recv are MPI_Send/MPI_Recv (pair them as with NCCL). Inside a group
+  // they are posted as MPI_Isend/MPI_Irecv and group_end() waits for all of them.
+  void group_start() override;
+  void group_end() override;
+  void send(const void* buf, size_t count, DType t, int peer) override;
+  void recv(void* buf, size_t count, DType t, int peer) override;
+  void barrier() override;
+  void synchronize() override {}
+  // MPI_Comm_split; color < 0 (MPI_UNDEFINED) returns nullptr.
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  // Bytes of one element as a committed MPI datatype (counts stay in elements).
+  MPI_Datatype element_type(DType t);
+  // Reduces block `rank_` (`mine` elements) of every rank's `send` in rank order into `out`; the
+  // blocks of `send` are given by counts/displs (elements). One MPI_Alltoallv moves the data.
+  void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,
+                       void* out, DType t, ReduceOp op);
+
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 1;
+  int group_depth_ = 0;
+  std::vector<MPI_Request> pending_;
+  std::vector<std::byte> scratch_;
+  std::vector<std::pair<size_t, MPI_Datatype>> types_;  // element size -> contiguous type
+};
+
+}  // namespace gcb

@@ -1,0 +1,109 @@
+// ThreadCommunicator: ranks are threads of one process sharing host memory (DESIGN.md
+// "Communicator"). It is the plain, obviously-correct backend: every reduction is done in rank
+// order 0..n-1, so results are bitwise identical across ranks, reruns and the MPI backend.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+
+namespace gcb {
+
+namespace detail {
+struct ThreadFaultState;  // abort flag + timeout shared by a world and everything split from it
+struct ThreadGroup;       // rendezvous state of one communicator's ranks
+}  // namespace detail
+
+class ThreadCommunicator;
+
+// The shared state of N rank threads. Create it once, then give each rank thread its own
+// communicator(rank). Every wait inside a collective polls the abort flag and gives up after
+// timeout(): no rank ever blocks forever.
+class ThreadWorld {
+ public:
+  static constexpr std::chrono::milliseconds kDefaultTimeout{300'000};
+
+  explicit ThreadWorld(int size, std::chrono::milliseconds timeout = kDefaultTimeout);
+  int size() const;
+  // One per rank; call from (or hand to) that rank's thread. Each rank asks exactly once.
+  std::unique_ptr<ThreadCommunicator> communicator(int rank);
+
+  // Makes every rank blocked in (or later entering) a collective of this world, or of any
+  // communicator split from it, throw gcb::Fault naming the aborting rank (error_rank() of the
+  // calling thread), its host and `reason`. The first abort wins; later calls are ignored.
+  void abort(std::string reason);
+  bool aborted() const;
+  void set_timeout(std::chrono::milliseconds timeout);
+  std::chrono::milliseconds timeout() const;
+
+ private:
+  std::shared_ptr<detail::ThreadFaultState> fault_;
+  std::shared_ptr<detail::ThreadGroup> group_;
+};
+
+class ThreadCommunicator final : public Communicator {
+ public:
+  ThreadCommunicator(std::shared_ptr<detail::ThreadGroup> group, int rank);
+  ~ThreadCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override;
+  std::string_view backend() const override { return "threads"; }
+
+  // All calls block until this rank's output is complete and no other rank still reads this
+  // rank's buffers. Buffers of different ranks must not overlap; in place is send == recv (and,
+  // for all_gather/reduce_scatter, NCCL's recv + rank·count / send + rank·count forms).
+  void all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) override;
+  void all_gather(const void* send, void* recv, size_t count, DType t) override;
+  void reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) override;
+  void broadcast(const void* send, void* recv, size_t count, DType t, int root) override;
+  void reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) override;
+  void all_to_all(const void* send, void* recv, size_t count, DType t) override;
+  // Sends are buffered (copied) so they never block. Inside a group, sends and recvs are only
+  // recorded; group_end() posts all sends, then completes the recvs: no order can deadlock.
+  // Buffers must stay valid until group_end(). Collectives inside a group run immediately.
+  void group_start() override;
+  void group_end() override;
+  void send(const void* buf, size_t count, DType t, int peer) override;
+  void recv(void* buf, size_t count, DType t, int peer) override;
+  void barrier() override;
+  void synchronize() override {}
+  // color < 0 means "no group" (MPI_UNDEFINED / NCCL_SPLIT_NOCOLOR) and returns nullptr.
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  struct PendingP2p {
+    bool is_send;
+    const void* send_buf;
+    void* recv_buf;
+    size_t bytes;
+    int peer;
+  };
+
+  // Runs one collective: publish buffers, rendezvous, let `compute` produce this rank's output
+  // (into recv directly, or into scratch when recv overlaps this rank's own send), rendezvous.
+  void run_collective(const char* name, const void* send, size_t send_bytes, void* recv,
+                      size_t recv_bytes, const std::function<void(void* out)>& compute);
+  void post_send(const void* buf, size_t bytes, int peer);
+  void complete_recv(void* buf, size_t bytes, int peer);
+  void check_peer(int peer, const char* what) const;
+
+  std::shared_ptr<detail::ThreadGroup> group_;
+  int rank_;
+  int group_depth_ = 0;
+  std::vector<PendingP2p> pending_;
+  std::vector<std::byte> scratch_;
+};
+
+// Runs fn(communicator) on n rank threads of a fresh ThreadWorld. Each thread calls
+// set_error_rank(rank) first. The first exception aborts the world (so the other ranks end with
+// gcb::Fault instead of hanging), all threads are joined, and the first failure is rethrown:
+// a gcb::UsageError as is, anything else as gcb::Fault "rank R failed: <what>".
+void run_ranks(int n, const std::function<void(Communicator&)>& fn,
+               std::chrono::milliseconds timeout = ThreadWorld::kDefaultTimeout);
+
+}  // namespace gcb

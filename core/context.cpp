@@ -1,0 +1,175 @@
+#include "core/context.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/gpu.hpp"
+#include "core/nvml.hpp"
+
+extern char** environ;
+
+namespace gcb {
+
+namespace {
+
+uint64_t total_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+std::string os_release() {
+  std::ifstream f("/etc/os-release");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      std::string v = line.substr(12);
+      v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+      return v;
+    }
+  }
+  return "unknown";
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return fmt::format("gcc {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+
+std::string format_cuda_version(int v) {
+  if (v <= 0) return {};
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
+
+nlohmann::json gpu_json(const gpu::DeviceInfo& d) {
+  nlohmann::json g = {
+      {"index", d.index},
+      {"name", d.name},
+      {"uuid", d.uuid},
+      {"pci_bus_id", d.pci_bus_id},
+      {"memory_bytes", d.memory_bytes},
+      {"sm_count", d.sm_count},
+      {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+      {"l2_bytes", d.l2_bytes},
+      {"memory_bus_bits", d.memory_bus_bits},
+      {"memory_clock_khz", d.memory_clock_khz},
+      {"sm_clock_khz", d.sm_clock_khz},
+      {"ecc", d.ecc},
+  };
+  if (const auto s = nvml::static_info(d.pci_bus_id)) {
+    auto put = [&](const char* key, const auto& opt) {
+      g[key] = opt ? nlohmann::json(*opt) : nlohmann::json(nullptr);
+    };
+    put("power_limit_mw", s->power_limit_mw);
+    put("mem_clock_max_mhz", s->mem_clock_max_mhz);
+    put("pcie_gen_current", s->pcie_gen_current);
+    put("pcie_gen_max", s->pcie_gen_max);
+    put("pcie_width_current", s->pcie_width_current);
+    put("pcie_width_max", s->pcie_width_max);
+    put("mig_enabled", s->mig_enabled);
+  }
+  if (const auto s = nvml::sample(d.pci_bus_id)) {
+    g["sm_clock_max_mhz"] = s->sm_clock_max_mhz ? nlohmann::json(*s->sm_clock_max_mhz) : nlohmann::json(nullptr);
+  }
+  return g;
+}
+
+}  // namespace
+
+int numa_node_count() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("node", 0) == 0 && name.size() > 4 && std::isdigit(static_cast<unsigned char>(name[4]))) ++n;
+  }
+  return std::max(n, 1);
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string gcbench_version() { return GCB_VERSION; }
+std::string gcbench_revision() { return GCB_GIT_REVISION; }
+
+nlohmann::json filtered_environment(char** envp) {
+  static constexpr const char* kPrefixes[] = {"NCCL_", "UCX_", "FI_", "CUDA_", "OMP_", "SLURM_"};
+  nlohmann::json env = nlohmann::json::object();
+  for (char** e = envp; e && *e; ++e) {
+    const std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = kv.substr(0, eq);
+    for (const char* p : kPrefixes) {
+      if (key.rfind(p, 0) == 0) {
+        env[std::string(key)] = std::string(kv.substr(eq + 1));
+        break;
+      }
+    }
+  }
+  return env;  // nlohmann::json objects are ordered by key
+}
+
+nlohmann::json collect_run_context(const ContextOptions& options) {
+  utsname u{};
+  uname(&u);
+  const auto now = std::chrono::system_clock::now();
+  nlohmann::json ctx;
+  ctx["date"] = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+  ctx["host"] = host_name();
+  ctx["gcbench"] = {{"version", gcbench_version()}, {"revision", gcbench_revision()}};
+  ctx["command_line"] = options.command_line;
+  ctx["cpu"] = {{"model", cpu_model()},
+                {"logical_cores", std::thread::hardware_concurrency()},
+                {"numa_nodes", numa_node_count()}};
+  ctx["memory_bytes"] = total_memory_bytes();
+  ctx["os"] = {{"name", os_release()}, {"kernel", std::string(u.release)}, {"arch", std::string(u.machine)}};
+  ctx["compiler"] = compiler();
+
+  const gpu::Runtime& rt = gpu::runtime();
+  nlohmann::json cuda = {{"built", rt.built},
+                         {"runtime_version", format_cuda_version(rt.runtime_version)},
+                         {"driver_version", format_cuda_version(rt.driver_version)}};
+  if (!rt.unavailable_reason.empty()) cuda["unavailable_reason"] = rt.unavailable_reason;
+  ctx["cuda"] = cuda;
+  ctx["nvml"] = nvml::available() ? nlohmann::json{{"driver_version", nvml::driver_version()}}
+                                  : nlohmann::json{{"unavailable_reason", nvml::unavailable_reason()}};
+  ctx["libraries"] = options.library_versions;
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& d : rt.devices) gpus.push_back(gpu_json(d));
+  ctx["gpus"] = gpus;
+
+  nlohmann::json slurm = nullptr;
+  if (const char* job = std::getenv("SLURM_JOB_ID")) {
+    const char* nodes = std::getenv("SLURM_JOB_NODELIST");
+    slurm = {{"job_id", job}, {"node_list", nodes ? nodes : ""}};
+  }
+  ctx["slurm"] = slurm;
+  ctx["environment"] = filtered_environment(environ);
+  return ctx;
+}
+
+}  // namespace gcb

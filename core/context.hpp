@@ -1,0 +1,30 @@
+// The run context recorded with every result document: machine, software versions, GPUs,
+// scheduler job, and only the environment variables that change what is measured.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gcb {
+
+struct ContextOptions {
+  std::vector<std::string> command_line;
+  // Extra library versions known to the caller (NCCL, cuBLAS, cuDNN, MPI): name → version.
+  nlohmann::json library_versions = nlohmann::json::object();
+};
+
+// Gathers everything once; cheap enough to call per run, not per case.
+nlohmann::json collect_run_context(const ContextOptions& options);
+
+// Only NCCL_*, UCX_*, FI_*, CUDA_*, OMP_*, SLURM_* (the list), sorted by name.
+nlohmann::json filtered_environment(char** envp);
+
+// Host facts used elsewhere (first-touch placement, thread counts).
+int numa_node_count();
+std::string cpu_model();
+
+std::string gcbench_version();   // e.g. "0.1.0"
+std::string gcbench_revision();  // git revision at configure time, or "unknown"
+
+}  // namespace gcb

@@ -1,0 +1,78 @@
+// What the rest of the suite may ask of the GPU runtime, without including CUDA headers.
+// Two implementations: gpu_cuda.cpp (CUDA built; static cudart) and gpu_none.cpp (CUDA not
+// built). On a machine without a driver or device, the CUDA one reports count 0 with the
+// reason, so GPU cases are WAIVED, never crashed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/harness.hpp"
+
+namespace gcb::gpu {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name, uuid, pci_bus_id;
+  size_t memory_bytes = 0;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  size_t l2_bytes = 0;
+  int memory_bus_bits = 0;
+  int memory_clock_khz = 0;  // peak, from the runtime
+  int sm_clock_khz = 0;      // peak, from the runtime
+  bool ecc = false;
+  bool unified_addressing = false;
+  bool pageable_memory_access = false;
+};
+
+struct Runtime {
+  bool built = false;                 // CUDA support compiled in
+  std::string unavailable_reason;     // why count is 0 ("" when devices exist)
+  int driver_version = 0;             // e.g. 13000
+  int runtime_version = 0;
+  std::vector<DeviceInfo> devices;
+};
+
+// Queried once, cached. Never throws.
+const Runtime& runtime();
+inline int device_count() { return static_cast<int>(runtime().devices.size()); }
+
+// An opaque CUDA stream owned by the caller (cudaStream_t underneath).
+using Stream = void*;
+Stream create_stream(int device);
+void destroy_stream(Stream s);
+void synchronize(Stream s);
+
+// Memory. Device allocations are plain cudaMalloc (never managed memory).
+void* device_alloc(int device, size_t bytes);
+void device_free(void* p);
+void* host_alloc_pinned(size_t bytes);
+void host_free_pinned(void* p);
+void host_register(void* p, size_t bytes);
+void host_unregister(void* p);
+enum class CopyKind { host_to_device, device_to_host, device_to_device, default_kind };
+void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream s);
+void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, size_t bytes, Stream s);
+void memset_async(void* p, int value, size_t bytes, Stream s);
+
+// Events order work across streams (bidirectional copies start together on two streams).
+using Event = void*;
+Event create_event(int device);
+void destroy_event(Event e);
+void record_event(Event e, Stream s);
+void stream_wait_event(Stream s, Event e);
+
+// A timer of CUDA events on `stream`: a blocking kernel holds the stream while the batch is
+// enqueued, so launch overhead stays out of the measurement (nvbench / nvbandwidth method);
+// flush() overwrites an L2-sized scratch buffer (2 × L2) before cold samples.
+std::unique_ptr<Timer> make_event_timer(int device, Stream stream);
+
+// cudaProfilerStart/Stop, for nsys --capture-range=cudaProfilerApi.
+void profiler_start();
+void profiler_stop();
+
+}  // namespace gcb::gpu

@@ -1,0 +1,182 @@
+#include "core/nvml.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace gcb::nvml {
+
+namespace {
+
+using Device = struct nvmlDevice_st*;
+using Ret = int;  // nvmlReturn_t
+constexpr Ret kSuccess = 0;
+constexpr unsigned kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
+constexpr unsigned kTemperatureGpu = 0;          // nvmlTemperatureSensors_t
+
+struct Api {
+  void* handle = nullptr;
+  std::string reason;
+  Ret (*init)() = nullptr;
+  const char* (*error_string)(Ret) = nullptr;
+  Ret (*system_driver_version)(char*, unsigned) = nullptr;
+  Ret (*handle_by_bus_id)(const char*, Device*) = nullptr;
+  Ret (*clock_info)(Device, unsigned, unsigned*) = nullptr;
+  Ret (*max_clock_info)(Device, unsigned, unsigned*) = nullptr;
+  Ret (*power_usage)(Device, unsigned*) = nullptr;
+  Ret (*power_limit)(Device, unsigned*) = nullptr;
+  Ret (*temperature)(Device, unsigned, unsigned*) = nullptr;
+  Ret (*clock_events)(Device, unsigned long long*) = nullptr;
+  Ret (*bus_width)(Device, unsigned*) = nullptr;
+  Ret (*pcie_gen)(Device, unsigned*) = nullptr;
+  Ret (*pcie_gen_max)(Device, unsigned*) = nullptr;
+  Ret (*pcie_width)(Device, unsigned*) = nullptr;
+  Ret (*pcie_width_max)(Device, unsigned*) = nullptr;
+  Ret (*ecc_mode)(Device, int*, int*) = nullptr;
+  Ret (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;
+};
+
+template <typename F>
+void bind(void* h, F& fn, const char* name, const char* fallback = nullptr) {
+  void* p = dlsym(h, name);
+  if (!p && fallback) p = dlsym(h, fallback);
+  fn = reinterpret_cast<F>(p);
+}
+
+const Api& api() {
+  static Api a;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    a.handle = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!a.handle) {
+      a.reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
+      return;
+    }
+    bind(a.handle, a.init, "nvmlInit_v2");
+    bind(a.handle, a.error_string, "nvmlErrorString");
+    bind(a.handle, a.system_driver_version, "nvmlSystemGetDriverVersion");
+    bind(a.handle, a.handle_by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+    bind(a.handle, a.clock_info, "nvmlDeviceGetClockInfo");
+    bind(a.handle, a.max_clock_info, "nvmlDeviceGetMaxClockInfo");
+    bind(a.handle, a.power_usage, "nvmlDeviceGetPowerUsage");
+    bind(a.handle, a.power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+    bind(a.handle, a.temperature, "nvmlDeviceGetTemperature");
+    // The old name is deprecated in CUDA 13 headers; older drivers export only it.
+    bind(a.handle, a.clock_events, "nvmlDeviceGetCurrentClocksEventReasons",
+         "nvmlDeviceGetCurrentClocksThrottleReasons");
+    bind(a.handle, a.bus_width, "nvmlDeviceGetMemoryBusWidth");
+    bind(a.handle, a.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
+    bind(a.handle, a.pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+    bind(a.handle, a.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
+    bind(a.handle, a.pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+    bind(a.handle, a.ecc_mode, "nvmlDeviceGetEccMode");
+    bind(a.handle, a.mig_mode, "nvmlDeviceGetMigMode");
+    if (!a.init || !a.handle_by_bus_id) {
+      a.reason = "libnvidia-ml.so.1 lacks nvmlInit_v2";
+      a.init = nullptr;
+      return;
+    }
+    const Ret r = a.init();
+    if (r != kSuccess) {
+      a.reason = std::string("nvmlInit_v2 failed: ") + (a.error_string ? a.error_string(r) : "unknown");
+      a.init = nullptr;
+    }
+  });
+  return a;
+}
+
+std::optional<Device> device(const std::string& bus_id) {
+  const Api& a = api();
+  if (!a.init) return std::nullopt;
+  Device d = nullptr;
+  if (a.handle_by_bus_id(bus_id.c_str(), &d) != kSuccess) return std::nullopt;
+  return d;
+}
+
+std::optional<unsigned> query(Ret (*fn)(Device, unsigned*), Device d) {
+  unsigned v = 0;
+  if (!fn || fn(d, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned> query(Ret (*fn)(Device, unsigned, unsigned*), Device d, unsigned arg) {
+  unsigned v = 0;
+  if (!fn || fn(d, arg, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> throttle_reason_names(uint64_t r) {
+  static constexpr std::pair<uint64_t, const char*> kNames[] = {
+      {kGpuIdle, "gpu_idle"},           {kApplicationsClocksSetting, "applications_clocks"},
+      {kSwPowerCap, "sw_power_cap"},     {kHwSlowdown, "hw_slowdown"},
+      {kSyncBoost, "sync_boost"},        {kSwThermalSlowdown, "sw_thermal_slowdown"},
+      {kHwThermalSlowdown, "hw_thermal_slowdown"}, {kHwPowerBrakeSlowdown, "hw_power_brake"},
+  };
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kNames)
+    if (r & bit) names.emplace_back(name);
+  return names;
+}
+
+const char* error_string(int status) {
+  const Api& a = api();
+  return a.error_string ? a.error_string(status) : "NVML not loaded";
+}
+
+bool available() { return api().init != nullptr; }
+std::string unavailable_reason() { return api().reason; }
+
+std::string driver_version() {
+  const Api& a = api();
+  char buf[96] = {};
+  if (!a.init || !a.system_driver_version || a.system_driver_version(buf, sizeof(buf)) != kSuccess) return {};
+  return buf;
+}
+
+std::optional<uint64_t> throttle_reasons(const std::string& bus_id) {
+  const auto d = device(bus_id);
+  const Api& a = api();
+  if (!d || !a.clock_events) return std::nullopt;
+  unsigned long long r = 0;
+  if (a.clock_events(*d, &r) != kSuccess) return std::nullopt;
+  return static_cast<uint64_t>(r);
+}
+
+std::optional<DeviceSample> sample(const std::string& bus_id) {
+  const auto d = device(bus_id);
+  if (!d) return std::nullopt;
+  const Api& a = api();
+  DeviceSample s;
+  s.sm_clock_mhz = query(a.clock_info, *d, kClockSm);
+  s.sm_clock_max_mhz = query(a.max_clock_info, *d, kClockSm);
+  s.mem_clock_mhz = query(a.clock_info, *d, kClockMem);
+  s.mem_clock_max_mhz = query(a.max_clock_info, *d, kClockMem);
+  s.power_mw = query(a.power_usage, *d);
+  s.power_limit_mw = query(a.power_limit, *d);
+  s.temperature_c = query(a.temperature, *d, kTemperatureGpu);
+  s.throttle_reasons = throttle_reasons(bus_id);
+  return s;
+}
+
+std::optional<DeviceStatic> static_info(const std::string& bus_id) {
+  const auto d = device(bus_id);
+  if (!d) return std::nullopt;
+  const Api& a = api();
+  DeviceStatic s;
+  s.memory_bus_bits = query(a.bus_width, *d);
+  s.mem_clock_max_mhz = query(a.max_clock_info, *d, kClockMem);
+  s.pcie_gen_current = query(a.pcie_gen, *d);
+  s.pcie_gen_max = query(a.pcie_gen_max, *d);
+  s.pcie_width_current = query(a.pcie_width, *d);
+  s.pcie_width_max = query(a.pcie_width_max, *d);
+  s.power_limit_mw = query(a.power_limit, *d);
+  int cur = 0, pending = 0;
+  if (a.ecc_mode && a.ecc_mode(*d, &cur, &pending) == kSuccess) s.ecc_enabled = cur != 0;
+  unsigned mig = 0, mig_pending = 0;
+  if (a.mig_mode && a.mig_mode(*d, &mig, &mig_pending) == kSuccess) s.mig_enabled = mig != 0;
+  return s;
+}
+
+}  // namespace gcb::nvml

@@ -1,0 +1,54 @@
+// NVML, loaded at run time with dlopen("libnvidia-ml.so.1") — no nvml.h exists on our build
+// machines. Only the functions used are declared, by their versioned export names
+// (reference/reports-ci-topology.md §3.4). Missing library or symbol = "not available", never
+// a crash: every query returns std::nullopt when NVML cannot answer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gcb::nvml {
+
+// Throttle ("clocks event") reason bits, as nvml.h defines them.
+inline constexpr uint64_t kGpuIdle = 0x1;
+inline constexpr uint64_t kApplicationsClocksSetting = 0x2;
+inline constexpr uint64_t kSwPowerCap = 0x4;
+inline constexpr uint64_t kHwSlowdown = 0x8;
+inline constexpr uint64_t kSyncBoost = 0x10;
+inline constexpr uint64_t kSwThermalSlowdown = 0x20;
+inline constexpr uint64_t kHwThermalSlowdown = 0x40;
+inline constexpr uint64_t kHwPowerBrakeSlowdown = 0x80;
+// The reasons that mean "this sample ran slower than the hardware can" (idle, application
+// clocks and sync boost are not slowdowns).
+inline constexpr uint64_t kThrottleMask =
+    kSwPowerCap | kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
+std::vector<std::string> throttle_reason_names(uint64_t reasons);
+
+const char* error_string(int status);
+
+// True when the library loaded and nvmlInit_v2 succeeded; reason() says why not otherwise.
+bool available();
+std::string unavailable_reason();
+std::string driver_version();
+
+struct DeviceSample {
+  std::optional<unsigned> sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, mem_clock_max_mhz;
+  std::optional<unsigned> power_mw, power_limit_mw, temperature_c;
+  std::optional<uint64_t> throttle_reasons;
+};
+
+struct DeviceStatic {
+  std::optional<unsigned> memory_bus_bits, mem_clock_max_mhz, pcie_gen_current, pcie_gen_max,
+      pcie_width_current, pcie_width_max, power_limit_mw;
+  std::optional<bool> ecc_enabled, mig_enabled;
+};
+
+// `pci_bus_id` as the CUDA runtime prints it ("0000:1B:00.0"). Matching NVML to CUDA by bus id
+// is what keeps CUDA_VISIBLE_DEVICES reorderings from pairing the wrong devices.
+std::optional<DeviceSample> sample(const std::string& pci_bus_id);
+std::optional<DeviceStatic> static_info(const std::string& pci_bus_id);
+std::optional<uint64_t> throttle_reasons(const std::string& pci_bus_id);
+
+}  // namespace gcb::nvml

@@ -1,0 +1,233 @@
+#include "reports/result.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace gcb {
+
+namespace {
+
+nlohmann::json number_or_null(std::optional<double> v) {
+  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> optional_number(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<double>();
+}
+
+nlohmann::json stats_json(const Statistics& s) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"count", s.count}, {"min", num(s.min)},       {"max", num(s.max)},   {"mean", num(s.mean)},
+          {"median", num(s.median)}, {"p5", num(s.p5)}, {"p95", num(s.p95)}, {"stddev", num(s.stddev)},
+          {"cv", num(s.cv)}};
+}
+
+Statistics stats_from_json(const nlohmann::json& j) {
+  Statistics s;
+  s.count = j.at("count").get<size_t>();
+  auto get = [&](const char* k) { return j.at(k).is_null() ? std::nan("") : j.at(k).get<double>(); };
+  s.min = get("min");
+  s.max = get("max");
+  s.mean = get("mean");
+  s.median = get("median");
+  s.p5 = get("p5");
+  s.p95 = get("p95");
+  s.stddev = get("stddev");
+  s.cv = get("cv");
+  return s;
+}
+
+}  // namespace
+
+std::string_view status_name(Status s) {
+  switch (s) {
+    case Status::pass: return "PASS";
+    case Status::fail: return "FAIL";
+    case Status::waived: return "WAIVED";
+    case Status::error: return "ERROR";
+  }
+  return "?";
+}
+
+std::optional<Status> parse_status(std::string_view s) {
+  for (Status st : {Status::pass, Status::fail, Status::waived, Status::error})
+    if (status_name(st) == s) return st;
+  return std::nullopt;
+}
+
+std::optional<double> Metric::percent_of_peak() const {
+  if (!value || !peak || *peak <= 0) return std::nullopt;
+  return 100.0 * *value / *peak;
+}
+
+const Metric* Result::metric(std::string_view name) const {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+void Result::take(const Measurement& m) {
+  samples = m.samples;
+  sample_flags = m.sample_flags;
+  stats = m.stats;
+  stop_reason = std::string(stop_reason_name(m.stop));
+  batch = m.batch;
+  timer = m.timer;
+}
+
+nlohmann::json to_json(const Metric& m) {
+  nlohmann::json j = {{"name", m.name},
+                      {"value", number_or_null(m.value)},
+                      {"unit", m.unit},
+                      {"higher_is_better", m.higher_is_better}};
+  if (m.peak) {
+    j["peak"] = number_or_null(m.peak);
+    j["peak_source"] = m.peak_source;
+    j["percent_of_peak"] = number_or_null(m.percent_of_peak());
+  }
+  return j;
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j;
+  j["key"] = r.key;
+  j["family"] = r.family();
+  j["params"] = r.params;
+  j["status"] = status_name(r.status);
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const auto& m : r.metrics) metrics.push_back(to_json(m));
+  j["metrics"] = metrics;
+  j["statistics"] = r.stats ? stats_json(*r.stats) : nlohmann::json(nullptr);
+  nlohmann::json samples = nlohmann::json::array();
+  for (double s : r.samples) samples.push_back(std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr));
+  j["samples"] = samples;
+  j["sample_flags"] = r.sample_flags;
+  j["model"] = r.model;
+  j["clocks"] = r.clocks;
+  j["throttled"] = r.throttled;
+  j["harness"] = {{"stop_reason", r.stop_reason}, {"batch", r.batch}, {"timer", r.timer}};
+  j["extra"] = r.extra;
+  scrub_non_finite(j);
+  return j;
+}
+
+nlohmann::json to_json(const ResultDocument& d) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : d.results) results.push_back(to_json(r));
+  nlohmann::json j = {{"schema", kResultSchema}, {"context", d.context}, {"results", results}};
+  scrub_non_finite(j);
+  return j;
+}
+
+Metric metric_from_json(const nlohmann::json& j) {
+  Metric m;
+  m.name = j.at("name").get<std::string>();
+  m.value = optional_number(j, "value");
+  m.unit = j.at("unit").get<std::string>();
+  m.higher_is_better = j.at("higher_is_better").get<bool>();
+  m.peak = optional_number(j, "peak");
+  if (j.contains("peak_source")) m.peak_source = j.at("peak_source").get<std::string>();
+  return m;
+}
+
+Result result_from_json(const nlohmann::json& j) {
+  Result r;
+  try {
+    r.key = j.at("key").get<std::string>();
+    r.params = j.at("params");
+    const auto status = parse_status(j.at("status").get<std::string>());
+    if (!status) throw UsageError(fmt::format("result '{}': unknown status {}", r.key, j.at("status").dump()));
+    r.status = *status;
+    if (j.contains("reason")) r.reason = j.at("reason").get<std::string>();
+    for (const auto& m : j.at("metrics")) r.metrics.push_back(metric_from_json(m));
+    if (!j.at("statistics").is_null()) r.stats = stats_from_json(j.at("statistics"));
+    for (const auto& s : j.at("samples")) r.samples.push_back(s.is_null() ? std::nan("") : s.get<double>());
+    r.sample_flags = j.at("sample_flags").get<std::vector<uint64_t>>();
+    r.model = j.at("model");
+    r.clocks = j.at("clocks");
+    r.throttled = j.at("throttled").get<bool>();
+    const auto& h = j.at("harness");
+    r.stop_reason = h.at("stop_reason").get<std::string>();
+    r.batch = h.at("batch").get<int>();
+    r.timer = h.at("timer").get<std::string>();
+    r.extra = j.value("extra", nlohmann::json::object());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("malformed result '{}': {}", r.key.empty() ? "?" : r.key, e.what()));
+  }
+  return r;
+}
+
+ResultDocument document_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("schema"))
+    throw UsageError("not a gcbench result document (no \"schema\" field)");
+  const auto schema = j.at("schema").get<std::string>();
+  const std::string_view expected_prefix = "gcbench.result/";
+  if (schema.rfind(expected_prefix, 0) != 0)
+    throw UsageError(fmt::format("not a gcbench result document (schema '{}')", schema));
+  if (schema != kResultSchema)
+    throw UsageError(fmt::format("unsupported schema version '{}': this gcbench reads '{}'", schema, kResultSchema));
+  ResultDocument d;
+  if (!j.contains("context") || !j.contains("results") || !j.at("results").is_array())
+    throw UsageError("malformed result document: needs \"context\" and a \"results\" array");
+  d.context = j.at("context");
+  for (const auto& r : j.at("results")) d.results.push_back(result_from_json(r));
+  return d;
+}
+
+size_t scrub_non_finite(nlohmann::json& j) {
+  size_t n = 0;
+  if (j.is_number_float()) {
+    if (!std::isfinite(j.get<double>())) {
+      j = nullptr;
+      ++n;
+    }
+  } else if (j.is_structured()) {
+    for (auto& child : j) n += scrub_non_finite(child);
+  }
+  return n;
+}
+
+ResultDocument load_document(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw UsageError(fmt::format("cannot open result file '{}'", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  if (text.empty()) throw UsageError(fmt::format("result file '{}' is empty", path));
+  try {
+    const auto j = nlohmann::json::parse(text);
+    return document_from_json(j);
+  } catch (const nlohmann::json::parse_error&) {
+    // Not one JSON document: maybe JSONL (one result per line, as written during a run).
+  }
+  ResultDocument d;
+  std::istringstream lines(text);
+  int line_no = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      throw UsageError(fmt::format("'{}' is neither a result document nor JSONL: line {} is not JSON", path, line_no));
+    }
+    if (j.contains("schema") && j.contains("result")) {
+      if (j.at("schema") != kResultSchema)
+        throw UsageError(fmt::format("'{}' line {}: unsupported schema {}", path, line_no, j.at("schema").dump()));
+      d.results.push_back(result_from_json(j.at("result")));
+    } else {
+      throw UsageError(fmt::format("'{}' line {}: not a gcbench JSONL record", path, line_no));
+    }
+  }
+  if (d.results.empty()) throw UsageError(fmt::format("'{}' holds no results", path));
+  return d;
+}
+
+}  // namespace gcb

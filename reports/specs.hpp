@@ -1,0 +1,40 @@
+// Vendor peaks per GPU SKU (reports/data/gpu_specs.json, embedded at build time, each entry with
+// its sources), plus peaks derived from the device itself where possible. Every throughput the
+// suite reports is also given as % of one of these.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace gcb {
+
+struct GpuSpec {
+  std::string sku;
+  std::vector<std::string> match;  // substrings of the CUDA device name
+  int sm_count = 0;
+  double hbm_gbps = 0;             // GB/s
+  std::optional<double> fp64, fp64_tensor, fp32, tf32, bf16, fp16, fp8, int8;  // TFLOP/s (TOPS for int8)
+  int nvlink_gen = 0, nvlink_links = 0;
+  double nvlink_link_gbps = 0;     // per link, per direction
+  int pcie_gen = 0;
+  std::string source;
+};
+
+const std::vector<GpuSpec>& gpu_specs();
+// First SKU whose match string occurs in `device_name` ("NVIDIA H100 80GB HBM3" → H100 SXM5).
+std::optional<GpuSpec> find_gpu_spec(std::string_view device_name);
+// Dense tensor-core (or FP32/FP64 pipe) peak for dtype in TFLOP/s; fp64 uses the tensor rate.
+std::optional<double> peak_tflops(const GpuSpec& spec, DType t);
+
+// HBM peak from the device: 2 (double data rate) × memory clock × bus width / 8, in GB/s
+// (BabelStream's formula, reference/memory-interconnect.md §3).
+double derived_hbm_gbps(double mem_clock_mhz, int bus_width_bits);
+// PCIe x16 per direction after encoding, GB/s: Gen3 15.75, Gen4 31.5, Gen5 63.0, Gen6 121
+// (reference/memory-interconnect.md §6.1), scaled by width/16.
+std::optional<double> pcie_gbps(int gen, int width);
+
+}  // namespace gcb

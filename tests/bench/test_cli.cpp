@@ -1,0 +1,112 @@
+// The gcbench binary as a user meets it: exit codes, one clear line on bad input, nothing
+// written when the input is bad, and a CPU-only run that produces a valid result document.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "reports/result.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+CliRun gcbench(const std::string& args) {
+  const fs::path err_file = fs::temp_directory_path() / ("gcb-cli-err-" + std::to_string(getpid()));
+  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>" + err_file.string();
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  FILE* e = fopen(err_file.c_str(), "r");
+  while (e && fgets(buf.data(), buf.size(), e)) r.err += buf.data();
+  if (e) fclose(e);
+  fs::remove(err_file);
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gcb-cli-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+// Tiny sizes and budgets so a whole mem run takes a fraction of a second.
+const std::string kFast =
+    " --device cpu --size 64K --latency-max 64K --kernels copy,triad,dot --min-samples 3 --max-time 0.2 --min-time 0 ";
+
+TEST_F(Cli, BadInputExitsTwoWithOneLineAndWritesNothing) {
+  const std::string outs = " --json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv");
+  for (const std::string bad : {"mem --size 12Q", "mem --bogus-flag", "mem --device gpu:7", "mem --device tpu",
+                                "mem --dtype int8", "mem --kernels triad,fly", "mem --min-samples 5 --max-samples 2",
+                                "mem --noise 0", "nosuchcommand"}) {
+    const CliRun r = gcbench(bad + outs);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("r.json")) || fs::exists(path("r.jsonl")) || fs::exists(path("r.csv"))) << bad;
+  }
+  const CliRun missing_dir = gcbench("mem --json " + path("no/such/dir/r.json"));
+  EXPECT_EQ(missing_dir.code, 2);
+  EXPECT_NE(missing_dir.err.find("does not exist"), std::string::npos) << missing_dir.err;
+  EXPECT_NE(gcbench("mem --size 12Q").err.find("12Q"), std::string::npos);
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  const CliRun v = gcbench("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("gcbench ", 0), 0u) << v.out;
+  for (const char* sub : {"--help", "mem --help", "run --help"}) {
+    const CliRun h = gcbench(sub);
+    EXPECT_EQ(h.code, 0) << sub;
+    EXPECT_NE(h.out.find("Usage"), std::string::npos) << sub;
+  }
+  EXPECT_NE(gcbench("mem --help").out.find("--jsonl"), std::string::npos);
+}
+
+TEST_F(Cli, CpuMemRunWritesAValidDocument) {
+  const CliRun r = gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " +
+                        path("r.csv"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("mem/host/triad"), std::string::npos);
+  const ResultDocument doc = load_document(path("r.json"));
+  EXPECT_FALSE(doc.context.at("host").get<std::string>().empty());
+  EXPECT_EQ(doc.context.at("seed"), 1);
+  size_t passed = 0;
+  for (const auto& res : doc.results) {
+    EXPECT_NE(res.status, Status::fail) << res.key << ": " << res.reason;
+    EXPECT_NE(res.status, Status::error) << res.key << ": " << res.reason;
+    if (res.status == Status::pass) ++passed;
+  }
+  EXPECT_GE(passed, 6u);  // 3 kernels + fp64 triad + classic peer + latency + ratio
+  EXPECT_EQ(load_document(path("r.jsonl")).results.size(), doc.results.size());  // every row, as it ended
+  EXPECT_TRUE(fs::file_size(path("r.csv")) > 0);
+}
+
+TEST_F(Cli, QuickSuiteOnCpuOnly) {
+  const CliRun r = gcbench("run --suite quick --device cpu --max-time 0.2 --json " + path("q.json"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const ResultDocument doc = load_document(path("q.json"));
+  bool ratio = false;
+  for (const auto& res : doc.results) ratio = ratio || res.key == "mem/host/triad_vs_classic_stream";
+  EXPECT_TRUE(ratio);
+}
+
+}  // namespace
+}  // namespace gcb

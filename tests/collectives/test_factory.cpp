@@ -1,0 +1,50 @@
+// The backend factory: names, what this build contains, and clear errors for the rest.
+#include <gtest/gtest.h>
+
+#include "collectives/factory.hpp"
+#include "collectives/thread_communicator.hpp"
+#include "core/error.hpp"
+
+namespace gcb {
+namespace {
+
+TEST(CommunicatorFactory, ThreadsIsAlwaysBuilt) {
+  EXPECT_TRUE(communicator_backend_built("threads"));
+  ThreadWorld world(1);
+  CommunicatorSpec spec;
+  spec.backend = "threads";
+  spec.thread_world = &world;
+  auto comm = make_communicator(spec);
+  EXPECT_EQ(comm->backend(), "threads");
+  EXPECT_EQ(comm->size(), 1);
+}
+
+TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
+#if GCB_HAVE_MPI
+  EXPECT_TRUE(communicator_backend_built("mpi"));
+#else
+  EXPECT_FALSE(communicator_backend_built("mpi"));
+#endif
+#if GCB_HAVE_NCCL
+  EXPECT_TRUE(communicator_backend_built("nccl"));
+#else
+  EXPECT_FALSE(communicator_backend_built("nccl"));
+#endif
+}
+
+TEST(CommunicatorFactory, BadRequestsAreUsageErrors) {
+  CommunicatorSpec spec;
+  spec.backend = "gloo";
+  EXPECT_THROW(make_communicator(spec), UsageError);
+  spec.backend = "threads";  // no world given
+  EXPECT_THROW(make_communicator(spec), UsageError);
+  try {
+    spec.backend = "gloo";
+    make_communicator(spec);
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("known: threads, mpi, nccl"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gcb

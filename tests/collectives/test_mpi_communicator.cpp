@@ -1,0 +1,126 @@
+// MpiCommunicator under mpirun (ctest cases mpi_np2, mpi_np4): the same exact checks as the
+// threads backend over MPI_COMM_WORLD and a split, plus bitwise equality with ThreadCommunicator
+// for non-integer fp32/fp16/bf16 reductions. Exit code 0 only if every rank saw no mismatch.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "collectives/mpi_communicator.hpp"
+#include "collectives/thread_communicator.hpp"
+#include "core/error.hpp"
+#include "tests/collectives/collective_checks.hpp"
+
+namespace {
+
+using gcb::Communicator;
+using gcb::DType;
+using gcb::ReduceOp;
+using Bytes = std::vector<std::byte>;
+
+enum class Kind { all_reduce, reduce_scatter, reduce };
+
+// Rank `rank`'s input for a cross-backend comparison, as dtype `t`.
+Bytes cross_input(DType t, int rank, size_t n) {
+  const auto x = gcb::test::fractional_input(rank, n);
+  Bytes b(n * gcb::dtype_size(t));
+  for (size_t i = 0; i < n; ++i) gcb::store_as(t, b.data(), i, x[i]);
+  return b;
+}
+
+// Runs one reduction on `c`; returns this rank's output (empty for non-roots of reduce).
+Bytes run_reduction(Communicator& c, Kind kind, DType t, ReduceOp op, size_t count) {
+  const size_t es = gcb::dtype_size(t);
+  const size_t n = static_cast<size_t>(c.size());
+  switch (kind) {
+    case Kind::all_reduce: {
+      Bytes b = cross_input(t, c.rank(), count);
+      c.all_reduce(b.data(), b.data(), count, t, op);
+      return b;
+    }
+    case Kind::reduce_scatter: {
+      Bytes send = cross_input(t, c.rank(), count * n);
+      Bytes recv(count * es);
+      c.reduce_scatter(send.data(), recv.data(), count, t, op);
+      return recv;
+    }
+    case Kind::reduce: {
+      Bytes send = cross_input(t, c.rank(), count);
+      Bytes recv(count * es);
+      c.reduce(send.data(), recv.data(), count, t, op, 0);
+      return c.rank() == 0 ? recv : Bytes{};
+    }
+  }
+  return {};
+}
+
+// Bitwise: MPI result on this rank == threads result of the same rank, same inputs.
+gcb::test::CheckTally check_matches_threads(gcb::MpiCommunicator& world) {
+  gcb::test::CheckTally tally;
+  constexpr size_t kCount = 1001;
+  const char* names[] = {"all_reduce", "reduce_scatter", "reduce"};
+  for (Kind kind : {Kind::all_reduce, Kind::reduce_scatter, Kind::reduce}) {
+    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {
+        const Bytes via_mpi = run_reduction(world, kind, t, op, kCount);
+        Bytes via_threads;
+        gcb::run_ranks(world.size(), [&](Communicator& c) {
+          Bytes out = run_reduction(c, kind, t, op, kCount);
+          if (c.rank() == world.rank()) via_threads = std::move(out);
+        });
+        if (via_mpi == via_threads) {
+          ++tally.passed;
+        } else {
+          ++tally.failed;
+          tally.failures.push_back(std::string("mpi != threads bitwise: ") + names[static_cast<int>(kind)] + " " +
+                                   std::string(gcb::dtype_name(t)) + " " + std::string(gcb::reduce_op_name(op)) +
+                                   " on rank " + std::to_string(world.rank()));
+        }
+      }
+    }
+  }
+  return tally;
+}
+
+gcb::test::CheckTally run_all_checks(gcb::MpiCommunicator& world) {
+  gcb::test::CheckTally tally;
+  for (size_t count : {size_t{1}, size_t{37}}) tally.add(gcb::test::check_collectives(world, count));
+  tally.add(gcb::test::check_ring_shift(world, 29));
+  // Parity split: sub-communicators with their own ordering (key reversed).
+  auto half = world.split(world.rank() % 2, -world.rank());
+  tally.add(gcb::test::check_collectives(*half, 5));
+  tally.add(gcb::test::check_ring_shift(*half, 3));
+  auto none = world.split(-1, 0);
+  if (none != nullptr) {
+    ++tally.failed;
+    tally.failures.emplace_back("split with a negative color returned a communicator");
+  }
+  tally.add(check_matches_threads(world));
+  return tally;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  gcb::set_error_rank(rank);
+  gcb::test::CheckTally tally;
+  try {
+    gcb::MpiCommunicator world(MPI_COMM_WORLD);
+    tally = run_all_checks(world);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, gcb::kExitFault);
+  }
+  for (size_t i = 0; i < tally.failures.size() && i < 5; ++i)
+    std::fprintf(stderr, "FAIL %s\n", tally.failures[i].c_str());
+  int local[2] = {tally.passed, tally.failed};
+  int total[2] = {0, 0};
+  MPI_Allreduce(local, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("mpi collectives: %d passed, %d failed\n", total[0], total[1]);
+  MPI_Finalize();
+  return total[1] == 0 ? gcb::kExitOk : gcb::kExitVerifyFailed;
+}

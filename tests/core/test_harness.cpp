@@ -1,0 +1,160 @@
+// The harness's stopping rule and statistics, driven by a fake clock and a fake timer so every
+// sample value and every elapsed second is known.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/harness.hpp"
+
+namespace gcb {
+namespace {
+
+class FakeClock final : public Clock {
+ public:
+  double now() const override { return t; }
+  double t = 0;
+};
+
+// Returns scripted batch times (cycling) and advances the fake clock by what it reports.
+class FakeTimer final : public Timer {
+ public:
+  FakeTimer(FakeClock& clock, std::vector<double> per_launch) : clock_(clock), times_(std::move(per_launch)) {}
+  std::string_view kind() const override { return "fake"; }
+  double time_batch(const std::function<void()>& launch, int batch) override {
+    for (int i = 0; i < batch; ++i) launch();
+    const double t = times_[next_++ % times_.size()] * batch;
+    clock_.t += t;
+    return t;
+  }
+  void flush() override { ++flushes; }
+  int flushes = 0;
+  size_t next_ = 0;
+
+ private:
+  FakeClock& clock_;
+  std::vector<double> times_;
+};
+
+HarnessOptions quiet_options() {
+  HarnessOptions o;
+  o.warmup = 2;
+  o.min_samples = 5;
+  o.max_samples = 50;
+  o.min_time = 0;
+  o.max_time = 100;
+  o.noise = 0.01;
+  o.batch = 1;
+  return o;
+}
+
+TEST(Harness, ConstantSamplesConvergeAtMinSamples) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  int launches = 0;
+  const Measurement m = measure(timer, [&] { ++launches; }, quiet_options(), {}, clock);
+  EXPECT_EQ(m.stop, StopReason::converged);
+  ASSERT_EQ(m.samples.size(), 5u);
+  EXPECT_EQ(launches, 2 + 5);  // warm-up launches are not samples
+  EXPECT_DOUBLE_EQ(m.stats.median, 1e-3);
+  EXPECT_DOUBLE_EQ(m.stats.cv, 0);
+}
+
+TEST(Harness, MinTimeKeepsSampling) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  HarnessOptions o = quiet_options();
+  o.min_time = 0.02;  // 20 samples of 1 ms
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.stop, StopReason::converged);
+  EXPECT_EQ(m.samples.size(), 20u);
+}
+
+TEST(Harness, NoisySamplesStopAtMaxSamples) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3, 2e-3});  // CV ≈ 0.47, never below 1 %
+  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  EXPECT_EQ(m.stop, StopReason::max_samples);
+  EXPECT_EQ(m.samples.size(), 50u);
+  EXPECT_DOUBLE_EQ(m.stats.min, 1e-3);
+  EXPECT_DOUBLE_EQ(m.stats.max, 2e-3);
+}
+
+TEST(Harness, NoisySamplesStopAtMaxTime) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1.0, 2.0});
+  HarnessOptions o = quiet_options();
+  o.max_time = 10;  // seconds of fake wall time: 1+2+1+2+1+2+1 = 10 after 7 samples
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.stop, StopReason::max_time);
+  EXPECT_EQ(m.samples.size(), 7u);
+  EXPECT_DOUBLE_EQ(m.wall_seconds, 10.0);
+}
+
+TEST(Harness, NoiseRuleUsesRelativeStddev) {
+  FakeClock clock;
+  // Alternating 1.00 / 1.01 ms: relative stddev ≈ 0.5 %, below a 1 % target.
+  FakeTimer timer(clock, {1.00e-3, 1.01e-3});
+  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  EXPECT_EQ(m.stop, StopReason::converged);
+  EXPECT_EQ(m.samples.size(), 5u);
+  EXPECT_LT(m.stats.cv, 0.01);
+}
+
+TEST(Harness, AutoBatchReachesTargetSampleTime) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-6});
+  HarnessOptions o = quiet_options();
+  o.batch = 0;
+  o.target_sample_time = 1e-3;
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.batch, 1000);
+  EXPECT_DOUBLE_EQ(m.stats.median, 1e-6);  // per launch, not per batch
+}
+
+TEST(Harness, ColdModeFlushesBeforeEverySampleAndTimesSingleLaunches) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  HarnessOptions o = quiet_options();
+  o.cold = true;
+  o.batch = 8;
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.batch, 1);
+  EXPECT_EQ(timer.flushes, 2 + 5);  // each warm-up and each sample
+}
+
+TEST(Harness, ProbeFlagsAndRegionHook) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  int calls = 0;
+  std::vector<bool> region;
+  HarnessHooks hooks;
+  hooks.probe = [&] { return ++calls == 3 ? uint64_t{0x8} : uint64_t{0}; };
+  hooks.region = [&](bool entering) { region.push_back(entering); };
+  const Measurement m = measure(timer, [] {}, quiet_options(), hooks, clock);
+  ASSERT_EQ(m.sample_flags.size(), m.samples.size());
+  EXPECT_EQ(m.sample_flags[2], 0x8u);
+  EXPECT_EQ(region, (std::vector<bool>{true, false}));
+}
+
+TEST(Harness, RejectsImpossibleOptions) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  HarnessOptions o = quiet_options();
+  o.max_samples = 2;  // below min_samples
+  EXPECT_THROW(measure(timer, [] {}, o, {}, clock), UsageError);
+  o = quiet_options();
+  o.noise = 0;
+  EXPECT_THROW(measure(timer, [] {}, o, {}, clock), UsageError);
+}
+
+TEST(Harness, HostTimerMeasuresRealWork) {
+  HostTimer timer;
+  volatile double sink = 0;
+  const double t = timer.time_batch([&] { for (int i = 0; i < 100000; ++i) sink = sink + 1.0; }, 3);
+  EXPECT_GT(t, 0);
+  EXPECT_EQ(sink, 300000.0);
+}
+
+}  // namespace
+}  // namespace gcb

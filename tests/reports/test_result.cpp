@@ -1,0 +1,173 @@
+// The result schema: round trips, the NaN policy, schema-version checks, crash-safe JSONL,
+// atomic document writes, CSV/console rendering and the GPU spec table.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "reports/render.hpp"
+#include "reports/result.hpp"
+#include "reports/specs.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result sample_result(const std::string& key, double value) {
+  Result r;
+  r.key = key;
+  r.params = {{"device", "cpu"}, {"array_bytes", 1024}};
+  r.samples = {1e-3, 2e-3, 3e-3};
+  r.sample_flags = {0, 0x8, 0};
+  r.stats = summarize(r.samples);
+  r.metrics = {Metric{"bandwidth", value, "GB/s", true, 100.0, "spec:test"}};
+  r.model = {{"bytes", 3072}};
+  r.throttled = true;
+  r.stop_reason = "converged";
+  r.batch = 4;
+  r.timer = "host steady_clock";
+  return r;
+}
+
+fs::path temp_dir() {
+  const fs::path d = fs::temp_directory_path() / ("gcb-test-" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(ResultSchema, DocumentRoundTrips) {
+  ResultDocument doc;
+  doc.context = {{"host", "h"}};
+  doc.results = {sample_result("mem/host/triad", 42.5), sample_result("mem/host/copy", 40)};
+  doc.results[1].status = Status::waived;
+  doc.results[1].reason = "no GPU";
+  const auto j = to_json(doc);
+  EXPECT_EQ(j.at("schema"), "gcbench.result/1");
+  const ResultDocument back = document_from_json(j);
+  ASSERT_EQ(back.results.size(), 2u);
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.results[0].metrics[0].percent_of_peak(), 42.5);
+  EXPECT_EQ(back.results[0].sample_flags[1], 0x8u);
+  EXPECT_EQ(back.results[1].status, Status::waived);
+  EXPECT_EQ(back.results[1].family(), "mem");
+}
+
+TEST(ResultSchema, NonFiniteNumbersBecomeNull) {
+  Result r = sample_result("mem/host/triad", std::nan(""));
+  r.samples.push_back(INFINITY);
+  r.extra = {{"x", -INFINITY}, {"nested", {1.0, NAN}}};
+  const auto j = to_json(r);
+  const std::string text = j.dump();
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  EXPECT_EQ(text.find("Infinity"), std::string::npos);
+  EXPECT_TRUE(j.at("metrics")[0].at("value").is_null());
+  EXPECT_TRUE(j.at("metrics")[0].at("percent_of_peak").is_null());
+  EXPECT_TRUE(j.at("samples")[3].is_null());
+  EXPECT_TRUE(j.at("extra").at("x").is_null());
+  EXPECT_TRUE(j.at("extra").at("nested")[1].is_null());
+  nlohmann::json raw = {{"a", NAN}, {"b", {1.5, INFINITY}}};
+  EXPECT_EQ(scrub_non_finite(raw), 2u);
+}
+
+TEST(ResultSchema, RejectsOtherSchemasWithOneClearLine) {
+  nlohmann::json j = to_json(ResultDocument{});
+  j["schema"] = "gcbench.result/2";
+  try {
+    document_from_json(j);
+    FAIL() << "a newer schema was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("gcbench.result/2"), std::string::npos);
+  }
+  EXPECT_THROW(document_from_json(nlohmann::json{{"benchmarks", nlohmann::json::array()}}), UsageError);
+  EXPECT_THROW(document_from_json(nlohmann::json{{"schema", "other/1"}}), UsageError);
+  nlohmann::json bad = to_json(ResultDocument{{}, {sample_result("k/x", 1)}});
+  bad["results"][0]["status"] = "MAYBE";
+  EXPECT_THROW(document_from_json(bad), UsageError);
+  bad["results"][0].erase("status");
+  EXPECT_THROW(document_from_json(bad), UsageError);
+}
+
+TEST(ResultIo, JsonlSurvivesACrashMidRun) {
+  const fs::path path = temp_dir() / "crash.jsonl";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    JsonlSink sink(path.string());
+    sink.append(sample_result("mem/host/copy", 1));
+    sink.append(sample_result("mem/host/triad", 2));
+    std::abort();  // the run dies before writing its final document
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const ResultDocument doc = load_document(path.string());
+  ASSERT_EQ(doc.results.size(), 2u);
+  EXPECT_EQ(doc.results[1].key, "mem/host/triad");
+  EXPECT_EQ(doc.results[1].metrics[0].value, 2.0);
+}
+
+TEST(ResultIo, DocumentsAreWrittenAtomicallyAndLoadBack) {
+  const fs::path dir = temp_dir();
+  const fs::path path = dir / "doc.json";
+  write_document(path.string(), ResultDocument{{{"host", "x"}}, {sample_result("mem/host/copy", 3)}});
+  EXPECT_EQ(load_document(path.string()).results.size(), 1u);
+  for (const auto& e : fs::directory_iterator(dir))  // no temporary left behind
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos);
+  EXPECT_THROW(check_writable((dir / "missing" / "x.json").string()), UsageError);
+  EXPECT_THROW(load_document((dir / "nope.json").string()), UsageError);
+  std::ofstream(dir / "garbage.json") << "{ this is not json";
+  EXPECT_THROW(load_document((dir / "garbage.json").string()), UsageError);
+  std::ofstream(dir / "truncated.json") << to_json(ResultDocument{{}, {sample_result("a/b", 1)}}).dump().substr(0, 80);
+  EXPECT_THROW(load_document((dir / "truncated.json").string()), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(Render, CsvAndConsoleCarryStatusAndUnits) {
+  Result waived;
+  waived.key = "mem/hbm/stream";
+  waived.status = Status::waived;
+  waived.reason = "no GPU, \"really\"";
+  const ResultDocument doc{{}, {sample_result("mem/host/triad", 12.5), waived}};
+  const std::string csv = render_csv(doc);
+  EXPECT_NE(csv.find("mem/host/triad,"), std::string::npos);
+  EXPECT_NE(csv.find(",bandwidth,12.5,GB/s,true,12.5,"), std::string::npos);
+  EXPECT_NE(csv.find("\"no GPU, \"\"really\"\"\""), std::string::npos);  // RFC 4180 quoting
+  const std::string table = render_console(doc.results);
+  EXPECT_NE(table.find("PASS*"), std::string::npos);  // throttled marker
+  EXPECT_NE(table.find("WAIVED"), std::string::npos);
+  EXPECT_NE(table.find("no GPU"), std::string::npos);
+  EXPECT_EQ(status_summary(doc.results), "1 passed, 0 failed, 1 waived, 0 errors");
+}
+
+TEST(Specs, LooksUpSkusByCudaDeviceName) {
+  EXPECT_EQ(find_gpu_spec("NVIDIA H100 80GB HBM3")->sku, "H100 SXM5 80GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA H100 PCIe")->sku, "H100 PCIe 80GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA H100 NVL")->sku, "H100 NVL 94GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA H200")->sku, "H200 SXM 141GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA A100-SXM4-80GB")->sku, "A100 SXM4 80GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA B200")->sku, "B200 180GB");
+  EXPECT_FALSE(find_gpu_spec("NVIDIA GeForce RTX 4090").has_value());
+  const GpuSpec h100 = *find_gpu_spec("NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(*peak_tflops(h100, DType::bf16), 989.4);
+  EXPECT_DOUBLE_EQ(*peak_tflops(h100, DType::fp8_e4m3), 1978.9);
+  EXPECT_DOUBLE_EQ(h100.hbm_gbps, 3350);
+  EXPECT_FALSE(peak_tflops(*find_gpu_spec("NVIDIA A100-SXM4-40GB"), DType::fp8_e5m2).has_value());
+  for (const auto& s : gpu_specs()) EXPECT_FALSE(s.source.empty()) << s.sku;
+}
+
+TEST(Specs, DerivedPeaks) {
+  // H100 SXM: NVML reports a 2619 MHz memory clock on a 5120-bit bus → 3352 GB/s.
+  EXPECT_NEAR(derived_hbm_gbps(2619, 5120), 3352.3, 0.1);
+  EXPECT_DOUBLE_EQ(*pcie_gbps(5, 16), 63.0);
+  EXPECT_DOUBLE_EQ(*pcie_gbps(4, 8), 15.75);
+  EXPECT_FALSE(pcie_gbps(2, 16).has_value());
+}
+
+}  // namespace
+}  // namespace gcb
