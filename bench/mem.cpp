@@ -2,6 +2,8 @@
 // subcommand's registration. The cases themselves live in mem_host.cpp and mem_gpu.cpp.
 #include "bench/mem.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
@@ -10,6 +12,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
+#include "core/gpu.hpp"
 #include "core/size.hpp"
 #include "kernels/stream_ops.hpp"
 
@@ -149,8 +152,29 @@ std::vector<Result> mem_derived_results(const std::vector<Result>& rs) {
   return derived;
 }
 
+void check_fits(const MemOptions& o, const DeviceSelection& sel) {
+  const double host_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  auto refuse = [](const char* flag, uint64_t value, const std::string& where, double capacity) {
+    return UsageError(fmt::format("{} {} does not fit in {} ({} total)", flag, format_bytes(static_cast<double>(value)),
+                                  where, format_bytes(capacity)));
+  };
+  if (sel.cpu) {
+    if (o.size && 3.0 * static_cast<double>(o.size) > host_bytes) throw refuse("--size", o.size, "host memory (3 arrays)", host_bytes);
+    if (o.latency_max && static_cast<double>(o.latency_max) > host_bytes) throw refuse("--latency-max", o.latency_max, "host memory", host_bytes);
+  }
+  for (int g : sel.gpus) {
+    const auto& d = gpu::runtime().devices.at(static_cast<size_t>(g));
+    const auto cap = static_cast<double>(d.memory_bytes);
+    const std::string where = fmt::format("gpu:{} memory", g);
+    if (o.size && 3.0 * static_cast<double>(o.size) > cap) throw refuse("--size", o.size, where + " (3 arrays)", cap);
+    if (2.0 * static_cast<double>(o.copy_max) > cap) throw refuse("--copy-max", o.copy_max, where + " (2 buffers)", cap);
+    if (o.latency_max && static_cast<double>(o.latency_max) > cap) throw refuse("--latency-max", o.latency_max, where, cap);
+  }
+}
+
 void run_mem(const MemOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner) {
   validate(o);
+  check_fits(o, sel);
   CaseList cases;
   if (sel.cpu) cases = host_mem_cases(o, seed);
   for (auto& c : gpu_mem_cases(o, sel, seed)) cases.push_back(std::move(c));
@@ -194,6 +218,7 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
     parse("latency-max", mem->latency_max);
     validate(*mem);
     const DeviceSelection sel = select_devices(common->device);
+    check_fits(*mem, sel);  // before the session opens any output file
     Session session(*common, argv);
     run_mem(*mem, sel, common->seed, session.runner());
     return session.finish();

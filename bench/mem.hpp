@@ -26,6 +26,8 @@ struct MemOptions {
 
 // Validates names and values; throws gcb::UsageError.
 void validate(const MemOptions& o);
+// Refuses sizes that cannot fit in the selected devices' memory (gcb::UsageError → exit 2).
+void check_fits(const MemOptions& o, const DeviceSelection& sel);
 
 // Cases on the host: STREAM kernels, the classic STREAM peer, pointer-chase latency.
 CaseList host_mem_cases(const MemOptions& o, uint64_t seed);

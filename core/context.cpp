@@ -1,5 +1,6 @@
 #include "core/context.hpp"
 
+#include <dlfcn.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -133,6 +134,35 @@ nlohmann::json filtered_environment(char** envp) {
   return env;  // nlohmann::json objects are ordered by key
 }
 
+nlohmann::json probe_library_versions() {
+  nlohmann::json v = nlohmann::json::object();
+  // Each entry: the sonames to try, the version symbol, and how to print its integer.
+  auto probe = [](std::initializer_list<const char*> sonames, const char* symbol) -> void* {
+    for (const char* so : sonames) {
+      if (void* h = dlopen(so, RTLD_LAZY | RTLD_LOCAL)) {
+        if (void* f = dlsym(h, symbol)) return f;
+        dlclose(h);
+      }
+    }
+    return nullptr;
+  };
+  if (auto* f = reinterpret_cast<int (*)(int*)>(probe({"libnccl.so.2", "libnccl.so"}, "ncclGetVersion"))) {
+    int code = 0;
+    if (f(&code) == 0) {  // NCCL ≥ 2.9 encodes major*10000 + minor*100 + patch
+      v["nccl"] = fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+    }
+  }
+  if (auto* f = reinterpret_cast<size_t (*)()>(probe({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, "cublasLtGetVersion"))) {
+    const size_t code = f();  // major*10000 + minor*100 + patch
+    v["cublaslt"] = fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+  }
+  if (auto* f = reinterpret_cast<size_t (*)()>(probe({"libcudnn.so.9", "libcudnn.so"}, "cudnnGetVersion"))) {
+    const size_t code = f();  // cuDNN 9: major*10000 + minor*100 + patch
+    v["cudnn"] = fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+  }
+  return v;
+}
+
 nlohmann::json collect_run_context(const ContextOptions& options) {
   utsname u{};
   uname(&u);
@@ -157,7 +187,9 @@ nlohmann::json collect_run_context(const ContextOptions& options) {
   ctx["cuda"] = cuda;
   ctx["nvml"] = nvml::available() ? nlohmann::json{{"driver_version", nvml::driver_version()}}
                                   : nlohmann::json{{"unavailable_reason", nvml::unavailable_reason()}};
-  ctx["libraries"] = options.library_versions;
+  nlohmann::json libraries = probe_library_versions();
+  libraries.update(options.library_versions);
+  ctx["libraries"] = libraries;
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& d : rt.devices) gpus.push_back(gpu_json(d));
   ctx["gpus"] = gpus;

@@ -17,6 +17,10 @@ struct ContextOptions {
 // Gathers everything once; cheap enough to call per run, not per case.
 nlohmann::json collect_run_context(const ContextOptions& options);
 
+// Versions of the GPU libraries found at run time (dlopen; none is a link dependency of the
+// context): NCCL, cuBLASLt, cuDNN, MPI's library name. Missing ones are absent from the object.
+nlohmann::json probe_library_versions();
+
 // Only NCCL_*, UCX_*, FI_*, CUDA_*, OMP_*, SLURM_* (the list), sorted by name.
 nlohmann::json filtered_environment(char** envp);
 
