@@ -11,6 +11,7 @@
 
 #include "bench/mem.hpp"
 #include "bench/run.hpp"
+#include "bench/topo.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::function<int()>> commands;
   bench::add_mem_command(app, commands["mem"], args);
   bench::add_run_command(app, commands["run"], args);
+  bench::add_topo_command(app, commands["topo"]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,6 +13,14 @@ using Ret = int;  // nvmlReturn_t
 constexpr Ret kSuccess = 0;
 constexpr unsigned kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
 constexpr unsigned kTemperatureGpu = 0;          // nvmlTemperatureSensors_t
+constexpr Ret kInvalidArgument = 2, kNotSupported = 3;
+
+// nvmlPciInfo_t as filled by the _v2/_v3 entry points (reference §3.4).
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_sub_system_id;
+  char bus_id[32];
+};
 
 struct Api {
   void* handle = nullptr;
@@ -34,6 +42,10 @@ struct Api {
   Ret (*pcie_width_max)(Device, unsigned*) = nullptr;
   Ret (*ecc_mode)(Device, int*, int*) = nullptr;
   Ret (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;
+  Ret (*name)(Device, char*, unsigned) = nullptr;
+  Ret (*nvlink_state)(Device, unsigned, int*) = nullptr;
+  Ret (*nvlink_remote_pci)(Device, unsigned, PciInfo*) = nullptr;
+  Ret (*nvlink_remote_type)(Device, unsigned, int*) = nullptr;
 };
 
 template <typename F>
@@ -71,6 +83,10 @@ const Api& api() {
     bind(a.handle, a.pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
     bind(a.handle, a.ecc_mode, "nvmlDeviceGetEccMode");
     bind(a.handle, a.mig_mode, "nvmlDeviceGetMigMode");
+    bind(a.handle, a.name, "nvmlDeviceGetName");
+    bind(a.handle, a.nvlink_state, "nvmlDeviceGetNvLinkState");
+    bind(a.handle, a.nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    bind(a.handle, a.nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
     if (!a.init || !a.handle_by_bus_id) {
       a.reason = "libnvidia-ml.so.1 lacks nvmlInit_v2";
       a.init = nullptr;
@@ -142,6 +158,36 @@ std::optional<uint64_t> throttle_reasons(const std::string& bus_id) {
   unsigned long long r = 0;
   if (a.clock_events(*d, &r) != kSuccess) return std::nullopt;
   return static_cast<uint64_t>(r);
+}
+
+std::optional<std::string> device_name(const std::string& bus_id) {
+  const auto d = device(bus_id);
+  const Api& a = api();
+  char buf[96] = {};
+  if (!d || !a.name || a.name(*d, buf, sizeof(buf)) != kSuccess) return std::nullopt;
+  return std::string(buf);
+}
+
+std::vector<NvLinkPeer> nvlink_peers(const std::string& bus_id) {
+  std::vector<NvLinkPeer> peers;
+  const auto d = device(bus_id);
+  const Api& a = api();
+  if (!d || !a.nvlink_state || !a.nvlink_remote_pci) return peers;
+  for (unsigned link = 0; link < 64; ++link) {
+    int state = 0;
+    const Ret r = a.nvlink_state(*d, link, &state);
+    if (r == kInvalidArgument || r == kNotSupported) break;
+    if (r != kSuccess || state == 0) continue;
+    PciInfo pci{};
+    if (a.nvlink_remote_pci(*d, link, &pci) != kSuccess) continue;
+    NvLinkPeer p;
+    p.link = link;
+    p.remote_bus_id = pci.bus_id;
+    int type = -1;
+    if (a.nvlink_remote_type && a.nvlink_remote_type(*d, link, &type) == kSuccess) p.remote_type = type;
+    peers.push_back(std::move(p));
+  }
+  return peers;
 }
 
 std::optional<DeviceSample> sample(const std::string& bus_id) {

@@ -50,5 +50,16 @@ struct DeviceStatic {
 std::optional<DeviceSample> sample(const std::string& pci_bus_id);
 std::optional<DeviceStatic> static_info(const std::string& pci_bus_id);
 std::optional<uint64_t> throttle_reasons(const std::string& pci_bus_id);
+std::optional<std::string> device_name(const std::string& pci_bus_id);
+
+// One active NVLink of a device: what is at its other end.
+struct NvLinkPeer {
+  unsigned link = 0;
+  std::string remote_bus_id;  // as NVML prints it ("00000000:1B:00.0")
+  int remote_type = -1;       // nvmlIntNvLinkDeviceType_t: 0 GPU, 1 IBM NPU, 2 switch, 255 unknown
+};
+// Links are probed until NVML says the index is invalid (the maximum grew 12 → 18 → 36 across
+// headers, so no constant is trusted); only links whose state is enabled are listed.
+std::vector<NvLinkPeer> nvlink_peers(const std::string& pci_bus_id);
 
 }  // namespace gcb::nvml

@@ -169,4 +169,9 @@ std::vector<std::string> compare_topology(const Topology& expected, const Topolo
 Topology discover_live(const std::string& sysfs_root = "/sys",
                        const std::string& proc_root = "/proc");
 
+// Adds what only the driver knows, when NVML is available (else leaves `topo` unchanged and
+// returns false): GPU names, active NVLinks (remote bus ids, switch or GPU) → NV# path types,
+// current and maximum PCIe generation and width.
+bool enrich_with_nvml(Topology& topo);
+
 }  // namespace gcb::topo

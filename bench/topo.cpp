@@ -1,0 +1,189 @@
+// `gcbench topo`: the node's topology — discovered live (sysfs, then NVML) or read from a saved
+// `nvidia-smi topo -m` / NCCL XML / gcbench JSON file — printed in the layout users compare by
+// eye, or as JSON, Markdown, DOT, SVG or NCCL XML; health warnings; `--expect` for node checks;
+// `--results` overlays measured p2p bandwidth and collective bus bandwidth.
+#include "bench/topo.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/size.hpp"
+#include "reports/render.hpp"
+#include "reports/result.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw UsageError(fmt::format("cannot read topology file '{}'", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  if (ss.str().empty()) throw UsageError(fmt::format("topology file '{}' is empty", path));
+  return ss.str();
+}
+
+std::string summary_text(const topo::Topology& t) {
+  std::string out = fmt::format("host: {}   source: {}\n", t.hostname.empty() ? "?" : t.hostname, t.source);
+  if (!t.cpu.model_name.empty())
+    out += fmt::format("CPU: {} ({} package(s), {} cores, {} threads)\n", t.cpu.model_name, t.cpu.packages, t.cpu.cores,
+                       t.cpu.threads);
+  for (const auto& n : t.numa)
+    out += fmt::format("NUMA node {}: cpus {}{}\n", n.id, n.cpulist.empty() ? "?" : n.cpulist,
+                       n.memory_bytes ? ", memory " + format_bytes(static_cast<double>(n.memory_bytes)) : "");
+  if (t.gpus.empty()) out += "GPUs: none found\n";
+  for (const auto& g : t.gpus)
+    out += fmt::format("GPU{}: {}{}{}\n", g.index, g.name.empty() ? "(name unknown)" : g.name,
+                       g.bus_id.empty() ? "" : " " + g.bus_id,
+                       g.pcie.gen ? fmt::format(" PCIe gen{} x{} (max gen{} x{})", g.pcie.gen, g.pcie.width,
+                                                g.pcie.max_gen, g.pcie.max_width)
+                                  : "");
+  for (const auto& n : t.nics)
+    out += fmt::format("NIC {}: {}{}{}{}\n", n.name, n.bus_id.empty() ? "(no PCI address)" : n.bus_id,
+                       n.rate_gbps > 0 ? fmt::format(" {} Gb/s", n.rate_gbps) : "",
+                       n.link_layer.empty() ? "" : " " + n.link_layer, n.state.empty() ? "" : " " + n.state);
+  return out;
+}
+
+// Measured p2p bandwidth (src × dst) and collective bus bandwidth at the largest size per op.
+std::string overlay_text(const ResultDocument& doc) {
+  std::map<std::pair<int, int>, double> p2p;
+  int max_index = -1;
+  std::map<std::string, std::pair<double, double>> coll;  // op → (bytes, busbw)
+  for (const auto& r : doc.results) {
+    if (r.status != Status::pass) continue;
+    if (r.family() == "p2p" && r.params.contains("src") && r.params.contains("dst")) {
+      const Metric* m = r.metric("bandwidth");
+      if (!m || !m->value || !r.params.at("src").is_number_integer() || !r.params.at("dst").is_number_integer()) continue;
+      const int s = r.params.at("src").get<int>(), d = r.params.at("dst").get<int>();
+      p2p[{s, d}] = std::max(p2p[{s, d}], *m->value);
+      max_index = std::max({max_index, s, d});
+    }
+    if (r.family() == "coll" && r.params.contains("op") && r.params.contains("bytes")) {
+      const Metric* m = r.metric("busbw");
+      if (!m || !m->value) continue;
+      auto& slot = coll[r.params.at("op").get<std::string>()];
+      const double bytes = r.params.at("bytes").get<double>();
+      if (bytes >= slot.first) slot = {bytes, *m->value};
+    }
+  }
+  std::string out;
+  if (max_index >= 0) {
+    out += "\nMeasured p2p bandwidth (GB/s), row = source, column = destination:\n       ";
+    for (int d = 0; d <= max_index; ++d) out += fmt::format("{:>9}", fmt::format("GPU{}", d));
+    out += "\n";
+    for (int s = 0; s <= max_index; ++s) {
+      out += fmt::format("{:<7}", fmt::format("GPU{}", s));
+      for (int d = 0; d <= max_index; ++d) {
+        const auto it = p2p.find({s, d});
+        out += it == p2p.end() ? fmt::format("{:>9}", "-") : fmt::format("{:>9.1f}", it->second);
+      }
+      out += "\n";
+    }
+  }
+  if (!coll.empty()) {
+    out += "\nMeasured collective bus bandwidth (largest size per op):\n";
+    for (const auto& [op, v] : coll)
+      out += fmt::format("  {:<16} {:>10} {:>9.2f} GB/s\n", op, format_bytes(v.first), v.second);
+  }
+  if (out.empty()) out = "\n(--results holds no p2p or collective results to overlay)\n";
+  return out;
+}
+
+}  // namespace
+
+topo::Topology load_topology(const std::string& path) {
+  const std::string text = read_text(path);
+  const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (first != std::string::npos && text[first] == '<') return topo::parse_nccl_topo_xml(text);
+  if (first != std::string::npos && text[first] == '{') {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+    }
+    return topo::from_json(j);
+  }
+  return topo::parse_nvidia_smi_topo(text);
+}
+
+topo::Topology live_topology() {
+  topo::Topology t = topo::discover_live();
+  topo::enrich_with_nvml(t);
+  return t;
+}
+
+nlohmann::json topology_context(const topo::Topology& t) {
+  return {{"fingerprint", topo::topology_fingerprint(t)},
+          {"source", t.source},
+          {"gpus", t.gpus.size()},
+          {"nics", t.nics.size()},
+          {"numa_nodes", t.numa.size()}};
+}
+
+std::string render_topology(const topo::Topology& t, const std::string& format) {
+  const auto warnings = topo::health_checks(t);
+  if (format == "json") {
+    nlohmann::json j = topo::to_json(t);
+    j["fingerprint"] = topo::topology_fingerprint(t);
+    j["warnings"] = warnings;
+    return j.dump(2) + "\n";
+  }
+  if (format == "md") return topo::render_markdown(t);
+  if (format == "dot") return topo::render_dot(t);
+  if (format == "svg") return topo::render_svg(t);
+  if (format == "nccl-xml") return topo::render_nccl_xml(t);
+  std::string out = summary_text(t);
+  if (t.device_count() > 0) out += "\n" + topo::render_nvidia_smi(t);
+  for (const auto& w : warnings) out += "WARNING: " + w + "\n";
+  out += fmt::format("topology fingerprint: {}\n", topo::topology_fingerprint(t));
+  return out;
+}
+
+void add_topo_command(CLI::App& root, std::function<int()>& run) {
+  auto* app = root.add_subcommand("topo", "Node topology: CPUs, NUMA, GPUs, NICs and their paths (nvidia-smi layout)");
+  struct Options {
+    std::string format = "text", from, expect, results, output;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("--format", o->format, "text | json | md | dot | svg | nccl-xml")
+      ->check(CLI::IsMember({"text", "json", "md", "dot", "svg", "nccl-xml"}))
+      ->capture_default_str();
+  app->add_option("--from", o->from,
+                  "Read a saved `nvidia-smi topo -m` output, an NCCL topology XML or a gcbench topology JSON "
+                  "instead of discovering this machine");
+  app->add_option("--expect", o->expect,
+                  "Compare with an expected topology (same formats as --from); exit 1 when they differ");
+  app->add_option("--results", o->results, "Overlay measured p2p bandwidth and collective bus bandwidth from FILE");
+  app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
+  run = [o] {
+    if (!o->output.empty()) check_writable(o->output);
+    const topo::Topology t = o->from.empty() ? live_topology() : load_topology(o->from);
+    const std::vector<std::string> diffs =
+        o->expect.empty() ? std::vector<std::string>{} : topo::compare_topology(load_topology(o->expect), t);
+    std::string text = render_topology(t, o->format);
+    if (!o->results.empty()) {
+      const std::string overlay = overlay_text(load_document(o->results));
+      if (o->format == "text" || o->format == "md") text += overlay;
+    }
+    if (o->output.empty())
+      fmt::print("{}", text);
+    else
+      write_file_atomic(o->output, text);
+    if (!o->expect.empty()) {
+      for (const auto& d : diffs) fmt::print(stderr, "topology differs: {}\n", d);
+      if (!diffs.empty()) return kExitVerifyFailed;
+      fmt::print(stderr, "topology matches {}\n", o->expect);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace gcb::bench

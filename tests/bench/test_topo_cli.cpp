@@ -1,0 +1,113 @@
+// `gcbench topo` as users run it: a saved nvidia-smi matrix re-rendered byte-identically, format
+// conversions, --expect verdicts and exit codes, the CPU-only live view, bad files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Out {
+  int code = -1;
+  std::string out;
+};
+
+Out gcbench(const std::string& args) {
+  Out r;
+  FILE* p = popen((std::string(GCB_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kSmi = "tests/fixtures/topology/nvidia-smi-topo-m_hgx-8xh100-8nic.txt";
+const std::string kXml = "tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml";
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("gcb-topo-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+TEST(TopoCli, RendersASavedMatrixInNvidiaSmiLayout) {
+  const Out r = gcbench("topo --from " + kSmi);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("GPU0"), std::string::npos);
+  EXPECT_NE(r.out.find("NV18"), std::string::npos);
+  EXPECT_NE(r.out.find("NIC Legend:"), std::string::npos);
+  EXPECT_NE(r.out.find("  NV#  = Connection traversing a bonded set of # NVLinks"), std::string::npos);
+  EXPECT_NE(r.out.find("topology fingerprint: "), std::string::npos);
+}
+
+TEST(TopoCli, FormatsAndFingerprintsAgreeAcrossSources) {
+  const std::string json = temp("a.json");
+  ASSERT_EQ(gcbench("topo --from " + kXml + " --format json -o " + json).code, 0);
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find("\"fingerprint\""), std::string::npos);
+  // JSON written by gcbench reads back as the same topology: --expect finds no difference.
+  const Out same = gcbench("topo --from " + json + " --expect " + kXml);
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("topology matches"), std::string::npos);
+  for (const char* fmt : {"md", "dot", "svg", "nccl-xml"}) {
+    const Out r = gcbench("topo --from " + kXml + " --format " + fmt);
+    EXPECT_EQ(r.code, 0) << fmt;
+    EXPECT_GT(r.out.size(), 200u) << fmt;
+  }
+  EXPECT_NE(gcbench("topo --from " + kXml + " --format svg").out.find("<svg"), std::string::npos);
+  EXPECT_NE(gcbench("topo --from " + kXml + " --format md").out.find("```mermaid"), std::string::npos);
+  fs::remove(json);
+}
+
+TEST(TopoCli, ExpectExitsOneWhenTheMachineDiffers) {
+  // The 8-NIC HGX capture is not the IBM VM: different NIC paths must be reported.
+  const Out r = gcbench("topo --from " + kSmi + " --expect " + kXml);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("topology differs:"), std::string::npos);
+}
+
+TEST(TopoCli, LiveViewOnThisMachine) {
+  const Out r = gcbench("topo");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("NUMA node 0"), std::string::npos);
+  if (!fs::exists("/dev/nvidiactl")) {
+    EXPECT_NE(r.out.find("GPUs: none found"), std::string::npos) << r.out;
+  }
+}
+
+TEST(TopoCli, BadInputExitsTwo) {
+  const std::string garbage = temp("garbage.txt");
+  std::ofstream(garbage) << "this is not a topology\n";
+  EXPECT_EQ(gcbench("topo --from " + garbage).code, 2);
+  const std::string truncated = temp("trunc.xml");
+  std::ofstream(truncated) << "<system version=\"1\"><cpu numaid=\"0\">";
+  EXPECT_EQ(gcbench("topo --from " + truncated).code, 2);
+  EXPECT_EQ(gcbench("topo --from /nonexistent/file").code, 2);
+  EXPECT_EQ(gcbench("topo --format pdf").code, 2);
+  EXPECT_EQ(gcbench("topo --from " + kSmi + " -o /nonexistent/dir/x.txt").code, 2);
+  fs::remove(garbage);
+  fs::remove(truncated);
+}
+
+TEST(TopoCli, ResultsOverlay) {
+  const std::string results = temp("overlay.json");
+  std::ofstream(results) << R"({"schema":"gcbench.result/1","context":{},"results":[)"
+                            R"({"key":"p2p/bandwidth","params":{"src":0,"dst":1},"status":"PASS","metrics":[{"name":"bandwidth","value":371.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
+                            R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
+  const Out r = gcbench("topo --from " + kSmi + " --results " + results);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("371.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("480.25 GB/s"), std::string::npos) << r.out;
+  fs::remove(results);
+}
+
+}  // namespace
