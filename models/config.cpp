@@ -1,0 +1,162 @@
+// GPT configurations (GPT-2 model card sizes; GPT-3 paper, Brown et al. 2020, table 2.1) and
+// their analytic parameter and FLOP counts.
+#include "models/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace gcb::models {
+namespace {
+
+struct NamedConfig {
+  const char* name;
+  int layers, hidden, heads, vocab, seq;
+};
+
+// GPT-3 table 2.1 lists XL as 24 heads of 128 and 13B as d_model 5140 with 40 heads of 128;
+// neither divides evenly, so XL uses 16 heads of 128 and 13B uses d_model 5120 (40 × 128), the
+// shapes public reproductions use. All GPT-3 sizes use n_ctx 2048 and the GPT-2 vocabulary.
+constexpr NamedConfig kConfigs[] = {
+    {"tiny", 2, 32, 4, 64, 16},
+    {"gpt2-124m", 12, 768, 12, 50257, 1024},
+    {"gpt2-350m", 24, 1024, 16, 50257, 1024},
+    {"gpt2-774m", 36, 1280, 20, 50257, 1024},
+    {"gpt2-1558m", 48, 1600, 25, 50257, 1024},
+    {"gpt3-small", 12, 768, 12, 50257, 2048},
+    {"gpt3-medium", 24, 1024, 16, 50257, 2048},
+    {"gpt3-large", 24, 1536, 16, 50257, 2048},
+    {"gpt3-xl", 24, 2048, 16, 50257, 2048},
+    {"gpt3-2.7b", 32, 2560, 32, 50257, 2048},
+    {"gpt3-6.7b", 32, 4096, 32, 50257, 2048},
+    {"gpt3-13b", 40, 5120, 40, 50257, 2048},
+    {"gpt3-175b", 96, 12288, 96, 50257, 2048},
+};
+
+}  // namespace
+
+void validate(const GptConfig& c) {
+  if (c.layers <= 0 || c.hidden <= 0 || c.heads <= 0 || c.vocab <= 0 || c.seq <= 0) {
+    throw UsageError(fmt::format("model '{}': layers, hidden, heads, vocab and seq must be positive "
+                                 "(got {}, {}, {}, {}, {})",
+                                 c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq));
+  }
+  if (c.hidden % c.heads != 0) {
+    throw UsageError(fmt::format("model '{}': hidden {} is not divisible by heads {}", c.name,
+                                 c.hidden, c.heads));
+  }
+}
+
+GptConfig named_config(std::string_view name) {
+  for (const auto& k : kConfigs) {
+    if (name == k.name) {
+      return GptConfig{k.name, k.layers, k.hidden, k.heads, k.vocab, k.seq};
+    }
+  }
+  throw UsageError(fmt::format("unknown model '{}' (known: {})", name,
+                               fmt::join(config_names(), ", ")));
+}
+
+std::vector<std::string> config_names() {
+  std::vector<std::string> out;
+  for (const auto& k : kConfigs) out.emplace_back(k.name);
+  return out;
+}
+
+GptConfig apply_overrides(GptConfig base, const ConfigOverrides& o) {
+  bool changed = false;
+  auto set = [&](int& field, int value) {
+    if (value > 0 && value != field) {
+      field = value;
+      changed = true;
+    }
+  };
+  set(base.layers, o.layers);
+  set(base.hidden, o.hidden);
+  set(base.heads, o.heads);
+  set(base.vocab, o.vocab);
+  set(base.seq, o.seq);
+  if (changed) base.name += "+custom";
+  validate(base);
+  return base;
+}
+
+GptConfig config_from_json(std::string_view json_text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("model config JSON: {}", e.what()));
+  }
+  if (!j.is_object()) throw UsageError("model config JSON: expected an object");
+  GptConfig c;
+  if (j.contains("base")) c = named_config(j.at("base").get<std::string>());
+  auto read = [&](const char* key, int& field) {
+    if (j.contains(key)) {
+      if (!j.at(key).is_number_integer()) {
+        throw UsageError(fmt::format("model config JSON: '{}' must be an integer", key));
+      }
+      field = j.at(key).get<int>();
+    }
+  };
+  read("layers", c.layers);
+  read("hidden", c.hidden);
+  read("heads", c.heads);
+  read("vocab", c.vocab);
+  read("seq", c.seq);
+  if (j.contains("name")) c.name = j.at("name").get<std::string>();
+  validate(c);
+  return c;
+}
+
+GptConfig load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read model config file '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return config_from_json(ss.str());
+}
+
+std::string config_to_json(const GptConfig& c) {
+  nlohmann::json j = {{"name", c.name},   {"layers", c.layers}, {"hidden", c.hidden},
+                      {"heads", c.heads}, {"vocab", c.vocab},   {"seq", c.seq}};
+  return j.dump();
+}
+
+int64_t layer_param_count(const GptConfig& c) {
+  const int64_t C = c.hidden;
+  return 12 * C * C + 13 * C;
+}
+
+int64_t embedding_param_count(const GptConfig& c) {
+  const int64_t C = c.hidden;
+  return static_cast<int64_t>(c.vocab) * C + static_cast<int64_t>(c.seq) * C + 2 * C;
+}
+
+int64_t param_count(const GptConfig& c) {
+  return embedding_param_count(c) + static_cast<int64_t>(c.layers) * layer_param_count(c);
+}
+
+double model_flops_per_token(const GptConfig& c, FlopsConvention conv) {
+  const double N = static_cast<double>(param_count(c));
+  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
+  return 6.0 * N + (conv == FlopsConvention::causal ? 6.0 : 12.0) * lct;
+}
+
+double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r) {
+  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
+  // Forward of the attention core (QKᵀ and AV) per token: 2·2·L·C·T full, half of it causal.
+  const double attn_fwd = (conv == FlopsConvention::causal ? 2.0 : 4.0) * lct;
+  double extra = 0.0;
+  if (r == Recompute::selective) extra = attn_fwd;
+  if (r == Recompute::full) {
+    extra = 2.0 * static_cast<double>(c.layers) * static_cast<double>(layer_param_count(c)) + attn_fwd;
+  }
+  return model_flops_per_token(c, conv) + extra;
+}
+
+}  // namespace gcb::models

@@ -1,0 +1,36 @@
+// CpuBackend matmul without BLAS: a cache-blocked loop, rows split across OpenMP threads. Each
+// C element accumulates over k in ascending order, so the result does not depend on threads.
+#include <algorithm>
+#include <vector>
+
+#include "models/cpu_backend.hpp"
+
+namespace gcb::models {
+
+const char* cpu_matmul_impl() { return "naive"; }
+
+void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B,
+               float* C, float beta) {
+  constexpr int kBlock = 64;
+  auto a_at = [&](int i, int k) {
+    return trans_a ? A[static_cast<size_t>(k) * M + i] : A[static_cast<size_t>(i) * K + k];
+  };
+  auto b_at = [&](int k, int j) {
+    return trans_b ? B[static_cast<size_t>(j) * K + k] : B[static_cast<size_t>(k) * N + j];
+  };
+#pragma omp parallel for if (static_cast<long>(M) * N * K > (1L << 18))
+  for (int i = 0; i < M; ++i) {
+    float* c = C + static_cast<size_t>(i) * N;
+    std::vector<float> acc(static_cast<size_t>(N), 0.0f);
+    for (int k0 = 0; k0 < K; k0 += kBlock) {
+      const int k1 = std::min(K, k0 + kBlock);
+      for (int k = k0; k < k1; ++k) {
+        const float a = a_at(i, k);
+        for (int j = 0; j < N; ++j) acc[j] += a * b_at(k, j);
+      }
+    }
+    for (int j = 0; j < N; ++j) c[j] = (beta == 0.0f ? 0.0f : beta * c[j]) + acc[j];
+  }
+}
+
+}  // namespace gcb::models

@@ -1,0 +1,109 @@
+// Training engines behind one TrainingStep interface. Rank code is a function of a RankContext
+// (DESIGN.md "World"): the world communicator split into dp / tp / pp groups in Megatron's rank
+// order (tp varies fastest, then dp, then pp: rank = tp_rank + tp·(dp_rank + dp·pp_rank)). This
+// pass implements the dp dimension (replicated DP and ZeRO-1/2/3); tp and pp must be 1 for now.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "models/backend.hpp"
+#include "models/config.hpp"
+
+namespace gcb::models {
+
+struct ParallelLayout {
+  int dp = 1, tp = 1, pp = 1;
+  int world() const { return dp * tp * pp; }
+};
+
+struct RankContext {
+  ParallelLayout layout;
+  int rank = 0;  // in the world
+  int dp_rank = 0, tp_rank = 0, pp_rank = 0;
+  Communicator* world = nullptr;        // not owned
+  std::unique_ptr<Communicator> dp;     // ranks with the same (tp_rank, pp_rank)
+  std::unique_ptr<Communicator> tp;     // ranks with the same (dp_rank, pp_rank)
+  std::unique_ptr<Communicator> pp;     // ranks with the same (tp_rank, dp_rank)
+};
+
+// Collective over `world` (every rank calls it). gcb::UsageError when dp·tp·pp ≠ world size.
+RankContext make_rank_context(Communicator& world, const ParallelLayout& layout);
+
+enum class ZeroStage : uint8_t { none = 0, one = 1, two = 2, three = 3 };
+
+struct TrainOptions {
+  GptConfig model;
+  ZeroStage zero = ZeroStage::none;
+  int micro_batch = 1;  // sequences per micro-batch (per dp rank)
+  int grad_accum = 1;   // micro-batches per dp rank per step
+  uint64_t seed = 1234; // parameter init
+  uint64_t data_seed = 42;
+  Recompute recompute = Recompute::none;  // activation recomputation (GptModel)
+  AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
+};
+
+// Communication per kind, counted as the logical buffer of each call: all_reduce = count,
+// reduce_scatter = dp·count (its input), all_gather = dp·count (its output), in bytes.
+enum class CommKind : uint8_t { all_reduce, reduce_scatter, all_gather, loss_all_reduce };
+inline constexpr size_t kCommKinds = 4;
+struct CommCounter {
+  int64_t calls = 0;
+  int64_t bytes = 0;
+};
+struct CommStats {
+  std::array<CommCounter, kCommKinds> by_kind{};
+  const CommCounter& operator[](CommKind k) const { return by_kind[static_cast<size_t>(k)]; }
+};
+std::string_view comm_kind_name(CommKind k);
+
+class TrainingStep {
+ public:
+  virtual ~TrainingStep() = default;
+  virtual std::string name() const = 0;
+  // Runs one optimizer step on the next global batch (dp · grad_accum · micro_batch sequences)
+  // and returns its mean per-token loss, the only value read back inside a step. Collective
+  // over the rank context.
+  virtual float step() = 0;
+  // All parameters in canonical order (units concatenated, padding dropped), read to the host.
+  // Collective (ZeRO-3 gathers); for tests and checkpoints, never inside a step.
+  virtual std::vector<float> full_params() = 0;
+  // Communication of the most recent step().
+  virtual const CommStats& last_step_comm() const = 0;
+  // Padded parameter count Ψ_pad = Σ over units of the unit size rounded up to a multiple of dp.
+  virtual size_t padded_params() const = 0;
+};
+
+// gcb::UsageError (one line, before any allocation) for invalid combinations.
+std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
+                                                 const TrainOptions& opt);
+
+// Theory for one step (../shared/reference/training.md §3.2, ZeRO paper §7), as elements of the
+// logical buffers counted by CommStats, with Ψ = padded params and m = grad_accum:
+// DP: all-reduce Ψ (ring traffic 2Ψ); ZeRO-1: reduce-scatter Ψ + all-gather Ψ (2Ψ);
+// ZeRO-2: m·Ψ reduce-scatter + Ψ all-gather (2Ψ at m = 1); ZeRO-3: m·(2Ψ all-gather + Ψ
+// reduce-scatter) (3Ψ at m = 1). dp = 1 communicates nothing.
+struct CommTheory {
+  int64_t all_reduce = 0, reduce_scatter = 0, all_gather = 0;
+};
+CommTheory comm_theory_elements(ZeroStage z, int64_t padded_params, int grad_accum, int dp);
+
+// Bytes one rank sends over the wire for a collective whose logical buffer (as CommStats counts
+// it) is `bytes`, under ring algorithms (nccl-tests PERFORMANCE.md; ZeRO paper §7):
+// all-reduce 2(n−1)/n·S, reduce-scatter and all-gather (n−1)/n·S. This is where "2Ψ for DP,
+// 3Ψ for ZeRO-3" comes from as n grows.
+double ring_wire_bytes(CommKind kind, double bytes, int n);
+
+// Per-rank bytes of the persistent model states outside a step (fp32, 4 bytes per element),
+// ZeRO paper §3.1 / training.md §3.1 with K = 8 (fp32 m and v; no separate master in fp32):
+// params 4Ψ (ZeRO-3: 4Ψ/Nd), grads 4Ψ (ZeRO-2/3: 4Ψ/Nd), m and v 4Ψ each (ZeRO-1+: /Nd).
+struct StateBytes {
+  size_t params = 0, grads = 0, adam_m = 0, adam_v = 0;
+};
+StateBytes expected_state_bytes(ZeroStage z, size_t padded_params, int dp);
+
+}  // namespace gcb::models

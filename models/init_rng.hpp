@@ -1,0 +1,35 @@
+// Counter-based random numbers for initialisation and synthetic data: a value depends only on
+// (seed, stream, index), never on what was generated before, so a shard of a tensor can be
+// generated directly and equals the same slice of the full tensor (the "seed checkpoint" property
+// of ../shared/reference/training.md §6 without a checkpoint). Header-only and free of library
+// calls except log/sqrt/cos so a CUDA backend can use the same integer hash.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace gcb::models {
+
+// SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
+constexpr uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+constexpr uint64_t counter_hash(uint64_t seed, uint64_t stream, uint64_t index) {
+  return mix64(mix64(mix64(seed) ^ stream) ^ index);
+}
+
+// Standard normal by Box–Muller from one 64-bit hash (two 24-bit uniforms), computed in double
+// and rounded once to float.
+inline float counter_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+  const uint64_t h = counter_hash(seed, stream, index);
+  const double u1 = (static_cast<double>(h >> 40) + 1.0) * 0x1p-24;  // (0, 1]
+  const double u2 = static_cast<double>((h >> 16) & 0xFFFFFFULL) * 0x1p-24;
+  const double two_pi = 6.283185307179586476925286766559;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+}
+
+}  // namespace gcb::models
