@@ -9,9 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/attn.hpp"
+#include "bench/coll.hpp"
+#include "bench/compare.hpp"
+#include "bench/gemm.hpp"
 #include "bench/mem.hpp"
+#include "bench/p2p.hpp"
+#include "bench/report.hpp"
 #include "bench/run.hpp"
 #include "bench/topo.hpp"
+#include "bench/train.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
 
@@ -23,8 +30,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands;
   bench::add_mem_command(app, commands["mem"], args);
+  bench::add_coll_command(app, commands["coll"], args);
+  bench::add_p2p_command(app, commands["p2p"], args);
+  bench::add_gemm_command(app, commands["gemm"], args);
+  bench::add_attn_command(app, commands["attn"], args);
   bench::add_run_command(app, commands["run"], args);
+  bench::add_report_command(app, commands["report"]);
   bench::add_topo_command(app, commands["topo"]);
+  bench::add_train_command(app, commands["train"], args);
+  bench::add_compare_command(app, commands["compare"]);
+  bench::add_export_command(app, commands["export"]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,13 @@
 // `gcbench run --suite quick|full`: every family that exists and applies to this machine, into
-// one result document. For now the families are: mem.
+// one result document: mem, train (a small layout sweep), gemm, attn, coll, p2p.
 #include "bench/run.hpp"
 
+#include "bench/attn.hpp"
+#include "bench/coll.hpp"
+#include "bench/gemm.hpp"
 #include "bench/mem.hpp"
+#include "bench/p2p.hpp"
+#include "bench/train.hpp"
 #include "core/error.hpp"
 
 namespace gcb::bench {
@@ -43,6 +48,13 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const std::vecto
     const DeviceSelection sel = select_devices(options.device);
     Session session(options, argv);
     run_mem(quick ? quick_mem_options() : MemOptions{}, sel, options.seed, session.runner());
+    run_train_quick(session.runner());
+    run_gemm(quick ? quick_gemm_options() : GemmOptions{}, sel, options.seed, session.runner());
+    run_attn(quick ? quick_attn_options() : AttnOptions{}, sel, options.seed, session.runner());
+    // Collectives over the ranks this launch has (threads here; GPUs or mpirun's ranks elsewhere);
+    // their nccl-tests table is not printed on top of the runner's rows.
+    run_coll_quick(options.harness, session.runner(), /*quiet=*/true);
+    run_p2p_quick(sel, options.harness, session.runner(), options.seed);
     return session.finish();
   };
 }

@@ -58,7 +58,9 @@ std::string overlay_text(const ResultDocument& doc) {
   std::map<std::string, std::pair<double, double>> coll;  // op → (bytes, busbw)
   for (const auto& r : doc.results) {
     if (r.status != Status::pass) continue;
-    if (r.family() == "p2p" && r.params.contains("src") && r.params.contains("dst")) {
+    // Device pairs only: rank-pair results (threads, MPI) also carry src/dst but are not GPUs.
+    if (r.family() == "p2p" && r.params.contains("src") && r.params.contains("dst") &&
+        r.params.value("scope", "device") == "device") {
       const Metric* m = r.metric("bandwidth");
       if (!m || !m->value || !r.params.at("src").is_number_integer() || !r.params.at("dst").is_number_integer()) continue;
       const int s = r.params.at("src").get<int>(), d = r.params.at("dst").get<int>();

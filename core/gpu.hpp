@@ -59,6 +59,13 @@ void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream 
 void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, size_t bytes, Stream s);
 void memset_async(void* p, int value, size_t bytes, Stream s);
 
+// Peer access (cudaDeviceCanAccessPeer / cudaDeviceEnablePeerAccess): lets kernels and copies on
+// `device` read and write `peer`'s memory directly. Enabling twice or disabling what is not
+// enabled is not an error (the state is what was asked for). Blocking, process-wide.
+bool can_access_peer(int device, int peer);
+void enable_peer_access(int device, int peer);
+void disable_peer_access(int device, int peer);
+
 // Events order work across streams (bidirectional copies start together on two streams).
 using Event = void*;
 Event create_event(int device);

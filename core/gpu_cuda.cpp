@@ -183,6 +183,29 @@ void copy_peer_async(void* dst, int dst_device, const void* src, int src_device,
 void memset_async(void* p, int value, size_t bytes, Stream s) {
   CUDA_CHECK(cudaMemsetAsync(p, value, bytes, as_stream(s)));
 }
+bool can_access_peer(int device, int peer) {
+  int ok = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, device, peer));
+  return ok != 0;
+}
+void enable_peer_access(int device, int peer) {
+  CUDA_CHECK(cudaSetDevice(device));
+  const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();  // "already enabled" is the state we want; clear the (non-sticky) error
+    return;
+  }
+  CUDA_CHECK(e);
+}
+void disable_peer_access(int device, int peer) {
+  CUDA_CHECK(cudaSetDevice(device));
+  const cudaError_t e = cudaDeviceDisablePeerAccess(peer);
+  if (e == cudaErrorPeerAccessNotEnabled) {
+    (void)cudaGetLastError();
+    return;
+  }
+  CUDA_CHECK(e);
+}
 Event create_event(int device) {
   CUDA_CHECK(cudaSetDevice(device));
   cudaEvent_t e{};

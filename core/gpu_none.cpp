@@ -26,6 +26,9 @@ void host_unregister(void*) {}
 void copy_async(void*, const void*, size_t, CopyKind, Stream) { not_built("copy_async"); }
 void copy_peer_async(void*, int, const void*, int, size_t, Stream) { not_built("copy_peer_async"); }
 void memset_async(void*, int, size_t, Stream) { not_built("memset_async"); }
+bool can_access_peer(int, int) { return false; }
+void enable_peer_access(int, int) { not_built("enable_peer_access"); }
+void disable_peer_access(int, int) {}
 Event create_event(int) { not_built("create_event"); }
 void destroy_event(Event) {}
 void record_event(Event, Stream) { not_built("record_event"); }

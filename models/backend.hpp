@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/dtype.hpp"
+#include "core/phase_timer.hpp"
 
 namespace gcb::models {
 
@@ -165,6 +166,35 @@ class Backend {
   // p −= lr·(m̂/(√v̂ + eps) + wd·p).
   virtual void adamw(float* params, const float* grads, float* m, float* v, size_t n,
                      const AdamWArgs& a) = 0;
+  // --- tensor parallelism (Megatron vocabulary-parallel embedding and cross-entropy; Shoeybi et
+  // al. 2019 §3; ../shared/reference/training.md §2). A rank holds vocabulary rows [v0, v0 + V)
+  // of wte; tokens and targets outside that range contribute zero. The engine combines the
+  // per-rank partial results with collectives between these ops.
+  // out[b,t,:] = (v0 ≤ tok < v0+V ? wte[tok − v0,:] : 0) + (wpe ? wpe[t,:] : 0)
+  virtual void embedding_forward_vocab(float* out, const int32_t* tokens, const float* wte,
+                                       int v0, int V, const float* wpe, int B, int T, int C) = 0;
+  // dwte[tok − v0] += dout for tokens in range; dwpe[t] += dout when dwpe (deterministic order).
+  virtual void embedding_backward_vocab(float* dwte, float* dwpe, const float* dout,
+                                        const int32_t* tokens, int v0, int V, int B, int T,
+                                        int C) = 0;
+  // Local pass 1: rowmax[r] = max_i logits[r,i] (then all-reduce max over the tp group).
+  virtual void vocab_ce_max(float* rowmax, const float* logits, int rows, int V) = 0;
+  // Local pass 2: stats[r] = {Σ_i exp(logits[r,i] − rowmax[r]), logits[r, target − v0] or 0}
+  // (then all-reduce sum over the tp group).
+  virtual void vocab_ce_sumexp(float* stats, const float* logits, const float* rowmax,
+                               const int32_t* targets, int v0, int rows, int V) = 0;
+  // losses[r] = log(sumexp) − (target logit − rowmax); probs = exp(logits − rowmax)/sumexp
+  // (probs may alias logits).
+  virtual void vocab_ce_finish(float* losses, float* probs, const float* logits,
+                               const float* rowmax, const float* stats, int rows, int V) = 0;
+  // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
+  virtual void vocab_ce_backward(float* dlogits, const float* probs, const int32_t* targets,
+                                 int v0, int rows, int V, float dloss) = 0;
+
+  // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
+  // around gemm; engines push forward / backward / optimizer / comm:<kind> phases. Null = off.
+  void set_phase_timer(PhaseTimer* t) { phases_ = t; }
+  PhaseTimer* phase_timer() const { return phases_; }
 
  protected:
   // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
@@ -177,6 +207,7 @@ class Backend {
   friend class Buffer;
   void release(void* p, size_t bytes, MemCategory cat);
   MemoryStats mem_;
+  PhaseTimer* phases_ = nullptr;
 };
 
 }  // namespace gcb::models

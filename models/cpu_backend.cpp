@@ -70,6 +70,7 @@ void CpuBackend::sum(float* out, const float* in, size_t n, bool accumulate) {
 }
 
 void CpuBackend::gemm(const GemmArgs& a) {
+  const SpanScope span(phase_timer(), "matmul");
   cpu_sgemm(a.trans_a, a.trans_b, a.M, a.N, a.K, a.A, a.B, a.C, a.beta);
   if (a.bias != nullptr) {
 #pragma omp parallel for if (static_cast<long>(a.M) * a.N > kParallelMin)

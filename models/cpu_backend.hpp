@@ -47,6 +47,18 @@ class CpuBackend final : public Backend {
                           int B, int T, int C) override;
   void adamw(float* params, const float* grads, float* m, float* v, size_t n,
              const AdamWArgs& a) override;
+  void embedding_forward_vocab(float* out, const int32_t* tokens, const float* wte, int v0,
+                               int V, const float* wpe, int B, int T, int C) override;
+  void embedding_backward_vocab(float* dwte, float* dwpe, const float* dout,
+                                const int32_t* tokens, int v0, int V, int B, int T,
+                                int C) override;
+  void vocab_ce_max(float* rowmax, const float* logits, int rows, int V) override;
+  void vocab_ce_sumexp(float* stats, const float* logits, const float* rowmax,
+                       const int32_t* targets, int v0, int rows, int V) override;
+  void vocab_ce_finish(float* losses, float* probs, const float* logits, const float* rowmax,
+                       const float* stats, int rows, int V) override;
+  void vocab_ce_backward(float* dlogits, const float* probs, const int32_t* targets, int v0,
+                         int rows, int V, float dloss) override;
 
  protected:
   void* raw_alloc(size_t bytes) override;

@@ -20,6 +20,12 @@ std::string_view comm_kind_name(CommKind k) {
     case CommKind::reduce_scatter: return "reduce_scatter";
     case CommKind::all_gather: return "all_gather";
     case CommKind::loss_all_reduce: return "loss_all_reduce";
+    case CommKind::tp_all_reduce: return "tp_all_reduce";
+    case CommKind::tp_all_gather: return "tp_all_gather";
+    case CommKind::tp_reduce_scatter: return "tp_reduce_scatter";
+    case CommKind::pp_send: return "pp_send";
+    case CommKind::pp_recv: return "pp_recv";
+    case CommKind::pp_embed: return "pp_embed";
   }
   return "?";
 }
@@ -113,12 +119,14 @@ class EngineBase : public TrainingStep, protected UnitHooks {
       be_.copy_from_host(tokens_.data(), host_tokens_.data(), host_tokens_.size() * sizeof(int32_t));
       be_.copy_from_host(targets_.data(), host_targets_.data(),
                          host_targets_.size() * sizeof(int32_t));
+      const PhaseScope ph(phases_, "forward_backward");
       model_.forward_backward(static_cast<const int32_t*>(tokens_.data()),
                               static_cast<const int32_t*>(targets_.data()), *this, dloss,
                               loss_.f32(), j > 0);
     }
     be_.scale(loss_.f32(), dloss, 1);
     if (n_ > 1) {
+      const PhaseScope ph(phases_, "comm:loss_all_reduce");
       be_.comm_begin();
       comm_.all_reduce(loss_.data(), loss_.data(), 1, DType::f32, ReduceOp::sum);
       be_.comm_end();
@@ -126,7 +134,10 @@ class EngineBase : public TrainingStep, protected UnitHooks {
     }
     AdamWArgs a = opt_.adam;
     a.step = static_cast<int>(step_);
-    optimizer_step(a);
+    {
+      const PhaseScope ph(phases_, "optimizer");
+      optimizer_step(a);
+    }
     comm_.synchronize();
     float loss = 0.0f;
     be_.copy_to_host(&loss, loss_.data(), sizeof(float));
@@ -162,6 +173,7 @@ class EngineBase : public TrainingStep, protected UnitHooks {
   void reduce_scatter_unit(float* base, int u) {
     if (n_ == 1) return;
     const size_t s = spec_[u].shard;
+    const PhaseScope ph(phases_, "comm:reduce_scatter");
     be_.comm_begin();
     comm_.reduce_scatter(base, base + spec_[u].begin(r_), s, DType::f32, ReduceOp::sum);
     be_.comm_end();
@@ -170,6 +182,7 @@ class EngineBase : public TrainingStep, protected UnitHooks {
   void all_gather_unit(float* base, int u) {
     if (n_ == 1) return;
     const size_t s = spec_[u].shard;
+    const PhaseScope ph(phases_, "comm:all_gather");
     be_.comm_begin();
     comm_.all_gather(base + spec_[u].begin(r_), base, s, DType::f32);
     be_.comm_end();
@@ -221,6 +234,7 @@ class DpEngine final : public EngineBase {
   void grads_end(int u) override {
     if (!last_micro_ || n_ == 1) return;
     float* g = grads_.f32() + off_full_[u];
+    const PhaseScope ph(phases_, "comm:all_reduce");
     be_.comm_begin();
     comm_.all_reduce(g, g, spec_[u].padded, DType::f32, ReduceOp::sum);
     be_.comm_end();
@@ -366,8 +380,9 @@ class Zero3Engine final : public ShardedGradEngine {
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
                                                  const TrainOptions& opt) {
   validate(opt.model);
-  if (ctx.layout.tp != 1 || ctx.layout.pp != 1) {
-    throw UsageError("tp and pp > 1 are not implemented yet: use dp and zero only");
+  if (const std::string e = layout_error(opt, ctx.layout); !e.empty()) throw UsageError(e);
+  if (ctx.layout.tp != 1 || ctx.layout.pp != 1 || opt.sp) {
+    return make_parallel_training_step(be, ctx, opt);
   }
   if (ctx.dp == nullptr || ctx.dp->size() != ctx.layout.dp) {
     throw UsageError("rank context has no dp communicator of the layout's size");

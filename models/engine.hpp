@@ -35,6 +35,10 @@ struct RankContext {
 RankContext make_rank_context(Communicator& world, const ParallelLayout& layout);
 
 enum class ZeroStage : uint8_t { none = 0, one = 1, two = 2, three = 3 };
+// Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019) and 1F1B
+// (PipeDream-Flush, Narayanan et al. 2021): p − s − 1 warm-up forwards, then one forward / one
+// backward. Both run backwards in micro-batch order 0…m−1, so they give bitwise equal results.
+enum class PipeSchedule : uint8_t { gpipe, one_f_one_b };
 
 struct TrainOptions {
   GptConfig model;
@@ -44,13 +48,23 @@ struct TrainOptions {
   uint64_t seed = 1234; // parameter init
   uint64_t data_seed = 42;
   Recompute recompute = Recompute::none;  // activation recomputation (GptModel)
+  bool sp = false;      // sequence parallelism in the tp group (Korthikanti et al. 2022)
+  PipeSchedule schedule = PipeSchedule::gpipe;  // pp > 1
   AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
 };
 
 // Communication per kind, counted as the logical buffer of each call: all_reduce = count,
 // reduce_scatter = dp·count (its input), all_gather = dp·count (its output), in bytes.
-enum class CommKind : uint8_t { all_reduce, reduce_scatter, all_gather, loss_all_reduce };
-inline constexpr size_t kCommKinds = 4;
+// The first four are the dp dimension; the tp_* kinds are Megatron's activation collectives
+// (plus, under SP, the per-step all-reduce of the sequence-parallel LayerNorm/bias gradients,
+// counted as tp_all_reduce); pp_send / pp_recv are pipeline activations and activation gradients
+// (counted by the sender and the receiver respectively); pp_embed is the per-step exchange of the
+// tied embedding gradient between the first and the last stage (sent bytes).
+enum class CommKind : uint8_t {
+  all_reduce, reduce_scatter, all_gather, loss_all_reduce,
+  tp_all_reduce, tp_all_gather, tp_reduce_scatter, pp_send, pp_recv, pp_embed
+};
+inline constexpr size_t kCommKinds = 10;
 struct CommCounter {
   int64_t calls = 0;
   int64_t bytes = 0;
@@ -76,7 +90,20 @@ class TrainingStep {
   virtual const CommStats& last_step_comm() const = 0;
   // Padded parameter count Ψ_pad = Σ over units of the unit size rounded up to a multiple of dp.
   virtual size_t padded_params() const = 0;
+  // Phase split of later steps (forward, backward, optimizer, comm:<kind>); null turns it off.
+  void set_phase_timer(PhaseTimer* t) { phases_ = t; }
+
+ protected:
+  PhaseTimer* phases_ = nullptr;
 };
+
+// tp > 1, pp > 1 or sp: the Megatron engine (models/parallel_engine.cpp), zero 0 or 1 on dp.
+std::unique_ptr<TrainingStep> make_parallel_training_step(Backend& be, RankContext& ctx,
+                                                          const TrainOptions& opt);
+// One line describing why (opt, layout) cannot run, or "" (checked before any allocation):
+// heads, hidden and vocab divisible by tp; B·T divisible by tp under SP; pp ≤ layers; ZeRO-2/3
+// only with tp = pp = 1.
+std::string layout_error(const TrainOptions& opt, const ParallelLayout& layout);
 
 // gcb::UsageError (one line, before any allocation) for invalid combinations.
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
@@ -105,5 +132,23 @@ struct StateBytes {
   size_t params = 0, grads = 0, adam_m = 0, adam_v = 0;
 };
 StateBytes expected_state_bytes(ZeroStage z, size_t padded_params, int dp);
+
+// Layers of pipeline stage s: a contiguous block, the first L mod p stages one more.
+int stage_layers(int layers, int pp, int stage);
+int stage_first_layer(int layers, int pp, int stage);
+
+// Analytic per-rank counts for the Megatron engine (tp/pp/sp), derived in docs/readme-train.md
+// "TP, SP and PP". Ranks are identified by their pp stage (tp and dp ranks are symmetric).
+// Parameters per rank (elements, each unit padded to a multiple of dp): a layer holds
+// (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit VC/t + TC + 2C, held by the first
+// and the last stage (tied wte, Megatron keeps one copy per end of the pipeline).
+size_t parallel_stage_params(const GptConfig& c, const ParallelLayout& lay, int stage);
+// ZeRO paper §3.1 on the dp dimension over these per-rank elements (zero 0 or 1).
+StateBytes parallel_state_bytes(const TrainOptions& opt, const ParallelLayout& lay, int stage);
+// Activation floats (Korthikanti et al. 2022 Table 2 adapted; see the readme).
+size_t parallel_activation_floats(const TrainOptions& opt, const ParallelLayout& lay, int stage);
+// Communication per step per kind (elements of logical buffers, as CommStats counts them).
+std::array<int64_t, kCommKinds> parallel_comm_theory(const TrainOptions& opt,
+                                                     const ParallelLayout& lay, int stage);
 
 }  // namespace gcb::models

@@ -1,0 +1,111 @@
+// The torch SDPA peer of `gcbench attn`: runs scripts/peers/torch_sdpa.py (python3, via popen)
+// on the shapes of our GPU results that passed, flash backend forced, and turns its JSON into
+// "attn/<pass>/vs_torch" ratios. The script times itself with CUDA events (median): a peer is
+// measured the way its users measure it, not by our harness.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "bench/attn.hpp"
+
+#ifndef GCB_SOURCE_DIR
+#define GCB_SOURCE_DIR "."
+#endif
+
+namespace gcb::bench {
+
+namespace {
+
+Result waived(std::string reason) {
+  Result r;
+  r.key = "attn/vs_torch";
+  r.status = Status::waived;
+  r.reason = std::move(reason);
+  return r;
+}
+
+bool is_ours_on_gpu(const Result& r) {
+  return r.family() == "attn" && r.status == Status::pass && r.params.value("impl", "") == "ours" &&
+         r.params.value("device", "").rfind("gpu:", 0) == 0;
+}
+
+// "b:h:s:d:causal:dtype:pass", the script's case syntax and our join key.
+std::string case_id(const nlohmann::json& p) {
+  return fmt::format("{}:{}:{}:{}:{}:{}:{}", p.at("batch").get<int>(), p.at("heads").get<int>(), p.at("seq").get<int>(),
+                     p.at("head_dim").get<int>(), p.at("causal").get<bool>() ? 1 : 0, p.at("dtype").get<std::string>(),
+                     p.at("pass").get<std::string>());
+}
+
+std::string script_path() {
+  if (const char* dir = std::getenv("GCB_PEERS_DIR")) return std::string(dir) + "/torch_sdpa.py";
+  return std::string(GCB_SOURCE_DIR) + "/scripts/peers/torch_sdpa.py";
+}
+
+}  // namespace
+
+std::vector<Result> attn_torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer) {
+  if (!peer.value("available", false))
+    return {waived("torch peer unavailable: " + peer.value("reason", std::string("no reason given")))};
+  std::map<std::string, const nlohmann::json*> by_case;
+  for (const auto& e : peer.at("results")) by_case[case_id(e)] = &e;
+  std::vector<Result> out;
+  for (const auto& r : rs) {
+    if (!is_ours_on_gpu(r)) continue;
+    Result x;
+    x.key = fmt::format("attn/{}/vs_torch", r.params.at("pass").get<std::string>());
+    x.params = r.params;
+    const auto it = by_case.find(case_id(r.params));
+    const Metric* ours = r.metric("tflops");
+    if (it == by_case.end() || !it->second->contains("tflops") || it->second->at("tflops").is_null()) {
+      x.status = Status::waived;
+      x.reason = it == by_case.end() ? "torch peer has no entry for this case"
+                                     : "torch: " + it->second->value("reason", std::string("no timing"));
+    } else if (!ours || !ours->value) {
+      x.status = Status::waived;
+      x.reason = "our result has no TFLOP/s";
+    } else {
+      const double theirs = it->second->at("tflops").get<double>();
+      x.metrics.push_back(Metric{"ratio", *ours->value / theirs, "x", true, std::nullopt, ""});
+      x.extra = {{"compares", "gcbench flash kernel / torch SDPA (flash backend) TFLOP/s, FA convention, medians"},
+                 {"ours_tflops", *ours->value},
+                 {"torch_tflops", theirs},
+                 {"torch", peer.value("torch", "")}};
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::vector<Result> attn_torch_peer_results(const std::vector<Result>& rs) {
+  std::set<std::string> cases;
+  int device = -1;
+  for (const auto& r : rs) {
+    if (!is_ours_on_gpu(r)) continue;
+    cases.insert(case_id(r.params));
+    if (device < 0) device = std::stoi(r.params.at("device").get<std::string>().substr(4));
+  }
+  if (cases.empty()) return {waived("no GPU attention case of ours passed, nothing to compare with torch")};
+  const std::string script = script_path();
+  if (!std::filesystem::exists(script)) return {waived("peer script not found: " + script)};
+  std::string list;
+  for (const auto& c : cases) list += (list.empty() ? "" : ",") + c;
+  const std::string cmd = fmt::format("python3 '{}' --device {} --cases {} 2>&1", script, device, list);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {waived("could not start python3")};
+  std::string output;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
+  const int rc = pclose(pipe);
+  // The script prints one JSON object as its last line; anything before it is torch's chatter.
+  const size_t last = output.rfind("\n{");
+  const std::string json_text = last == std::string::npos ? output : output.substr(last + 1);
+  const nlohmann::json peer = nlohmann::json::parse(json_text, nullptr, false);
+  if (peer.is_discarded() || !peer.is_object())
+    return {waived(fmt::format("python3 torch peer failed (exit {}): {}", rc, output.substr(0, 300)))};
+  return attn_torch_ratios(rs, peer);
+}
+
+}  // namespace gcb::bench

@@ -1,0 +1,17 @@
+# `gcbench coll` (bench/coll*.cpp) in gcb_bench, and bench/mpi_overhead (MPI_Allreduce vs
+# MpiCommunicator, isolated 8 B all-reduce) when MPI was found.
+target_sources(gcb_bench PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/coll.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_case.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_cli.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_graph.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_ops.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_timing.cpp
+)
+target_link_libraries(gcb_bench PUBLIC gcb_collectives)
+
+if(GCB_HAVE_MPI)
+  add_executable(gcb_mpi_overhead ${CMAKE_CURRENT_LIST_DIR}/mpi_overhead.cpp)
+  target_link_libraries(gcb_mpi_overhead PRIVATE gcb_bench MPI::MPI_C)
+  gcb_target_warnings(gcb_mpi_overhead)
+endif()

@@ -1,0 +1,371 @@
+// World: threads in one process or one process per rank (MPI launch), the launch checks, and
+// fault handling (threads: ThreadWorld abort; processes: MPI_Abort).
+#include "collectives/world.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "collectives/factory.hpp"
+#include "collectives/thread_communicator.hpp"
+#include "core/error.hpp"
+#include "core/gpu.hpp"
+#if GCB_HAVE_MPI
+#include <mpi.h>
+
+#include "collectives/mpi_communicator.hpp"
+#endif
+#if GCB_HAVE_NCCL
+#include "collectives/nccl_communicator.hpp"
+#endif
+
+namespace gcb {
+
+namespace {
+
+std::optional<int> env_int(const std::function<const char*(const char*)>& getenv_fn, const char* name) {
+  const char* v = getenv_fn(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || x < 0 || x > 1'000'000) return std::nullopt;
+  return static_cast<int>(x);
+}
+
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// What every rank tells every other rank during the launch checks (gathered as raw bytes).
+struct RankRecord {
+  uint64_t args_hash = 0;
+  uint64_t host_hash = 0;
+  uint64_t gpu_hash = 0;   // hash of the GPU UUID (0 on CPU)
+  int32_t device = -1;
+  int32_t device_count = 0;
+  char host[64] = {};
+};
+static_assert(sizeof(RankRecord) == 96, "RankRecord is exchanged as raw bytes");
+
+std::vector<RankRecord> gather_records(Communicator& comm, const RankRecord& mine) {
+  std::vector<RankRecord> all(static_cast<size_t>(comm.size()));
+  comm.all_gather(&mine, all.data(), sizeof(RankRecord), DType::i8);
+  return all;
+}
+
+std::string host_of(const RankRecord& r) { return std::string(r.host, strnlen(r.host, sizeof(r.host))); }
+
+struct Placement {
+  int local_rank = 0, local_size = 1, nodes = 1;
+};
+
+// Local rank = how many lower ranks share my host; nodes = distinct hosts.
+Placement placement_of(const std::vector<RankRecord>& all, int rank) {
+  Placement p;
+  std::map<uint64_t, int> per_host;
+  for (const auto& r : all) ++per_host[r.host_hash];
+  p.nodes = static_cast<int>(per_host.size());
+  const uint64_t mine = all[static_cast<size_t>(rank)].host_hash;
+  p.local_size = per_host[mine];
+  p.local_rank = 0;
+  for (int r = 0; r < rank; ++r) p.local_rank += all[static_cast<size_t>(r)].host_hash == mine ? 1 : 0;
+  return p;
+}
+
+// The same verdict on every rank: every check reads only gathered data.
+void check_arguments(const std::vector<RankRecord>& all) {
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r].args_hash != all[0].args_hash)
+      throw UsageError(fmt::format(
+          "rank {} on host {} was started with different arguments than rank 0 on host {} (argument hash "
+          "{:016x} vs {:016x}); every rank must get the same command line",
+          r, host_of(all[r]), host_of(all[0]), all[r].args_hash, all[0].args_hash));
+}
+
+void check_gpus(const std::vector<RankRecord>& all) {
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].device < 0)
+      throw UsageError(fmt::format("rank {} on host {} has no GPU: its local rank needs a GPU but the host shows {} "
+                                   "(check CUDA_VISIBLE_DEVICES and --ntasks-per-node/--gpus-per-node)",
+                                   r, host_of(all[r]), all[r].device_count));
+    for (size_t q = 0; q < r; ++q)
+      if (all[q].host_hash == all[r].host_hash && all[q].gpu_hash == all[r].gpu_hash)
+        throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
+                                     "(device {} / {}); NCCL ≤ 2.29 refuses two ranks per GPU",
+                                     q, r, host_of(all[r]), all[q].device, all[r].device));
+  }
+}
+
+RankRecord my_record(uint64_t args_hash) {
+  RankRecord rec;
+  rec.args_hash = args_hash;
+  const std::string host = host_name();
+  rec.host_hash = fnv1a(host.data(), host.size());
+  std::memcpy(rec.host, host.data(), std::min(host.size(), sizeof(rec.host) - 1));
+  rec.device_count = gpu::device_count();
+  return rec;
+}
+
+// Fills device + gpu_hash for a rank whose local rank picks the GPU (one GPU per local rank).
+void choose_gpu(RankRecord& rec, int local_rank) {
+  const auto& devices = gpu::runtime().devices;
+  if (local_rank >= static_cast<int>(devices.size())) {
+    rec.device = -1;
+    return;
+  }
+  rec.device = local_rank;
+  const auto& uuid = devices[static_cast<size_t>(local_rank)].uuid;
+  rec.gpu_hash = fnv1a(uuid.data(), uuid.size()) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
+}
+
+std::array<std::byte, 128> new_nccl_id() {
+#if GCB_HAVE_NCCL
+  return NcclCommunicator::new_unique_id();
+#else
+  throw UsageError("the nccl backend was not built into this binary");
+#endif
+}
+
+std::unique_ptr<Communicator> make_nccl(const std::array<std::byte, 128>& id, int size, int rank, int device,
+                                        std::chrono::milliseconds timeout) {
+  CommunicatorSpec spec;
+  spec.backend = "nccl";
+  spec.size = size;
+  spec.rank = rank;
+  spec.device = device;
+  spec.nccl_unique_id = id;
+  spec.timeout = timeout;
+  return make_communicator(spec);
+}
+
+// --- threads -----------------------------------------------------------------------------------
+
+int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
+  const bool nccl = o.backend == "nccl";
+  int n = o.ranks;
+  if (nccl) {
+    const int gpus = gpu::device_count();
+    if (gpus == 0)
+      throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
+    if (n == 0) n = gpus;
+    if (n > gpus)
+      throw UsageError(fmt::format("--ranks {} with the nccl backend needs {} GPUs; this host has {} "
+                                   "(NCCL ≤ 2.29 refuses two ranks per GPU)", n, n, gpus));
+  }
+  if (n == 0) n = 1;
+  if (n < 1 || n > 1024) throw UsageError(fmt::format("--ranks must be between 1 and 1024 (got {})", n));
+
+  ThreadWorld world(n, o.timeout);
+  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
+  for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
+  const std::array<std::byte, 128> nccl_id = nccl ? new_nccl_id() : std::array<std::byte, 128>{};
+
+  std::mutex mu;
+  std::exception_ptr first;
+  int first_rank = -1;
+  std::string first_what;
+  int rank0_code = 0;
+  const std::string host = host_name();
+  auto body = [&](int r) {
+    set_error_rank(r);
+    try {
+      Communicator& host_comm = *comms[static_cast<size_t>(r)];
+      RankRecord rec = my_record(hash_arguments(o.args_of_rank ? o.args_of_rank(r) : o.args));
+      if (nccl) choose_gpu(rec, r);
+      const auto all = gather_records(host_comm, rec);
+      check_arguments(all);
+      if (nccl) check_gpus(all);
+      std::unique_ptr<Communicator> data;
+      if (nccl) data = make_nccl(nccl_id, n, r, r, o.timeout);
+      RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
+      const int code = fn(ctx);
+      if (r == 0) rank0_code = code;
+    } catch (...) {
+      std::string what = "unknown exception";
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      {
+        std::lock_guard lk(mu);
+        if (!first) {
+          first = std::current_exception();
+          first_rank = r;
+          first_what = what;
+        }
+      }
+      world.abort(what);
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n));
+  try {
+    for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
+  } catch (...) {
+    world.abort("could not start all rank threads");
+    for (auto& t : threads) t.join();
+    throw;
+  }
+  for (auto& t : threads) t.join();
+  set_error_rank(0);
+  if (!first) return rank0_code;
+  try {
+    std::rethrow_exception(first);
+  } catch (const UsageError&) {
+    throw;
+  } catch (...) {
+    throw Fault(fmt::format("rank {} on host {} failed: {}", first_rank, host, first_what));
+  }
+}
+
+// --- processes ---------------------------------------------------------------------------------
+
+#if GCB_HAVE_MPI
+int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std::function<int(RankContext&)>& fn) {
+  if (o.backend == "threads")
+    throw UsageError(fmt::format("started by a launcher ({}={}) but --backend threads runs all ranks as threads of "
+                                 "one process; use --backend mpi or nccl under mpirun/srun",
+                                 launcher.source, launcher.size));
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+  }
+  struct Finalizer {
+    bool own;
+    ~Finalizer() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (own && !finalized) MPI_Finalize();
+    }
+  } finalizer{!initialized};
+
+  int size = 1, rank = 0;
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  set_error_rank(rank);
+  if (launcher.launched && size != launcher.size)
+    throw UsageError(fmt::format(
+        "the launcher started {} ranks ({}={}) but MPI sees {}: {}", launcher.size, launcher.source, launcher.size,
+        size,
+        size == 1 ? "every rank thinks it is rank 0 — gcbench was built against a different MPI than the one "
+                    "running it (rebuild with the launcher's MPI, or use srun --mpi=pmix with a PMIx-enabled MPI)"
+                  : "the launcher and the MPI library disagree"));
+
+  MpiCommunicator host_comm(MPI_COMM_WORLD);
+  std::unique_ptr<Communicator> data;
+  RankRecord rec = my_record(hash_arguments(o.args));
+  auto all = gather_records(host_comm, rec);
+  check_arguments(all);
+  const Placement p = placement_of(all, rank);
+  const bool nccl = o.backend == "nccl";
+  if (nccl) {
+    choose_gpu(rec, p.local_rank);
+    all = gather_records(host_comm, rec);
+    check_gpus(all);
+    std::array<std::byte, 128> id{};
+    if (rank == 0) id = new_nccl_id();
+    host_comm.broadcast(id.data(), id.data(), id.size(), DType::i8, 0);
+    data = make_nccl(id, size, rank, rec.device, o.timeout);
+  }
+  RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
+                  data ? *data : host_comm, host_comm};
+  int code = 0;
+  try {
+    code = fn(ctx);
+  } catch (const std::exception& e) {
+    // One rank failing must end every rank now, not when the others time out.
+    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+    std::fprintf(stderr, "gcbench: rank %d on host %s failed: %s\n", rank, ctx.host.c_str(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, usage ? kExitUsage : kExitFault);
+  }
+  // Every rank exits with rank 0's verdict.
+  int32_t shared = code;
+  host_comm.broadcast(&shared, &shared, 1, DType::i32, 0);
+  data.reset();
+  return shared;
+}
+#endif
+
+}  // namespace
+
+uint64_t hash_arguments(const std::vector<std::string>& args) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& a : args) h = fnv1a(a.c_str(), a.size() + 1, h);
+  return h;
+}
+
+LauncherInfo detect_launcher(const std::function<const char*(const char*)>& getenv_fn) {
+  LauncherInfo info;
+  struct Source {
+    const char* size;
+    const char* rank;
+    const char* local_rank;
+    const char* local_size;
+  };
+  // Order: the most specific launcher first (Open MPI's mpirun, then PMI/PMIx, then srun).
+  static constexpr Source kSources[] = {
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+      {"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+      {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE"},
+      {"SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+  };
+  for (const auto& s : kSources) {
+    const auto size = env_int(getenv_fn, s.size);
+    const auto rank = env_int(getenv_fn, s.rank);
+    if (!size || !rank || *size < 1) continue;
+    // srun sets SLURM_PROCID only for the tasks it starts: a plain command inside an sbatch
+    // script has SLURM_NTASKS but no SLURM_STEP_ID of a task step.
+    if (std::string_view(s.size).starts_with("SLURM") && getenv_fn("SLURM_STEP_ID") == nullptr) continue;
+    info.launched = true;
+    info.size = *size;
+    info.rank = *rank;
+    info.local_rank = env_int(getenv_fn, s.local_rank).value_or(-1);
+    info.local_size = env_int(getenv_fn, s.local_size).value_or(-1);
+    info.source = s.size;
+    return info;
+  }
+  return info;
+}
+
+LauncherInfo detect_launcher() {
+  return detect_launcher([](const char* name) -> const char* { return std::getenv(name); });
+}
+
+bool world_is_processes() { return detect_launcher().launched; }
+
+int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
+  if (o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
+    throw UsageError(fmt::format("unknown backend '{}' (threads, mpi, nccl)", o.backend));
+  if (!communicator_backend_built(o.backend))
+    throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
+  const LauncherInfo launcher = detect_launcher();
+  const bool processes = launcher.launched || o.backend == "mpi";
+#if GCB_HAVE_MPI
+  if (processes) return run_processes(o, launcher, fn);
+#else
+  if (launcher.launched && launcher.size > 1)
+    throw UsageError(fmt::format("started by a launcher with {} ranks ({}) but this gcbench was built without MPI: "
+                                 "every rank would run alone; rebuild with MPI",
+                                 launcher.size, launcher.source));
+#endif
+  (void)processes;
+  return run_threads(o, fn);
+}
+
+}  // namespace gcb

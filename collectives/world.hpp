@@ -1,0 +1,74 @@
+// The World decides how ranks come to exist (DESIGN.md "World"): threads of one process, or one
+// process per rank when mpirun/srun started us. Rank code is written once as a function of a
+// RankContext and runs unchanged in both modes. Before any rank code runs, the World checks the
+// launch (local rank -> GPU mapping, duplicate GPUs, a misbuilt MPI where every rank is rank 0,
+// identical arguments on every rank); each failure is one clear gcb::UsageError.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+
+namespace gcb {
+
+struct RankContext {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;   // rank among the ranks on this host
+  int local_size = 1;
+  int nodes = 1;        // distinct hosts in the world
+  int device = -1;      // CUDA device of this rank; -1 on CPU backends
+  std::string host;
+  bool processes = false;  // true: one process per rank (MPI launch); false: threads
+  // The data communicator of the chosen backend (threads, mpi or nccl; NCCL buffers are device
+  // memory).
+  Communicator& world_comm;
+  // A host-memory communicator over the same ranks (threads or MPI), for control traffic: time
+  // samples, verdicts, error counts. For host backends it is world_comm itself.
+  Communicator& host_comm;
+};
+
+// What the environment says about the launcher, read before MPI is initialised.
+struct LauncherInfo {
+  bool launched = false;      // started by mpirun/srun with rank variables set
+  int size = 1, rank = 0;     // from the variables below
+  int local_rank = -1, local_size = -1;  // -1 when the launcher does not say
+  std::string source;         // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", ...
+};
+// Reads OMPI_COMM_WORLD_{SIZE,RANK,LOCAL_RANK,LOCAL_SIZE}, PMI_SIZE/PMI_RANK (MPICH, srun
+// --mpi=pmi2), PMIX_RANK + SLURM_*, SLURM_STEP_NUM_TASKS/SLURM_NTASKS + SLURM_PROCID (srun).
+// `getenv` is injectable for tests.
+LauncherInfo detect_launcher(const std::function<const char*(const char*)>& getenv_fn);
+LauncherInfo detect_launcher();
+
+struct WorldOptions {
+  std::string backend = "threads";  // threads | mpi | nccl
+  int ranks = 0;                    // threads mode: number of rank threads (0 = 1 on CPU, one per GPU for nccl)
+  std::chrono::milliseconds timeout{300'000};
+  // The arguments (without argv[0]) every rank must share; their hash is compared across ranks.
+  std::vector<std::string> args;
+  // Test hook (threads mode): the arguments rank r claims to have; default `args` for all.
+  std::function<std::vector<std::string>(int rank)> args_of_rank;
+};
+
+// 64-bit FNV-1a over the arguments, each terminated by a NUL byte.
+uint64_t hash_arguments(const std::vector<std::string>& args);
+
+// Whether run_world would start one process per rank (an MPI launch was detected).
+bool world_is_processes();
+
+// Runs fn on every rank and returns when all ranks have finished. Threads: the first failing
+// rank aborts the others (each blocked collective ends within `timeout`), then gcb::Fault
+// "rank R on host H failed: ..." is thrown (gcb::UsageError is rethrown as is). Processes:
+// MPI_Init_thread, the launch checks, fn, MPI_Finalize; a failing rank prints the same message
+// and calls MPI_Abort so that every rank ends now. A launch-check failure is a gcb::UsageError
+// on every rank. `fn`'s return value (rank 0's) is returned on every rank.
+int run_world(const WorldOptions& options, const std::function<int(RankContext&)>& fn);
+
+}  // namespace gcb

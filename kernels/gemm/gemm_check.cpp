@@ -1,0 +1,150 @@
+// GEMM inputs, FP64 sampled reference and tolerances (see gemm_check.hpp).
+#include "kernels/gemm/gemm_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <fmt/format.h>
+#include <numbers>
+
+#include "core/error.hpp"
+
+namespace gcb::kernels {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in (0, 1]: 53 random bits, never 0 (log(0) would be -Inf).
+double uniform01(uint64_t& state) { return (static_cast<double>(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53; }
+
+// The i-th N(0,1) value of the stream `seed`: one Box–Muller pair per two indices.
+template <typename F>
+void for_each_normal(size_t count, uint64_t seed, F&& f) {
+  uint64_t state = seed * 0x2545f4914f6cdd1dULL + 1;
+  for (size_t i = 0; i < count; i += 2) {
+    const double r = std::sqrt(-2.0 * std::log(uniform01(state)));
+    const double t = 2.0 * std::numbers::pi * uniform01(state);
+    f(i, r * std::cos(t));
+    if (i + 1 < count) f(i + 1, r * std::sin(t));
+  }
+}
+
+constexpr double u(int mantissa_bits) { return std::ldexp(1.0, -mantissa_bits); }
+
+}  // namespace
+
+double fill_gemm_input(DType t, void* host, size_t count, uint64_t seed, GemmData data, double scale) {
+  if (data == GemmData::zeros) {
+    for (size_t i = 0; i < count; ++i) store_as(t, host, i, 0.0);
+    return 0.0;
+  }
+  if (t == DType::i8) {
+    uint64_t state = seed * 0x2545f4914f6cdd1dULL + 7;
+    for (size_t i = 0; i < count; ++i) store_as(t, host, i, static_cast<double>(static_cast<int64_t>(splitmix64(state) % 129) - 64));
+    return 64.0;
+  }
+  double amax = 0;
+  const DType storage = t == DType::tf32 ? DType::f32 : t;  // tf32 inputs are fp32 values
+  for_each_normal(count, seed, [&](size_t i, double x) {
+    amax = std::max(amax, std::fabs(x));
+    store_as(storage, host, i, x * scale);
+  });
+  return amax;
+}
+
+double gemm_input_amax(size_t count, uint64_t seed) {
+  double amax = 0;
+  for_each_normal(count, seed, [&](size_t, double x) { amax = std::max(amax, std::fabs(x)); });
+  return amax;
+}
+
+std::vector<GemmSample> gemm_samples(const GemmShape& s, int count, uint64_t seed) {
+  std::vector<GemmSample> out = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
+  uint64_t state = seed ^ 0x5851f42d4c957f2dULL;
+  for (int c = 4; c < count; ++c)
+    out.push_back({static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(s.m)),
+                   static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(s.n))});
+  return out;
+}
+
+double gemm_tolerance(DType input, int64_t k, bool fast_accum) {
+  const double kd = static_cast<double>(k);
+  // Recursive summation of K products with unit roundoff u_acc errs by at most about
+  // K·u_acc·Σ|a·b| (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1; this is
+  // the K·2^-24·c rule of reference/kernels.md); c = 2 covers the product rounding as well.
+  // Output rounding adds u_out·|d| ≤ u_out·Σ|a·b|. Inputs are exactly representable in their
+  // type except where stated, since the reference reads the stored values.
+  switch (input) {
+    case DType::f64: return 2 * kd * u(53) + u(53);
+    case DType::f32: return 2 * kd * u(24) + u(24);
+    // TF32 drops 13 mantissa bits of each fp32 input inside the tensor core: up to 2^-10
+    // relative per input if the hardware truncates (2^-11 if it rounds), two inputs per product.
+    case DType::tf32: return 2 * u(10) + 2 * kd * u(24) + u(24);
+    // FP32 accumulate, output rounded to fp16 (10 stored mantissa bits: u = 2^-11).
+    case DType::f16: return u(11) + 2 * kd * u(24);
+    // FP32 accumulate, output rounded to bf16 (7 stored mantissa bits: u = 2^-8).
+    case DType::bf16: return u(8) + 2 * kd * u(24);
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      // Output bf16 (2^-8). Hopper FP8 tensor cores keep about 14 bits in the accumulator
+      // (DeepSeek-V3 report §3.3.2); cuBLAS promotes partial sums to FP32 periodically, so
+      // within a chunk the 14-bit error is ≤ 2^-14·chunk length (≤ 128 terms → 2^-7) of that
+      // chunk's Σ|a·b|. Fast accumulate never promotes: per-step errors of random sign grow as
+      // √K (4σ margin for 256 samples), not the worst-case K·2^-14, which would be vacuous.
+      // Calibrate on a GPU before trusting either (compiles, unvalidated).
+      return fast_accum ? u(8) + 4 * std::sqrt(kd) * u(14) : u(8) + u(7) + 2 * kd * u(24);
+    // INT32 accumulation of integers is exact while |sum| < 2^31 (64²·K < 2^31 for K ≤ 2^17).
+    case DType::i8: return 0.0;
+    case DType::i32: break;
+  }
+  throw UsageError(fmt::format("no GEMM tolerance for {}", dtype_name(input)));
+}
+
+GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::vector<GemmSample>& samples,
+                     double tolerance) {
+  GemmCheck c;
+  c.tolerance = tolerance;
+  const size_t mn = static_cast<size_t>(s.m) * static_cast<size_t>(s.n);
+  if (dtype_is_float(v.output)) {
+    size_t first = mn;
+    for (size_t e = 0; e < mn; ++e)
+      if (!std::isfinite(load_as(v.output, v.d, e)) && c.non_finite++ == 0) first = e;
+    if (c.non_finite > 0) {
+      c.failure = fmt::format("{} non-finite outputs, first at (i={}, j={}) = {}", c.non_finite,
+                              first / static_cast<size_t>(s.n), first % static_cast<size_t>(s.n), load_as(v.output, v.d, first));
+      return c;
+    }
+  }
+  for (const auto& p : samples) {
+    double ref = 0, mag = 0;
+    const size_t arow = static_cast<size_t>(p.i) * static_cast<size_t>(s.k);
+    const size_t brow = static_cast<size_t>(p.j) * static_cast<size_t>(s.k);
+    for (int64_t kk = 0; kk < s.k; ++kk) {
+      const double prod = load_as(v.a_type, v.a, arow + static_cast<size_t>(kk)) * v.a_dequant *
+                          load_as(v.b_type, v.b, brow + static_cast<size_t>(kk)) * v.b_dequant;
+      ref += prod;
+      mag += std::fabs(prod);
+    }
+    const double got = load_as(v.output, v.d, static_cast<size_t>(p.i) * static_cast<size_t>(s.n) + static_cast<size_t>(p.j));
+    const double err = std::fabs(got - ref);
+    // Σ|a·b| = 0 means every product is 0: the only right answer is exactly 0.
+    const double rel = mag > 0 ? err / mag : (err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    if (c.worst_i < 0 || rel > c.max_rel_error) {
+      c.max_rel_error = rel;
+      c.worst_i = p.i;
+      c.worst_j = p.j;
+    }
+    if (rel > tolerance && c.failure.empty())
+      c.failure = fmt::format("D[{}][{}] = {} but FP64 reference = {} (|error| / sum|a*b| = {:.3g} > tolerance {:.3g})",
+                              p.i, p.j, got, ref, rel, tolerance);
+  }
+  return c;
+}
+
+}  // namespace gcb::kernels

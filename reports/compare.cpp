@@ -1,0 +1,357 @@
+// Pairing and verdicts of `gcbench compare`. The rule (reference/reports-ci-topology.md §2.6
+// item 5, §1.5 and §1.6): a change is a regression only when it is statistically significant
+// (U test on the raw samples, Holm-corrected across the run) AND larger than the effect-size
+// threshold; with too few samples for a rank test, only when it also exceeds 3× the noise.
+#include "reports/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "core/error.hpp"
+#include "reports/render.hpp"
+
+namespace gcb {
+
+namespace {
+
+bool usable_samples(const Result& r, size_t min) {
+  size_t finite = 0;
+  for (double s : r.samples) finite += std::isfinite(s) ? 1 : 0;
+  return finite >= min;
+}
+
+std::vector<double> finite_samples(const Result& r) {
+  std::vector<double> out;
+  for (double s : r.samples)
+    if (std::isfinite(s)) out.push_back(s);
+  return out;
+}
+
+bool suspect(const Result& r) {
+  return r.throttled || std::any_of(r.sample_flags.begin(), r.sample_flags.end(), [](uint64_t f) { return f != 0; });
+}
+
+// A noise estimate needs at least two samples; derived results (fits, ratios) have none.
+std::optional<double> noise_of(const Result& r) {
+  if (!r.stats || r.stats->count < 2 || !std::isfinite(r.stats->cv)) return std::nullopt;
+  return std::fabs(r.stats->cv);
+}
+
+bool wanted(const CompareOptions& o, const std::string& metric) {
+  return o.metrics.empty() || std::find(o.metrics.begin(), o.metrics.end(), metric) != o.metrics.end();
+}
+
+// Names of the metrics to report for a pair: base order first, then those only in NEW.
+std::vector<std::string> metric_names(const Result* b, const Result* n, const CompareOptions& o) {
+  std::vector<std::string> names;
+  for (const Result* r : {b, n}) {
+    if (!r) continue;
+    for (const auto& m : r->metrics)
+      if (wanted(o, m.name) && std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+  }
+  return names;
+}
+
+Comparison one_sided(const Result& r, const Metric* m, Verdict v) {
+  Comparison c;
+  c.key = r.key;
+  c.params = r.params;
+  c.metric = m ? m->name : "";
+  c.unit = m ? m->unit : "";
+  c.higher_is_better = m ? m->higher_is_better : true;
+  (v == Verdict::added ? c.contender : c.base) = m ? m->value : std::nullopt;
+  c.verdict = c.underlying = v;
+  c.reason = v == Verdict::added ? "only in NEW" : "only in BASE";
+  if (r.status != Status::pass) c.reason += fmt::format(" ({}{}{})", status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
+  return c;
+}
+
+// Verdict from a status that is not PASS on one side, or nullopt when both passed.
+std::optional<std::pair<Verdict, std::string>> status_verdict(const Result& b, const Result& n) {
+  if (b.status == Status::pass && n.status == Status::pass) return std::nullopt;
+  auto says = [](const char* side, const Result& r) {
+    return fmt::format("{} {}{}{}", side, status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
+  };
+  if (n.status == Status::fail && b.status != Status::fail) return std::pair{Verdict::failed, says("NEW", n)};
+  return std::pair{Verdict::skipped, n.status != Status::pass ? says("NEW", n) : says("BASE", b)};
+}
+
+struct Pending {
+  size_t comparison;
+  size_t test;  // index into the run's U tests
+  bool samples_slower;  // median seconds per launch rose
+  const char* throttled_side;
+};
+
+// SUSPECT wins over the numbers when a side was measured while the GPU throttled; the verdict
+// the numbers alone give is kept in `underlying` and in the reason.
+void settle(Comparison& c, const char* throttled_side) {
+  if (!throttled_side) {
+    c.verdict = c.underlying;
+    return;
+  }
+  c.verdict = Verdict::suspect;
+  c.reason = fmt::format("{} measured while throttled; numbers alone: {} ({})", throttled_side,
+                         verdict_name(c.underlying), c.reason);
+}
+
+void judge_without_test(Comparison& c, double gain, std::optional<double> noise, double threshold) {
+  const double magnitude = std::fabs(*c.change);
+  if (magnitude <= threshold) {
+    c.underlying = Verdict::same;
+    c.reason = fmt::format("|change| {:.2f}% <= threshold {:.2f}%", 100 * magnitude, 100 * threshold);
+  } else if (!noise) {
+    c.underlying = Verdict::ambiguous;
+    c.reason = "beyond the threshold, but no samples to tell it from noise";
+  } else if (magnitude > std::max(3 * *noise, threshold)) {
+    c.underlying = gain < 0 ? Verdict::slower : Verdict::faster;
+    c.reason = fmt::format("|change| {:.2f}% > max(3 x noise {:.2f}%, threshold); fewer than 9 samples, no U test",
+                           100 * magnitude, 100 * *noise);
+  } else {
+    c.underlying = Verdict::ambiguous;
+    c.reason = fmt::format("|change| {:.2f}% is within 3 x noise ({:.2f}%)", 100 * magnitude, 100 * *noise);
+  }
+}
+
+void judge_with_test(Comparison& c, double gain, bool samples_slower, const CompareOptions& o) {
+  const double magnitude = std::fabs(*c.change);
+  const bool significant = *c.p_adjusted <= o.alpha;
+  // Samples are seconds per launch, whatever the metric. A throughput metric (bytes/s, FLOP/s,
+  // higher_is_better) falls when the seconds rise; a time-like metric (latency, lower is better)
+  // rises with them. Either way "samples slower" means "metric worse", so the U test's direction
+  // must agree with the sign of `gain` (positive = better in the metric's own direction).
+  const bool metric_worse = gain < 0;
+  if (magnitude <= o.threshold) {
+    c.underlying = Verdict::same;
+    c.reason = fmt::format("|change| {:.2f}% <= threshold {:.2f}%{}", 100 * magnitude, 100 * o.threshold,
+                           significant ? " (significant, too small to matter)" : "");
+  } else if (!significant) {
+    c.underlying = Verdict::ambiguous;
+    c.reason = fmt::format("|change| {:.2f}% > threshold, but U test p(Holm) {:.3g} > alpha {}", 100 * magnitude,
+                           *c.p_adjusted, o.alpha);
+  } else if (samples_slower != metric_worse) {
+    c.underlying = Verdict::ambiguous;
+    c.reason = "the metric and the per-launch times moved in opposite directions";
+  } else {
+    c.underlying = metric_worse ? Verdict::slower : Verdict::faster;
+    c.reason = fmt::format("|change| {:.2f}% > threshold and U test p(Holm) {:.3g} <= alpha {}", 100 * magnitude,
+                           *c.p_adjusted, o.alpha);
+  }
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::same: return "SAME";
+    case Verdict::faster: return "FASTER";
+    case Verdict::slower: return "SLOWER";
+    case Verdict::ambiguous: return "AMBIGUOUS";
+    case Verdict::suspect: return "SUSPECT";
+    case Verdict::added: return "NEW";
+    case Verdict::missing: return "MISSING";
+    case Verdict::skipped: return "SKIPPED";
+    case Verdict::failed: return "FAILED";
+  }
+  return "?";
+}
+
+size_t CompareReport::count(Verdict v) const {
+  return static_cast<size_t>(
+      std::count_if(comparisons.begin(), comparisons.end(), [&](const Comparison& c) { return c.verdict == v; }));
+}
+
+bool CompareReport::regressed() const { return count(Verdict::slower) > 0 || count(Verdict::failed) > 0; }
+
+CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender,
+                                const CompareOptions& o) {
+  if (!(o.threshold >= 0 && o.threshold < 10)) throw UsageError(fmt::format("--threshold {} is out of range", o.threshold));
+  if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError(fmt::format("--alpha {} must lie in (0, 1)", o.alpha));
+  CompareReport report;
+  report.environment = diff_environment(base.context, contender.context);
+  for (const auto& d : report.environment) {
+    if (d.field == "topology" && !d.base.empty() && !d.contender.empty()) {
+      report.topology_mismatch = true;
+      report.warnings.push_back(fmt::format(
+          "topology fingerprints differ (BASE {}, NEW {}): these runs come from different topologies, so their "
+          "verdicts compare different machines",
+          d.base, d.contender));
+    }
+  }
+
+  // Pair by key + params (exact JSON equality; nlohmann objects dump with sorted keys).
+  auto id = [](const Result& r) { return r.key + '\x1f' + r.params.dump(); };
+  std::map<std::string, size_t> in_new;
+  for (size_t i = 0; i < contender.results.size(); ++i)
+    if (!in_new.emplace(id(contender.results[i]), i).second)
+      report.warnings.push_back(fmt::format("NEW holds '{}' {} twice: only the first is compared",
+                                            contender.results[i].key, contender.results[i].params.dump()));
+  std::map<std::string, size_t> in_base;
+  std::vector<bool> new_paired(contender.results.size(), false);
+  std::vector<double> p_values;
+  std::vector<Pending> pending;
+  size_t shared = 0;
+
+  for (const Result& b : base.results) {
+    if (!in_base.emplace(id(b), 0).second) {
+      report.warnings.push_back(fmt::format("BASE holds '{}' {} twice: only the first is compared", b.key, b.params.dump()));
+      continue;
+    }
+    const auto it = in_new.find(id(b));
+    if (it == in_new.end()) {
+      for (const auto& name : metric_names(&b, nullptr, o)) report.comparisons.push_back(one_sided(b, b.metric(name), Verdict::missing));
+      if (b.metrics.empty() && o.metrics.empty()) report.comparisons.push_back(one_sided(b, nullptr, Verdict::missing));
+      continue;
+    }
+    const Result& n = contender.results[it->second];
+    new_paired[it->second] = true;
+    const auto status = status_verdict(b, n);
+    std::optional<size_t> test;  // one U test per result pair: its metrics share the samples
+    bool samples_slower = false;
+    std::vector<std::string> names = metric_names(&b, &n, o);
+    if (names.empty() && o.metrics.empty() && status) names.push_back("");
+    for (const auto& name : names) {
+      const Metric* bm = b.metric(name);
+      const Metric* nm = n.metric(name);
+      if (!name.empty() && !bm) {
+        report.comparisons.push_back(one_sided(n, nm, Verdict::added));
+        continue;
+      }
+      if (!name.empty() && !nm) {
+        report.comparisons.push_back(one_sided(b, bm, Verdict::missing));
+        continue;
+      }
+      ++shared;
+      Comparison c;
+      c.key = b.key;
+      c.params = b.params;
+      c.metric = name;
+      if (bm) {
+        c.unit = bm->unit;
+        c.higher_is_better = bm->higher_is_better;
+        c.base = bm->value;
+        c.contender = nm->value;
+        if (bm->higher_is_better != nm->higher_is_better)
+          report.warnings.push_back(fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used",
+                                                b.key, params_summary(b.params), name));
+      }
+      c.base_samples = b.samples.size();
+      c.new_samples = n.samples.size();
+      if (status) {
+        c.verdict = c.underlying = status->first;
+        c.reason = status->second;
+        report.comparisons.push_back(std::move(c));
+        continue;
+      }
+      if (!c.base || !c.contender) {
+        c.verdict = c.underlying = Verdict::skipped;
+        c.reason = fmt::format("value is null in {}", !c.base ? "BASE" : "NEW");
+        report.comparisons.push_back(std::move(c));
+        continue;
+      }
+      c.change = relative_change(*c.base, *c.contender);
+      const auto nb = noise_of(b), nn = noise_of(n);
+      if (nb && nn) c.noise = std::max(*nb, *nn);
+      const double gain = c.higher_is_better ? *c.change : -*c.change;
+      const char* throttled_side = suspect(n) ? "NEW" : suspect(b) ? "BASE" : nullptr;
+      if (usable_samples(b, o.min_utest_samples) && usable_samples(n, o.min_utest_samples)) {
+        if (!test) {
+          const auto xb = finite_samples(b), xn = finite_samples(n);
+          test = p_values.size();
+          p_values.push_back(mann_whitney_u(xb, xn).p);
+          samples_slower = percentile(xn, 0.5) > percentile(xb, 0.5);
+        }
+        c.p_value = p_values[*test];
+        pending.push_back({report.comparisons.size(), *test, samples_slower, throttled_side});
+      } else {
+        judge_without_test(c, gain, (nb && nn) ? std::optional<double>(c.noise) : std::nullopt, o.threshold);
+        settle(c, throttled_side);
+      }
+      report.comparisons.push_back(std::move(c));
+    }
+  }
+  for (size_t i = 0; i < contender.results.size(); ++i) {
+    if (new_paired[i] || in_new.at(id(contender.results[i])) != i) continue;
+    const Result& n = contender.results[i];
+    for (const auto& name : metric_names(nullptr, &n, o)) report.comparisons.push_back(one_sided(n, n.metric(name), Verdict::added));
+    if (n.metrics.empty() && o.metrics.empty()) report.comparisons.push_back(one_sided(n, nullptr, Verdict::added));
+  }
+  if (shared == 0)
+    throw UsageError(o.metrics.empty()
+                         ? "nothing in common between BASE and NEW: no result with the same key, params and metric"
+                         : "nothing in common between BASE and NEW for the --metric names given");
+
+  // Holm across every U test of this run, then the verdicts that waited for it.
+  const std::vector<double> adjusted = holm_adjust(p_values);
+  for (const Pending& p : pending) {
+    Comparison& c = report.comparisons[p.comparison];
+    c.p_adjusted = adjusted[p.test];
+    judge_with_test(c, c.higher_is_better ? *c.change : -*c.change, p.samples_slower, o);
+    settle(c, p.throttled_side);
+  }
+  return report;
+}
+
+namespace {
+
+// The text at a JSON pointer, "" when absent or null; non-strings as compact JSON.
+std::string text_at(const nlohmann::json& j, const char* pointer) {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (!j.contains(ptr)) return "";
+  const auto& v = j.at(ptr);
+  if (v.is_null()) return "";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string gpu_names(const nlohmann::json& ctx) {
+  if (!ctx.contains("gpus") || !ctx.at("gpus").is_array() || ctx.at("gpus").empty()) return "none";
+  std::map<std::string, int> names;  // "8 x NVIDIA H100 80GB HBM3" rather than eight names
+  for (const auto& g : ctx.at("gpus")) ++names[g.value("name", std::string("?"))];
+  std::string out;
+  for (const auto& [name, count] : names) out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", count, name);
+  return out;
+}
+
+}  // namespace
+
+std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, const nlohmann::json& contender) {
+  std::vector<EnvironmentDifference> out;
+  auto check = [&](std::string field, std::string b, std::string n) {
+    if (b != n) out.push_back({std::move(field), std::move(b), std::move(n)});
+  };
+  check("gpus", gpu_names(base), gpu_names(contender));
+  check("driver", text_at(base, "/nvml/driver_version"), text_at(contender, "/nvml/driver_version"));
+  check("cuda_driver_api", text_at(base, "/cuda/driver_version"), text_at(contender, "/cuda/driver_version"));
+  check("cuda_runtime", text_at(base, "/cuda/runtime_version"), text_at(contender, "/cuda/runtime_version"));
+  std::vector<std::string> libraries;
+  for (const auto* ctx : {&base, &contender})
+    if (ctx->contains("libraries") && ctx->at("libraries").is_object())
+      for (const auto& [name, version] : ctx->at("libraries").items())
+        if (std::find(libraries.begin(), libraries.end(), name) == libraries.end()) libraries.push_back(name);
+  auto library = [](const nlohmann::json& ctx, const std::string& name) -> std::string {
+    if (!ctx.contains("libraries") || !ctx.at("libraries").contains(name)) return "";
+    const auto& v = ctx.at("libraries").at(name);
+    return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+  };
+  for (const auto& name : libraries) check("libraries." + name, library(base, name), library(contender, name));
+  check("cpu", text_at(base, "/cpu/model"), text_at(contender, "/cpu/model"));
+  check("topology", text_at(base, "/topology/fingerprint"), text_at(contender, "/topology/fingerprint"));
+  check("gcbench", text_at(base, "/gcbench/revision"), text_at(contender, "/gcbench/revision"));
+  return out;
+}
+
+std::string compare_summary(const CompareReport& r) {
+  std::string out;
+  for (Verdict v : {Verdict::slower, Verdict::failed, Verdict::faster, Verdict::same, Verdict::ambiguous,
+                    Verdict::suspect, Verdict::added, Verdict::missing, Verdict::skipped}) {
+    const size_t n = r.count(v);
+    if (n == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {}", n, verdict_name(v));
+  }
+  return out.empty() ? "nothing compared" : out;
+}
+
+}  // namespace gcb

@@ -1,0 +1,103 @@
+// Regression verdicts between two result documents (`gcbench compare BASE NEW`): results are
+// paired by key + params, every shared metric gets a direction-aware verdict from a two-stage
+// gate (significance and effect size, reference/reports-ci-topology.md §2.6 item 5), and the
+// contexts are diffed so runs from different machines are never paired silently.
+// Pure functions of the documents: no IO here (bench/compare.cpp does the files).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reports/result.hpp"
+
+namespace gcb {
+
+// SAME: within the threshold (or a significant change smaller than the threshold).
+// FASTER / SLOWER: significant and larger than the threshold, in the metric's own direction.
+// AMBIGUOUS: larger than the threshold but not distinguishable from noise (nvbench's AMBG).
+// SUSPECT: a side was measured while the GPU throttled; the verdict underneath is kept.
+// NEW / MISSING: the result or metric exists only in NEW / only in BASE.
+// SKIPPED: a side is WAIVED, ERROR or FAIL in BASE, or a value is null: nothing to compare.
+// FAILED: NEW failed verification (status FAIL) where BASE did not: wrong answers gate like
+// a regression.
+enum class Verdict { same, faster, slower, ambiguous, suspect, added, missing, skipped, failed };
+std::string_view verdict_name(Verdict v);  // "SAME", "FASTER", ..., "NEW", "MISSING", ...
+
+struct CompareOptions {
+  double threshold = 0.05;  // minimum relative change that matters (effect size)
+  double alpha = 0.05;      // family-wise error rate of the U tests (Holm–Bonferroni)
+  std::vector<std::string> metrics;  // restrict to these metric names; empty = all shared
+  size_t min_utest_samples = 9;      // Google Benchmark's UTEST_OPTIMAL_REPETITIONS
+};
+
+struct Comparison {
+  std::string key;
+  nlohmann::json params = nlohmann::json::object();
+  std::string metric;
+  std::string unit;
+  bool higher_is_better = true;
+  std::optional<double> base, contender;  // metric values
+  std::optional<double> change;           // (new − base) / |base|, signed as measured
+  std::optional<double> p_value;          // raw two-sided U-test p-value, when the test ran
+  std::optional<double> p_adjusted;       // Holm-adjusted
+  double noise = 0;                       // max CV of the two sides (fallback rule)
+  size_t base_samples = 0, new_samples = 0;
+  Verdict verdict = Verdict::same;
+  Verdict underlying = Verdict::same;     // for SUSPECT: what the numbers alone say
+  std::string reason;                     // one line: why this verdict
+};
+
+struct EnvironmentDifference {
+  std::string field;  // "gpus", "driver", "cuda_runtime", "libraries.nccl", "cpu", "topology"
+  std::string base, contender;
+};
+
+struct CompareReport {
+  std::vector<Comparison> comparisons;
+  std::vector<EnvironmentDifference> environment;
+  bool topology_mismatch = false;  // both sides carry fingerprints and they differ
+  std::vector<std::string> warnings;
+  size_t count(Verdict v) const;
+  bool regressed() const;  // anything SLOWER or FAILED
+};
+
+// Two-sided Mann–Whitney U test, normal approximation with tie and continuity correction
+// (scipy.stats.mannwhitneyu(method="asymptotic", use_continuity=True)). Returns p in [0, 1];
+// 1 when every observation ties. Requires non-empty samples.
+struct UTest {
+  double u = 0;  // U statistic of the first sample
+  double z = 0;  // continuity-corrected |z|
+  double p = 1;
+};
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y);
+
+// Holm–Bonferroni step-down adjusted p-values, in the input's order: reject H_i at level α
+// exactly when adjusted[i] ≤ α (Holm 1979).
+std::vector<double> holm_adjust(std::span<const double> p);
+
+// Relative change (new − base)/|base|; when base is 0, Google Benchmark compare.py's
+// (new − base)/((base + new)/2); 0 when both are 0.
+double relative_change(double base, double contender);
+
+// Pairs and judges. Throws gcb::UsageError when nothing is comparable (no shared result and
+// metric) or an option is out of range.
+CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender,
+                                const CompareOptions& options);
+std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, const nlohmann::json& contender);
+
+// Renderers, pure functions of the report.
+std::string render_compare_console(const CompareReport& r, const CompareOptions& o);
+// GitHub PR comments are limited to 65,536 characters (reference §5): above `max_bytes` the
+// SAME rows are dropped, then rows are cut, each time with a line that says so.
+inline constexpr size_t kMarkdownCommentLimit = 60000;
+std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o,
+                                    size_t max_bytes = kMarkdownCommentLimit);
+// JUnit XML: one testcase per comparison; SLOWER and FAILED are failures, SKIPPED/NEW/MISSING
+// are skipped.
+std::string render_compare_junit(const CompareReport& r);
+std::string compare_summary(const CompareReport& r);  // "3 SAME, 1 SLOWER, ..."
+
+}  // namespace gcb

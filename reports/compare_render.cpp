@@ -1,0 +1,196 @@
+// Renderers of a compare report: console table, Markdown for PR comments (size-budgeted, GitHub
+// caps a comment at 65,536 characters — reference/reports-ci-topology.md §5) and JUnit XML.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "reports/compare.hpp"
+#include "reports/render.hpp"
+
+namespace gcb {
+
+namespace {
+
+std::string value_text(const std::optional<double>& v) { return v ? format_value(*v) : "-"; }
+
+std::string change_text(const Comparison& c) {
+  return c.change ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
+}
+
+std::string p_text(const Comparison& c) { return c.p_adjusted ? fmt::format("{:.3g}", *c.p_adjusted) : "-"; }
+
+std::string n_text(const Comparison& c) { return fmt::format("{}/{}", c.base_samples, c.new_samples); }
+
+std::string clip(std::string s, size_t width) {
+  if (s.size() <= width) return s;
+  return s.substr(0, width - 1) + "~";
+}
+
+// Most urgent first: a reader of a PR comment sees the regressions before the noise.
+int severity(Verdict v) {
+  switch (v) {
+    case Verdict::failed: return 0;
+    case Verdict::slower: return 1;
+    case Verdict::suspect: return 2;
+    case Verdict::ambiguous: return 3;
+    case Verdict::faster: return 4;
+    case Verdict::missing: return 5;
+    case Verdict::added: return 6;
+    case Verdict::skipped: return 7;
+    case Verdict::same: return 8;
+  }
+  return 9;
+}
+
+std::string headline(const CompareReport& r) {
+  return r.regressed() ? "REGRESSION" : "no regression";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters even when escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::string case_name(const Comparison& c) {
+  const std::string params = params_summary(c.params);
+  return params.empty() ? c.key : c.key + " [" + params + "]";
+}
+
+}  // namespace
+
+std::string render_compare_console(const CompareReport& r, const CompareOptions& o) {
+  std::string out;
+  if (!r.environment.empty()) {
+    out += "environment differences (BASE -> NEW):\n";
+    for (const auto& d : r.environment)
+      out += fmt::format("  {:<18} {} -> {}\n", d.field, d.base.empty() ? "(absent)" : d.base,
+                         d.contender.empty() ? "(absent)" : d.contender);
+  }
+  for (const auto& w : r.warnings) out += fmt::format("WARNING: {}\n", w);
+  out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case",
+                     "params", "metric", "base", "new", "unit", "change", "p(Holm)", "n");
+  out += std::string(152, '-') + "\n";
+  for (const auto& c : r.comparisons) {
+    out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", verdict_name(c.verdict),
+                       clip(c.key, 28), clip(params_summary(c.params), 36), clip(c.metric, 18), value_text(c.base),
+                       value_text(c.contender), clip(c.unit, 7), change_text(c), p_text(c), n_text(c));
+    if (c.verdict != Verdict::same) out += fmt::format("          {}\n", c.reason);
+  }
+  out += fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n", headline(r), compare_summary(r),
+                     100 * o.threshold, o.alpha);
+  return out;
+}
+
+std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o, size_t max_bytes) {
+  std::string head = fmt::format("## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
+                                 "on >= {} samples per side, else 3 x noise).\n\n",
+                                 headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
+  for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", md_cell(w));
+  if (!r.environment.empty()) {
+    head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";
+    for (const auto& d : r.environment)
+      head += fmt::format("| {} | {} | {} |\n", d.field, md_cell(d.base.empty() ? "(absent)" : d.base),
+                          md_cell(d.contender.empty() ? "(absent)" : d.contender));
+    head += "\n";
+  }
+  const std::string table_head =
+      "| verdict | case | params | metric | BASE | NEW | unit | change | p (Holm) | n | why |\n"
+      "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |\n";
+  std::vector<const Comparison*> rows;
+  for (const auto& c : r.comparisons) rows.push_back(&c);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Comparison* a, const Comparison* b) { return severity(a->verdict) < severity(b->verdict); });
+  auto row = [](const Comparison& c) {
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       c.verdict == Verdict::slower || c.verdict == Verdict::failed
+                           ? fmt::format("**{}**", verdict_name(c.verdict))
+                           : std::string(verdict_name(c.verdict)),
+                       md_cell(c.key), md_cell(params_summary(c.params)), md_cell(c.metric), value_text(c.base),
+                       value_text(c.contender), md_cell(c.unit), change_text(c), p_text(c), n_text(c),
+                       c.verdict == Verdict::same ? "" : md_cell(c.reason));
+  };
+  // Budget: the whole table; else without SAME rows; else as many rows as fit, saying so.
+  std::string body;
+  for (const auto* c : rows) body += row(*c);
+  if (head.size() + table_head.size() + body.size() <= max_bytes) return head + table_head + body;
+  const size_t same = r.count(Verdict::same);
+  std::string note = fmt::format("_{} SAME rows are not shown (comment size limit)._\n\n", same);
+  std::string kept;
+  size_t shown = 0;
+  const size_t candidates = r.comparisons.size() - same;
+  for (const auto* c : rows) {
+    if (c->verdict == Verdict::same) continue;
+    const std::string line = row(*c);
+    // Keeps the severity order: stop at the first row that does not fit, with room for the
+    // closing line about the rows cut.
+    if (head.size() + note.size() + table_head.size() + kept.size() + line.size() + 120 > max_bytes) break;
+    kept += line;
+    ++shown;
+  }
+  std::string tail;
+  if (shown < candidates)
+    tail = fmt::format("\n_{} more rows (not SAME) are not shown: see the console log or the JUnit report._\n",
+                       candidates - shown);
+  return head + note + table_head + kept + tail;
+}
+
+std::string render_compare_junit(const CompareReport& r) {
+  size_t failures = 0, skipped = 0;
+  for (const auto& c : r.comparisons) {
+    if (c.verdict == Verdict::slower || c.verdict == Verdict::failed) ++failures;
+    if (c.verdict == Verdict::skipped || c.verdict == Verdict::added || c.verdict == Verdict::missing) ++skipped;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"gcbench compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                     r.comparisons.size(), failures, skipped);
+  out += fmt::format("  <testsuite name=\"gcbench compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                     r.comparisons.size(), failures, skipped);
+  if (!r.environment.empty() || !r.warnings.empty()) {
+    out += "    <properties>\n";
+    for (const auto& d : r.environment)
+      out += fmt::format("      <property name=\"env.{}\" value=\"{} -> {}\"/>\n", xml_escape(d.field),
+                         xml_escape(d.base), xml_escape(d.contender));
+    for (const auto& w : r.warnings) out += fmt::format("      <property name=\"warning\" value=\"{}\"/>\n", xml_escape(w));
+    out += "    </properties>\n";
+  }
+  for (const auto& c : r.comparisons) {
+    const std::string summary = fmt::format("{}: {} {} -> {} {} ({}); {}", verdict_name(c.verdict), c.metric,
+                                            value_text(c.base), value_text(c.contender), c.unit, change_text(c), c.reason);
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", xml_escape(c.key),
+                       xml_escape(c.metric.empty() ? case_name(c) : c.metric + " " + case_name(c)));
+    if (c.verdict == Verdict::slower || c.verdict == Verdict::failed)
+      out += fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", verdict_name(c.verdict), xml_escape(summary));
+    else if (c.verdict == Verdict::skipped || c.verdict == Verdict::added || c.verdict == Verdict::missing)
+      out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(summary));
+    else
+      out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(summary));
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace gcb

@@ -1,0 +1,74 @@
+// The statistics behind `gcbench compare`: the Mann–Whitney U test and Holm's step-down
+// correction. Both are checked against scipy/statsmodels values in tests/reports/test_compare.cpp.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "reports/compare.hpp"
+
+namespace gcb {
+
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y) {
+  GCB_CHECK(!x.empty() && !y.empty(), "Mann-Whitney U needs two non-empty samples");
+  const size_t n1 = x.size(), n2 = y.size(), n = n1 + n2;
+  // Pool, sort, and give tied values their average rank (1-based).
+  std::vector<std::pair<double, bool>> pooled;  // value, from x
+  pooled.reserve(n);
+  for (double v : x) pooled.emplace_back(v, true);
+  for (double v : y) pooled.emplace_back(v, false);
+  std::sort(pooled.begin(), pooled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double rank_sum_x = 0;
+  double tie_term = 0;  // Σ (t³ − t) over tie groups
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && pooled[j].first == pooled[i].first) ++j;
+    const double t = static_cast<double>(j - i);
+    const double avg_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
+    for (size_t k = i; k < j; ++k)
+      if (pooled[k].second) rank_sum_x += avg_rank;
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  UTest r;
+  // U1 = R1 − n1(n1+1)/2 (Mann & Whitney 1947); mean n1·n2/2; variance with the tie correction
+  // n1·n2/12 · ((n+1) − Σ(t³−t)/(n(n−1))) — the formulas scipy.stats.mannwhitneyu uses.
+  r.u = rank_sum_x - dn1 * (dn1 + 1) / 2;
+  const double mean = dn1 * dn2 / 2;
+  const double variance = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
+  if (variance <= 0) {  // every observation ties: no evidence of a shift
+    r.z = 0;
+    r.p = 1;
+    return r;
+  }
+  // Two-sided with continuity correction: z = (max(U1, U2) − mean − 0.5)/σ, p = 2·(1 − Φ(z)).
+  const double u_max = std::max(r.u, dn1 * dn2 - r.u);
+  r.z = (u_max - mean - 0.5) / std::sqrt(variance);
+  r.p = std::clamp(std::erfc(r.z / std::sqrt(2.0)), 0.0, 1.0);
+  return r;
+}
+
+std::vector<double> holm_adjust(std::span<const double> p) {
+  // Holm (1979): sort ascending, adjusted p_(i) = max over j ≤ i of min(1, (m − j + 1)·p_(j)).
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> adjusted(m);
+  double running = 0;
+  for (size_t i = 0; i < m; ++i) {
+    const double scaled = std::min(1.0, static_cast<double>(m - i) * p[order[i]]);
+    running = std::max(running, scaled);
+    adjusted[order[i]] = running;
+  }
+  return adjusted;
+}
+
+double relative_change(double base, double contender) {
+  if (base != 0) return (contender - base) / std::fabs(base);
+  if (contender == 0) return 0;
+  return (contender - base) / ((base + contender) / 2);  // compare.py's rule for a zero base
+}
+
+}  // namespace gcb

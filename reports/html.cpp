@@ -1,0 +1,224 @@
+#include "reports/html.hpp"
+
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "reports/render.hpp"
+#include "reports/report_charts.hpp"
+#include "reports/svg_chart.hpp"
+
+namespace gcb::report {
+
+namespace {
+
+using svg::xml_escape;
+
+// A ratio further than this from 1 is coloured as better or worse (display only; `gcbench
+// compare` owns regression verdicts).
+constexpr double kRatioHighlight = 0.05;
+
+constexpr const char* kCss = R"(
+body { font-family: Helvetica, Arial, sans-serif; margin: 24px; color: #222; max-width: 1400px; }
+h1 { font-size: 22px; margin-bottom: 4px; }
+h2 { font-size: 18px; border-bottom: 2px solid #4e79a7; padding-bottom: 3px; margin-top: 32px; }
+h3 { font-size: 15px; margin-top: 20px; }
+table { border-collapse: collapse; margin: 8px 0 16px 0; font-size: 12px; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: #eef2f7; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.better { background: #dff0d8; }
+td.worse { background: #f8d7da; }
+td.status { color: #a94442; }
+.warn { background: #fff3cd; border: 1px solid #e0c060; padding: 8px 12px; margin: 12px 0; }
+.note { color: #666; font-size: 12px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+.charts svg { border: 1px solid #ddd; }
+)";
+
+std::string value_cell(const Result* r, bool show_peak) {
+  if (!r) return "<td class=\"num\">—</td>";
+  if (r->status != Status::pass && r->status != Status::fail)
+    return fmt::format("<td class=\"status\" title=\"{}\">{}</td>", xml_escape(r->reason), status_name(r->status));
+  const Metric* m = headline(r);
+  if (!m) return "<td class=\"num\">null</td>";
+  std::string text = fmt::format("{} {}", format_value(*m->value), m->unit);
+  if (show_peak)
+    if (const auto p = m->percent_of_peak()) text += fmt::format(" ({:.1f}%)", *p);
+  if (r->status == Status::fail) text += " FAIL";
+  if (r->throttled) text += "*";
+  return fmt::format("<td class=\"num\">{}</td>", xml_escape(text));
+}
+
+std::string ratio_cell(const Row& row, size_t run) {
+  const auto q = ratio_to_baseline(row, run);
+  if (!q) return "<td class=\"num\">—</td>";
+  const bool higher_better = headline(row.per_run[0])->higher_is_better;
+  const char* cls = "";
+  if (std::fabs(*q - 1) > kRatioHighlight) cls = ((*q > 1) == higher_better) ? " better" : " worse";
+  return fmt::format("<td class=\"num{}\">{:.3f}×</td>", cls, *q);
+}
+
+// Side-by-side table: case, params, the headline value of each run, ratio of each run to run 0.
+std::string compare_table(const std::vector<Run>& runs, const std::vector<Row>& rows, bool show_peak) {
+  std::string out = "<table>\n<tr><th>case</th><th>params</th>";
+  for (const auto& run : runs) out += fmt::format("<th>{}</th>", xml_escape(run.label));
+  for (size_t i = 1; i < runs.size(); ++i)
+    out += fmt::format("<th>{} / {}</th>", xml_escape(runs[i].label), xml_escape(runs[0].label));
+  out += "</tr>\n";
+  for (const auto& row : rows) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(row.key), xml_escape(params_summary(row.params)));
+    for (size_t i = 0; i < runs.size(); ++i) out += value_cell(row.per_run[i], show_peak);
+    for (size_t i = 1; i < runs.size(); ++i) out += ratio_cell(row, i);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string charts_block(const std::vector<std::string>& charts) {
+  if (charts.empty()) return "";
+  std::string out = "<div class=\"charts\">\n";
+  for (const auto& c : charts) out += c;
+  return out + "</div>\n";
+}
+
+std::string runs_table(const std::vector<Run>& runs) {
+  std::string out = "<table>\n<tr><th>run</th><th>host</th><th>date</th><th>GPU</th><th>command</th><th>results</th></tr>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& ctx = runs[i].doc.context;
+    const auto fields = environment_fields(ctx);
+    std::string command, host = "-";
+    if (ctx.contains("command_line") && ctx.at("command_line").is_array())
+      for (const auto& a : ctx.at("command_line")) {
+        if (!command.empty()) command += ' ';
+        command += a.is_string() ? a.get<std::string>() : a.dump();
+      }
+    for (const auto& [k, v] : fields)
+      if (k == "host") host = v;
+    out += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       xml_escape(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
+                       xml_escape(host), xml_escape(ctx.value("date", std::string("-"))),
+                       xml_escape(fields[0].second), xml_escape(command), xml_escape(status_summary(runs[i].doc.results)));
+  }
+  return out + "</table>\n";
+}
+
+std::string environment_section(const std::vector<Run>& runs) {
+  std::string out;
+  const auto diff = environment_diff(runs);
+  if (!diff.empty()) {
+    out += "<div class=\"warn\"><b>The runs' environments differ</b> — ratios compare different conditions:\n<table>\n<tr><th>field</th>";
+    for (const auto& run : runs) out += fmt::format("<th>{}</th>", xml_escape(run.label));
+    out += "</tr>\n";
+    for (const auto& f : diff) {
+      out += fmt::format("<tr><td>{}</td>", xml_escape(f.name));
+      for (const auto& v : f.values) out += fmt::format("<td>{}</td>", xml_escape(v));
+      out += "</tr>\n";
+    }
+    out += "</table></div>\n";
+  }
+  out += "<h3>Environment of " + xml_escape(runs[0].label) + "</h3>\n<table>\n";
+  for (const auto& [k, v] : environment_fields(runs[0].doc.context))
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", xml_escape(k), xml_escape(v));
+  return out + "</table>\n";
+}
+
+std::string not_passed_section(const std::vector<Run>& runs) {
+  std::string rows;
+  for (const auto& run : runs)
+    for (const auto& r : run.doc.results)
+      if (r.status != Status::pass)
+        rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"status\">{}</td><td>{}</td></tr>\n",
+                            xml_escape(run.label), xml_escape(r.key), xml_escape(params_summary(r.params)),
+                            status_name(r.status), xml_escape(r.reason));
+  if (rows.empty()) return "";
+  return "<h2>Not passed</h2>\n<table>\n<tr><th>run</th><th>case</th><th>params</th><th>status</th><th>reason</th></tr>\n" +
+         rows + "</table>\n";
+}
+
+std::optional<double> metric_of(const Result* r, const char* name) {
+  if (!r) return std::nullopt;
+  const Metric* m = r->metric(name);
+  return m ? m->value : std::nullopt;
+}
+
+// Layout comparison: step time, tokens/s and MFU of each layout in each run.
+std::string train_table(const std::vector<Run>& runs) {
+  const auto rows = family_rows(runs, "train");
+  static constexpr std::array<std::pair<const char*, const char*>, 3> kCols = {
+      {{"step_time", "step time"}, {"tokens_per_s", "tokens/s"}, {"mfu", "MFU"}}};
+  std::string out = "<table>\n<tr><th>layout</th><th>params</th>";
+  for (const auto& run : runs)
+    for (const auto& [metric, title] : kCols)
+      out += fmt::format("<th>{}{}</th>", title, runs.size() > 1 ? " · " + xml_escape(run.label) : "");
+  out += "</tr>\n";
+  for (const auto& row : rows) {
+    const std::string layout = row.params.contains("layout") && row.params.at("layout").is_string()
+                                   ? row.params.at("layout").get<std::string>()
+                                   : row.key;
+    out += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(layout), xml_escape(params_without(row.params, {"layout"})));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      for (const auto& [metric, title] : kCols) {
+        const auto v = metric_of(row.per_run[i], metric);
+        std::string text = "—";
+        if (v && std::string_view(metric) == "step_time") text = format_seconds(*v);
+        else if (v && std::string_view(metric) == "mfu") text = fmt::format("{:.1f}%", *v <= 1 ? *v * 100 : *v);
+        else if (v) text = format_value(*v);
+        out += fmt::format("<td class=\"num\">{}</td>", xml_escape(text));
+      }
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string family_title(const std::string& f) {
+  if (f == "mem") return "Memory (mem)";
+  if (f == "coll") return "Collectives (coll)";
+  if (f == "p2p") return "Point-to-point (p2p)";
+  if (f == "train") return "Training (train)";
+  return "Family " + f;
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options) {
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{0}</title>\n<style>{1}</style>\n"
+      "</head>\n<body>\n<h1>{0}</h1>\n",
+      xml_escape(options.title), kCss);
+  out += fmt::format("<p class=\"note\">{} run{}{}. Values are each result's headline metric; % of peak in "
+                     "parentheses; * = a sample was taken while the GPU reported a slowdown reason.</p>\n",
+                     runs.size(), runs.size() == 1 ? "" : "s",
+                     runs.size() > 1 ? fmt::format("; ratios are to the baseline {}", xml_escape(runs[0].label)) : "");
+  out += runs_table(runs);
+  out += environment_section(runs);
+  out += not_passed_section(runs);
+  for (const auto& family : families(runs)) {
+    out += fmt::format("<h2 id=\"{0}\">{1}</h2>\n", xml_escape(family), xml_escape(family_title(family)));
+    if (family == "mem") {
+      out += charts_block(memory_charts(runs));
+      out += compare_table(runs, family_rows(runs, family), true);
+    } else if (family == "coll") {
+      out += charts_block(coll_charts(runs));
+      out += "<p class=\"note\">Largest size of each series:</p>\n" + compare_table(runs, family_rows(runs, family), true);
+    } else if (family == "p2p") {
+      out += charts_block(p2p_heatmaps(runs));
+      out += compare_table(runs, family_rows(runs, family), true);
+    } else if (family == "train") {
+      out += train_table(runs);
+      out += charts_block(train_charts(runs));
+    } else {
+      out += compare_table(runs, family_rows(runs, family), true);
+    }
+  }
+  const auto roofs = roofline_charts(runs);
+  if (!roofs.empty()) {
+    out += "<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Measured FLOP/s (model flops / median time) "
+           "against min(peak, HBM bandwidth × intensity) from the SKU's spec sheet.</p>\n";
+    out += charts_block(roofs);
+  }
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace gcb::report

@@ -1,0 +1,107 @@
+#include "reports/markdown.hpp"
+
+#include <fmt/format.h>
+#include <limits>
+
+#include "reports/render.hpp"
+
+namespace gcb::report {
+
+namespace {
+
+// Table cells: a pipe would end the cell, a newline the row; '<' could open an HTML tag.
+std::string cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else if (c == '<') out += "&lt;";
+    else out += c;
+  }
+  return out;
+}
+
+std::string value_text(const Result* r) {
+  if (!r) return "—";
+  if (r->status != Status::pass && r->status != Status::fail) return std::string(status_name(r->status));
+  const Metric* m = headline(r);
+  if (!m) return "null";
+  std::string text = fmt::format("{} {}", format_value(*m->value), m->unit);
+  if (const auto p = m->percent_of_peak()) text += fmt::format(" ({:.1f}%)", *p);
+  if (r->status == Status::fail) text += " FAIL";
+  if (r->throttled) text += "*";
+  return text;
+}
+
+// The document with at most `max_rows` rows per family table.
+std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_t max_rows) {
+  std::string out = fmt::format("# {}\n\n", cell(o.title));
+  out += "| run | host | GPU | results |\n| --- | --- | --- | --- |\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto f = environment_fields(runs[i].doc.context);
+    std::string host = "-", gpu = "-";
+    for (const auto& [k, v] : f) {
+      if (k == "host") host = v;
+      if (k == "GPU") gpu = v;
+    }
+    out += fmt::format("| {}{} | {} | {} | {} |\n", cell(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
+                       cell(host), cell(gpu), status_summary(runs[i].doc.results));
+  }
+  const auto diff = environment_diff(runs);
+  if (!diff.empty()) {
+    out += "\n> **Environments differ** — ratios compare different conditions:\n";
+    for (const auto& e : diff) {
+      out += fmt::format(">\n> - {}: ", cell(e.name));
+      for (size_t i = 0; i < e.values.size(); ++i)
+        out += fmt::format("{}{} = `{}`", i ? ", " : "", cell(runs[i].label), cell(e.values[i]));
+      out += "\n";
+    }
+  }
+  bool truncated = false;
+  for (const auto& family : families(runs)) {
+    const auto rows = family_rows(runs, family);
+    out += fmt::format("\n## {}\n\n| case | params |", cell(family));
+    for (const auto& run : runs) out += fmt::format(" {} |", cell(run.label));
+    for (size_t i = 1; i < runs.size(); ++i) out += fmt::format(" {} / base |", cell(runs[i].label));
+    out += "\n| --- | --- |";
+    for (size_t i = 0; i < 2 * runs.size() - 1; ++i) out += " ---: |";
+    out += "\n";
+    const size_t shown = std::min(rows.size(), max_rows);
+    for (size_t k = 0; k < shown; ++k) {
+      const Row& row = rows[k];
+      out += fmt::format("| {} | {} |", cell(row.key), cell(params_summary(row.params)));
+      for (size_t i = 0; i < runs.size(); ++i) out += fmt::format(" {} |", cell(value_text(row.per_run[i])));
+      for (size_t i = 1; i < runs.size(); ++i) {
+        const auto q = ratio_to_baseline(row, i);
+        out += q ? fmt::format(" {:.3f}× |", *q) : std::string(" — |");
+      }
+      out += "\n";
+    }
+    if (shown < rows.size()) {
+      out += fmt::format("\n_{} of {} rows shown; the HTML report has all of them._\n", shown, rows.size());
+      truncated = true;
+    }
+  }
+  if (truncated) out += "\n_Summarised to stay under the PR-comment size limit._\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown(const std::vector<Run>& runs, const MarkdownOptions& o) {
+  // Fewer rows per family until the document fits.
+  for (size_t rows : {std::numeric_limits<size_t>::max(), size_t{50}, size_t{20}, size_t{10}, size_t{5}, size_t{2}, size_t{0}}) {
+    std::string md = render(runs, o, rows);
+    if (md.size() <= o.max_bytes) return md;
+  }
+  // Even headers alone are too large (thousands of families or runs): cut at a line boundary.
+  std::string md = render(runs, o, 0);
+  const std::string note = "\n_Report cut to fit the size limit._\n";
+  const size_t keep = o.max_bytes > note.size() ? o.max_bytes - note.size() : 0;
+  md.resize(std::min(md.size(), keep));
+  const auto nl = md.rfind('\n');
+  md.resize(nl == std::string::npos ? 0 : nl + 1);
+  return md + note.substr(0, std::min(note.size(), o.max_bytes - md.size()));
+}
+
+}  // namespace gcb::report

@@ -1,0 +1,366 @@
+#include "reports/report_charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "reports/render.hpp"
+#include "reports/specs.hpp"
+#include "reports/svg_chart.hpp"
+
+namespace gcb::report {
+
+namespace {
+
+bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+bool ends_with(const std::string& s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+double number_at(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return std::nan("");
+  return j.at(key).get<double>();
+}
+
+// Values of the params without the named axes, joined by spaces: "ce unidirectional pinned".
+std::string compact(const nlohmann::json& params, const std::vector<std::string>& drop) {
+  std::string out;
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    if (std::find(drop.begin(), drop.end(), it.key()) != drop.end()) continue;
+    if (!out.empty()) out += ' ';
+    out += it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+  }
+  return out;
+}
+
+std::string with_run(const std::vector<Run>& runs, size_t i, const std::string& name) {
+  if (runs.size() < 2) return name.empty() ? "measured" : name;
+  return name.empty() ? runs[i].label : runs[i].label + ": " + name;
+}
+
+std::optional<double> metric_value(const Result& r, const std::string& name) {
+  if (name.empty()) {
+    const Metric* m = headline(&r);
+    return m ? m->value : std::nullopt;
+  }
+  const Metric* m = r.metric(name);
+  return m ? m->value : std::nullopt;
+}
+
+std::string metric_unit(const Result& r, const std::string& name) {
+  const Metric* m = name.empty() ? headline(&r) : r.metric(name);
+  return m ? m->unit : "";
+}
+
+// One curve of a swept parameter: every result of a run that shares all params but `drop`.
+struct Sweep {
+  nlohmann::json rest;
+  std::vector<std::pair<double, double>> points;
+  const Result* sample = nullptr;
+};
+
+std::vector<Sweep> sweeps(const Run& run, const std::function<bool(const Result&)>& keep, const std::string& x_param,
+                          const std::vector<std::string>& drop, const std::string& metric) {
+  std::vector<Sweep> out;
+  for (const auto& r : run.doc.results) {
+    if (r.status != Status::pass || !keep(r)) continue;
+    const double x = number_at(r.params, x_param.c_str());
+    const auto y = metric_value(r, metric);
+    if (!std::isfinite(x) || !y) continue;
+    nlohmann::json rest = r.params;
+    for (const auto& d : drop) rest.erase(d);
+    auto it = std::find_if(out.begin(), out.end(), [&](const Sweep& s) { return s.rest == rest; });
+    if (it == out.end()) it = out.insert(out.end(), Sweep{rest, {}, &r});
+    it->points.emplace_back(x, *y);
+  }
+  for (auto& s : out) std::sort(s.points.begin(), s.points.end());
+  return out;
+}
+
+double seconds_per(const std::string& unit) {
+  if (unit == "s") return 1;
+  if (unit == "ms") return 1e-3;
+  if (unit == "us" || unit == "µs") return 1e-6;
+  if (unit == "ns") return 1e-9;
+  return std::nan("");
+}
+
+// The α–β fit result `fit_key` of a run whose params are a subset of `rest`: (α s, β B/s).
+std::optional<std::pair<double, double>> find_fit(const Run& run, const std::string& fit_key, const nlohmann::json& rest) {
+  for (const auto& r : run.doc.results) {
+    if (r.key != fit_key || r.status != Status::pass) continue;
+    bool subset = true;
+    for (auto it = r.params.begin(); it != r.params.end() && subset; ++it)
+      subset = rest.contains(it.key()) && rest.at(it.key()) == it.value();
+    if (!subset) continue;
+    const Metric* a = r.metric("alpha");
+    const Metric* b = r.metric("beta");
+    if (!a || !b || !a->value || !b->value || b->unit != "GB/s") continue;
+    const double alpha = *a->value * seconds_per(a->unit);
+    if (!std::isfinite(alpha) || *b->value <= 0) continue;
+    return std::make_pair(alpha, *b->value * 1e9);
+  }
+  return std::nullopt;
+}
+
+// A bandwidth-vs-size chart over sweeps of every run, with a dashed α–β curve per sweep whose
+// fit exists. `fit_scale` gives the bytes-counted / swept-bytes factor of a sweep's results.
+std::string size_chart(const std::vector<Run>& runs, const std::string& title, const std::string& y_label,
+                       const std::function<bool(const Result&)>& keep, const std::vector<std::string>& drop,
+                       const std::string& metric, const std::function<double(const Result&)>& fit_scale) {
+  svg::LineChart c;
+  c.title = title;
+  c.x = {"size", "B", svg::Scale::log, svg::TickFormat::bytes};
+  c.y = {y_label, "", svg::Scale::linear, svg::TickFormat::number};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& s : sweeps(runs[i], keep, "bytes", drop, metric)) {
+      const std::string name = with_run(runs, i, compact(s.rest, {}));
+      c.y.unit = metric_unit(*s.sample, metric);
+      c.series.push_back({name, s.points});
+      if (const auto fit = find_fit(runs[i], s.sample->key + "/fit", s.rest)) {
+        const double scale = fit_scale(*s.sample);
+        svg::Series f{fmt::format("α–β fit of {}: α={} β={} GB/s", name, format_seconds(fit->first),
+                                  format_value(fit->second / 1e9)),
+                      fit_bandwidth_curve(fit->first, fit->second, scale, s.points.front().first, s.points.back().first),
+                      true, false, true};
+        c.series.push_back(std::move(f));
+      }
+    }
+  }
+  return c.series.empty() ? "" : svg::render_line_chart(c);
+}
+
+std::vector<std::string> keys_of(const std::vector<Run>& runs, const std::function<bool(const Result&)>& keep) {
+  std::vector<std::string> keys;
+  for (const auto& run : runs)
+    for (const auto& r : run.doc.results)
+      if (keep(r) && std::find(keys.begin(), keys.end(), r.key) == keys.end()) keys.push_back(r.key);
+  return keys;
+}
+
+}  // namespace
+
+std::vector<std::pair<double, double>> fit_bandwidth_curve(double alpha_s, double beta_bytes_per_s, double scale,
+                                                           double lo, double hi, int points) {
+  std::vector<std::pair<double, double>> out;
+  if (lo <= 0 || hi < lo || beta_bytes_per_s <= 0 || points < 2) return out;
+  for (int k = 0; k < points; ++k) {
+    // Log-spaced sizes so the curve looks smooth on the log x axis.
+    const double n = lo * std::pow(hi / lo, static_cast<double>(k) / (points - 1));
+    const double t = alpha_s + n / beta_bytes_per_s;  // t(n) = α + n/β (core/fit.hpp)
+    out.emplace_back(n, scale * n / t / 1e9);
+  }
+  return out;
+}
+
+std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
+  std::vector<std::string> out;
+  const auto rows = match_rows(runs, [](const Result& r) {
+    const Metric* m = headline(&r);
+    return r.family() == "mem" && m && m->unit == "GB/s" && !starts_with(r.key, "mem/copy/");
+  });
+  if (!rows.empty()) {
+    svg::BarChart b;
+    b.title = "Memory bandwidth per kernel";
+    b.y = {"bandwidth", "GB/s", svg::Scale::linear, svg::TickFormat::number};
+    for (const auto& row : rows) b.categories.push_back(row.key.substr(4) + " " + compact(row.params, {"array_bytes", "threads"}));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      svg::BarSeries s{runs[i].label, {}};
+      for (const auto& row : rows) {
+        const Metric* m = headline(row.per_run[i]);
+        s.values.push_back(m ? m->value : std::nullopt);
+      }
+      b.series.push_back(std::move(s));
+    }
+    out.push_back(svg::render_bar_chart(b));
+  }
+  const auto is_copy = [](const Result& r) { return starts_with(r.key, "mem/copy/") && !ends_with(r.key, "/fit"); };
+  for (const auto& key : keys_of(runs, is_copy)) {
+    // The fit is over the swept bytes n; the metric counts model.bytes per launch (both
+    // directions, or read + written), so the curve is scaled by model.bytes / n.
+    const auto scale = [](const Result& r) {
+      const double counted = number_at(r.model, "bytes"), n = number_at(r.params, "bytes");
+      return std::isfinite(counted) && n > 0 && counted > 0 ? counted / n : 1.0;
+    };
+    auto chart = size_chart(runs, key + ": bandwidth vs size", "bandwidth",
+                            [&](const Result& r) { return r.key == key; }, {"bytes"}, "", scale);
+    if (!chart.empty()) out.push_back(std::move(chart));
+  }
+  for (const auto& key : keys_of(runs, [](const Result& r) { return r.family() == "mem" && ends_with(r.key, "/latency"); })) {
+    svg::LineChart c;
+    c.title = key + ": latency vs working set";
+    c.x = {"working set", "B", svg::Scale::log, svg::TickFormat::bytes};
+    c.y = {"latency per load", "", svg::Scale::log, svg::TickFormat::number};
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (const auto& s : sweeps(runs[i], [&](const Result& r) { return r.key == key; }, "working_set_bytes",
+                                  {"working_set_bytes"}, "")) {
+        c.y.unit = metric_unit(*s.sample, "");
+        c.series.push_back({with_run(runs, i, compact(s.rest, {})), s.points});
+      }
+    if (!c.series.empty()) out.push_back(svg::render_line_chart(c));
+  }
+  return out;
+}
+
+std::vector<std::string> coll_charts(const std::vector<Run>& runs) {
+  std::vector<std::string> out;
+  const auto is_coll = [](const Result& r) { return r.family() == "coll" && !ends_with(r.key, "/fit"); };
+  const auto op_of = [](const Result& r) {
+    return r.params.contains("op") && r.params.at("op").is_string() ? r.params.at("op").get<std::string>()
+                                                                     : r.key.substr(5);
+  };
+  std::vector<std::string> ops;
+  for (const auto& run : runs)
+    for (const auto& r : run.doc.results)
+      if (is_coll(r) && std::find(ops.begin(), ops.end(), op_of(r)) == ops.end()) ops.push_back(op_of(r));
+  for (const auto& op : ops) {
+    const auto keep = [&](const Result& r) { return is_coll(r) && op_of(r) == op; };
+    // algbw = S/t with S the swept message size (nccl-tests), so the fit curve needs no scale;
+    // busbw = algbw × the op's factor, read back from the results themselves.
+    const auto one = [](const Result&) { return 1.0; };
+    const auto bus_factor = [](const Result& r) {
+      const auto a = metric_value(r, "algbw"), b = metric_value(r, "busbw");
+      return a && b && *a > 0 ? *b / *a : 1.0;
+    };
+    for (const auto& [metric, factor] :
+         {std::make_pair(std::string("algbw"), std::function<double(const Result&)>(one)),
+          std::make_pair(std::string("busbw"), std::function<double(const Result&)>(bus_factor))}) {
+      auto chart = size_chart(runs, fmt::format("{}: {} vs size", op, metric), metric, keep, {"bytes", "count"}, metric,
+                              factor);
+      if (!chart.empty()) out.push_back(std::move(chart));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> p2p_heatmaps(const std::vector<Run>& runs) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    struct Group {
+      std::string title, unit;
+      std::vector<nlohmann::json> src, dst;
+      std::vector<std::tuple<nlohmann::json, nlohmann::json, double>> cells;
+    };
+    std::vector<Group> groups;
+    for (const auto& r : runs[i].doc.results) {
+      if (r.family() != "p2p" || !r.params.contains("src") || !r.params.contains("dst")) continue;
+      const Metric* m = r.metric("bandwidth");
+      if (!m || !m->value || r.status != Status::pass) continue;
+      const std::string rest = params_without(r.params, {"src", "dst"});
+      const std::string title = r.key + (rest.empty() ? "" : " " + rest) + (runs.size() > 1 ? " (" + runs[i].label + ")" : "");
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.title == title; });
+      if (g == groups.end()) g = groups.insert(groups.end(), Group{title, m->unit, {}, {}, {}});
+      g->src.push_back(r.params.at("src"));
+      g->dst.push_back(r.params.at("dst"));
+      g->cells.emplace_back(r.params.at("src"), r.params.at("dst"), *m->value);
+    }
+    for (auto& g : groups) {
+      for (auto* v : {&g.src, &g.dst}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+      }
+      svg::Heatmap h;
+      h.title = g.title;
+      h.unit = g.unit;
+      auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+      for (const auto& s : g.src) h.rows.push_back(text(s));
+      for (const auto& d : g.dst) h.cols.push_back(text(d));
+      h.values.assign(g.src.size(), std::vector<std::optional<double>>(g.dst.size()));
+      for (const auto& [s, d, v] : g.cells) {
+        const auto si = static_cast<size_t>(std::find(g.src.begin(), g.src.end(), s) - g.src.begin());
+        const auto di = static_cast<size_t>(std::find(g.dst.begin(), g.dst.end(), d) - g.dst.begin());
+        h.values[si][di] = v;
+      }
+      out.push_back(svg::render_heatmap(h));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> train_charts(const std::vector<Run>& runs) {
+  std::vector<std::string> out;
+  svg::BarChart time{"Training step time per phase", {}, {}, true, {"time per step", "s", svg::Scale::linear, svg::TickFormat::number}};
+  svg::BarChart memory{"Training memory per category (measured vs analytic)", {}, {}, true,
+                       {"memory per rank", "B", svg::Scale::linear, svg::TickFormat::bytes}};
+  // Adds one stacked bar: `parts` maps a segment name to its value.
+  auto add_bar = [](svg::BarChart& c, const std::string& category, const std::vector<std::pair<std::string, double>>& parts) {
+    c.categories.push_back(category);
+    for (auto& s : c.series) s.values.emplace_back();
+    for (const auto& [name, v] : parts) {
+      auto it = std::find_if(c.series.begin(), c.series.end(), [&](const svg::BarSeries& s) { return s.name == name; });
+      if (it == c.series.end()) {
+        it = c.series.insert(c.series.end(), svg::BarSeries{name, std::vector<std::optional<double>>(c.categories.size())});
+      }
+      it->values.back() = v;
+    }
+  };
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& r : runs[i].doc.results) {
+      if (r.family() != "train" || r.status != Status::pass) continue;
+      std::string layout = r.params.contains("layout") && r.params.at("layout").is_string()
+                               ? r.params.at("layout").get<std::string>()
+                               : r.key.substr(6);
+      if (runs.size() > 1) layout += " · " + runs[i].label;
+      if (r.extra.contains("time_split") && r.extra.at("time_split").is_object()) {
+        std::vector<std::pair<std::string, double>> parts;
+        for (auto it = r.extra.at("time_split").begin(); it != r.extra.at("time_split").end(); ++it)
+          if (it.value().is_number()) parts.emplace_back(it.key(), it.value().get<double>());
+        add_bar(time, layout, parts);
+      }
+      if (r.extra.contains("memory") && r.extra.at("memory").is_object()) {
+        std::vector<std::pair<std::string, double>> measured, analytic;
+        for (auto it = r.extra.at("memory").begin(); it != r.extra.at("memory").end(); ++it) {
+          if (const double m = number_at(it.value(), "measured"); std::isfinite(m)) measured.emplace_back(it.key(), m);
+          if (const double a = number_at(it.value(), "analytic"); std::isfinite(a)) analytic.emplace_back(it.key(), a);
+        }
+        add_bar(memory, layout + " measured", measured);
+        add_bar(memory, layout + " analytic", analytic);
+      }
+    }
+  }
+  if (!time.categories.empty()) out.push_back(svg::render_bar_chart(time));
+  if (!memory.categories.empty()) out.push_back(svg::render_bar_chart(memory));
+  return out;
+}
+
+std::vector<std::string> roofline_charts(const std::vector<Run>& runs) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& ctx = runs[i].doc.context;
+    if (!ctx.contains("gpus") || !ctx.at("gpus").is_array() || ctx.at("gpus").empty()) continue;
+    const auto& gpu = ctx.at("gpus").at(0);
+    if (!gpu.contains("name") || !gpu.at("name").is_string()) continue;
+    const auto spec = find_gpu_spec(gpu.at("name").get<std::string>());
+    if (!spec || spec->hbm_gbps <= 0 || (!spec->bf16 && !spec->fp32)) continue;
+    std::map<std::string, std::vector<std::pair<double, double>>> by_family;
+    double lo = INFINITY, hi = 0;
+    for (const auto& r : runs[i].doc.results) {
+      const double flops = number_at(r.model, "flops"), bytes = number_at(r.model, "bytes");
+      if (r.status != Status::pass || !r.stats || !(flops > 0) || !(bytes > 0) || !(r.stats->median > 0)) continue;
+      if (r.params.contains("device") && r.params.at("device") == "cpu") continue;  // the roof is the GPU's
+      const double ai = flops / bytes;  // arithmetic intensity, FLOP/byte
+      by_family[r.family()].emplace_back(ai, flops / r.stats->median);
+      lo = std::min(lo, ai);
+      hi = std::max(hi, ai);
+    }
+    if (by_family.empty()) continue;
+    svg::LineChart c;
+    c.title = fmt::format("Roofline: {} ({})", spec->sku, runs[i].label);
+    c.x = {"arithmetic intensity", "FLOP/B", svg::Scale::log, svg::TickFormat::number};
+    c.y = {"performance", "FLOP/s", svg::Scale::log, svg::TickFormat::number};
+    const double bw = spec->hbm_gbps * 1e9;
+    for (const auto& [name, tflops] : {std::make_pair("bf16", spec->bf16), std::make_pair("fp32", spec->fp32)}) {
+      if (!tflops) continue;
+      const double peak = *tflops * 1e12, ridge = peak / bw;  // roof = min(P, B·AI) (Williams et al. 2009)
+      const double x0 = std::min(lo, ridge) / 4, x1 = std::max(hi, ridge) * 4;
+      c.series.push_back({fmt::format("roof {} {} TFLOP/s, HBM {} GB/s", name, format_value(*tflops), format_value(spec->hbm_gbps)),
+                          {{x0, std::min(peak, bw * x0)}, {ridge, peak}, {x1, peak}}, true, false, true});
+    }
+    for (auto& [family, points] : by_family) c.series.push_back({family, std::move(points), false, true, false});
+    out.push_back(svg::render_line_chart(c));
+  }
+  return out;
+}
+
+}  // namespace gcb::report

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""torch.matmul peer for `gcbench gemm --peer-torch`: times the same TN problem
+D[M,N] = A[M,K] @ B[N,K]^T with CUDA events (warm-up, median of N) and prints one JSON object:
+{"available": bool, "reason": str, "torch": version, "results": [{m, n, k, dtype, op, median_s, tflops}]}.
+Never raises: a missing torch or GPU becomes available=false with the reason (WAIVED upstream).
+Compiles-and-runs status: not run on a GPU yet (unvalidated)."""
+import argparse
+import json
+import statistics
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--shapes", required=True, help="MxNxK,MxNxK,...")
+    ap.add_argument("--dtypes", required=True, help="bf16,fp16,fp32,tf32,fp8_e4m3,int8")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=50)
+    a = ap.parse_args()
+    out = {"available": False, "reason": "", "results": []}
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
+        out["reason"] = f"torch not importable: {e}"
+        print(json.dumps(out))
+        return
+    out["torch"] = torch.__version__
+    if not torch.cuda.is_available():
+        out["reason"] = "torch.cuda.is_available() is False"
+        print(json.dumps(out))
+        return
+    out["available"] = True
+    dev = torch.device("cuda", a.device)
+    torch.cuda.set_device(dev)
+    gen = torch.Generator(device=dev).manual_seed(1)
+    for shape in a.shapes.split(","):
+        m, n, k = (int(x) for x in shape.split("x"))
+        for dt in a.dtypes.split(","):
+            entry = {"m": m, "n": n, "k": k, "dtype": dt}
+            try:
+                fn, entry["op"] = make_op(torch, dt, m, n, k, dev, gen)
+                entry["median_s"] = time_it(torch, fn, a.warmup, a.reps)
+                entry["tflops"] = 2.0 * m * n * k / entry["median_s"] / 1e12
+            except Exception as e:  # noqa: BLE001 - an unsupported dtype/shape is reported, not fatal
+                entry["tflops"] = None
+                entry["reason"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            out["results"].append(entry)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(json.dumps(out))
+
+
+def make_op(torch, dt, m, n, k, dev, gen):
+    torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
+    if dt in ("fp32", "tf32", "fp16", "bf16"):
+        t = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dt]
+        A = torch.randn(m, k, device=dev, dtype=t, generator=gen)
+        B = torch.randn(n, k, device=dev, dtype=t, generator=gen)
+        return (lambda: torch.matmul(A, B.t())), "torch.matmul"
+    if dt in ("fp8_e4m3", "fp8_e5m2"):
+        ta = torch.float8_e4m3fn if dt == "fp8_e4m3" else torch.float8_e5m2
+        A = torch.randn(m, k, device=dev, generator=gen).to(ta)
+        B = torch.randn(n, k, device=dev, generator=gen).to(torch.float8_e4m3fn)
+        one = torch.ones((), device=dev)
+        return (lambda: torch._scaled_mm(A, B.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), "torch._scaled_mm"
+    if dt == "int8":
+        A = torch.randint(-64, 65, (m, k), device=dev, dtype=torch.int8, generator=gen)
+        B = torch.randint(-64, 65, (n, k), device=dev, dtype=torch.int8, generator=gen)
+        return (lambda: torch._int_mm(A, B.t())), "torch._int_mm"
+    raise ValueError(f"unsupported dtype {dt}")
+
+
+def time_it(torch, fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""torch SDPA peer for `gcbench attn --peer-torch`: times torch.nn.functional.scaled_dot_product_attention
+with the flash backend forced (torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)) on
+[b, h, s, d] tensors, with CUDA events (warm-up, median of N), and prints one JSON object:
+{"available": bool, "reason": str, "torch": version, "results": [{batch, heads, seq, head_dim, causal,
+dtype, pass, median_s, tflops}]}; TFLOP/s under the FlashAttention convention (4*b*h*s^2*d forward,
+/2 causal, backward 2.5x). Never raises: a missing torch or GPU becomes available=false.
+Status: not run on a GPU yet (unvalidated)."""
+import argparse
+import json
+import statistics
+
+
+def fa_flops(b, h, s, d, causal, pass_):
+    f = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
+    return {"fwd": f, "bwd": 2.5 * f, "fwdbwd": 3.5 * f}[pass_]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--cases", required=True, help="b:h:s:d:causal(0|1):dtype:pass, comma-separated")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=30)
+    a = ap.parse_args()
+    out = {"available": False, "reason": "", "results": []}
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
+        out["reason"] = f"torch (with torch.nn.attention) not importable: {e}"
+        print(json.dumps(out))
+        return
+    out["torch"] = torch.__version__
+    if not torch.cuda.is_available():
+        out["reason"] = "torch.cuda.is_available() is False"
+        print(json.dumps(out))
+        return
+    out["available"] = True
+    dev = torch.device("cuda", a.device)
+    torch.cuda.set_device(dev)
+    gen = torch.Generator(device=dev).manual_seed(1)
+    for spec in a.cases.split(","):
+        b, h, s, d, causal, dt, pass_ = spec.split(":")
+        b, h, s, d, causal = int(b), int(h), int(s), int(d), causal == "1"
+        entry = {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": causal, "dtype": dt, "pass": pass_}
+        try:
+            t = {"fp16": torch.float16, "bf16": torch.bfloat16}[dt]
+            q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=t, generator=gen, requires_grad=pass_ != "fwd")
+                       for _ in range(3))
+            g = torch.randn(b, h, s, d, device=dev, dtype=t, generator=gen)
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                if pass_ == "fwd":
+                    def fn():
+                        with torch.no_grad():
+                            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                elif pass_ == "bwd":
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                    def fn():
+                        torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+                else:
+                    def fn():
+                        o2 = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        torch.autograd.grad(o2, (q, k, v), g)
+                entry["median_s"] = time_it(torch, fn, a.warmup, a.reps)
+            entry["tflops"] = fa_flops(b, h, s, d, causal, pass_) / entry["median_s"] / 1e12
+        except Exception as e:  # noqa: BLE001 - an unsupported shape is reported, not fatal
+            entry["tflops"] = None
+            entry["reason"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        out["results"].append(entry)
+    print(json.dumps(out))
+
+
+def time_it(torch, fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+// `gcbench attn` without a GPU: option validation, the presets' grids, FLOP metrics from known
+// times, the CPU tiled path end to end (PASS, and FAIL is possible), WAIVED GPU cases, the
+// torch-peer ratio logic on a fixture, and the binary's exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "bench/attn.hpp"
+#include "bench/attn_internal.hpp"
+#include "bench/attn_verify.hpp"
+#include "bench/runner.hpp"
+#include "core/error.hpp"
+#include "kernels/attention/attention_ref.hpp"
+
+namespace gcb::bench {
+namespace {
+
+TEST(AttnOptions, RejectsBadValues) {
+  const auto bad = [](auto change) {
+    AttnOptions o;
+    change(o);
+    return o;
+  };
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.causal = "maybe"; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {"fp8_e4m3"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.passes = {"sideways"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.impls = {"triton"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.seq = {0}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.head_dim = {60}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.kv_heads = 5; })), UsageError);  // 16 % 5 ≠ 0
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.preset = "gpt"; })), UsageError);
+  EXPECT_NO_THROW(validate(AttnOptions{}));
+}
+
+TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
+  AttnOptions o;
+  o.preset = "fa";
+  o.impls = {"ours"};
+  o.dtypes = {"bf16"};
+  const AttnOptions fa = apply_preset(o, false);
+  EXPECT_EQ(fa.passes, (std::vector<std::string>{"fwd", "bwd", "fwdbwd"}));
+  const auto problems = attn_problems(fa);
+  // 2 head dims × 6 seqs × 2 causal × 3 passes.
+  ASSERT_EQ(problems.size(), 72u);
+  for (const auto& p : problems) {
+    EXPECT_EQ(p.shape.batch * p.shape.seq, 16384);
+    EXPECT_EQ(p.shape.heads * p.shape.head_dim, 2048);
+  }
+  EXPECT_EQ(apply_preset(o, true).passes, o.passes);  // an explicit --pass wins
+}
+
+TEST(AttnPresets, LlamaIsGqa64Over8) {
+  AttnOptions o;
+  o.preset = "llama";
+  o.causal = "off";
+  o.impls = {"ours"};
+  const auto problems = attn_problems(apply_preset(o, false));
+  ASSERT_EQ(problems.size(), 5u);  // s = 2k … 32k
+  EXPECT_EQ(problems.front().shape.seq, 2048);
+  EXPECT_EQ(problems.back().shape.seq, 32768);
+  for (const auto& p : problems) {
+    EXPECT_EQ(p.shape.batch, 1);
+    EXPECT_EQ(p.shape.heads, 64);
+    EXPECT_EQ(p.kv_heads, 8);
+    EXPECT_EQ(attn_params(p, "gpu:0").at("kv_heads"), 8);
+  }
+}
+
+TEST(AttnMetrics, TflopsFollowTheFlashAttentionConvention) {
+  AttnProblem p;
+  p.shape = {2, 16, 2048, 128, true};
+  p.pass = AttnPass::fwdbwd;
+  Statistics s;
+  s.median = 1e-3;
+  const auto m = attn_metrics(p, s, 989.4, "spec");
+  ASSERT_EQ(m.size(), 4u);
+  // 3.5 × 4·b·h·s²·d / 2 (causal) per ms.
+  EXPECT_DOUBLE_EQ(*m[0].value, 3.5 * 4.0 * 2 * 16 * 2048.0 * 2048 * 128 / 2 / 1e-3 / 1e12);
+  EXPECT_EQ(m[0].name, "tflops");
+  EXPECT_GT(*m[1].value, *m[0].value);  // exact causal counts s(s+1)/2 entries > s²/2
+  EXPECT_DOUBLE_EQ(*m[2].value, 1.0);    // ms
+}
+
+RunnerOptions fast() {
+  RunnerOptions r;
+  r.quiet = true;
+  r.harness.min_samples = 2;
+  r.harness.max_samples = 3;
+  r.harness.min_time = 0;
+  r.harness.max_time = 0.2;
+  r.harness.warmup = 1;
+  return r;
+}
+
+TEST(AttnCpuPath, TiledReferencePassesAndLargeShapesAreWaived) {
+  AttnOptions o;
+  o.batch = {1};
+  o.heads = {2};
+  o.seq = {70, 20000};
+  o.head_dim = {64};
+  o.passes = {"fwd", "bwd", "fwdbwd"};
+  Runner runner(fast(), nullptr);
+  auto cases = cpu_attn_cases(o, 1);
+  ASSERT_EQ(cases.size(), 12u);  // 2 seqs × 2 causal × 3 passes (impls and dtypes collapse)
+  runner.run_all(cases);
+  int pass = 0, waived = 0;
+  for (const auto& r : runner.results()) {
+    if (r.params.at("seq") == 70) {
+      EXPECT_EQ(r.status, Status::pass) << r.key << " " << r.reason;
+      EXPECT_EQ(r.params.at("impl"), "cpu_tiled");
+      EXPECT_GT(*r.metric("tflops")->value, 0.0);
+      ++pass;
+    } else {
+      EXPECT_EQ(r.status, Status::waived);
+      EXPECT_NE(r.reason.find("CPU tiled reference limited"), std::string::npos);
+      ++waived;
+    }
+  }
+  EXPECT_EQ(pass, 6);
+  EXPECT_EQ(waived, 6);
+}
+
+// The check can fail: a corrupted output of a correct run is reported with the tensor's name.
+TEST(AttnVerify, CorruptedOutputFails) {
+  const kernels::attn::AttnShape a{1, 1, 70, 64, true};
+  AttnHostInputs in;
+  in.q = kernels::attn::random_normal(a.elements(), 1);
+  in.k = kernels::attn::random_normal(a.elements(), 2);
+  in.v = kernels::attn::random_normal(a.elements(), 3);
+  AttnHostOutputs out;
+  out.o.resize(a.elements());
+  out.lse.resize(a.rows());
+  kernels::attn::tiled_forward(a, {64, 64}, in.q.data(), in.k.data(), in.v.data(), out.o.data(), out.lse.data());
+  EXPECT_EQ(verify_attention(a, DType::f32, in, out, 256).failure, "");
+  out.o[5 * 64 + 3] += 0.05f;
+  EXPECT_NE(verify_attention(a, DType::f32, in, out, 256).failure.find("O:"), std::string::npos);
+  out.o[5 * 64 + 3] = NAN;
+  EXPECT_NE(verify_attention(a, DType::f32, in, out, 256).failure.find("non-finite"), std::string::npos);
+}
+
+TEST(AttnGpuPath, WaivedWithTheReasonWhenNoGpu) {
+  AttnOptions o;
+  o.passes = {"fwd", "bwd"};
+  const auto cases = waived_gpu_attn_cases(o, "no GPU: test");
+  ASSERT_EQ(cases.size(), 6u);  // 2 passes × 3 impls
+  EXPECT_EQ(cases[0]->key(), "attn/fwd");
+  EXPECT_EQ(cases[0]->waived_reason(), "no GPU: test");
+}
+
+TEST(AttnTorchPeer, RatiosJoinOnTheFullCase) {
+  Result ours;
+  ours.key = "attn/fwd";
+  ours.params = {{"device", "gpu:0"}, {"impl", "ours"}, {"dtype", "bf16"}, {"pass", "fwd"}, {"batch", 4},
+                 {"heads", 16},       {"seq", 1024},    {"head_dim", 128}, {"causal", false}};
+  ours.metrics.push_back(Metric{"tflops", 300.0, "TFLOP/s", true, std::nullopt, ""});
+  const nlohmann::json peer = {
+      {"available", true},
+      {"torch", "2.9"},
+      {"results",
+       {{{"batch", 4}, {"heads", 16}, {"seq", 1024}, {"head_dim", 128}, {"causal", false}, {"dtype", "bf16"},
+         {"pass", "fwd"}, {"tflops", 400.0}}}}};
+  const auto rs = attn_torch_ratios({ours}, peer);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].key, "attn/fwd/vs_torch");
+  EXPECT_DOUBLE_EQ(*rs[0].metrics.at(0).value, 0.75);
+  ours.params["causal"] = true;  // no torch entry for the causal case
+  EXPECT_EQ(attn_torch_ratios({ours}, peer).at(0).status, Status::waived);
+  EXPECT_EQ(attn_torch_ratios({ours}, {{"available", false}, {"reason", "no torch"}}).at(0).reason,
+            "torch peer unavailable: no torch");
+}
+
+int run_gcbench(const std::string& args) {
+  const std::string cmd = std::string(GCB_BINARY) + " " + args + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(AttnCli, ExitCodes) {
+  EXPECT_EQ(run_gcbench("attn --device cpu --causal sometimes"), 2);
+  EXPECT_EQ(run_gcbench("attn --device cpu --dtype int8"), 2);
+  EXPECT_EQ(run_gcbench("attn --device cpu --preset nope"), 2);
+  const std::string fast_flags = " --min-samples 2 --max-samples 3 --min-time 0 --max-time 0.2 --quiet";
+  EXPECT_EQ(run_gcbench("attn --device cpu --batch 1 --heads 1 --seq 65 --head-dim 64 --pass fwd,bwd" + fast_flags), 0);
+  // Without a GPU the GPU cases are WAIVED, which is not a failure.
+  EXPECT_EQ(run_gcbench("attn --device all --batch 1 --heads 1 --seq 65 --head-dim 64" + fast_flags), 0);
+}
+
+}  // namespace
+}  // namespace gcb::bench

@@ -1,0 +1,239 @@
+// gcbench coll on rank threads: busbw factors and shapes as nccl-tests, exact results for every
+// op and placement, #wrong catching one corrupted element, identical harness samples on every
+// rank, and the α–β fit result on synthetic data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "bench/coll.hpp"
+#include "bench/coll_timing.hpp"
+#include "collectives/world.hpp"
+#include "core/error.hpp"
+
+namespace gcb::bench {
+namespace {
+
+TEST(CollBusbw, FactorsAreNcclTests) {
+  // nccl-tests doc/PERFORMANCE.md and src/*.cu (reference/collectives.md §1.1).
+  EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 1), 0.0);
+  for (CollOp op : {CollOp::all_gather, CollOp::reduce_scatter, CollOp::alltoall, CollOp::gather, CollOp::scatter}) {
+    EXPECT_DOUBLE_EQ(busbw_factor(op, 4), 0.75) << coll_op_name(op);
+    EXPECT_DOUBLE_EQ(busbw_factor(op, 8), 0.875) << coll_op_name(op);
+  }
+  for (CollOp op : {CollOp::broadcast, CollOp::reduce, CollOp::sendrecv}) EXPECT_DOUBLE_EQ(busbw_factor(op, 8), 1.0);
+}
+
+TEST(CollShape, ShardedCountsRoundDownTo16Bytes) {
+  auto s = coll_shape(CollOp::all_gather, 1 << 20, DType::f32, 4);
+  EXPECT_EQ(s.count, 65536u);
+  EXPECT_EQ(s.bytes, uint64_t{1} << 20);
+  EXPECT_EQ(s.recv_count, 262144u);
+  // 100 B of floats over 4 ranks: 25 elements → 6 per rank → 4 (16 B) per rank → 64 B total.
+  s = coll_shape(CollOp::reduce_scatter, 100, DType::f32, 4);
+  EXPECT_EQ(s.count, 4u);
+  EXPECT_EQ(s.bytes, 64u);
+  EXPECT_EQ(s.send_count, 16u);
+  EXPECT_EQ(coll_shape(CollOp::alltoall, 8, DType::f32, 4).count, 0u);  // too small: row skipped
+  s = coll_shape(CollOp::all_reduce, 100, DType::f32, 4);                // not sharded: 25 elements
+  EXPECT_EQ(s.count, 25u);
+  EXPECT_EQ(s.bytes, 100u);
+}
+
+TEST(CollOps, NamesRoundTrip) {
+  for (CollOp op : all_coll_ops()) EXPECT_EQ(parse_coll_op(coll_op_name(op)), op);
+  EXPECT_EQ(all_coll_ops().size(), 9u);
+  EXPECT_FALSE(parse_coll_op("allfoo"));
+}
+
+CollOptions small(std::vector<CollOp> ops) {
+  CollOptions o;
+  o.ops = std::move(ops);
+  o.min_bytes = 64;
+  o.max_bytes = 4096;
+  o.step_factor = 8;
+  o.iters = 2;
+  o.warmup_iters = 1;
+  return o;
+}
+
+HarnessOptions fast_harness() {
+  HarnessOptions h;
+  h.min_samples = 2;
+  h.max_samples = 3;
+  h.min_time = 0;
+  h.max_time = 1;
+  return h;
+}
+
+uint64_t run_threads(const CollOptions& o, int ranks, Runner* runner = nullptr) {
+  WorldOptions w;
+  w.ranks = ranks;
+  w.timeout = std::chrono::milliseconds(20'000);
+  uint64_t wrong = 0;
+  run_world(w, [&](RankContext& ctx) {
+    const uint64_t x = run_coll_on_rank(o, fast_harness(), ctx, runner, true);
+    if (ctx.rank == 0) wrong = x;
+    return 0;
+  });
+  return wrong;
+}
+
+TEST(CollThreads, EveryOpIsExactInBothPlacements) {
+  for (int ranks : {1, 3, 4}) {
+    CollOptions o = small(all_coll_ops());
+    o.root = -1;  // every root
+    o.redops = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
+    EXPECT_EQ(run_threads(o, ranks), 0u) << ranks << " ranks";
+  }
+}
+
+TEST(CollThreads, ExactForEveryDatatype) {
+  CollOptions o = small({CollOp::all_reduce, CollOp::reduce_scatter});
+  o.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32, DType::i8};
+  o.redops = {ReduceOp::sum, ReduceOp::avg};
+  EXPECT_EQ(run_threads(o, 4), 0u);
+}
+
+TEST(CollThreads, OneCorruptedElementIsOneWrong) {
+  CollOptions o = small({CollOp::all_reduce});
+  o.min_bytes = o.max_bytes = 1024;
+  o.corrupt_rank = 2;
+  o.corrupt_index = 17;
+  bench::RunnerOptions ro;
+  ro.harness = fast_harness();
+  ro.quiet = true;
+  Runner runner(ro, nullptr);
+  // One size, out-of-place and in-place, one check each: one wrong element per placement.
+  EXPECT_EQ(run_threads(o, 4, &runner), 2u);
+  int failed = 0;
+  for (const auto& r : runner.results())
+    if (r.key == "coll/all_reduce") {
+      EXPECT_EQ(r.status, Status::fail);
+      EXPECT_EQ(r.extra.at("wrong").get<uint64_t>(), 1u);
+      ++failed;
+    }
+  EXPECT_EQ(failed, 2);
+}
+
+TEST(CollThreads, CheckOffReportsNoVerdict) {
+  CollOptions o = small({CollOp::all_reduce});
+  o.min_bytes = o.max_bytes = 1024;
+  o.check = 0;
+  o.corrupt_rank = 0;  // ignored: nothing is checked
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  EXPECT_EQ(run_threads(o, 2, &runner), 0u);
+  ASSERT_FALSE(runner.results().empty());
+  EXPECT_TRUE(runner.results()[0].extra.at("wrong").is_null());
+  EXPECT_EQ(runner.results()[0].status, Status::pass);
+}
+
+TEST(CollThreads, ResultsCarryParamsMetricsAndFit) {
+  CollOptions o = small({CollOp::all_gather});
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  run_threads(o, 4, &runner);
+  const Result* first = nullptr;
+  const Result* fit = nullptr;
+  for (const auto& r : runner.results()) {
+    if (r.key == "coll/all_gather" && !first) first = &r;
+    if (r.key == "coll/all_gather/fit") fit = &r;
+  }
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(fit, nullptr);
+  for (const char* p : {"op", "bytes", "count", "dtype", "redop", "root", "backend", "ranks", "nodes",
+                        "ranks_per_node", "mode", "inplace"})
+    EXPECT_TRUE(first->params.contains(p)) << p;
+  EXPECT_EQ(first->params["backend"], "threads");
+  EXPECT_EQ(first->params["ranks"], 4);
+  const Metric* busbw = first->metric("busbw");
+  const Metric* algbw = first->metric("algbw");
+  ASSERT_TRUE(busbw && algbw && busbw->value && algbw->value);
+  EXPECT_DOUBLE_EQ(*busbw->value, *algbw->value * 0.75);
+  EXPECT_EQ(fit->params["scope"], "intra-node");
+}
+
+TEST(CollThreads, BadRootIsAUsageError) {
+  CollOptions o = small({CollOp::broadcast});
+  o.root = 4;
+  EXPECT_THROW(run_threads(o, 4), UsageError);
+}
+
+TEST(CollTiming, EveryRankSeesTheSameSamples) {
+  // The noise rule and the budget must decide identically on every rank, or ranks deadlock.
+  WorldOptions w;
+  w.ranks = 3;
+  std::vector<std::vector<double>> samples(3);
+  run_world(w, [&](RankContext& ctx) {
+    RankTimer timer(ctx.world_comm, ctx.host_comm, TimingMode::isolated, RankCombine::max, false);
+    AgreedClock clock(ctx.host_comm);
+    HarnessOptions h;
+    h.batch = 1;
+    h.min_samples = 5;
+    h.max_samples = 200;
+    h.noise = 0.01;
+    h.max_time = 0.3;
+    double x = 1, y = 0;
+    const Measurement m = measure(timer, [&] { ctx.world_comm.all_reduce(&x, &y, 1, DType::f64, ReduceOp::sum); },
+                                  h, {}, clock);
+    samples[static_cast<size_t>(ctx.rank)] = m.samples;
+    return 0;
+  });
+  EXPECT_GE(samples[0].size(), 5u);
+  EXPECT_EQ(samples[0], samples[1]);
+  EXPECT_EQ(samples[0], samples[2]);
+}
+
+TEST(CollTiming, CombineAndSkew) {
+  const std::vector<double> t{2, 4, 6};
+  EXPECT_DOUBLE_EQ(combine_rank_times(t, RankCombine::rank0), 2);
+  EXPECT_DOUBLE_EQ(combine_rank_times(t, RankCombine::avg), 4);
+  EXPECT_DOUBLE_EQ(combine_rank_times(t, RankCombine::min), 2);
+  EXPECT_DOUBLE_EQ(combine_rank_times(t, RankCombine::max), 6);
+  const RankSkew s = rank_skew({{1, 2}, {1, 4}, {3, 1}});
+  // skews 0.5, 0.75, 2/3 → median 2/3; rank 1 slowest in 2 of 3 samples.
+  EXPECT_NEAR(s.median_skew, 2.0 / 3.0, 1e-12);
+  EXPECT_EQ(s.slowest_rank, 1);
+  EXPECT_NEAR(s.slowest_share, 2.0 / 3.0, 1e-12);
+}
+
+TEST(CollFit, RecoversAlphaAndBetaFromSyntheticSweep) {
+  // t(n) = 5 us + n / (12.5 GB/s), exactly.
+  std::vector<double> bytes, seconds;
+  for (double n = 8; n <= (1 << 26); n *= 4) {
+    bytes.push_back(n);
+    seconds.push_back(5e-6 + n / 12.5e9);
+  }
+  const Result r = coll_fit_result(CollOp::all_reduce, {{"op", "all_reduce"}}, bytes, seconds);
+  EXPECT_EQ(r.key, "coll/all_reduce/fit");
+  EXPECT_EQ(r.status, Status::pass);
+  ASSERT_NE(r.metric("alpha"), nullptr);
+  // Exact data: only floating-point rounding of the least-squares sums separates fit and truth.
+  EXPECT_NEAR(*r.metric("alpha")->value, 5.0, 5.0 * 1e-6);
+  EXPECT_NEAR(*r.metric("beta")->value, 12.5, 12.5 * 1e-6);
+  EXPECT_NEAR(*r.metric("n_half")->value, 5e-6 * 12.5e9, 62500 * 1e-5);
+  EXPECT_LT(*r.metric("max_rel_residual")->value, 1e-9);
+  EXPECT_EQ(r.extra["residuals"].size(), bytes.size());
+  const Result one = coll_fit_result(CollOp::all_reduce, {}, std::vector<double>{8}, std::vector<double>{1e-6});
+  EXPECT_EQ(one.status, Status::waived);
+}
+
+TEST(CollOptions, ValidationRefusesImpossibleValues) {
+  CollOptions o;
+  EXPECT_NO_THROW(validate(o));
+  o.step_factor = 1;
+  EXPECT_THROW(validate(o), UsageError);
+  o = CollOptions{};
+  o.max_bytes = 1;
+  EXPECT_THROW(validate(o), UsageError);
+  o = CollOptions{};
+  o.dtypes = {DType::fp8_e4m3};
+  EXPECT_THROW(validate(o), UsageError);
+  o = CollOptions{};
+  o.backend = "pigeon";
+  EXPECT_THROW(validate(o), UsageError);
+}
+
+}  // namespace
+}  // namespace gcb::bench

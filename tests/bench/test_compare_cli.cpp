@@ -1,0 +1,155 @@
+// `gcbench compare` and `gcbench export` as CI meets them: exit codes 0/1/2 on the checked-in
+// fixture pairs, nothing written on bad input, and an end-to-end CPU run compared with itself
+// and with an injected 30 % regression.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "reports/result.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+CliRun gcbench(const std::string& args) {
+  const fs::path err_file = fs::temp_directory_path() / ("gcb-cmp-err-" + std::to_string(getpid()));
+  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>" + err_file.string();
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+const std::string kFix = "tests/fixtures/compare/";
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gcb-cmp-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  std::string pair(const char* base, const char* contender) const { return kFix + base + " " + kFix + contender; }
+  fs::path dir_;
+};
+
+TEST_F(CompareCli, ExitCodesOnFixturePairs) {
+  const CliRun same = gcbench("compare " + pair("base.json", "new_identical.json"));
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("compare: no regression (5 SAME;"), std::string::npos) << same.out;
+
+  const std::string outs = " --md " + path("c.md") + " --junit " + path("c.xml");
+  const CliRun slower = gcbench("compare " + pair("base.json", "new_regression.json") + outs);
+  EXPECT_EQ(slower.code, 1) << slower.out << slower.err;
+  EXPECT_NE(slower.out.find("SLOWER    mem/hbm/triad"), std::string::npos) << slower.out;
+  EXPECT_NE(read(path("c.md")).find("## gcbench compare: REGRESSION"), std::string::npos);
+  EXPECT_NE(read(path("c.xml")).find("<failure type=\"SLOWER\""), std::string::npos);
+
+  const CliRun noise = gcbench("compare " + pair("base.json", "new_noise.json") + " --threshold 1%");
+  EXPECT_EQ(noise.code, 0) << noise.out;
+  EXPECT_NE(noise.out.find("AMBIGUOUS"), std::string::npos) << noise.out;
+  EXPECT_EQ(noise.out.find("SLOWER "), std::string::npos) << noise.out;
+
+  const CliRun throttled = gcbench("compare " + pair("base.json", "new_throttled.json"));
+  EXPECT_EQ(throttled.code, 0) << throttled.out;
+  EXPECT_NE(throttled.out.find("SUSPECT"), std::string::npos);
+  EXPECT_NE(throttled.out.find("driver             580.65.06 -> 575.57.08"), std::string::npos) << throttled.out;
+}
+
+TEST_F(CompareCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
+  const std::string outs = " --md " + path("c.md") + " --junit " + path("c.xml");
+  for (const std::string& bad :
+       {pair("base.json", "other_schema.json"), pair("base.json", "nothing_in_common.json"),
+        kFix + "base.json " + path("no-such-file.json"), pair("base.json", "base.json") + " --threshold 5",
+        pair("base.json", "base.json") + " --threshold fast", pair("base.json", "base.json") + " --alpha 2",
+        pair("base.json", "base.json") + " --metric no_such_metric", kFix + "base.json"}) {
+    const CliRun r = gcbench("compare " + bad + outs);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("c.md")) || fs::exists(path("c.xml"))) << bad;
+  }
+  // An unwritable output is reported before anything is compared, and the other is not written.
+  const CliRun r = gcbench("compare " + pair("base.json", "new_regression.json") + " --junit " + path("c.xml") +
+                           " --md " + path("no/such/dir/c.md"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("c.xml")));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(CompareCli, Export) {
+  const CliRun gb = gcbench("export --format gbench " + kFix + "base.json -o " + path("gb.json"));
+  EXPECT_EQ(gb.code, 0) << gb.err;
+  const auto j = nlohmann::json::parse(read(path("gb.json")));
+  EXPECT_EQ(j.at("benchmarks").size(), 3u);
+  EXPECT_EQ(j.at("benchmarks")[0].at("time_unit"), "ns");
+  const CliRun bmf = gcbench("export --format bmf " + kFix + "base.json");
+  EXPECT_EQ(bmf.code, 0);
+  EXPECT_TRUE(nlohmann::json::parse(bmf.out).contains("mem/hbm/triad/dtype:fp32/size:1073741824"));
+  const CliRun csv = gcbench("export --format csv " + kFix + "base.json");
+  EXPECT_EQ(csv.out.rfind("key,params,status", 0), 0u);
+  for (const std::string& bad : {"--format xml " + kFix + "base.json", "--format gbench " + kFix + "other_schema.json",
+                                "--format gbench --time-unit h " + kFix + "base.json"}) {
+    const CliRun r = gcbench("export " + bad + " -o " + path("x.out"));
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_FALSE(fs::exists(path("x.out"))) << bad;
+  }
+}
+
+// The CI gate end to end on the CPU: a real (tiny) run compared with itself passes; the same
+// run with every metric 30 % worse and every sample 1/0.7 slower fails.
+TEST_F(CompareCli, EndToEndCpuRunAndInjectedRegression) {
+  const CliRun run = gcbench(
+      "mem --device cpu --size 64K --latency-max 64K --kernels copy,triad --min-samples 9 --max-time 0.3 -q --json " +
+      path("base.json"));
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const CliRun self = gcbench("compare " + path("base.json") + " " + path("base.json"));
+  EXPECT_EQ(self.code, 0) << self.out;
+  EXPECT_EQ(self.out.find("SLOWER "), std::string::npos) << self.out;
+
+  ResultDocument doc = load_document(path("base.json"));
+  for (Result& r : doc.results) {
+    for (double& s : r.samples) s /= 0.7;
+    if (!r.samples.empty()) r.stats = summarize(r.samples);
+    for (Metric& m : r.metrics)
+      if (m.value) *m.value = m.higher_is_better ? *m.value * 0.7 : *m.value / 0.7;
+  }
+  write_document(path("slow.json"), doc);
+  const CliRun regressed = gcbench("compare " + path("base.json") + " " + path("slow.json") + " --junit " + path("j.xml"));
+  EXPECT_EQ(regressed.code, 1) << regressed.out;
+  EXPECT_NE(regressed.out.find("SLOWER "), std::string::npos) << regressed.out;
+  EXPECT_NE(read(path("j.xml")).find("<failure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gcb

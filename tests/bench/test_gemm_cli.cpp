@@ -1,0 +1,67 @@
+// `gcbench gemm` as a user meets it on a CPU-only machine: a small square run exits 0 with PASS
+// results carrying TFLOP/s and the accuracy beside them; bad input exits 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "kernels/gemm/cpu_gemm.hpp"
+#include "reports/result.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+int gcbench(const std::string& args, std::string* out = nullptr) {
+  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::string text;
+  while (p && fgets(buf.data(), buf.size(), p)) text += buf.data();
+  const int status = pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const std::string kFast = " --min-samples 3 --max-time 0.2 --min-time 0 ";
+
+TEST(GemmCli, CpuSquareRunPasses) {
+  const fs::path json = fs::temp_directory_path() / ("gcb-gemm-cli-" + std::to_string(getpid()) + ".json");
+  std::string out;
+  ASSERT_EQ(gcbench("gemm --device cpu --preset square --m 256 --n 256 --k 256 --json " + json.string() + kFast, &out), 0) << out;
+  const ResultDocument doc = load_document(json.string());
+  fs::remove(json);
+  ASSERT_EQ(doc.results.size(), 2u);  // fp32 and fp64
+  std::string reason;
+  const bool blas = kernels::cpu_gemm_available(&reason);
+  for (const auto& r : doc.results) {
+    EXPECT_EQ(r.params.at("m"), 256);
+    if (!blas) {
+      EXPECT_EQ(r.status, Status::waived);
+      continue;
+    }
+    EXPECT_EQ(r.status, Status::pass) << r.key << ": " << r.reason;
+    ASSERT_NE(r.metric("tflops"), nullptr);
+    EXPECT_GT(*r.metric("tflops")->value, 0.0);
+    ASSERT_NE(r.metric("max_rel_error"), nullptr);
+    EXPECT_LE(*r.metric("max_rel_error")->value, r.extra.at("accuracy").at("tolerance").get<double>());
+  }
+}
+
+TEST(GemmCli, BadInputExitsTwo) {
+  for (const std::string bad : {"gemm --device cpu --m 0 --n 4 --k 4", "gemm --device cpu --m 4 --n 4",
+                                "gemm --device cpu --preset cube", "gemm --device cpu --dtype int32",
+                                "gemm --device cpu --m 1:8:x1 --n 4 --k 4", "gemm --device cpu --data ones",
+                                "gemm --device cpu --preset llm --model gpt5"}) {
+    std::string out;
+    EXPECT_EQ(gcbench(bad + kFast, &out), 2) << bad << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace gcb

@@ -1,0 +1,185 @@
+// gcbench p2p: the matrices, the % of expected arithmetic, WAIVED device cases without GPUs, and
+// rank-pair matrices over rank threads (ThreadCommunicator).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "bench/p2p.hpp"
+#include "bench/runner.hpp"
+#include "collectives/world.hpp"
+#include "core/error.hpp"
+
+namespace gcb::bench {
+namespace {
+
+Result pair_result(const std::string& key, int s, int d, double gbps, const std::string& peer = "on") {
+  Result r;
+  r.key = key;
+  r.params = {{"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", peer}, {"scope", "device"}, {"bytes", 1024}};
+  r.metrics = {Metric{"bandwidth", gbps, "GB/s", true, {}, {}}};
+  return r;
+}
+
+TEST(P2pMatrix, RowsAreSourcesColumnsDestinationsDiagonalDash) {
+  std::vector<Result> rs = {pair_result("p2p/bandwidth", 0, 1, 12.5), pair_result("p2p/bandwidth", 1, 0, 7.25)};
+  const std::string out = render_p2p_matrices(rs);
+  EXPECT_NE(out.find(" src\\dst         0         1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("       0         -     12.50\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("       1      7.25         -\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("p2p/bandwidth (bytes 1 KiB, engine ce, peer_access on, scope device) [GB/s], row = src, "
+                     "column = dst"),
+            std::string::npos)
+      << out;
+}
+
+TEST(P2pMatrix, OtherParamsMakeOtherMatricesAndStatusesShowAsLetters) {
+  Result waived = pair_result("p2p/bandwidth", 1, 0, 0, "off");
+  waived.status = Status::waived;
+  waived.reason = "no peer";
+  waived.metrics.clear();
+  std::vector<Result> rs = {pair_result("p2p/bandwidth", 0, 1, 3.0), pair_result("p2p/bandwidth", 0, 1, 2.0, "off"),
+                            waived};
+  rs[1].extra["warning"] = "too fast";
+  const std::string out = render_p2p_matrices(rs);
+  EXPECT_NE(out.find("peer_access on"), std::string::npos);
+  EXPECT_NE(out.find("peer_access off"), std::string::npos);
+  EXPECT_NE(out.find("       1         W         -\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  WAIVED: no peer\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  warning 0->1: too fast\n"), std::string::npos) << out;
+  // Results without src/dst (the host aggregate) and other families make no matrix.
+  Result host;
+  host.key = "p2p/host_aggregate";
+  host.params = {{"direction", "all_to_host"}};
+  Result mem;
+  mem.key = "mem/copy/d2d";
+  mem.params = {{"src", 0}, {"dst", 1}};
+  EXPECT_EQ(render_p2p_matrices({host, mem}), "");
+}
+
+TEST(P2pExpected, NvlinkPcieNetworkRates) {
+  // H100 SXM: 18 links × 25 GB/s per direction = 450 GB/s (memory-interconnect.md §6.1).
+  const LinkRate nv = nvlink_rate(18, 25);
+  ASSERT_TRUE(nv.gbps);
+  EXPECT_DOUBLE_EQ(*nv.gbps, 450);
+  EXPECT_EQ(nv.source, "nvlink:18x25GB/s");
+  // nccl #1264: 380 GB/s unidirectional on 8×H100 SXM = 84.4 % of 450.
+  EXPECT_NEAR(*percent_of_expected(380, nv), 84.444, 1e-3);
+  EXPECT_FALSE(nvlink_rate(0, 25).gbps);
+  EXPECT_DOUBLE_EQ(*pcie_rate(5, 16).gbps, 63.0);
+  EXPECT_DOUBLE_EQ(*pcie_rate(4, 8).gbps, 15.75);
+  EXPECT_EQ(pcie_rate(4, 16).source, "pcie:gen4 x16");
+  const LinkRate ndr = network_rate(400, "mlx5_0");
+  EXPECT_DOUBLE_EQ(*ndr.gbps, 50);  // 4x NDR: 400 Gb/s = 50 GB/s
+  EXPECT_FALSE(network_rate(0, "eth0").gbps);
+  EXPECT_DOUBLE_EQ(*slower(pcie_rate(5, 16), pcie_rate(4, 16)).gbps, 31.5);
+  EXPECT_FALSE(slower(pcie_rate(5, 16), LinkRate{}).gbps);
+  EXPECT_FALSE(percent_of_expected(10, LinkRate{}));
+}
+
+TEST(P2pExpected, WarnsOnlyAboveTheLinkRate) {
+  const LinkRate nv = nvlink_rate(18, 25);
+  EXPECT_EQ(exceeds_link_warning(450, nv), "");
+  EXPECT_EQ(exceeds_link_warning(100, LinkRate{}), "");
+  const std::string w = exceeds_link_warning(495, nv);
+  EXPECT_NE(w.find("exceeds the link rate 450.00 GB/s (nvlink:18x25GB/s) by 10.0 %"), std::string::npos) << w;
+  const auto j = link_extra(495, nv);
+  EXPECT_DOUBLE_EQ(j.at("percent_of_expected").get<double>(), 110);
+  EXPECT_DOUBLE_EQ(j.at("expected_gbps").get<double>(), 450);
+  EXPECT_TRUE(j.contains("warning"));
+  EXPECT_FALSE(link_extra(300, nv).contains("warning"));
+  EXPECT_TRUE(link_extra(300, LinkRate{}).empty());
+}
+
+HarnessOptions fast_harness() {
+  HarnessOptions h;
+  h.warmup = 1;
+  h.min_samples = 2;
+  h.max_samples = 3;
+  h.min_time = 0;
+  h.max_time = 1;
+  return h;
+}
+
+TEST(P2pDevice, WaivedWithoutTwoGpus) {
+  P2pOptions o;
+  o.size = 4096;
+  for (const std::vector<int>& gpus : {std::vector<int>{}, std::vector<int>{0}}) {
+    CaseList cases = p2p_device_cases(o, gpus, "needs two GPUs (0 found: none here)", 1);
+    ASSERT_EQ(cases.size(), 11u);  // 2 keys × 2 engines × 2 peer states, latency, 2 copy-call latencies
+    Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+    runner.run_all(cases);
+    std::set<std::string> keys;
+    for (const auto& r : runner.results()) {
+      EXPECT_EQ(r.status, Status::waived) << r.key;
+      EXPECT_EQ(r.reason.rfind("needs two GPUs", 0), 0u) << r.reason;
+      EXPECT_FALSE(r.params.contains("src"));
+      keys.insert(r.key);
+    }
+    EXPECT_EQ(keys, (std::set<std::string>{"p2p/bandwidth", "p2p/bidir_bandwidth", "p2p/latency",
+                                           "p2p/copy_call_latency"}));
+  }
+  CaseList host = p2p_host_cases(o, {}, "no CUDA device");
+  ASSERT_EQ(host.size(), 2u);
+  for (const auto& c : host) EXPECT_EQ(c->waived_reason(), "no CUDA device");
+}
+
+TEST(P2pOptionsCheck, RefusesImpossibleValues) {
+  P2pOptions o;
+  EXPECT_NO_THROW(validate(o));
+  P2pOptions bad = o;
+  bad.modes = {"device", "bogus"};
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.size = 0;
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.iters = 0;
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.backend = "gloo";
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.latency_size = o.size + 1;
+  EXPECT_THROW(validate(bad), UsageError);
+}
+
+TEST(P2pRanks, FourThreadRanksFillEveryOffDiagonalCell) {
+  P2pOptions o;
+  o.size = 64 * 1024;
+  o.latency_size = 8;
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  WorldOptions w;
+  w.ranks = 4;
+  w.timeout = std::chrono::milliseconds(30'000);
+  uint64_t wrong = 99;
+  run_world(w, [&](RankContext& ctx) {
+    const uint64_t x = run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3);
+    if (ctx.rank == 0) wrong = x;
+    return 0;
+  });
+  EXPECT_EQ(wrong, 0u);
+  std::map<std::string, std::set<std::pair<int, int>>> cells;
+  for (const auto& r : runner.results()) {
+    ASSERT_EQ(r.status, Status::pass) << r.key << " " << r.reason;
+    const int s = r.params.at("src").get<int>(), d = r.params.at("dst").get<int>();
+    EXPECT_NE(s, d);
+    EXPECT_EQ(r.params.at("scope"), "rank");
+    EXPECT_EQ(r.params.at("backend"), "threads");
+    ASSERT_FALSE(r.metrics.empty());
+    ASSERT_TRUE(r.metrics.front().value);
+    EXPECT_GT(*r.metrics.front().value, 0) << r.key;
+    EXPECT_EQ(r.metrics.front().name, r.key == "p2p/latency" ? "latency" : "bandwidth");
+    EXPECT_EQ(r.params.at("bytes").get<uint64_t>(), r.key == "p2p/latency" ? 8u : 65536u);
+    cells[r.key].insert({s, d});
+  }
+  ASSERT_EQ(cells.size(), 3u);
+  for (const auto& [key, pairs] : cells) EXPECT_EQ(pairs.size(), 12u) << key;  // 4 × 3 ordered pairs
+  const std::string out = render_p2p_matrices(runner.results());
+  EXPECT_NE(out.find(" src\\dst         0         1         2         3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("memcpy through the ThreadCommunicator"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace gcb::bench

@@ -1,0 +1,143 @@
+// `gcbench train`: invalid combinations exit 2 with one line before any allocation; the sweep
+// grammar; a sweep writes one schema result per layout with the extra fields `gcbench report`
+// reads; the quick-suite sweep; --dump runs are bitwise reproducible.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "bench/runner.hpp"
+#include "bench/train.hpp"
+#include "core/error.hpp"
+#include "reports/result.hpp"
+
+namespace gcb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Out {
+  int code = -1;
+  std::string out;
+};
+
+Out gcbench(const std::string& args) {
+  Out r;
+  FILE* p = popen((std::string(GCB_BINARY) + " train " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("gcb-train-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--tp 3", "does not divide heads"},
+      {"--pp 3", "pp 3 > layers 2"},
+      {"--dp 2 --ranks 4", "≠ 4 ranks"},
+      {"--dp 2 --global-batch 3", "not divisible"},
+      {"--backend cuda", "CUDA training backend is not built"},
+      {"--tp 2 --zero 3", "zero 2 and 3"},
+      {"--recompute some", "expected none, selective or full"},
+      {"--schedule zigzag", "expected gpipe or 1f1b"},
+      {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const Out r = gcbench(std::string(args) + " --quiet");
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(msg), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+TEST(TrainCli, SweepGrammar) {
+  const auto l = parse_sweep("dp,zero1,tp2,tp2-sp,pp4-gpipe,dp2-tp2", 4);
+  ASSERT_EQ(l.size(), 6u);
+  EXPECT_EQ(l[0].dp, 4);
+  EXPECT_EQ(l[1].zero, 1);
+  EXPECT_EQ(l[1].dp, 4);
+  EXPECT_EQ(l[2].tp, 2);
+  EXPECT_EQ(l[2].dp, 2);
+  EXPECT_TRUE(l[3].sp);
+  EXPECT_EQ(l[4].pp, 4);
+  EXPECT_EQ(l[4].dp, 1);
+  EXPECT_EQ(l[4].schedule, models::PipeSchedule::gpipe);
+  EXPECT_EQ(l[4].name, "dp1-pp4-gpipe");
+  EXPECT_EQ(l[5].name, "dp2-tp2");
+  EXPECT_THROW(parse_sweep("tp3", 4), UsageError);
+  EXPECT_THROW(parse_sweep("", 4), UsageError);
+}
+
+TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
+  Runner runner(RunnerOptions{}, nullptr);
+  run_train_quick(runner);
+  ASSERT_EQ(runner.results().size(), 5u);
+  for (const Result& r : runner.results()) {
+    EXPECT_TRUE(r.key.starts_with("train/")) << r.key;
+    for (const char* p : {"model", "layout", "dp", "tp", "pp", "sp", "zero", "schedule", "micro_batch",
+                          "global_batch", "recompute", "ranks"}) {
+      EXPECT_TRUE(r.params.contains(p)) << r.key << " " << p;
+    }
+    for (const char* m : {"step_time", "tokens_per_s", "mfu", "hfu", "final_loss"}) {
+      ASSERT_NE(r.metric(m), nullptr) << r.key << " " << m;
+      ASSERT_TRUE(r.metric(m)->value.has_value()) << r.key << " " << m;
+    }
+    EXPECT_GT(*r.metric("step_time")->value, 0.0);
+    EXPECT_EQ(r.samples.size(), 3u);
+    for (const char* e : {"time_split", "memory", "comm_bytes", "bubble"}) {
+      EXPECT_TRUE(r.extra.contains(e)) << r.key << " " << e;
+    }
+    // Persistent model states equal the formulas byte-exact on every layout.
+    for (const char* cat : {"params", "grads", "adam_m", "adam_v", "activations"}) {
+      EXPECT_EQ(r.extra["memory"][cat]["measured"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
+    }
+    for (const auto& [kind, v] : r.extra["comm_bytes"].items()) {
+      EXPECT_EQ(v["measured"], v["theory"]) << r.key << " " << kind;
+    }
+  }
+  // Same model, same global batch, same init: the first loss agrees across layouts (fp32 rtol).
+  const double l0 = runner.results()[0].extra["losses"][0].get<double>();
+  for (const Result& r : runner.results()) {
+    EXPECT_NEAR(r.extra["losses"][0].get<double>(), l0, 1e-5 * l0) << r.key;
+  }
+  const Result& pp = runner.results()[4];
+  EXPECT_EQ(pp.params["pp"], 2);
+  EXPECT_DOUBLE_EQ(pp.extra["bubble"]["theory"].get<double>(), 1.0 / 5.0);  // (p−1)/(m+p−1), m = 4
+}
+
+TEST(TrainCli, DumpIsBitwiseReproducibleAndJsonIsWritten) {
+  const std::string a = temp("a.txt"), b = temp("b.txt"), j = temp("r.json");
+  const std::string args = "--dp 2 --tp 2 --sp --zero 1 --steps 2 --warmup 0 --peak-flops 1e9 --quiet";
+  const Out r1 = gcbench(args + " --dump " + a + " --json " + j);
+  const Out r2 = gcbench(args + " --dump " + b);
+  ASSERT_EQ(r1.code, 0) << r1.out;
+  ASSERT_EQ(r2.code, 0) << r2.out;
+  EXPECT_FALSE(slurp(a).empty());
+  EXPECT_EQ(slurp(a), slurp(b));
+  const ResultDocument d = load_document(j);
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].key, "train/dp2-zero1-tp2-sp");
+  fs::remove(a);
+  fs::remove(b);
+  fs::remove(j);
+}
+
+}  // namespace
+}  // namespace gcb::bench

@@ -1,0 +1,159 @@
+// The World in threads mode: rank contexts, launcher detection, the argument check and fault
+// handling (a failing rank ends every rank promptly with its rank and host named).
+#include "collectives/world.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace gcb {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+LauncherInfo detect(const Env& env) {
+  return detect_launcher([&env](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(Launcher, NothingSetMeansNotLaunched) { EXPECT_FALSE(detect({}).launched); }
+
+TEST(Launcher, OpenMpiVariables) {
+  const auto l = detect({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"},
+                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+  EXPECT_TRUE(l.launched);
+  EXPECT_EQ(l.size, 4);
+  EXPECT_EQ(l.rank, 3);
+  EXPECT_EQ(l.local_rank, 1);
+  EXPECT_EQ(l.local_size, 2);
+  EXPECT_EQ(l.source, "OMPI_COMM_WORLD_SIZE");
+}
+
+TEST(Launcher, PmiVariables) {
+  const auto l = detect({{"PMI_SIZE", "8"}, {"PMI_RANK", "5"}});
+  EXPECT_TRUE(l.launched);
+  EXPECT_EQ(l.size, 8);
+  EXPECT_EQ(l.rank, 5);
+  EXPECT_EQ(l.local_rank, -1);
+}
+
+TEST(Launcher, SrunTaskButNotABatchScript) {
+  // A plain command in an sbatch script sees SLURM_NTASKS/SLURM_PROCID but no task step.
+  EXPECT_FALSE(detect({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "0"}}).launched);
+  const auto l = detect({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "9"}, {"SLURM_STEP_ID", "0"}, {"SLURM_LOCALID", "1"}});
+  EXPECT_TRUE(l.launched);
+  EXPECT_EQ(l.size, 16);
+  EXPECT_EQ(l.rank, 9);
+  EXPECT_EQ(l.local_rank, 1);
+}
+
+TEST(Launcher, MalformedValuesAreIgnored) {
+  EXPECT_FALSE(detect({{"OMPI_COMM_WORLD_SIZE", "four"}, {"OMPI_COMM_WORLD_RANK", "0"}}).launched);
+}
+
+TEST(World, HashOfArgumentsSeparatesArguments) {
+  EXPECT_EQ(hash_arguments({"coll", "-b", "8"}), hash_arguments({"coll", "-b", "8"}));
+  EXPECT_NE(hash_arguments({"coll", "-b", "8"}), hash_arguments({"coll", "-b8"}));
+  EXPECT_NE(hash_arguments({"coll", "-b", "8"}), hash_arguments({"coll", "-b", "8", "-n", "3"}));
+}
+
+TEST(World, ThreadsGiveEveryRankItsContext) {
+  WorldOptions o;
+  o.ranks = 4;
+  o.args = {"coll"};
+  std::atomic<int> seen{0};
+  const int code = run_world(o, [&](RankContext& ctx) {
+    EXPECT_EQ(ctx.size, 4);
+    EXPECT_EQ(ctx.world_comm.rank(), ctx.rank);
+    EXPECT_EQ(ctx.local_rank, ctx.rank);
+    EXPECT_EQ(ctx.local_size, 4);
+    EXPECT_EQ(ctx.nodes, 1);
+    EXPECT_EQ(ctx.device, -1);
+    EXPECT_FALSE(ctx.processes);
+    EXPECT_EQ(ctx.host, host_name());
+    EXPECT_EQ(&ctx.world_comm, &ctx.host_comm);
+    int one = 1, sum = 0;
+    ctx.world_comm.all_reduce(&one, &sum, 1, DType::i32, ReduceOp::sum);
+    EXPECT_EQ(sum, 4);
+    seen.fetch_add(1);
+    return ctx.rank == 0 ? 7 : 0;  // rank 0's value is the world's
+  });
+  EXPECT_EQ(code, 7);
+  EXPECT_EQ(seen.load(), 4);
+}
+
+TEST(World, MismatchedArgumentsAreRefused) {
+  WorldOptions o;
+  o.ranks = 4;
+  o.args = {"coll", "-b", "8"};
+  o.args_of_rank = [&o](int rank) {
+    auto a = o.args;
+    if (rank == 2) a.push_back("--iters=3");
+    return a;
+  };
+  std::atomic<int> ran{0};
+  try {
+    run_world(o, [&](RankContext&) {
+      ran.fetch_add(1);
+      return 0;
+    });
+    FAIL() << "mismatched arguments were accepted";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 2 on host " + host_name()), std::string::npos) << what;
+    EXPECT_NE(what.find("different arguments"), std::string::npos) << what;
+  }
+  EXPECT_EQ(ran.load(), 0) << "rank code ran although the launch check failed";
+}
+
+TEST(World, FailingRankEndsEveryRankWithinTheTimeout) {
+  WorldOptions o;
+  o.ranks = 4;
+  o.timeout = std::chrono::milliseconds(5000);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_world(o, [](RankContext& ctx) {
+      if (ctx.rank == 2) throw std::runtime_error("disk on fire");
+      ctx.world_comm.barrier();  // the others wait for rank 2, which never comes
+      return 0;
+    });
+    FAIL() << "a failing rank did not fail the run";
+  } catch (const Fault& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 2 on host " + host_name() + " failed: disk on fire"), std::string::npos) << what;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The abort wakes the waiting ranks at once; well below the 5 s timeout even on a loaded box.
+  EXPECT_LT(seconds, 2.5);
+}
+
+TEST(World, StuckRankTimesOut) {
+  WorldOptions o;
+  o.ranks = 2;
+  o.timeout = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(run_world(o,
+                         [](RankContext& ctx) {
+                           if (ctx.rank == 0) ctx.world_comm.barrier();  // rank 1 never joins
+                           return 0;
+                         }),
+               Fault);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 3.0);  // 0.2 s timeout plus scheduling slack on a shared 2-core machine
+}
+
+TEST(World, UnknownBackendIsAUsageError) {
+  WorldOptions o;
+  o.backend = "carrier-pigeon";
+  EXPECT_THROW(run_world(o, [](RankContext&) { return 0; }), UsageError);
+}
+
+}  // namespace
+}  // namespace gcb

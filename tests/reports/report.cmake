@@ -1,0 +1,3 @@
+# gcbench report's pure library: the SVG chart library, HTML and Markdown renderers.
+gcb_add_test(test_svg_chart SOURCES test_svg_chart.cpp LIBS gcb_reports)
+gcb_add_test(test_report SOURCES test_report.cpp LIBS gcb_reports)

@@ -1,0 +1,317 @@
+// compare: statistics against reference values, verdicts on the checked-in fixture pairs
+// (tests/fixtures/compare/, written by make_fixtures.py there), renderers, and the exporters.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "reports/compare.hpp"
+#include "reports/export.hpp"
+#include "reports/topology/xml.hpp"
+
+namespace gcb {
+namespace {
+
+const std::string kDir = "tests/fixtures/compare/";
+
+ResultDocument fixture(const std::string& name) { return load_document(kDir + name); }
+
+const Comparison& find(const CompareReport& r, const std::string& key, const std::string& metric) {
+  for (const auto& c : r.comparisons)
+    if (c.key == key && c.metric == metric) return c;
+  throw std::runtime_error("no comparison " + key + " " + metric);
+}
+
+// Reference values: scipy 1.17.1,
+//   scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic", use_continuity=True)
+// run once on these vectors; U is scipy's statistic for x.
+TEST(MannWhitney, MatchesScipyAsymptotic) {
+  struct Case {
+    std::vector<double> x, y;
+    double u, p;
+  };
+  const std::vector<Case> cases = {
+      {{1.1, 2.2, 3.3, 4.4, 5.5, 6.6, 7.7, 8.8, 9.9}, {3.0, 4.5, 6.0, 7.5, 9.0, 10.5, 12.0, 13.5, 15.0}, 20.0,
+       0.07738861114200664},
+      // ties: the tie-corrected variance matters here
+      {{1, 2, 2, 3, 3, 3, 4, 5, 6}, {2, 3, 4, 4, 5, 6, 6, 7, 8}, 19.0, 0.060552067813171816},
+      // unequal sizes, 9 vs 12
+      {{0.91, 0.95, 1.02, 1.04, 0.99, 1.01, 0.97, 1.03, 1.00},
+       {1.05, 1.08, 1.10, 0.98, 1.12, 1.07, 1.09, 1.06, 1.11, 1.04, 1.13, 1.02},
+       9.0,
+       0.0015533212537348553},
+      // complete separation: the smallest p 9 vs 9 samples can give
+      {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {10, 11, 12, 13, 14, 15, 16, 17, 18}, 0.0, 0.00041229480206169127},
+  };
+  for (const auto& c : cases) {
+    const UTest t = mann_whitney_u(c.x, c.y);
+    EXPECT_DOUBLE_EQ(t.u, c.u);
+    EXPECT_NEAR(t.p, c.p, 1e-12 * c.p + 1e-15);  // same closed form; only rounding differs
+    // Symmetric in its arguments (two-sided).
+    EXPECT_NEAR(mann_whitney_u(c.y, c.x).p, c.p, 1e-12 * c.p + 1e-15);
+  }
+  const std::vector<double> flat(9, 1.0);
+  EXPECT_EQ(mann_whitney_u(flat, flat).p, 1.0);  // all ties: no evidence at all
+}
+
+// Holm (1979) by hand: sorted p = 0.005, 0.01, 0.03, 0.04 (m = 4) → 4·0.005 = 0.02,
+// 3·0.01 = 0.03, 2·0.03 = 0.06, max(1·0.04, 0.06) = 0.06; returned in input order.
+TEST(Holm, KnownExample) {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  const std::vector<double> adj = holm_adjust(p);
+  ASSERT_EQ(adj.size(), 4u);
+  EXPECT_DOUBLE_EQ(adj[0], 0.03);
+  EXPECT_DOUBLE_EQ(adj[1], 0.06);
+  EXPECT_DOUBLE_EQ(adj[2], 0.06);
+  EXPECT_DOUBLE_EQ(adj[3], 0.02);
+  EXPECT_DOUBLE_EQ(holm_adjust(std::vector<double>{0.6, 0.7})[0], 1.0);  // capped at 1
+  EXPECT_TRUE(holm_adjust(std::vector<double>{}).empty());
+}
+
+TEST(RelativeChange, DirectionAndZeroBase) {
+  EXPECT_DOUBLE_EQ(relative_change(100, 80), -0.2);
+  EXPECT_DOUBLE_EQ(relative_change(-10, -5), 0.5);
+  EXPECT_DOUBLE_EQ(relative_change(0, 2), 2.0);  // compare.py: (2 − 0)/((0 + 2)/2)
+  EXPECT_DOUBLE_EQ(relative_change(0, 0), 0.0);
+}
+
+TEST(Compare, IdenticalIsAllSame) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_identical.json"), {});
+  ASSERT_EQ(r.comparisons.size(), 5u);  // triad ×2, host copy ×2, latency
+  for (const auto& c : r.comparisons) EXPECT_EQ(c.verdict, Verdict::same) << c.key << " " << c.metric << ": " << c.reason;
+  EXPECT_FALSE(r.regressed());
+  EXPECT_TRUE(r.environment.empty());
+  EXPECT_FALSE(r.topology_mismatch);
+}
+
+TEST(Compare, RealRegressionIsSlower) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), {});
+  for (const char* metric : {"bandwidth", "bandwidth_median"}) {
+    const Comparison& c = find(r, "mem/hbm/triad", metric);
+    EXPECT_EQ(c.verdict, Verdict::slower) << c.reason;
+    EXPECT_NEAR(*c.change, -0.2, 1e-9);  // samples ×1.25 → bandwidth ×0.8
+    ASSERT_TRUE(c.p_value && c.p_adjusted);
+    EXPECT_NEAR(*c.p_value, 3.658e-05, 0.001e-05);  // scipy on the fixture's 12 vs 12 samples
+    // Holm over the run's 2 U tests (triad, host copy; the chase has 5 samples: no test).
+    EXPECT_NEAR(*c.p_adjusted, 2 * *c.p_value, 1e-15);
+  }
+  EXPECT_EQ(find(r, "mem/host/copy", "bandwidth").verdict, Verdict::same);
+  EXPECT_EQ(find(r, "mem/latency/chase", "latency").verdict, Verdict::same);
+  EXPECT_TRUE(r.regressed());
+}
+
+TEST(Compare, NoiseOnlyIsNotARegression) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_noise.json"), {});
+  EXPECT_FALSE(r.regressed());
+  const Comparison& c = find(r, "mem/host/copy", "bandwidth_median");
+  EXPECT_EQ(c.verdict, Verdict::same) << c.reason;  // −4.15 % is inside the 5 % threshold
+  // With a 1 % threshold the change matters, but the U test (p = 0.40) cannot tell it from
+  // noise: AMBIGUOUS, never SLOWER.
+  CompareOptions tight;
+  tight.threshold = 0.01;
+  const CompareReport r1 = compare_documents(fixture("base.json"), fixture("new_noise.json"), tight);
+  EXPECT_EQ(find(r1, "mem/host/copy", "bandwidth_median").verdict, Verdict::ambiguous);
+  EXPECT_NEAR(*find(r1, "mem/host/copy", "bandwidth_median").p_value, 0.4025, 0.0001);
+  EXPECT_FALSE(r1.regressed());
+}
+
+TEST(Compare, ThrottledIsSuspectAndEnvironmentDiffers) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_throttled.json"), {});
+  const Comparison& c = find(r, "mem/hbm/triad", "bandwidth");
+  EXPECT_EQ(c.verdict, Verdict::suspect);
+  EXPECT_EQ(c.underlying, Verdict::slower);
+  EXPECT_NE(c.reason.find("throttled"), std::string::npos);
+  EXPECT_FALSE(r.regressed());  // SUSPECT never gates; it is printed loudly instead
+  ASSERT_EQ(r.environment.size(), 1u);
+  EXPECT_EQ(r.environment[0].field, "driver");
+  EXPECT_EQ(r.environment[0].base, "580.65.06");
+  EXPECT_EQ(r.environment[0].contender, "575.57.08");
+}
+
+TEST(Compare, TopologyMismatchWarnsLoudly) {
+  ResultDocument b = fixture("base.json"), n = fixture("new_identical.json");
+  n.context["topology"]["fingerprint"] = "topo-bbbb";
+  const CompareReport r = compare_documents(b, n, {});
+  EXPECT_TRUE(r.topology_mismatch);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("different topologies"), std::string::npos);
+  EXPECT_NE(render_compare_console(r, {}).find("WARNING: topology fingerprints differ"), std::string::npos);
+  EXPECT_NE(render_compare_markdown(r, {}).find("[!WARNING]"), std::string::npos);
+}
+
+TEST(Compare, BadInputIsUsageError) {
+  EXPECT_THROW(fixture("other_schema.json"), UsageError);
+  EXPECT_THROW(compare_documents(fixture("base.json"), fixture("nothing_in_common.json"), {}), UsageError);
+  CompareOptions unknown_metric;
+  unknown_metric.metrics = {"tflops"};
+  EXPECT_THROW(compare_documents(fixture("base.json"), fixture("base.json"), unknown_metric), UsageError);
+  CompareOptions bad_alpha;
+  bad_alpha.alpha = 1.5;
+  EXPECT_THROW(compare_documents(fixture("base.json"), fixture("base.json"), bad_alpha), UsageError);
+}
+
+TEST(Compare, MetricFilter) {
+  CompareOptions o;
+  o.metrics = {"latency"};
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), o);
+  ASSERT_EQ(r.comparisons.size(), 1u);  // the triad regression is filtered out
+  EXPECT_EQ(r.comparisons[0].metric, "latency");
+  EXPECT_FALSE(r.regressed());
+}
+
+Result make(const std::string& key, double value, std::vector<double> samples, bool higher_is_better = true) {
+  Result r;
+  r.key = key;
+  r.samples = std::move(samples);
+  if (!r.samples.empty()) r.stats = summarize(r.samples);
+  r.metrics.push_back({"m", value, "GB/s", higher_is_better, std::nullopt, ""});
+  return r;
+}
+
+// Fewer than 9 samples: SLOWER/FASTER only beyond max(3 × noise, threshold).
+TEST(Compare, FallbackRuleUsesThreeTimesNoise) {
+  // CV of {0.9, 1.0, 1.1} = 0.1: a 20 % change is inside 3 × 10 % → AMBIGUOUS; 40 % is beyond.
+  ResultDocument b, n20, n40;
+  b.results.push_back(make("x/a", 100, {0.9, 1.0, 1.1}));
+  n20.results.push_back(make("x/a", 80, {0.9, 1.0, 1.1}));
+  n40.results.push_back(make("x/a", 60, {0.9, 1.0, 1.1}));
+  EXPECT_EQ(compare_documents(b, n20, {}).comparisons[0].verdict, Verdict::ambiguous);
+  EXPECT_EQ(compare_documents(b, n40, {}).comparisons[0].verdict, Verdict::slower);
+  EXPECT_EQ(compare_documents(n40, b, {}).comparisons[0].verdict, Verdict::faster);
+  // Lower is better: the same numbers read the other way round.
+  ResultDocument lb, ln;
+  lb.results.push_back(make("x/lat", 100, {0.9, 1.0, 1.1}, false));
+  ln.results.push_back(make("x/lat", 60, {0.9, 1.0, 1.1}, false));
+  EXPECT_EQ(compare_documents(lb, ln, {}).comparisons[0].verdict, Verdict::faster);
+  // No samples at all (a derived result): beyond the threshold is AMBIGUOUS, within is SAME.
+  ResultDocument db, dn, ds;
+  db.results.push_back(make("x/fit", 100, {}));
+  dn.results.push_back(make("x/fit", 60, {}));
+  ds.results.push_back(make("x/fit", 98, {}));
+  EXPECT_EQ(compare_documents(db, dn, {}).comparisons[0].verdict, Verdict::ambiguous);
+  EXPECT_EQ(compare_documents(db, ds, {}).comparisons[0].verdict, Verdict::same);
+}
+
+TEST(Compare, StatusesNewAndMissing) {
+  ResultDocument b, n;
+  b.results.push_back(make("x/both", 100, {1.0, 1.0}));
+  b.results.push_back(make("x/gone", 100, {1.0}));
+  b.results.push_back(make("x/waived", 100, {1.0}));
+  b.results.push_back(make("x/broken", 100, {1.0}));
+  n.results.push_back(make("x/both", 100, {1.0, 1.0}));
+  n.results.push_back(make("x/added", 100, {1.0}));
+  Result waived = make("x/waived", 100, {});
+  waived.status = Status::waived;
+  waived.reason = "needs 2 GPUs";
+  n.results.push_back(waived);
+  Result failed = make("x/broken", 100, {1.0});
+  failed.status = Status::fail;
+  n.results.push_back(failed);
+  const CompareReport r = compare_documents(b, n, {});
+  EXPECT_EQ(find(r, "x/both", "m").verdict, Verdict::same);
+  EXPECT_EQ(find(r, "x/gone", "m").verdict, Verdict::missing);
+  EXPECT_EQ(find(r, "x/added", "m").verdict, Verdict::added);
+  EXPECT_EQ(find(r, "x/waived", "m").verdict, Verdict::skipped);
+  EXPECT_NE(find(r, "x/waived", "m").reason.find("needs 2 GPUs"), std::string::npos);
+  EXPECT_EQ(find(r, "x/broken", "m").verdict, Verdict::failed);
+  EXPECT_TRUE(r.regressed());  // a NEW verification failure gates like a regression
+  // Params are part of the identity: the same key with other params is a different result.
+  ResultDocument p1, p2;
+  p1.results.push_back(make("x/p", 1, {1.0}));
+  p1.results[0].params = {{"size", 1024}};
+  p2.results.push_back(make("x/p", 1, {1.0}));
+  p2.results[0].params = {{"size", 2048}};
+  EXPECT_THROW(compare_documents(p1, p2, {}), UsageError);
+}
+
+TEST(CompareRender, JunitIsWellFormedXml) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), {});
+  const std::string xml = render_compare_junit(r);
+  const topo::xml::Element root = topo::xml::parse(xml, "junit");
+  EXPECT_EQ(root.name, "testsuites");
+  EXPECT_EQ(root.get("tests"), "5");
+  EXPECT_EQ(root.get("failures"), "2");
+  ASSERT_EQ(root.children.size(), 1u);
+  const auto& suite = root.children[0];
+  size_t testcases = 0, failures = 0;
+  for (const auto& tc : suite.children) {
+    if (tc.name != "testcase") continue;
+    ++testcases;
+    for (const auto& child : tc.children) failures += child.name == "failure" ? 1 : 0;
+  }
+  EXPECT_EQ(testcases, 5u);
+  EXPECT_EQ(failures, 2u);
+  // Characters that need escaping survive as well-formed XML.
+  ResultDocument b, n;
+  b.results.push_back(make("x/<a&b>", 1, {1.0}));
+  b.results[0].params = {{"q", "\"it's\""}};
+  n.results = b.results;
+  EXPECT_NO_THROW(topo::xml::parse(render_compare_junit(compare_documents(b, n, {})), "junit"));
+}
+
+TEST(CompareRender, MarkdownStaysUnderTheCommentLimit) {
+  // 3000 results, every one SLOWER: the full table is far beyond 64 KB.
+  ResultDocument b, n;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string key = "mem/case_" + std::to_string(i);
+    b.results.push_back(make(key, 100, {1.0, 1.01, 0.99}));
+    n.results.push_back(make(key, 50, {2.0, 2.02, 1.98}));
+  }
+  const CompareReport r = compare_documents(b, n, {});
+  ASSERT_EQ(r.count(Verdict::slower), 3000u);
+  const std::string md = render_compare_markdown(r, {});
+  EXPECT_LE(md.size(), kMarkdownCommentLimit);
+  EXPECT_LT(md.size(), 65536u);
+  EXPECT_NE(md.find("REGRESSION"), std::string::npos);
+  EXPECT_NE(md.find("more rows (not SAME) are not shown"), std::string::npos);
+  // A small report is complete.
+  const std::string small = render_compare_markdown(compare_documents(fixture("base.json"), fixture("new_regression.json"), {}), {});
+  EXPECT_EQ(std::count(small.begin(), small.end(), '\n') > 5, true);
+  EXPECT_NE(small.find("| **SLOWER** | mem/hbm/triad |"), std::string::npos) << small;
+  EXPECT_EQ(small.find("not shown"), std::string::npos);
+}
+
+TEST(Export, GoogleBenchmarkJson) {
+  const ResultDocument doc = fixture("base.json");
+  const auto j = export_gbench(doc, "us");
+  ASSERT_TRUE(j.contains("context") && j.contains("benchmarks"));
+  EXPECT_EQ(j["context"]["host_name"], "fixture-host");
+  EXPECT_EQ(j["context"]["gpu"], "NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(j["context"]["caches"].is_array());
+  ASSERT_EQ(j["benchmarks"].size(), 3u);
+  const auto& b = j["benchmarks"][0];
+  EXPECT_EQ(b["name"], "mem/hbm/triad/dtype:fp32/size:1073741824");
+  EXPECT_EQ(b["run_name"], b["name"]);
+  EXPECT_EQ(b["run_type"], "iteration");
+  EXPECT_EQ(b["time_unit"], "us");
+  EXPECT_EQ(b["iterations"], 12);
+  EXPECT_DOUBLE_EQ(b["real_time"].get<double>(), doc.results[0].stats->median * 1e6);
+  EXPECT_DOUBLE_EQ(b["bandwidth"].get<double>(), *doc.results[0].metrics[0].value);
+  // Never NaN/Inf: a strict parser reads the text back.
+  const auto reparsed = nlohmann::json::parse(export_text(doc, ExportFormat::gbench));
+  EXPECT_EQ(reparsed.at("benchmarks").size(), 3u);
+  EXPECT_THROW(export_gbench(doc, "fortnights"), UsageError);
+}
+
+TEST(Export, BencherMetricFormatAndCsv) {
+  ResultDocument doc = fixture("base.json");
+  doc.results[1].metrics[0].value = std::nullopt;  // a null value is left out, never NaN
+  const auto j = export_bmf(doc);
+  const auto& triad = j.at("mem/hbm/triad/dtype:fp32/size:1073741824");
+  EXPECT_DOUBLE_EQ(triad.at("bandwidth").at("value").get<double>(), *doc.results[0].metrics[0].value);
+  EXPECT_DOUBLE_EQ(triad.at("latency").at("value").get<double>(), doc.results[0].stats->median * 1e9);
+  EXPECT_DOUBLE_EQ(triad.at("latency").at("lower_value").get<double>(), doc.results[0].stats->p5 * 1e9);
+  EXPECT_DOUBLE_EQ(triad.at("latency").at("upper_value").get<double>(), doc.results[0].stats->p95 * 1e9);
+  EXPECT_FALSE(j.at("mem/host/copy/dtype:fp32/size:67108864").contains("bandwidth"));
+  // The chase has its own "latency" metric (ns per load); seconds per launch step aside.
+  const auto& chase = j.at("mem/latency/chase/working_set:16777216");
+  EXPECT_DOUBLE_EQ(chase.at("latency").at("value").get<double>(), *doc.results[2].metrics[0].value);
+  EXPECT_TRUE(chase.contains("launch_latency"));
+  EXPECT_EQ(parse_export_format("csv"), ExportFormat::csv);
+  EXPECT_THROW(parse_export_format("xml"), UsageError);
+  EXPECT_EQ(export_text(doc, ExportFormat::csv).rfind("key,params,status", 0), 0u);
+}
+
+}  // namespace
+}  // namespace gcb

@@ -1,0 +1,157 @@
+// The HTML and Markdown reports as pure functions of result documents: one chart per expected
+// series group, no script, escaping, side-by-side ratios, environment diff, the Markdown budget.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "reports/html.hpp"
+#include "reports/markdown.hpp"
+#include "reports/report_charts.hpp"
+#include "reports/report_data.hpp"
+#include "tests/reports/xml_check.hpp"
+
+namespace gcb::report {
+namespace {
+
+// gtest's Test::Run would hide report::Run inside TEST bodies.
+using Doc = gcb::report::Run;
+using test::count_of;
+using test::xml_check;
+
+const char* const kFixture = "tests/fixtures/report/synthetic_gpu.json";
+
+Doc fixture_run(const std::string& label = "base.json") { return {label, load_document(kFixture)}; }
+
+Result bandwidth_result(const std::string& key, nlohmann::json params, double gbps, double model_bytes = 0) {
+  Result r;
+  r.key = key;
+  r.params = std::move(params);
+  r.metrics = {Metric{"bandwidth", gbps, "GB/s", true, {}, {}}};
+  if (model_bytes > 0) r.model = {{"bytes", model_bytes}};
+  return r;
+}
+
+// The contender: same results, GEMM 10 % faster, another driver and topology.
+Doc contender() {
+  Doc r = fixture_run("new.json");
+  for (auto& res : r.doc.results)
+    if (res.key == "gemm/bf16") *res.metrics.front().value *= 1.1;
+  r.doc.context["nvml"]["driver_version"] = "575.51.03";
+  r.doc.context["topology"]["fingerprint"] = "synthetic-4xh100-pcie";
+  return r;
+}
+
+TEST(Report, SingleRunHtmlHasOneSvgPerExpectedChartAndNoScript) {
+  const std::string html = render_html({fixture_run()});
+  EXPECT_EQ(xml_check(html), "");
+  // coll: algbw + busbw for all_reduce and all_gather (4); p2p: one heatmap; train: time and
+  // memory stacks (2); roofline of the H100 (1).
+  EXPECT_EQ(count_of(html, "<svg"), 8u);
+  EXPECT_EQ(count_of(html, "<script"), 0u);
+  EXPECT_EQ(count_of(html, "http://") + count_of(html, "https://"), count_of(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  // Both α–β fits are drawn on both of their charts.
+  EXPECT_EQ(count_of(html, "α–β fit of"), 4u);
+  // The attn params hold < & ' " and must come out escaped.
+  EXPECT_NE(html.find("causal&lt;mask&gt;&amp;&apos;&quot;"), std::string::npos);
+  EXPECT_EQ(html.find("causal<mask>"), std::string::npos);
+  EXPECT_NE(html.find("needs cuDNN &gt;= 9.1 &lt;and&gt; sm_90"), std::string::npos);  // the WAIVED reason
+  for (const char* section : {"id=\"coll\"", "id=\"p2p\"", "id=\"train\"", "id=\"gemm\"", "id=\"attn\"", "id=\"roofline\""})
+    EXPECT_NE(html.find(section), std::string::npos) << section;
+  EXPECT_EQ(html.find("environments differ"), std::string::npos);
+}
+
+TEST(Report, MemoryChartsCoverBarsCopySweepsWithFitAndLatency) {
+  Doc run{"mem.json", {}};
+  auto& rs = run.doc.results;
+  rs.push_back(bandwidth_result("mem/host/triad", {{"device", "cpu"}, {"dtype", "fp32"}}, 50));
+  const nlohmann::json copy = {{"device", "gpu:0"}, {"engine", "ce"}};
+  for (double n : {4096.0, 65536.0, 1048576.0}) {
+    nlohmann::json p = copy;
+    p["bytes"] = n;
+    rs.push_back(bandwidth_result("mem/copy/d2d", p, 100 * n / (n + 65536), 2 * n));
+  }
+  Result fit;
+  fit.key = "mem/copy/d2d/fit";
+  fit.params = copy;
+  fit.metrics = {Metric{"beta", 50.0, "GB/s", true, {}, {}}, Metric{"alpha", 1.3, "us", false, {}, {}}};
+  rs.push_back(fit);
+  for (double ws : {4096.0, 65536.0}) {
+    Result lat;
+    lat.key = "mem/host/latency";
+    lat.params = {{"device", "cpu"}, {"working_set_bytes", ws}};
+    lat.metrics = {Metric{"latency", ws / 4096, "ns", false, {}, {}}};
+    rs.push_back(lat);
+  }
+  const auto charts = memory_charts({run});
+  ASSERT_EQ(charts.size(), 3u);  // bars, the d2d sweep, the latency curve
+  for (const auto& c : charts) EXPECT_EQ(xml_check(c), "");
+  EXPECT_NE(charts[1].find("α–β fit of gpu:0 ce: α=1.30 us β=50.00 GB/s"), std::string::npos) << charts[1];
+  // The summary table keeps only the largest size of the sweep, plus the fit and the others.
+  const auto rows = family_rows({run}, "mem");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1].params.at("bytes"), 1048576.0);
+}
+
+TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
+  const std::vector<Doc> runs = {fixture_run(), contender()};
+  const auto diff = environment_diff(runs);
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0].name, "driver");
+  EXPECT_EQ(diff[0].values, (std::vector<std::string>{"570.86.15", "575.51.03"}));
+  EXPECT_EQ(diff[1].name, "topology fingerprint");
+
+  const auto rows = family_rows(runs, "gemm");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_NEAR(*ratio_to_baseline(rows[0], 1), 1.1, 1e-12);
+  EXPECT_FALSE(ratio_to_baseline(rows[0], 2));  // no such run
+
+  const std::string html = render_html(runs);
+  EXPECT_EQ(xml_check(html), "");
+  EXPECT_NE(html.find("environments differ"), std::string::npos);
+  EXPECT_NE(html.find("<td>575.51.03</td>"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<td class=\"num better\">1.100×</td>"), 4u);  // the four GEMM sizes
+  EXPECT_NE(html.find("<th>new.json / base.json</th>"), std::string::npos);
+  // Two runs: p2p heatmaps and rooflines are per run (2 + 2), the rest hold both runs' series.
+  EXPECT_EQ(count_of(html, "<svg"), 10u);
+
+  const std::string md = render_markdown(runs);
+  EXPECT_NE(md.find("- driver: base.json = `570.86.15`, new.json = `575.51.03`"), std::string::npos) << md;
+  EXPECT_EQ(count_of(md, " 1.100× |"), 4u);
+  EXPECT_NE(md.find("causal&lt;mask>&'\"") , std::string::npos);  // '<' neutralised, the rest is Markdown-safe
+  EXPECT_EQ(md.find("rows shown"), std::string::npos);
+}
+
+TEST(Report, UnmatchedResultsShowDashesNotRatios) {
+  Doc a{"a", {}}, b{"b", {}};
+  a.doc.results.push_back(bandwidth_result("gemm/x", {{"n", 1}}, 4));
+  b.doc.results.push_back(bandwidth_result("gemm/x", {{"n", 1}}, 2));
+  b.doc.results.push_back(bandwidth_result("gemm/x", {{"n", 2}}, 2));
+  const auto rows = match_rows({a, b}, [](const Result&) { return true; });
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*ratio_to_baseline(rows[0], 1), 0.5);
+  EXPECT_FALSE(ratio_to_baseline(rows[1], 1));
+  EXPECT_EQ(rows[1].per_run[0], nullptr);
+  const std::string html = render_html({a, b});
+  EXPECT_NE(html.find("<td class=\"num worse\">0.500×</td>"), std::string::npos);
+}
+
+TEST(Report, MarkdownStaysUnder64KBWithManyResults) {
+  Doc big{"big.json", {}};
+  for (int f = 0; f < 6; ++f)
+    for (int i = 0; i < 3000; ++i)
+      big.doc.results.push_back(bandwidth_result(fmt::format("fam{}/case{}", f, i % 7),
+                                                 {{"i", i}, {"label", std::string(40, 'x')}}, 1.0 + i));
+  const std::string md = render_markdown({big, big});
+  EXPECT_LE(md.size(), 64000u);
+  EXPECT_GT(md.size(), 1000u);
+  EXPECT_EQ(md.rfind("# gcbench report", 0), 0u);
+  EXPECT_EQ(count_of(md, "\n## fam"), 6u);  // every family keeps its heading
+  EXPECT_NE(md.find("of 3000 rows shown"), std::string::npos);
+  // A tiny budget still gives a valid prefix and says it was cut.
+  const std::string tiny = render_markdown({big}, {"t", 300});
+  EXPECT_LE(tiny.size(), 300u);
+  EXPECT_NE(tiny.find("cut to fit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gcb::report
