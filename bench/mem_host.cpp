@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fstream>
+#include <string>
+#include <utility>
 
 #include "bench/mem.hpp"
 #include "bench/mem_metrics.hpp"
@@ -18,6 +21,23 @@ namespace gcb::bench {
 namespace {
 
 using kernels::StreamOp;
+
+// The core clock for converting ns to cycles: cpufreq's current frequency when the kernel
+// exposes it (it tracks boost), else /proc/cpuinfo's "cpu MHz" (a snapshot; on VMs the host's
+// nominal clock). The result records which, since a cycle count is only as good as its clock.
+std::pair<double, std::string> host_clock_mhz() {
+  std::ifstream cur("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+  double khz = 0;
+  if (cur >> khz && khz > 0) return {khz / 1e3, "cpufreq scaling_cur_freq"};
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("cpu MHz", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return {std::stod(line.substr(colon + 1)), "/proc/cpuinfo cpu MHz"};
+    }
+  }
+  return {0, ""};
+}
 
 size_t last_level_cache_bytes() {
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -124,7 +144,18 @@ class HostLatencyCase final : public Case {
     // steps is a whole number of cycles through the single-cycle permutation.
     return end_ == buffer_.data() ? "" : "pointer chase did not return to its start";
   }
-  std::vector<Metric> metrics(const Statistics& s) const override { return latency_metrics(s, steps()); }
+  std::vector<Metric> metrics(const Statistics& s) const override {
+    auto m = latency_metrics(s, steps());
+    const auto [mhz, source] = host_clock_mhz();
+    if (mhz > 0 && m.front().value)
+      m.push_back(Metric{"latency_cycles", *m.front().value * mhz / 1e3, "cycles", false, {}, {}});
+    return m;
+  }
+  nlohmann::json extra() override {
+    const auto [mhz, source] = host_clock_mhz();
+    if (mhz <= 0) return {{"latency_cycles", "no clock source (cpufreq or /proc/cpuinfo) to convert ns to cycles"}};
+    return {{"clock_mhz", mhz}, {"clock_source", source}};
+  }
   void teardown() override { buffer_ = HostBuffer(); }
 
  private:

@@ -94,6 +94,11 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
     EXPECT_NE(res.status, Status::fail) << res.key << ": " << res.reason;
     EXPECT_NE(res.status, Status::error) << res.key << ": " << res.reason;
     if (res.status == Status::pass) ++passed;
+    if (res.key == "mem/host/latency" && res.extra.contains("clock_mhz")) {
+      // cycles = ns × the recorded clock, so the two metrics and the clock must agree.
+      const double mhz = res.extra.at("clock_mhz").get<double>();
+      EXPECT_NEAR(*res.metric("latency_cycles")->value, *res.metric("latency")->value * mhz / 1e3, 1e-9);
+    }
   }
   EXPECT_GE(passed, 6u);  // 3 kernels + fp64 triad + classic peer + latency + ratio
   EXPECT_EQ(load_document(path("r.jsonl")).results.size(), doc.results.size());  // every row, as it ended
