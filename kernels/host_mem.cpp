@@ -60,34 +60,37 @@ double run(StreamOp op, T* __restrict a, T* __restrict b, T* __restrict c, size_
   const A s = static_cast<A>(kStreamScalar);
   const auto count = static_cast<long>(n);
   double sum = 0;
+  // firstprivate below: each thread gets its own copy of the pointers, so the compiler can hoist
+  // them out of the loop and vectorize it (with shared pointers it reloads them every iteration,
+  // since a store through a[i] might alias the shared copy) — as the classic STREAM loop does.
   switch (op) {
     case StreamOp::copy:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s)
       for (long i = 0; i < count; ++i) c[i] = a[i];
       break;
     case StreamOp::scale:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s)
       for (long i = 0; i < count; ++i) b[i] = store(s * arith(c[i]), b);
       break;
     case StreamOp::add:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s)
       for (long i = 0; i < count; ++i) c[i] = store(arith(a[i]) + arith(b[i]), c);
       break;
     case StreamOp::triad:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s)
       for (long i = 0; i < count; ++i) a[i] = store(arith(b[i]) + s * arith(c[i]), a);
       break;
     case StreamOp::dot:
-#pragma omp parallel for schedule(static) reduction(+ : sum)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s) reduction(+ : sum)
       for (long i = 0; i < count; ++i) sum += static_cast<double>(arith(a[i])) * static_cast<double>(arith(b[i]));
       break;
     case StreamOp::read:
-#pragma omp parallel for schedule(static) reduction(+ : sum)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s) reduction(+ : sum)
       for (long i = 0; i < count; ++i) sum += static_cast<double>(arith(a[i]));
       break;
     case StreamOp::write: {
       const T value = store(s, a);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) firstprivate(a, b, c, s)
       for (long i = 0; i < count; ++i) a[i] = value;
       break;
     }
