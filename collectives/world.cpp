@@ -70,8 +70,9 @@ struct Placement {
   int local_rank = 0, local_size = 1, nodes = 1;
 };
 
-// Local rank = how many lower ranks share my host; nodes = distinct hosts.
-Placement placement_of(const std::vector<RankRecord>& all, int rank) {
+// Local rank = how many lower ranks share my host; nodes = distinct hosts. Only the process
+// (MPI) launch needs it, so builds without MPI would otherwise warn that it is unused.
+[[maybe_unused]] Placement placement_of(const std::vector<RankRecord>& all, int rank) {
   Placement p;
   std::map<uint64_t, int> per_host;
   for (const auto& r : all) ++per_host[r.host_hash];
