@@ -10,10 +10,7 @@
 #include <set>
 
 #include "bench/attn.hpp"
-
-#ifndef GCB_SOURCE_DIR
-#define GCB_SOURCE_DIR "."
-#endif
+#include "bench/peer_script.hpp"
 
 namespace gcb::bench {
 
@@ -37,11 +34,6 @@ std::string case_id(const nlohmann::json& p) {
   return fmt::format("{}:{}:{}:{}:{}:{}:{}", p.at("batch").get<int>(), p.at("heads").get<int>(), p.at("seq").get<int>(),
                      p.at("head_dim").get<int>(), p.at("causal").get<bool>() ? 1 : 0, p.at("dtype").get<std::string>(),
                      p.at("pass").get<std::string>());
-}
-
-std::string script_path() {
-  if (const char* dir = std::getenv("GCB_PEERS_DIR")) return std::string(dir) + "/torch_sdpa.py";
-  return std::string(GCB_SOURCE_DIR) + "/scripts/peers/torch_sdpa.py";
 }
 
 }  // namespace
@@ -88,24 +80,11 @@ std::vector<Result> attn_torch_peer_results(const std::vector<Result>& rs) {
     if (device < 0) device = std::stoi(r.params.at("device").get<std::string>().substr(4));
   }
   if (cases.empty()) return {waived("no GPU attention case of ours passed, nothing to compare with torch")};
-  const std::string script = script_path();
-  if (!std::filesystem::exists(script)) return {waived("peer script not found: " + script)};
   std::string list;
   for (const auto& c : cases) list += (list.empty() ? "" : ",") + c;
-  const std::string cmd = fmt::format("python3 '{}' --device {} --cases {} 2>&1", script, device, list);
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {waived("could not start python3")};
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
-  const int rc = pclose(pipe);
-  // The script prints one JSON object as its last line; anything before it is torch's chatter.
-  const size_t last = output.rfind("\n{");
-  const std::string json_text = last == std::string::npos ? output : output.substr(last + 1);
-  const nlohmann::json peer = nlohmann::json::parse(json_text, nullptr, false);
-  if (peer.is_discarded() || !peer.is_object())
-    return {waived(fmt::format("python3 torch peer failed (exit {}): {}", rc, output.substr(0, 300)))};
-  return attn_torch_ratios(rs, peer);
+  const PeerRun peer = run_peer_script("torch_sdpa.py", fmt::format("--device {} --cases {}", device, list));
+  if (!peer.error.empty()) return {waived(peer.error)};
+  return attn_torch_ratios(rs, peer.json);
 }
 
 }  // namespace gcb::bench

@@ -9,10 +9,7 @@
 #include <set>
 
 #include "bench/gemm.hpp"
-
-#ifndef GCB_SOURCE_DIR
-#define GCB_SOURCE_DIR "."
-#endif
+#include "bench/peer_script.hpp"
 
 namespace gcb::bench {
 
@@ -28,11 +25,6 @@ Result waived(std::string reason) {
 
 bool is_gpu_gemm(const Result& r) {
   return r.family() == "gemm" && r.status == Status::pass && r.params.value("impl", "") == "cublaslt";
-}
-
-std::string script_path() {
-  if (const char* dir = std::getenv("GCB_PEERS_DIR")) return std::string(dir) + "/torch_matmul.py";
-  return std::string(GCB_SOURCE_DIR) + "/scripts/peers/torch_matmul.py";
 }
 
 }  // namespace
@@ -85,25 +77,12 @@ std::vector<Result> gemm_torch_peer_results(const std::vector<Result>& rs) {
     if (device < 0) device = std::stoi(r.params.at("device").get<std::string>().substr(4));
   }
   if (shapes.empty()) return {waived("no GPU gemm case passed, nothing to compare with torch")};
-  const std::string script = script_path();
-  if (!std::filesystem::exists(script)) return {waived("peer script not found: " + script)};
   std::string shape_list, dtype_list;
   for (const auto& s : shapes) shape_list += (shape_list.empty() ? "" : ",") + s;
   for (const auto& d : dtypes) dtype_list += (dtype_list.empty() ? "" : ",") + d;
-  const std::string cmd = fmt::format("python3 '{}' --device {} --shapes {} --dtypes {} 2>&1", script, device, shape_list, dtype_list);
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {waived("could not start python3")};
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
-  const int rc = pclose(pipe);
-  // The script prints one JSON object as its last line; anything before it is torch's chatter.
-  const size_t last = output.rfind("\n{");
-  const std::string json_text = last == std::string::npos ? output : output.substr(last + 1);
-  const nlohmann::json peer = nlohmann::json::parse(json_text, nullptr, false);
-  if (peer.is_discarded() || !peer.is_object())
-    return {waived(fmt::format("python3 torch peer failed (exit {}): {}", rc, output.substr(0, 300)))};
-  return gemm_torch_ratios(rs, peer);
+  const PeerRun peer = run_peer_script("torch_matmul.py", fmt::format("--device {} --shapes {} --dtypes {}", device, shape_list, dtype_list));
+  if (!peer.error.empty()) return {waived(peer.error)};
+  return gemm_torch_ratios(rs, peer.json);
 }
 
 }  // namespace gcb::bench
