@@ -1,6 +1,8 @@
-// MpiCommunicator. Reductions are "reduce-scatter by MPI_Alltoallv + rank-order host reduction
-// of my block, then MPI_Allgatherv / MPI_Gatherv": the same bytes on the wire as a ring, a
-// block-sized scratch, and the exact operation order of ThreadCommunicator.
+// MpiCommunicator. Large reductions are "reduce-scatter by MPI_Alltoallv + rank-order host
+// reduction of my block, then MPI_Allgatherv / MPI_Gatherv": the same bytes on the wire as a
+// ring, a block-sized scratch, and the exact operation order of ThreadCommunicator. Small ones
+// are one MPI_Allgather (MPI_Gather for reduce) of the whole buffers and a local rank-order
+// reduction: one latency instead of two, the same result bit for bit.
 #include "collectives/mpi_communicator.hpp"
 
 #include <climits>
@@ -88,7 +90,30 @@ void MpiCommunicator::reduce_my_block(const void* send, const std::vector<int>& 
   finish_reduction(t, op, out, static_cast<size_t>(mine), size_);
 }
 
+void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out,
+                                    DType t, ReduceOp op, int root) {
+  const size_t es = dtype_size(t), bytes = count * es;
+  const int c = to_int(count, "gathered block");
+  const MPI_Datatype type = element_type(t);
+  scratch_.resize(bytes * static_cast<size_t>(size_));
+  if (root < 0) {
+    MPI_CHECK(MPI_Allgather(send, c, type, scratch_.data(), c, type, comm_));
+  } else {
+    MPI_CHECK(MPI_Gather(send, c, type, scratch_.data(), c, type, root, comm_));
+    if (rank_ != root) return;
+  }
+  // Contribution s sits at s·bytes: the same rank order, element by element, as the large path.
+  if (n > 0) std::memcpy(out, at(scratch_.data(), first * es), n * es);
+  for (int s = 1; s < size_; ++s)
+    reduce_into(t, op, out, at(scratch_.data(), static_cast<size_t>(s) * bytes + first * es), n);
+  finish_reduction(t, op, out, n, size_);
+}
+
 void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
+  if (count * dtype_size(t) <= kSmallReductionBytes) {
+    gather_reduce(send, count, 0, count, recv, t, op);
+    return;
+  }
   std::vector<int> counts, displs;
   partition(count, size_, counts, displs);
   std::vector<std::byte> block(static_cast<size_t>(counts[static_cast<size_t>(rank_)]) * dtype_size(t));
@@ -99,6 +124,12 @@ void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DTy
 }
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
+  const size_t total = count * static_cast<size_t>(size_);
+  if (total * dtype_size(t) <= kSmallReductionBytes) {
+    // In place (recv = send + rank·count) is safe: the gather has read send before we write.
+    gather_reduce(send, total, static_cast<size_t>(rank_) * count, count, recv, t, op);
+    return;
+  }
   const int c = to_int(count, "reduce_scatter block");
   std::vector<int> counts(static_cast<size_t>(size_), c);
   std::vector<int> displs(static_cast<size_t>(size_));
@@ -108,6 +139,10 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
 }
 
 void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
+  if (count * dtype_size(t) <= kSmallReductionBytes) {
+    gather_reduce(send, count, 0, count, recv, t, op, root);
+    return;
+  }
   std::vector<int> counts, displs;
   partition(count, size_, counts, displs);
   std::vector<std::byte> block(static_cast<size_t>(counts[static_cast<size_t>(rank_)]) * dtype_size(t));

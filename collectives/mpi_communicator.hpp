@@ -1,6 +1,9 @@
 // MpiCommunicator: ranks are processes of an MPI communicator, buffers are host memory. Every
 // reduction moves data with MPI and reduces in rank order 0..n-1 on the host with reduce_into(),
 // so results are bitwise identical to ThreadCommunicator's (MPI_Allreduce would not promise that).
+// Two data paths: small reductions (≤ kSmallReductionBytes per rank) gather every contribution
+// with one latency-bound MPI call and reduce locally; larger ones reduce-scatter by
+// MPI_Alltoallv and all-gather, the bytes of a ring.
 #pragma once
 
 #include <mpi.h>
@@ -14,6 +17,11 @@ namespace gcb {
 
 class MpiCommunicator final : public Communicator {
  public:
+  // Per-rank contribution up to which reductions take the one-call gather path. Latency rules
+  // there: Open MPI's tuned all-reduce likewise switches to recursive doubling for short
+  // messages. Gathering costs n·bytes per rank, so the bound stays small.
+  static constexpr size_t kSmallReductionBytes = 4096;
+
   // Wraps `comm` (MPI already initialised) and sets MPI_ERRORS_RETURN on it so failures become
   // gcb::Fault through MPI_CHECK. `owned` communicators (from split) are freed on destruction.
   explicit MpiCommunicator(MPI_Comm comm, bool owned = false);
@@ -52,6 +60,11 @@ class MpiCommunicator final : public Communicator {
   // blocks of `send` are given by counts/displs (elements). One MPI_Alltoallv moves the data.
   void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,
                        void* out, DType t, ReduceOp op);
+  // Small-message path: every rank's `count` elements land in scratch_ (MPI_Allgather, or
+  // MPI_Gather to `root` when root >= 0; then only the root reduces); then elements
+  // [first, first + n) of the contributions are reduced in rank order into `out`.
+  void gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out, DType t,
+                     ReduceOp op, int root = -1);
 
   MPI_Comm comm_;
   bool owned_;

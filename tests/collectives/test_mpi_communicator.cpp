@@ -58,24 +58,27 @@ Bytes run_reduction(Communicator& c, Kind kind, DType t, ReduceOp op, size_t cou
 // Bitwise: MPI result on this rank == threads result of the same rank, same inputs.
 gcb::test::CheckTally check_matches_threads(gcb::MpiCommunicator& world) {
   gcb::test::CheckTally tally;
-  constexpr size_t kCount = 1001;
   const char* names[] = {"all_reduce", "reduce_scatter", "reduce"};
-  for (Kind kind : {Kind::all_reduce, Kind::reduce_scatter, Kind::reduce}) {
-    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {
-        const Bytes via_mpi = run_reduction(world, kind, t, op, kCount);
-        Bytes via_threads;
-        gcb::run_ranks(world.size(), [&](Communicator& c) {
-          Bytes out = run_reduction(c, kind, t, op, kCount);
-          if (c.rank() == world.rank()) via_threads = std::move(out);
-        });
-        if (via_mpi == via_threads) {
-          ++tally.passed;
-        } else {
-          ++tally.failed;
-          tally.failures.push_back(std::string("mpi != threads bitwise: ") + names[static_cast<int>(kind)] + " " +
-                                   std::string(gcb::dtype_name(t)) + " " + std::string(gcb::reduce_op_name(op)) +
-                                   " on rank " + std::to_string(world.rank()));
+  // 101 elements take the small (gather) path of every reduction, 5003 the Alltoallv path.
+  for (size_t count : {size_t{101}, size_t{5003}}) {
+    for (Kind kind : {Kind::all_reduce, Kind::reduce_scatter, Kind::reduce}) {
+      for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {
+          const Bytes via_mpi = run_reduction(world, kind, t, op, count);
+          Bytes via_threads;
+          gcb::run_ranks(world.size(), [&](Communicator& c) {
+            Bytes out = run_reduction(c, kind, t, op, count);
+            if (c.rank() == world.rank()) via_threads = std::move(out);
+          });
+          if (via_mpi == via_threads) {
+            ++tally.passed;
+          } else {
+            ++tally.failed;
+            tally.failures.push_back(std::string("mpi != threads bitwise: ") + names[static_cast<int>(kind)] + " " +
+                                     std::string(gcb::dtype_name(t)) + " " + std::string(gcb::reduce_op_name(op)) +
+                                     " count " + std::to_string(count) + " on rank " +
+                                     std::to_string(world.rank()));
+          }
         }
       }
     }
@@ -85,7 +88,10 @@ gcb::test::CheckTally check_matches_threads(gcb::MpiCommunicator& world) {
 
 gcb::test::CheckTally run_all_checks(gcb::MpiCommunicator& world) {
   gcb::test::CheckTally tally;
-  for (size_t count : {size_t{1}, size_t{37}}) tally.add(gcb::test::check_collectives(world, count));
+  // 1 and 37 elements: the small-message path of every reduction; 5000 elements exceed
+  // kSmallReductionBytes for every dtype (int8 included): the Alltoallv path.
+  static_assert(gcb::MpiCommunicator::kSmallReductionBytes < 5000);
+  for (size_t count : {size_t{1}, size_t{37}, size_t{5000}}) tally.add(gcb::test::check_collectives(world, count));
   tally.add(gcb::test::check_ring_shift(world, 29));
   // Parity split: sub-communicators with their own ordering (key reversed).
   auto half = world.split(world.rank() % 2, -world.rank());
