@@ -1,5 +1,10 @@
 // CpuBackend matmul without BLAS: a cache-blocked loop, rows split across OpenMP threads. Each
 // C element accumulates over k in ascending order, so the result does not depend on threads.
+// The accumulator is double, rounded to float once: a float running sum over k errs by up to
+// k·2⁻²⁴ of Σ|terms|, and the layouts of the parallel tests reorder exactly these sums (over the
+// vocabulary under tp, over rows under sp), so a cancelling sum (the tied-embedding gradient of a
+// rare token) differed between layouts by more than the tests' 1e-6 floor after Adam. OpenBLAS's
+// SIMD partial sums err far less; this oracle path now errs less than either.
 #include <algorithm>
 #include <vector>
 
@@ -21,15 +26,16 @@ void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, 
 #pragma omp parallel for if (static_cast<long>(M) * N * K > (1L << 18))
   for (int i = 0; i < M; ++i) {
     float* c = C + static_cast<size_t>(i) * N;
-    std::vector<float> acc(static_cast<size_t>(N), 0.0f);
+    std::vector<double> acc(static_cast<size_t>(N), 0.0);
     for (int k0 = 0; k0 < K; k0 += kBlock) {
       const int k1 = std::min(K, k0 + kBlock);
       for (int k = k0; k < k1; ++k) {
-        const float a = a_at(i, k);
+        const double a = a_at(i, k);
         for (int j = 0; j < N; ++j) acc[j] += a * b_at(k, j);
       }
     }
-    for (int j = 0; j < N; ++j) c[j] = (beta == 0.0f ? 0.0f : beta * c[j]) + acc[j];
+    for (int j = 0; j < N; ++j)
+      c[j] = static_cast<float>((beta == 0.0f ? 0.0 : static_cast<double>(beta) * c[j]) + acc[j]);
   }
 }
 
