@@ -23,6 +23,7 @@ struct TrainLayout {
   bool sp = false;
   int zero = 0;
   models::PipeSchedule schedule = models::PipeSchedule::one_f_one_b;
+  bool overlap = false;  // dp bucket collectives on a second thread (models/comm_lane.hpp)
 };
 
 struct TrainCliOptions {
@@ -31,6 +32,7 @@ struct TrainCliOptions {
   int dp = 1, tp = 1, pp = 1;
   bool sp = false;
   int zero = 0;
+  bool overlap = false;
   std::string schedule = "1f1b";
   int micro_batch = 1;
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch

@@ -59,6 +59,9 @@ class Communicator {
   // Collective over this communicator: ranks with the same color form a new communicator,
   // ordered by key (then by old rank), as MPI_Comm_split.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  // Whether a thread other than the creating one may call this communicator (one thread at a
+  // time), as `train --overlap` does. MPI: only at MPI_THREAD_SERIALIZED or above.
+  virtual bool callable_from_any_thread() const { return true; }
 };
 
 }  // namespace gcb

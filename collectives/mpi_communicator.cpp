@@ -206,6 +206,12 @@ void MpiCommunicator::recv(void* buf, size_t count, DType t, int peer) {
   }
 }
 
+bool MpiCommunicator::callable_from_any_thread() const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_CHECK(MPI_Query_thread(&level));
+  return level >= MPI_THREAD_SERIALIZED;
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm child = MPI_COMM_NULL;
   MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child));

@@ -52,6 +52,8 @@ class MpiCommunicator final : public Communicator {
   void synchronize() override {}
   // MPI_Comm_split; color < 0 (MPI_UNDEFINED) returns nullptr.
   std::unique_ptr<Communicator> split(int color, int key) override;
+  // MPI_Query_thread() ≥ MPI_THREAD_SERIALIZED.
+  bool callable_from_any_thread() const override;
 
  private:
   // Bytes of one element as a committed MPI datatype (counts stay in elements).

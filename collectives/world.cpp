@@ -243,8 +243,10 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // SERIALIZED: `train --overlap` runs the dp collectives on a second thread of the rank
+    // (models/comm_lane.hpp), never two threads at once. MpiCommunicator reports what was given.
     int provided = 0;
-    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
   }
   struct Finalizer {
     bool own;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "models/comm_lane.hpp"
 #include "models/gpt.hpp"
 #include "models/shard.hpp"
 
@@ -98,6 +99,7 @@ class EngineBase : public TrainingStep, protected UnitHooks {
     tokens_ = be.alloc(MemCategory::workspace, bt * sizeof(int32_t));
     targets_ = be.alloc(MemCategory::workspace, bt * sizeof(int32_t));
     loss_ = be.alloc_floats(MemCategory::workspace, 1);
+    if (opt.overlap_comm && n_ > 1) lane_ = std::make_unique<CommLane>();
   }
 
   size_t padded_params() const override { return psi_; }
@@ -124,6 +126,7 @@ class EngineBase : public TrainingStep, protected UnitHooks {
                               static_cast<const int32_t*>(targets_.data()), *this, dloss,
                               loss_.f32(), j > 0);
     }
+    drain_lane();
     be_.scale(loss_.f32(), dloss, 1);
     if (n_ > 1) {
       const PhaseScope ph(phases_, "comm:loss_all_reduce");
@@ -169,15 +172,41 @@ class EngineBase : public TrainingStep, protected UnitHooks {
     c.calls += 1;
     c.bytes += static_cast<int64_t>(elements * sizeof(float));
   }
-  // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard.
+  // A gradient bucket's collective: now, inside phase `phase`; or, when overlapping, queued on
+  // the lane while backward goes on (counted at submission, on this thread).
+  void bucket_collective(std::string_view phase, std::function<void()> op) {
+    if (!lane_) {
+      const PhaseScope ph(phases_, phase);
+      be_.comm_begin();
+      op();
+      be_.comm_end();
+      return;
+    }
+    be_.comm_begin();
+    lane_->submit(std::move(op));
+  }
+  // Waits for the queued bucket collectives. The wait is the exposed part ("comm:bucket_wait");
+  // the lane's busy time is a span ("comm_lane"), so overlapped = busy − wait.
+  void drain_lane() {
+    if (!lane_) return;
+    {
+      const PhaseScope ph(phases_, "comm:bucket_wait");
+      lane_->wait();
+      be_.comm_end();
+    }
+    const double busy = lane_->take_busy_seconds();
+    if (phases_ != nullptr) phases_->add_span("comm_lane", busy);
+  }
+  // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard (queued
+  // on the lane when overlapping).
   void reduce_scatter_unit(float* base, int u) {
     if (n_ == 1) return;
     const size_t s = spec_[u].shard;
-    const PhaseScope ph(phases_, "comm:reduce_scatter");
-    be_.comm_begin();
-    comm_.reduce_scatter(base, base + spec_[u].begin(r_), s, DType::f32, ReduceOp::sum);
-    be_.comm_end();
+    float* own = base + spec_[u].begin(r_);
     record(CommKind::reduce_scatter, spec_[u].padded);
+    bucket_collective("comm:reduce_scatter", [this, base, own, s] {
+      comm_.reduce_scatter(base, own, s, DType::f32, ReduceOp::sum);
+    });
   }
   void all_gather_unit(float* base, int u) {
     if (n_ == 1) return;
@@ -205,6 +234,7 @@ class EngineBase : public TrainingStep, protected UnitHooks {
   size_t psi_ = 0, psi_shard_ = 0;
   bool last_micro_ = false;
   int64_t step_ = 0;
+  std::unique_ptr<CommLane> lane_;  // --overlap with dp > 1
 
  private:
   Buffer tokens_, targets_, loss_;
@@ -234,11 +264,10 @@ class DpEngine final : public EngineBase {
   void grads_end(int u) override {
     if (!last_micro_ || n_ == 1) return;
     float* g = grads_.f32() + off_full_[u];
-    const PhaseScope ph(phases_, "comm:all_reduce");
-    be_.comm_begin();
-    comm_.all_reduce(g, g, spec_[u].padded, DType::f32, ReduceOp::sum);
-    be_.comm_end();
-    record(CommKind::all_reduce, spec_[u].padded);
+    const size_t n = spec_[u].padded;
+    record(CommKind::all_reduce, n);
+    bucket_collective("comm:all_reduce",
+                      [this, g, n] { comm_.all_reduce(g, g, n, DType::f32, ReduceOp::sum); });
   }
   void begin_step() override { be_.fill(grads_.f32(), psi_, 0.0f); }
   void optimizer_step(const AdamWArgs& a) override {
@@ -291,6 +320,8 @@ class ShardedGradEngine : public EngineBase {
  public:
   ShardedGradEngine(Backend& be, RankContext& ctx, const TrainOptions& opt)
       : EngineBase(be, ctx, opt), buckets_(static_cast<size_t>(units())) {
+    // grads_end adds the reduced shard at once: its reduce-scatter must not be queued.
+    GCB_CHECK(!lane_, "ZeRO-2/3 engines do not overlap their reduce-scatter");
     gshard_ = be.alloc_floats(MemCategory::grads, psi_shard_);
     m_ = be.alloc_floats(MemCategory::adam_m, psi_shard_);
     v_ = be.alloc_floats(MemCategory::adam_v, psi_shard_);
@@ -377,10 +408,26 @@ class Zero3Engine final : public ShardedGradEngine {
 
 }  // namespace
 
+std::string overlap_error(const TrainOptions& opt, const ParallelLayout& layout,
+                          const Communicator* dp) {
+  if (!opt.overlap_comm) return "";
+  if (layout.tp != 1 || layout.pp != 1 || opt.sp || opt.zero > ZeroStage::one) {
+    return "--overlap is implemented for the dp engines with zero 0 or 1 (tp = pp = 1, no sp)";
+  }
+  if (dp != nullptr && !dp->callable_from_any_thread()) {
+    return fmt::format("--overlap needs a {} communicator callable from a second thread "
+                       "(MPI: MPI_THREAD_SERIALIZED)", dp->backend());
+  }
+  return "";
+}
+
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
                                                  const TrainOptions& opt) {
   validate(opt.model);
   if (const std::string e = layout_error(opt, ctx.layout); !e.empty()) throw UsageError(e);
+  if (const std::string e = overlap_error(opt, ctx.layout, ctx.dp.get()); !e.empty()) {
+    throw UsageError(e);
+  }
   if (ctx.layout.tp != 1 || ctx.layout.pp != 1 || opt.sp) {
     return make_parallel_training_step(be, ctx, opt);
   }

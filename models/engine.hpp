@@ -50,6 +50,9 @@ struct TrainOptions {
   Recompute recompute = Recompute::none;  // activation recomputation (GptModel)
   bool sp = false;      // sequence parallelism in the tp group (Korthikanti et al. 2022)
   PipeSchedule schedule = PipeSchedule::gpipe;  // pp > 1
+  // DP and ZeRO-1 (tp = pp = 1, no sp): run each gradient bucket's collective on a CommLane so it
+  // overlaps the rest of backward; the engine waits for all of them before the optimizer.
+  bool overlap_comm = false;
   AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
 };
 
@@ -104,6 +107,10 @@ std::unique_ptr<TrainingStep> make_parallel_training_step(Backend& be, RankConte
 // heads, hidden and vocab divisible by tp; B·T divisible by tp under SP; pp ≤ layers; ZeRO-2/3
 // only with tp = pp = 1.
 std::string layout_error(const TrainOptions& opt, const ParallelLayout& layout);
+
+// One line saying why --overlap cannot run with (opt, layout) on `dp` (null: not yet known), or "".
+std::string overlap_error(const TrainOptions& opt, const ParallelLayout& layout,
+                          const Communicator* dp = nullptr);
 
 // gcb::UsageError (one line, before any allocation) for invalid combinations.
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
