@@ -396,19 +396,16 @@ std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
 
 // --- run_ranks --------------------------------------------------------------------------------
 
-void run_ranks(int n, const std::function<void(Communicator&)>& fn, std::chrono::milliseconds timeout) {
-  ThreadWorld world(n, timeout);
-  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
-  for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
-
+void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where) {
+  const int n = world.size();
   std::mutex mu;
   std::exception_ptr first;
   int first_rank = -1;
   std::string first_what;
-  auto body = [&](int r) {
+  auto guarded = [&](int r) {
     set_error_rank(r);
     try {
-      fn(*comms[static_cast<size_t>(r)]);
+      body(r);
     } catch (...) {
       std::string what = "unknown exception";
       try {
@@ -433,7 +430,7 @@ void run_ranks(int n, const std::function<void(Communicator&)>& fn, std::chrono:
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(n));
   try {
-    for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
+    for (int r = 0; r < n; ++r) threads.emplace_back(guarded, r);
   } catch (...) {
     world.abort("could not start all rank threads");
     for (auto& t : threads) t.join();
@@ -446,8 +443,15 @@ void run_ranks(int n, const std::function<void(Communicator&)>& fn, std::chrono:
   } catch (const UsageError&) {
     throw;
   } catch (...) {
-    throw Fault(fmt::format("rank {} failed: {}", first_rank, first_what));
+    throw Fault(fmt::format("rank {}{} failed: {}", first_rank, where, first_what));
   }
+}
+
+void run_ranks(int n, const std::function<void(Communicator&)>& fn, std::chrono::milliseconds timeout) {
+  ThreadWorld world(n, timeout);
+  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
+  for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
+  run_rank_threads(world, [&](int r) { fn(*comms[static_cast<size_t>(r)]); });
 }
 
 }  // namespace gcb

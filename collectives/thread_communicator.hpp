@@ -106,4 +106,10 @@ class ThreadCommunicator final : public Communicator {
 void run_ranks(int n, const std::function<void(Communicator&)>& fn,
                std::chrono::milliseconds timeout = ThreadWorld::kDefaultTimeout);
 
+// The thread and fault handling behind run_ranks (and the World's thread mode): body(r) on one
+// thread per rank of `world`, the same abort-join-rethrow rules; `where` follows the rank in the
+// Fault message (e.g. " on host node7").
+void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body,
+                      const std::string& where = "");
+
 }  // namespace gcb

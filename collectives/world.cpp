@@ -172,64 +172,26 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
   for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
   const std::array<std::byte, 128> nccl_id = nccl ? new_nccl_id() : std::array<std::byte, 128>{};
 
-  std::mutex mu;
-  std::exception_ptr first;
-  int first_rank = -1;
-  std::string first_what;
   int rank0_code = 0;
   const std::string host = host_name();
   auto body = [&](int r) {
-    set_error_rank(r);
-    try {
-      Communicator& host_comm = *comms[static_cast<size_t>(r)];
-      RankRecord rec = my_record(hash_arguments(o.args_of_rank ? o.args_of_rank(r) : o.args));
-      if (nccl) choose_gpu(rec, r);
-      const auto all = gather_records(host_comm, rec);
-      check_arguments(all);
-      if (nccl) check_gpus(all);
-      std::unique_ptr<Communicator> data;
-      if (nccl) data = make_nccl(nccl_id, n, r, r, o.timeout);
-      RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
-      const int code = fn(ctx);
-      if (r == 0) rank0_code = code;
-    } catch (...) {
-      std::string what = "unknown exception";
-      try {
-        throw;
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      {
-        std::lock_guard lk(mu);
-        if (!first) {
-          first = std::current_exception();
-          first_rank = r;
-          first_what = what;
-        }
-      }
-      world.abort(what);
-    }
+    Communicator& host_comm = *comms[static_cast<size_t>(r)];
+    RankRecord rec = my_record(hash_arguments(o.args_of_rank ? o.args_of_rank(r) : o.args));
+    if (nccl) choose_gpu(rec, r);
+    const auto all = gather_records(host_comm, rec);
+    check_arguments(all);
+    if (nccl) check_gpus(all);
+    std::unique_ptr<Communicator> data;
+    if (nccl) data = make_nccl(nccl_id, n, r, r, o.timeout);
+    RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
+    const int code = fn(ctx);
+    if (r == 0) rank0_code = code;
   };
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(n));
-  try {
-    for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
-  } catch (...) {
-    world.abort("could not start all rank threads");
-    for (auto& t : threads) t.join();
-    throw;
-  }
-  for (auto& t : threads) t.join();
-  set_error_rank(0);
-  if (!first) return rank0_code;
-  try {
-    std::rethrow_exception(first);
-  } catch (const UsageError&) {
-    throw;
-  } catch (...) {
-    throw Fault(fmt::format("rank {} on host {} failed: {}", first_rank, host, first_what));
-  }
+  struct ActAsRankZero {  // afterwards this thread reports as rank 0, failure or not
+    ~ActAsRankZero() { set_error_rank(0); }
+  } act_as_rank_zero;
+  run_rank_threads(world, body, " on host " + host);
+  return rank0_code;
 }
 
 // --- processes ---------------------------------------------------------------------------------
