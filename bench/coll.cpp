@@ -385,16 +385,21 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
              const std::vector<std::string>& args) {
   validate(o);
   validate(harness);
-  WorldOptions w;
-  w.backend = o.backend.empty() ? default_coll_backend() : o.backend;
-  w.ranks = o.ranks;
-  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
-  w.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1e3));
-  w.args = args;
-  return run_world(w, [&](RankContext& ctx) {
-    const uint64_t wrong = run_coll_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, quiet);
-    return wrong > 0 ? kExitVerifyFailed : kExitOk;
+  return run_checked_world(o.backend, o.ranks, o.timeout, args, [&](RankContext& ctx) {
+    return run_coll_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, quiet);
   });
+}
+
+int run_checked_world(const std::string& backend, int ranks, double timeout_s,
+                      const std::vector<std::string>& args,
+                      const std::function<uint64_t(RankContext&)>& fn) {
+  WorldOptions w;
+  w.backend = backend.empty() ? default_coll_backend() : backend;
+  w.ranks = ranks;
+  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
+  w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
+  w.args = args;
+  return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }
 
 CollOptions quick_coll_options() {

@@ -85,6 +85,14 @@ void validate(const CollOptions& o);
 // started under mpirun/srun, else threads.
 std::string default_coll_backend();
 
+// The World of the rank-pair families (coll, p2p ranks): `backend` ("" = default_coll_backend()),
+// `ranks` (0 = 4 rank threads for the threads backend, else the launcher's or one per GPU), the
+// fault timeout and the argument hash. fn returns this rank's count of wrong elements; the exit
+// code is kExitVerifyFailed when rank 0 saw any, else kExitOk.
+int run_checked_world(const std::string& backend, int ranks, double timeout_s,
+                      const std::vector<std::string>& args,
+                      const std::function<uint64_t(RankContext&)>& fn);
+
 // The α–β fit t(n) = α + n/β of one sweep (bytes = the size column, seconds per op) as the
 // result "coll/<op>/fit": metrics alpha (us), beta (GB/s), n_half (B), max_rel_residual;
 // per-point residuals in extra. WAIVED when fewer than two sizes or no physical fit.

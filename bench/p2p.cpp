@@ -97,15 +97,8 @@ int run_p2p_ranks(const P2pOptions& o, const HarnessOptions& harness, Runner& ru
                   const std::vector<std::string>& args) {
   validate(o);
   validate(harness);
-  WorldOptions w;
-  w.backend = o.backend.empty() ? default_coll_backend() : o.backend;
-  w.ranks = o.ranks;
-  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
-  w.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1e3));
-  w.args = args;
-  return run_world(w, [&](RankContext& ctx) {
-    const uint64_t wrong = run_p2p_ranks_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, seed);
-    return wrong > 0 ? kExitVerifyFailed : kExitOk;
+  return run_checked_world(o.backend, o.ranks, o.timeout, args, [&](RankContext& ctx) {
+    return run_p2p_ranks_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, seed);
   });
 }
 
