@@ -6,8 +6,9 @@ Never raises: a missing torch or GPU becomes available=false with the reason (WA
 Compiles-and-runs status: not run on a GPU yet (unvalidated)."""
 import argparse
 import json
-import statistics
 import sys
+
+from peer_common import open_cuda, reason_of, time_it
 
 
 def main():
@@ -18,22 +19,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=50)
     a = ap.parse_args()
-    out = {"available": False, "reason": "", "results": []}
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
-        out["reason"] = f"torch not importable: {e}"
-        print(json.dumps(out))
+    opened = open_cuda(a.device)
+    if opened is None:
         return
-    out["torch"] = torch.__version__
-    if not torch.cuda.is_available():
-        out["reason"] = "torch.cuda.is_available() is False"
-        print(json.dumps(out))
-        return
-    out["available"] = True
-    dev = torch.device("cuda", a.device)
-    torch.cuda.set_device(dev)
-    gen = torch.Generator(device=dev).manual_seed(1)
+    torch, dev, gen, out = opened
     for shape in a.shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x"))
         for dt in a.dtypes.split(","):
@@ -44,7 +33,7 @@ def main():
                 entry["tflops"] = 2.0 * m * n * k / entry["median_s"] / 1e12
             except Exception as e:  # noqa: BLE001 - an unsupported dtype/shape is reported, not fatal
                 entry["tflops"] = None
-                entry["reason"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+                entry["reason"] = reason_of(e)
             out["results"].append(entry)
     torch.backends.cuda.matmul.allow_tf32 = False
     print(json.dumps(out))
@@ -68,20 +57,6 @@ def make_op(torch, dt, m, n, k, dev, gen):
         B = torch.randint(-64, 65, (n, k), device=dev, dtype=torch.int8, generator=gen)
         return (lambda: torch._int_mm(A, B.t())), "torch._int_mm"
     raise ValueError(f"unsupported dtype {dt}")
-
-
-def time_it(torch, fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":

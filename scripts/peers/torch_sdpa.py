@@ -8,7 +8,8 @@ dtype, pass, median_s, tflops}]}; TFLOP/s under the FlashAttention convention (4
 Status: not run on a GPU yet (unvalidated)."""
 import argparse
 import json
-import statistics
+
+from peer_common import open_cuda, reason_of, time_it
 
 
 def fa_flops(b, h, s, d, causal, pass_):
@@ -23,24 +24,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
-    out = {"available": False, "reason": "", "results": []}
-    try:
-        import torch
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
-        out["reason"] = f"torch (with torch.nn.attention) not importable: {e}"
-        print(json.dumps(out))
+    opened = open_cuda(a.device, "sdpa")
+    if opened is None:
         return
-    out["torch"] = torch.__version__
-    if not torch.cuda.is_available():
-        out["reason"] = "torch.cuda.is_available() is False"
-        print(json.dumps(out))
-        return
-    out["available"] = True
-    dev = torch.device("cuda", a.device)
-    torch.cuda.set_device(dev)
-    gen = torch.Generator(device=dev).manual_seed(1)
+    torch, dev, gen, out = opened
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     for spec in a.cases.split(","):
         b, h, s, d, causal, dt, pass_ = spec.split(":")
         b, h, s, d, causal = int(b), int(h), int(s), int(d), causal == "1"
@@ -68,23 +57,9 @@ def main():
             entry["tflops"] = fa_flops(b, h, s, d, causal, pass_) / entry["median_s"] / 1e12
         except Exception as e:  # noqa: BLE001 - an unsupported shape is reported, not fatal
             entry["tflops"] = None
-            entry["reason"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            entry["reason"] = reason_of(e)
         out["results"].append(entry)
     print(json.dumps(out))
-
-
-def time_it(torch, fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":
