@@ -216,7 +216,7 @@ TEST(Parallel, Zero2And3MatchSingleRankAndAreBitwiseEqualToZero0) {
     const auto base = run(z0.lay, case_options(z0));
     EXPECT_EQ(got[0].params, base[0].params) << k.name << " vs zero 0";
     EXPECT_EQ(got[0].losses, base[0].losses) << k.name << " vs zero 0";
-    // The engine's name carries the stage.
+    // ZeRO ran on dp: the gradient reduction is a reduce-scatter.
     EXPECT_GT(got[0].comm[CommKind::reduce_scatter].calls, 0) << k.name;
   }
 }
