@@ -109,6 +109,7 @@ struct LayoutOutcome {
   std::vector<std::vector<double>> ranks;  // field vectors
   std::vector<double> samples;             // rank 0's step times
   models::MemoryStats mem0;
+  models::MemoryStats state0;  // rank 0 between steps, engine alive: the persistent bytes
   models::CommStats comm0;
   size_t padded0 = 0;
   std::vector<float> losses;
@@ -127,6 +128,7 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
     std::vector<double> mine(field_count(), 0.0);
     std::vector<double> samples;
     models::CommStats comm;
+    models::MemoryStats state;
     size_t padded = 0;
     std::vector<float> losses;
     {
@@ -166,6 +168,7 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
       engine->set_phase_timer(nullptr);
       comm = engine->last_step_comm();
       padded = engine->padded_params();
+      state = be.memory();
       for (size_t c = 0; c < models::kMemCategories; ++c) {
         mine[kPhases + phase_names().size() + c] = static_cast<double>(be.memory().by_category[c].peak);
       }
@@ -191,6 +194,7 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
       out.samples = samples;
       out.mem0 = be.memory();
       out.comm0 = comm;
+      out.state0 = state;
       out.padded0 = padded;
       out.losses = losses;
     }
@@ -300,7 +304,9 @@ Result make_result(const TrainCliOptions& o, const models::TrainOptions& t, cons
   nlohmann::json mem = nlohmann::json::object();
   for (size_t k = 0; k < models::kMemCategories; ++k) {
     const auto cat = static_cast<MemCategory>(k);
-    nlohmann::json e = {{"measured", out.mem0.by_category[k].peak}, {"analytic", nullptr}};
+    nlohmann::json e = {{"measured", out.mem0.by_category[k].peak},
+                        {"persistent", out.state0.by_category[k].current},
+                        {"analytic", nullptr}};
     double mxr = 0;
     for (const auto& f : out.ranks) mxr = std::max(mxr, f[kPhases + phase_names().size() + k]);
     e["max_rank"] = mxr;
@@ -317,8 +323,10 @@ Result make_result(const TrainCliOptions& o, const models::TrainOptions& t, cons
     mem[std::string(models::mem_category_name(cat))] = e;
   }
   ex["memory"] = mem;
-  ex["memory_note"] = "rank 0 (first pipeline stage); analytic = persistent formula (ZeRO paper §3.1, "
-                      "Korthikanti Table 2 adapted); ZeRO-2/3 peaks add transient buckets";
+  ex["memory_note"] = "rank 0 (first pipeline stage); measured = peak, persistent = allocated between steps; "
+                      "analytic = persistent formula (ZeRO paper §3.1, Korthikanti Table 2 adapted) for model "
+                      "states, peak derivation for activations; ZeRO-2/3 peaks add transient gradient buckets, "
+                      "ZeRO-3 peaks the gathered unit";
   // Communication per step, rank 0: measured logical bytes next to theory.
   std::array<int64_t, models::kCommKinds> th{};
   if (megatron) {
@@ -561,7 +569,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron)")->capture_default_str();
   app->add_option("--pp", o->pp, "Pipeline-parallel degree (stages)")->capture_default_str();
   app->add_flag("--sp", o->sp, "Sequence parallelism in the tp group (Korthikanti et al.)");
-  app->add_option("--zero", o->zero, "ZeRO stage on the dp dimension: 0–3 (2 and 3 only with tp = pp = 1)")->capture_default_str();
+  app->add_option("--zero", o->zero, "ZeRO stage on the dp dimension: 0–3, with any tp / sp / pp")->capture_default_str();
   app->add_flag("--overlap", o->overlap,
                 "DP / ZeRO-1: all-reduce (reduce-scatter) each gradient bucket on a second thread while backward goes on");
   app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")->capture_default_str();

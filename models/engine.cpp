@@ -12,6 +12,7 @@
 #include "models/comm_lane.hpp"
 #include "models/gpt.hpp"
 #include "models/shard.hpp"
+#include "models/zero.hpp"
 
 namespace gcb::models {
 
@@ -166,14 +167,10 @@ class EngineBase : public TrainingStep, protected UnitHooks {
   virtual void begin_step() = 0;
   virtual void optimizer_step(const AdamWArgs& a) = 0;
 
-  void record(CommKind k, size_t elements) {
-    if (!counting_) return;
-    auto& c = stats_.by_kind[static_cast<size_t>(k)];
-    c.calls += 1;
-    c.bytes += static_cast<int64_t>(elements * sizeof(float));
-  }
+  void record(CommKind k, size_t elements) { record_comm(counting_ ? &stats_ : nullptr, k, elements); }
+  DpUnitComm dpc() { return DpUnitComm{be_, comm_, phases_, counting_ ? &stats_ : nullptr}; }
   // A gradient bucket's collective: now, inside phase `phase`; or, when overlapping, queued on
-  // the lane while backward goes on (counted at submission, on this thread).
+  // the lane while backward goes on (the caller counts it at submission, on this thread).
   void bucket_collective(std::string_view phase, std::function<void()> op) {
     if (!lane_) {
       const PhaseScope ph(phases_, phase);
@@ -198,25 +195,20 @@ class EngineBase : public TrainingStep, protected UnitHooks {
     if (phases_ != nullptr) phases_->add_span("comm_lane", busy);
   }
   // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard (queued
-  // on the lane when overlapping).
+  // on the lane when overlapping; the lane exists only at dp > 1).
   void reduce_scatter_unit(float* base, int u) {
-    if (n_ == 1) return;
-    const size_t s = spec_[u].shard;
     float* own = base + spec_[u].begin(r_);
+    if (!lane_) {
+      dpc().reduce_scatter(base, own, spec_[u]);
+      return;
+    }
     record(CommKind::reduce_scatter, spec_[u].padded);
+    const size_t s = spec_[u].shard;
     bucket_collective("comm:reduce_scatter", [this, base, own, s] {
       comm_.reduce_scatter(base, own, s, DType::f32, ReduceOp::sum);
     });
   }
-  void all_gather_unit(float* base, int u) {
-    if (n_ == 1) return;
-    const size_t s = spec_[u].shard;
-    const PhaseScope ph(phases_, "comm:all_gather");
-    be_.comm_begin();
-    comm_.all_gather(base + spec_[u].begin(r_), base, s, DType::f32);
-    be_.comm_end();
-    record(CommKind::all_gather, spec_[u].padded);
-  }
+  void all_gather_unit(float* base, int u) { dpc().all_gather(base, spec_[u]); }
   void init_full_params(float* flat) {
     for (int u = 0; u < model_.layout().num_units(); ++u) {
       model_.layout().init_range(be_, flat + off_full_[u], u, 0, spec_[u].padded, opt_.seed);
@@ -391,9 +383,7 @@ class Zero3Engine final : public ShardedGradEngine {
   const float* params(int u, ParamUse) override {
     Buffer& b = gathered_[static_cast<size_t>(u)];
     GCB_CHECK(!b, "ZeRO-3: unit gathered twice without release");
-    b = be_.alloc_floats(MemCategory::params, spec_[u].padded);
-    be_.copy(b.f32() + spec_[u].begin(r_), pshard_.f32() + off_shard_[u], spec_[u].shard);
-    all_gather_unit(b.f32(), u);
+    b = dpc().gather(pshard_.f32() + off_shard_[u], spec_[u]);
     return b.f32();
   }
   void release(int u, ParamUse) override { gathered_[static_cast<size_t>(u)].reset(); }

@@ -1,7 +1,8 @@
 // Training engines behind one TrainingStep interface. Rank code is a function of a RankContext
 // (DESIGN.md "World"): the world communicator split into dp / tp / pp groups in Megatron's rank
 // order (tp varies fastest, then dp, then pp: rank = tp_rank + tp·(dp_rank + dp·pp_rank)). This
-// pass implements the dp dimension (replicated DP and ZeRO-1/2/3); tp and pp must be 1 for now.
+// file's engines implement the dp dimension (replicated DP and ZeRO-1/2/3); tp, pp and sp are the
+// Megatron engine's (make_parallel_training_step), combined with every ZeRO stage.
 #pragma once
 
 #include <array>
@@ -100,12 +101,11 @@ class TrainingStep {
   PhaseTimer* phases_ = nullptr;
 };
 
-// tp > 1, pp > 1 or sp: the Megatron engine (models/parallel_engine.cpp), zero 0 or 1 on dp.
+// tp > 1, pp > 1 or sp: the Megatron engine (models/parallel_engine.cpp), zero 0–3 on dp.
 std::unique_ptr<TrainingStep> make_parallel_training_step(Backend& be, RankContext& ctx,
                                                           const TrainOptions& opt);
 // One line describing why (opt, layout) cannot run, or "" (checked before any allocation):
-// heads, hidden and vocab divisible by tp; B·T divisible by tp under SP; pp ≤ layers; ZeRO-2/3
-// only with tp = pp = 1.
+// heads, hidden and vocab divisible by tp; B·T divisible by tp under SP; pp ≤ layers.
 std::string layout_error(const TrainOptions& opt, const ParallelLayout& layout);
 
 // One line saying why --overlap cannot run with (opt, layout) on `dp` (null: not yet known), or "".
@@ -150,11 +150,14 @@ int stage_first_layer(int layers, int pp, int stage);
 // (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit VC/t + TC + 2C, held by the first
 // and the last stage (tied wte, Megatron keeps one copy per end of the pipeline).
 size_t parallel_stage_params(const GptConfig& c, const ParallelLayout& lay, int stage);
-// ZeRO paper §3.1 on the dp dimension over these per-rank elements (zero 0 or 1).
+// ZeRO paper §3.1 on the dp dimension over these per-rank elements (zero 0–3).
 StateBytes parallel_state_bytes(const TrainOptions& opt, const ParallelLayout& lay, int stage);
 // Activation floats (Korthikanti et al. 2022 Table 2 adapted; see the readme).
 size_t parallel_activation_floats(const TrainOptions& opt, const ParallelLayout& lay, int stage);
-// Communication per step per kind (elements of logical buffers, as CommStats counts them).
+// Communication per step per kind (elements of logical buffers, as CommStats counts them). The dp
+// kinds: zero 0 all-reduce Ψ; zero 1 and 2 reduce-scatter Ψ + all-gather Ψ (gradients reduced once
+// per step, after accumulation); zero 3 reduce-scatter Ψ + all-gather m·(2·layers + ends)
+// (every layer twice per micro-batch, the embedding unit once per end of the pipeline).
 std::array<int64_t, kCommKinds> parallel_comm_theory(const TrainOptions& opt,
                                                      const ParallelLayout& lay, int stage);
 

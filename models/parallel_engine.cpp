@@ -1,7 +1,7 @@
 // The Megatron engine: tensor parallelism (Shoeybi et al. 2019), sequence parallelism (Korthikanti
 // et al. 2022) and pipeline parallelism (GPipe, Huang et al. 2019; 1F1B, Narayanan et al. 2021),
-// combined with data parallelism (replicated or ZeRO-1) in Megatron's rank order
-// (../shared/reference/training.md §2, §4). The dp-only engines live in engine.cpp; this file
+// combined with data parallelism (replicated or ZeRO-1/2/3) in Megatron's rank order
+// (../shared/reference/training.md §2, §3, §4). The dp-only engines live in engine.cpp; this file
 // takes over when tp > 1, pp > 1 or sp is set.
 //
 // Tensor parallelism per layer (t ranks, rank r, C_l = C/t, heads NH/t):
@@ -22,6 +22,34 @@
 // per step. The last stage runs the head's forward and backward together, as soon as a micro-batch
 // arrives. Each stage keeps activation slots for the micro-batches in flight: m for GPipe,
 // min(m, p − s) for 1F1B.
+//
+// ZeRO on the dp dimension (Rajbhandari et al. 2019; training.md §3), per local unit (the
+// embedding unit on the first / last stage, each of the stage's layers), each padded to a
+// multiple of dp (ShardSpec; collectives in zero.hpp, shared with engine.cpp):
+//   zero 1: full params and grads, Adam m and v for the own shard; grads reduce-scattered,
+//           updated shards all-gathered.
+//   zero 2: full params; the only persistent gradient is the own shard. A unit's full gradient
+//           exists as a bucket from its first micro-batch's backward until its backward is
+//           complete for the step, is then reduced (see below) and reduce-scattered into the
+//           shard, and freed.
+//   zero 3: only parameter shards persist. A unit is all-gathered before each use and freed after
+//           it: per micro-batch a layer before its forward and again before its backward (which
+//           includes the recomputed forward under full recompute), the embedding unit before the
+//           first stage's embedding forward and before the last stage's head (its forward and
+//           backward share one gather); the embedding backward needs no parameters. Gradients as
+//           zero 2; Adam on the shards, nothing to gather after it.
+// Order of a unit's gradient reduction, the same for every stage: (1) under SP the tp all-reduce
+// of the partial LayerNorm/bias gradients ("sync" tail), (2) for the embedding unit with pp > 1
+// the tied-gradient exchange between first and last stage, (3) the dp reduction (all-reduce at
+// zero 0, reduce-scatter at 1–3), all on the whole unit gradient summed over the step's
+// micro-batches. Layers are reduced as soon as the last micro-batch's backward finishes them (as
+// DDP's no_sync accumulation), the embedding unit after the schedule (its two ends finish at
+// different times). Because the buckets accumulate micro-batches exactly as the persistent
+// gradient of zero 0 does and the reduce-scatter gives the all-reduce's elements (rank-ordered
+// sums), zero 1, 2 and 3 are bitwise equal to zero 0 of the same layout, with gradient
+// accumulation too. The price, against DeepSpeed's reduce-scatter per micro-batch: with m > 1 a
+// bucket lives across micro-batches (under GPipe the stage's whole gradient exists during the
+// backward phase); the traffic is Ψ reduce-scattered per step instead of m·Ψ.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,6 +58,7 @@
 #include "models/engine.hpp"
 #include "models/gpt.hpp"
 #include "models/shard.hpp"
+#include "models/zero.hpp"
 
 namespace gcb::models {
 namespace {
@@ -99,18 +128,16 @@ class ParallelEngine final : public TrainingStep {
     last_ = pr_ == p_ - 1;
     build_local_layouts();
     build_units();
-    // Model states.
-    params_ = be.alloc_floats(MemCategory::params, psi_);
-    grads_ = be.alloc_floats(MemCategory::grads, psi_);
-    const size_t opt_n = opt.zero == ZeroStage::one ? psi_shard_ : psi_;
+    // Model states (ZeRO paper §3.1: P_os from zero 1, P_g from 2, P_p at 3).
+    zero_ = opt.zero;
+    params_ = be.alloc_floats(MemCategory::params, zero_ == ZeroStage::three ? psi_shard_ : psi_);
+    grads_ = be.alloc_floats(MemCategory::grads, zero_ >= ZeroStage::two ? psi_shard_ : psi_);
+    const size_t opt_n = zero_ >= ZeroStage::one ? psi_shard_ : psi_;
     m_ = be.alloc_floats(MemCategory::adam_m, opt_n);
     v_ = be.alloc_floats(MemCategory::adam_v, opt_n);
-    for (const LocalUnit& u : units_) {
-      for (const Piece& pc : u.pieces) {
-        layout_.init_range(be, params_.f32() + u.off + pc.local, u.unit, pc.full, pc.full + pc.len,
-                           opt.seed);
-      }
-    }
+    buckets_.resize(units_.size());
+    gathered_.resize(units_.size());
+    for (const LocalUnit& u : units_) init_unit(u);
     alloc_activations();
     targets_ = be.alloc(MemCategory::workspace, sz(R_) * sizeof(int32_t));
     loss_ = be.alloc_floats(MemCategory::workspace, 1);
@@ -119,7 +146,7 @@ class ParallelEngine final : public TrainingStep {
   std::string name() const override {
     std::string s = fmt::format("dp{}-tp{}-pp{}", nd_, t_, p_);
     if (sp_) s += "-sp";
-    if (opt_.zero == ZeroStage::one) s += "-zero1";
+    if (zero_ != ZeroStage::none) s += fmt::format("-zero{}", static_cast<int>(zero_));
     if (p_ > 1) s += opt_.schedule == PipeSchedule::gpipe ? "-gpipe" : "-1f1b";
     return s;
   }
@@ -129,7 +156,7 @@ class ParallelEngine final : public TrainingStep {
   float step() override {
     stats_ = CommStats{};
     ++step_;
-    be_.fill(grads_.f32(), psi_, 0.0f);
+    be_.fill(grads_.f32(), zero_ >= ZeroStage::two ? psi_shard_ : psi_, 0.0f);
     const int m = opt_.grad_accum;
     if (opt_.schedule == PipeSchedule::gpipe || p_ == 1) {
       for (int j = 0; j < m; ++j) {
@@ -168,9 +195,9 @@ class ParallelEngine final : public TrainingStep {
         send_backward(j);
       }
     }
-    {
+    if (embed_unit_ == 0) {  // layers were reduced during backward
       const PhaseScope ph(phases_, "optimizer");  // gradient reductions nest as comm phases
-      reduce_gradients();
+      reduce_unit(0);
     }
     // Loss: Σ over micro-batches on the last stage, scaled, summed over dp, sent to every stage.
     const float dloss = dloss_value();
@@ -205,22 +232,27 @@ class ParallelEngine final : public TrainingStep {
   // Every rank writes the pieces it is responsible for (dp rank 0; replicated pieces only on tp
   // rank 0; the embedding only on the first stage) into a zeroed canonical vector, and a sum
   // over the world assembles it: adding zeros is exact, so the result is bitwise.
+  // Under ZeRO-3 every dp rank takes part in gathering each unit first (not counted as comm).
   std::vector<float> full_params() override {
     const size_t emb = layout_.unit_size(0), lay = layout_.unit_size(1);
     const size_t total = emb + sz(cfg_.layers) * lay;
     std::vector<float> host(total, 0.0f), local;
-    if (dr_ == 0) {
-      for (const LocalUnit& u : units_) {
-        if (u.unit == 0 && !first_) continue;
+    counting_ = false;
+    for (size_t i = 0; i < units_.size(); ++i) {
+      const LocalUnit& u = units_[i];
+      acquire(i);
+      if (dr_ == 0 && (u.unit != 0 || first_)) {
         local.resize(u.size);
-        be_.copy_to_host(local.data(), params_.f32() + u.off, u.size * sizeof(float));
+        be_.copy_to_host(local.data(), unit_params(i), u.size * sizeof(float));
         const size_t base = u.unit == 0 ? 0 : emb + sz(u.unit - 1) * lay;
         for (const Piece& pc : u.pieces) {
           if (pc.replicated && tr_ != 0) continue;
           std::copy_n(local.data() + pc.local, pc.len, host.data() + base + pc.full);
         }
       }
+      release(i);
     }
+    counting_ = true;
     Buffer buf = be_.alloc_floats(MemCategory::workspace, total);
     be_.copy_from_host(buf.data(), host.data(), total * sizeof(float));
     world_.all_reduce(buf.data(), buf.data(), total, DType::f32, ReduceOp::sum);
@@ -315,11 +347,53 @@ class ParallelEngine final : public TrainingStep {
     psi_shard_ = off_shard;
   }
 
-  const float* P(int l) const { return params_.f32() + units_[layer_index(l)].off; }
-  float* G(int l) const { return grads_.f32() + units_[layer_index(l)].off; }
+  // Fills the local unit's pieces from the canonical initialisation; under ZeRO-3 through a
+  // temporary full unit of which only the own dp shard is kept.
+  void init_unit(const LocalUnit& u) {
+    Buffer tmp;
+    float* full = params_.f32() + u.off;
+    if (zero_ == ZeroStage::three) {
+      tmp = be_.alloc_floats(MemCategory::workspace, u.spec.padded);
+      full = tmp.f32();
+    }
+    for (const Piece& pc : u.pieces) {
+      layout_.init_range(be_, full + pc.local, u.unit, pc.full, pc.full + pc.len, opt_.seed);
+    }
+    if (tmp) be_.copy(params_.f32() + u.off_shard, full + u.spec.begin(dr_), u.spec.shard);
+  }
+
+  // ---- ZeRO hooks: parameters and gradient buffers of local unit i -------------------------------
+  DpUnitComm dpc() { return DpUnitComm{be_, dp_, phases_, counting_ ? &stats_ : nullptr}; }
+  // ZeRO-3: gathers unit i over dp for one use (paired with release); other stages: nothing.
+  void acquire(size_t i) {
+    if (zero_ != ZeroStage::three) return;
+    GCB_CHECK(!gathered_[i], "ZeRO-3: unit gathered twice without release");
+    gathered_[i] = dpc().gather(params_.f32() + units_[i].off_shard, units_[i].spec);
+  }
+  void release(size_t i) { gathered_[i].reset(); }
+  float* unit_params(size_t i) {
+    if (zero_ != ZeroStage::three) return params_.f32() + units_[i].off;
+    GCB_CHECK(gathered_[i], "ZeRO-3: unit used without being gathered");
+    return gathered_[i].f32();
+  }
+  // The buffer backward accumulates unit i's gradient into: the persistent full gradient at zero
+  // 0/1, a zeroed bucket (created on first use in a step) at zero 2/3.
+  float* unit_grads(size_t i) {
+    if (zero_ < ZeroStage::two) return grads_.f32() + units_[i].off;
+    Buffer& b = buckets_[i];
+    if (!b) b = be_.alloc_floats(MemCategory::grads, units_[i].spec.padded);
+    return b.f32();
+  }
+  // This rank's shard of unit i's reduced gradient (after reduce_unit).
+  float* grad_shard(size_t i) {
+    const LocalUnit& u = units_[i];
+    return zero_ >= ZeroStage::two ? grads_.f32() + u.off_shard : grads_.f32() + u.off + u.spec.begin(dr_);
+  }
+  const float* P(int l) { return unit_params(layer_index(l)); }
+  float* G(int l) { return unit_grads(layer_index(l)); }
   size_t layer_index(int l) const { return sz(l) + (embed_unit_ == 0 ? 1 : 0); }
-  const float* PE() const { return params_.f32() + units_[0].off; }
-  float* GE() const { return grads_.f32() + units_[0].off; }
+  const float* PE() { return unit_params(0); }
+  float* GE() { return unit_grads(0); }
 
   // ---- activations -----------------------------------------------------------------------------
   float* act(size_t n) {
@@ -390,11 +464,7 @@ class ParallelEngine final : public TrainingStep {
   }
 
   // ---- tp collectives (f / g operators) ---------------------------------------------------------
-  void record(CommKind k, size_t elements) {
-    auto& c = stats_.by_kind[static_cast<size_t>(k)];
-    c.calls += 1;
-    c.bytes += static_cast<int64_t>(elements * sizeof(float));
-  }
+  void record(CommKind k, size_t elements) { record_comm(counting_ ? &stats_ : nullptr, k, elements); }
   // g (forward) / f (backward): out[Rs,C] = Σ_tp in[R,C] (all-reduce, or reduce-scatter under SP).
   void reduce_rows(float* out, const float* in) {
     const size_t n = sz(R_) * sz(C_);
@@ -553,20 +623,35 @@ class ParallelEngine final : public TrainingStep {
     Slot& s = slot(j);
     load_batch(j);
     if (first_) {
+      acquire(0);
       const float* pe = PE();
       be_.embedding_forward_vocab(partial_, static_cast<const int32_t*>(s.tokens.data()),
                                   pe + le_.wte, v0_, Vl_, tr_ == 0 ? pe + le_.wpe : nullptr, B_,
                                   T_, C_);
+      release(0);
       reduce_rows(s.x, partial_);
     }
-    for (int l = 0; l < nl_; ++l) layer_forward(s, l);
-    if (last_) head(s, j > 0);
+    for (int l = 0; l < nl_; ++l) {
+      acquire(layer_index(l));
+      layer_forward(s, l);
+      release(layer_index(l));
+    }
+    if (last_) {
+      acquire(0);
+      head(s, j > 0);
+      release(0);
+    }
   }
 
   void backward(int j) {
     const PhaseScope ph(phases_, "backward");
     Slot& s = slot(j);
-    for (int l = nl_ - 1; l >= 0; --l) layer_backward(s, l, s.dout);
+    for (int l = nl_ - 1; l >= 0; --l) {
+      acquire(layer_index(l));
+      layer_backward(s, l, s.dout);
+      release(layer_index(l));
+      if (j == opt_.grad_accum - 1) reduce_unit(layer_index(l));  // complete for this step
+    }
     if (first_) {
       float* ge = GE();
       const float* dr = gather_rows(gath_, s.dout);
@@ -607,56 +692,56 @@ class ParallelEngine final : public TrainingStep {
   void send_backward(int j) { p2p(bwd_out(j), prev(), nullptr, 0); }
 
   // ---- gradients and optimizer -------------------------------------------------------------------
-  void reduce_gradients() {
-    for (LocalUnit& u : units_) {
-      float* g = grads_.f32() + u.off;
-      if (sp_) tp_all_reduce(g + u.sync_begin, u.size - u.sync_begin, ReduceOp::sum);
-      if (u.unit == 0 && p_ > 1) {
-        // Tied embedding: first and last stage swap their partial gradients and add them
-        // (a + b = b + a, so both copies stay bitwise equal).
-        Buffer other = be_.alloc_floats(MemCategory::comm, u.size);
-        const int peer = first_ ? p_ - 1 : 0;
-        const PhaseScope ph(phases_, "comm:pp_embed");
-        be_.comm_begin();
-        pp_.group_start();
-        pp_.send(g, u.size, DType::f32, peer);
-        pp_.recv(other.data(), u.size, DType::f32, peer);
-        pp_.group_end();
-        be_.comm_end();
-        record(CommKind::pp_embed, u.size);
-        be_.add(g, g, other.f32(), u.size);
-      }
-      if (nd_ == 1) continue;
-      const PhaseScope ph(phases_, opt_.zero == ZeroStage::one ? "comm:reduce_scatter" : "comm:all_reduce");
+  // Unit i's gradient is complete for the step: tp sync (SP), tied-embedding exchange (pp), then
+  // the dp reduction of the stage (see the top of the file for why in this order).
+  void reduce_unit(size_t i) {
+    const LocalUnit& u = units_[i];
+    float* g = unit_grads(i);
+    if (sp_) tp_all_reduce(g + u.sync_begin, u.size - u.sync_begin, ReduceOp::sum);
+    if (u.unit == 0 && p_ > 1) {
+      // Tied embedding: first and last stage swap their partial gradients and add them
+      // (a + b = b + a, so both copies stay bitwise equal).
+      Buffer other = be_.alloc_floats(MemCategory::comm, u.size);
+      const int peer = first_ ? p_ - 1 : 0;
+      const PhaseScope ph(phases_, "comm:pp_embed");
       be_.comm_begin();
-      if (opt_.zero == ZeroStage::one) {
-        dp_.reduce_scatter(g, g + u.spec.begin(dr_), u.spec.shard, DType::f32, ReduceOp::sum);
-        record(CommKind::reduce_scatter, u.spec.padded);
-      } else {
-        dp_.all_reduce(g, g, u.spec.padded, DType::f32, ReduceOp::sum);
-        record(CommKind::all_reduce, u.spec.padded);
-      }
+      pp_.group_start();
+      pp_.send(g, u.size, DType::f32, peer);
+      pp_.recv(other.data(), u.size, DType::f32, peer);
+      pp_.group_end();
       be_.comm_end();
+      record(CommKind::pp_embed, u.size);
+      be_.add(g, g, other.f32(), u.size);
     }
+    if (zero_ == ZeroStage::none) {
+      if (nd_ == 1) return;
+      const PhaseScope ph(phases_, "comm:all_reduce");
+      be_.comm_begin();
+      dp_.all_reduce(g, g, u.spec.padded, DType::f32, ReduceOp::sum);
+      be_.comm_end();
+      record(CommKind::all_reduce, u.spec.padded);
+      return;
+    }
+    dpc().reduce_scatter(g, grad_shard(i), u.spec);
+    buckets_[i].reset();  // zero 2/3: the bucket's life ends here
   }
 
   void optimizer_step() {
     AdamWArgs a = opt_.adam;
     a.step = static_cast<int>(step_);
-    if (opt_.zero != ZeroStage::one) {
+    if (zero_ == ZeroStage::none) {
       be_.adamw(params_.f32(), grads_.f32(), m_.f32(), v_.f32(), psi_, a);
       return;
     }
-    for (LocalUnit& u : units_) {
-      const size_t own = u.off + u.spec.begin(dr_);
-      be_.adamw(params_.f32() + own, grads_.f32() + own, m_.f32() + u.off_shard,
+    if (zero_ == ZeroStage::three) {  // params, grads, m and v are all shards in the same order
+      be_.adamw(params_.f32(), grads_.f32(), m_.f32(), v_.f32(), psi_shard_, a);
+      return;
+    }
+    for (size_t i = 0; i < units_.size(); ++i) {
+      const LocalUnit& u = units_[i];
+      be_.adamw(params_.f32() + u.off + u.spec.begin(dr_), grad_shard(i), m_.f32() + u.off_shard,
                 v_.f32() + u.off_shard, u.spec.shard, a);
-      if (nd_ == 1) continue;
-      const PhaseScope ph(phases_, "comm:all_gather");
-      be_.comm_begin();
-      dp_.all_gather(params_.f32() + own, params_.f32() + u.off, u.spec.shard, DType::f32);
-      be_.comm_end();
-      record(CommKind::all_gather, u.spec.padded);
+      dpc().all_gather(params_.f32() + u.off, u.spec);
     }
   }
 
@@ -673,7 +758,11 @@ class ParallelEngine final : public TrainingStep {
   LocalLayer ll_{};
   std::vector<LocalUnit> units_;
   size_t psi_ = 0, psi_shard_ = 0;
+  ZeroStage zero_ = ZeroStage::none;
+  bool counting_ = true;  // false inside full_params
+  // params_: full (zero 0–2) or the own shards (zero 3); grads_: full (zero 0/1) or shards (2/3).
   Buffer params_, grads_, m_, v_, targets_, loss_;
+  std::vector<Buffer> buckets_, gathered_;  // per local unit: zero 2/3 buckets, zero 3 gathers
   std::vector<Buffer> owned_;
   std::vector<Slot> slots_;
   float *partial_ = nullptr, *dC_ = nullptr, *dCl_ = nullptr, *d4C_ = nullptr, *dqkv_ = nullptr,
@@ -701,9 +790,6 @@ std::string layout_error(const TrainOptions& opt, const ParallelLayout& lay) {
   if (opt.sp && (opt.micro_batch * c.seq) % lay.tp != 0) {
     return fmt::format("sp: micro-batch × seq = {} is not divisible by tp {}",
                        opt.micro_batch * c.seq, lay.tp);
-  }
-  if (opt.zero > ZeroStage::one && (lay.tp > 1 || lay.pp > 1 || opt.sp)) {
-    return "zero 2 and 3 are implemented for tp = pp = 1 only (use zero 0 or 1)";
   }
   return "";
 }
@@ -804,11 +890,26 @@ std::array<int64_t, kCommKinds> parallel_comm_theory(const TrainOptions& opt,
     if (first || last) at(CommKind::pp_embed) = c.vocab * C / t + c.seq * C + 2 * C;
   }
   if (lay.dp > 1) {
+    // The engine reduces each unit's gradient once per step, summed over the m micro-batches
+    // (parallel_engine.cpp top comment), so zero 0–2 move what the dp-only theory gives at m = 1:
+    // all-reduce Ψ (zero 0), reduce-scatter Ψ + all-gather Ψ (zero 1 and 2).
     const int64_t psi = static_cast<int64_t>(parallel_stage_params(c, lay, stage));
     const CommTheory d = comm_theory_elements(opt.zero, psi, 1, lay.dp);
     at(CommKind::all_reduce) = d.all_reduce;
     at(CommKind::reduce_scatter) = d.reduce_scatter;
     at(CommKind::all_gather) = d.all_gather;
+    if (opt.zero == ZeroStage::three) {
+      // ZeRO paper §7.2.2: parameters all-gathered for forward and again for backward, per
+      // micro-batch. Per stage: each layer twice; the embedding unit once at each end where it is
+      // used (first stage: embedding forward, last: the head's forward + backward), so 2·m·Ψ at
+      // pp = 1 and less on the pipeline's ends, whose embedding backward needs no parameters.
+      const size_t d_ = zu(lay.dp);
+      auto pad = [d_](size_t n) { return static_cast<int64_t>((n + d_ - 1) / d_ * d_); };
+      const size_t Cz = zu(c.hidden), tz = zu(lay.tp);
+      const int64_t layer = pad((12 * Cz * Cz + 7 * Cz) / tz + 6 * Cz);
+      const int64_t embed = pad(zu(c.vocab) * Cz / tz + zu(c.seq) * Cz + 2 * Cz);
+      at(CommKind::all_gather) = m * (2 * Ls * layer + ((first ? 1 : 0) + (last ? 1 : 0)) * embed);
+    }
   }
   at(CommKind::loss_all_reduce) = (lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
   return th;

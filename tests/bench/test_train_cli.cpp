@@ -55,7 +55,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--dp 2 --ranks 4", "≠ 4 ranks"},
       {"--dp 2 --global-batch 3", "not divisible"},
       {"--backend cuda", "CUDA training backend is not built"},
-      {"--tp 2 --zero 3", "zero 2 and 3"},
+      {"--tp 2 --zero 4", "expected 0, 1, 2 or 3"},
       {"--recompute some", "expected none, selective or full"},
       {"--schedule zigzag", "expected gpipe or 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
@@ -120,6 +120,35 @@ TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
   const Result& pp = runner.results()[4];
   EXPECT_EQ(pp.params["pp"], 2);
   EXPECT_DOUBLE_EQ(pp.extra["bubble"]["theory"].get<double>(), 1.0 / 5.0);  // (p−1)/(m+p−1), m = 4
+}
+
+// ZeRO-2/3 with tp and pp: between steps rank 0 holds exactly the persistent formula of its stage
+// (ZeRO paper §3.1 over the stage's parameters), and each dp collective moves its theory's bytes.
+TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
+  TrainCliOptions o;
+  o.ranks = 4;
+  o.sweep = "dp2-tp2-zero2,dp2-pp2-zero3-gpipe,dp2-tp2-sp-zero3";
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_flops = 1e9;
+  o.global_batch = 4;  // m = 2 micro-batches per dp rank
+  const TrainPlan plan = plan_train(o);
+  Runner runner(RunnerOptions{}, nullptr);
+  run_train(o, plan, runner, true);
+  ASSERT_EQ(runner.results().size(), 3u);
+  for (const Result& r : runner.results()) {
+    for (const char* cat : {"params", "grads", "adam_m", "adam_v"}) {
+      EXPECT_EQ(r.extra["memory"][cat]["persistent"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
+    }
+    // Buckets (and ZeRO-3's gathered units) are transient: the peak is above the persistent bytes.
+    EXPECT_GT(r.extra["memory"]["grads"]["measured"].get<double>(),
+              r.extra["memory"]["grads"]["analytic"].get<double>()) << r.key;
+    for (const auto& [kind, v] : r.extra["comm_bytes"].items()) {
+      EXPECT_EQ(v["measured"], v["theory"]) << r.key << " " << kind;
+    }
+    EXPECT_GT(r.extra["comm_bytes"]["reduce_scatter"]["measured"].get<double>(), 0.0) << r.key;
+    EXPECT_GT(r.extra["comm_bytes"]["all_gather"]["measured"].get<double>(), 0.0) << r.key;
+  }
 }
 
 TEST(TrainCli, DumpIsBitwiseReproducibleAndJsonIsWritten) {

@@ -1,4 +1,4 @@
-// The Megatron engine (tp / sp / pp, combined with dp and ZeRO-1) on `tiny`, ranks as threads.
+// The Megatron engine (tp / sp / pp, combined with dp and ZeRO-1/2/3) on `tiny`, ranks as threads.
 // Every layout is compared after 3 steps with the single-rank DP engine on the same global batch:
 // loss and every parameter within rtol 1e-5 (fp32; the layouts sum the same terms in a different
 // order, and Adam's first steps amplify relative gradient differences to at most ~1e-6 in the
@@ -6,6 +6,9 @@
 //   tp ∈ {2, 4} with and without sp; pp ∈ {2, 4} with gpipe and 1f1b (m < p and m > p);
 //   dp2×tp2, dp2×pp2, tp2×pp2 sp, dp2×tp2×pp2 (8 ranks) sp + ZeRO-1 + 1f1b; each recompute mode
 //   on a tp/sp or pp or 3D layout; sp at tp 1 (the Megatron engine at tp = pp = 1).
+// ZeRO-2/3 on the dp dimension: dp2×tp2 and dp2×pp2 (gpipe and 1f1b) at zero 2 and 3, dp2×tp2 sp
+// zero 3 with full recompute, dp2×tp2×pp2 (8 ranks) zero 2 and 3; each also bitwise equal to
+// zero 0 of the same layout (parallel_engine.cpp explains why that holds for zero 3 too).
 // Plus: gpipe and 1f1b bitwise equal, reruns bitwise, state bytes per rank equal the TP/PP
 // formulas, activation bytes equal the derivation, communicated bytes equal theory, and invalid
 // layouts are UsageErrors.
@@ -143,7 +146,8 @@ struct Case {
 };
 
 constexpr auto G = PipeSchedule::gpipe, F = PipeSchedule::one_f_one_b;
-constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one;
+constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one, Z2 = ZeroStage::two,
+               Z3 = ZeroStage::three;
 constexpr auto RN = Recompute::none, RS = Recompute::selective, RF = Recompute::full;
 
 TrainOptions case_options(const Case& k) {
@@ -155,13 +159,14 @@ TrainOptions case_options(const Case& k) {
   return o;
 }
 
-void check_case(const Case& k) {
+std::vector<RankOutcome> check_case(const Case& k) {
   const TrainOptions o = case_options(k);
-  const auto got = run(k.lay, o);
+  auto got = run(k.lay, o);
   const RankOutcome want = reference(k.lay, o);
   expect_close(got[0], want, o.model, k.name);
   for (const auto& r : got) EXPECT_EQ(r.params, got[0].params) << k.name << ": ranks disagree";
   for (const auto& r : got) EXPECT_EQ(r.losses, got[0].losses) << k.name << ": losses disagree";
+  return got;
 }
 
 TEST(Parallel, TensorParallelMatchesSingleRank) {
@@ -189,6 +194,30 @@ TEST(Parallel, CombinationsMatchSingleRank) {
                         Case{"tp2-pp2-sp-1f1b", {1, 2, 2}, 2, 2, 3, true, Z0, F, RN},
                         Case{"dp2-tp2-pp2-sp-zero1-1f1b", {2, 2, 2}, 2, 1, 3, true, Z1, F, RN}}) {
     check_case(k);
+  }
+}
+
+// ZeRO-2/3 with tp, sp and pp: within rtol of the single rank, and bitwise equal to zero 0 of the
+// same layout (every stage reduces the same accumulated unit gradient in the same order; the
+// reduce-scatter gives the all-reduce's elements and ZeRO-3's gathers copy exact values).
+TEST(Parallel, Zero2And3MatchSingleRankAndAreBitwiseEqualToZero0) {
+  for (const Case& k : {Case{"dp2-tp2-zero2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
+                        Case{"dp2-tp2-zero3", {2, 2, 1}, 2, 2, 1, false, Z3, G, RN},
+                        Case{"dp2-pp2-zero2-gpipe", {2, 1, 2}, 2, 1, 2, false, Z2, G, RN},
+                        Case{"dp2-pp2-zero2-1f1b", {2, 1, 2}, 3, 1, 3, false, Z2, F, RN},
+                        Case{"dp2-pp2-zero3-gpipe", {2, 1, 2}, 2, 1, 2, false, Z3, G, RN},
+                        Case{"dp2-pp2-zero3-1f1b", {2, 1, 2}, 3, 1, 3, false, Z3, F, RN},
+                        Case{"dp2-tp2-sp-zero3-full", {2, 2, 1}, 2, 2, 2, true, Z3, G, RF},
+                        Case{"dp2-tp2-pp2-sp-zero2-1f1b", {2, 2, 2}, 2, 1, 2, true, Z2, F, RN},
+                        Case{"dp2-tp2-pp2-zero3-1f1b-sel", {2, 2, 2}, 2, 1, 3, false, Z3, F, RS}}) {
+    const auto got = check_case(k);
+    Case z0 = k;
+    z0.zero = Z0;
+    const auto base = run(z0.lay, case_options(z0));
+    EXPECT_EQ(got[0].params, base[0].params) << k.name << " vs zero 0";
+    EXPECT_EQ(got[0].losses, base[0].losses) << k.name << " vs zero 0";
+    // ZeRO ran on dp: the gradient reduction is a reduce-scatter.
+    EXPECT_GT(got[0].comm[CommKind::reduce_scatter].calls, 0) << k.name;
   }
 }
 
@@ -222,7 +251,10 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
                         Case{"tp4-sp-sel", {1, 4, 1}, 2, 1, 2, true, Z0, G, RS},
                         Case{"pp2-1f1b", {1, 1, 2}, 3, 1, 4, false, Z0, F, RN},
                         Case{"pp4-gpipe-full", {1, 1, 4}, 4, 1, 3, false, Z0, G, RF},
-                        Case{"dp2-tp2-pp2-zero1-sp", {2, 2, 2}, 2, 1, 3, true, Z1, F, RN}}) {
+                        Case{"dp2-tp2-pp2-zero1-sp", {2, 2, 2}, 2, 1, 3, true, Z1, F, RN},
+                        Case{"dp2-tp2-zero2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
+                        Case{"dp2-pp2-zero3-1f1b", {2, 1, 2}, 3, 1, 3, false, Z3, F, RF},
+                        Case{"dp2-tp2-pp2-zero3-sp", {2, 2, 2}, 2, 1, 2, true, Z3, G, RN}}) {
     const TrainOptions o = case_options(k);
     const auto got = run(k.lay, o, 1);
     const GptConfig& c = o.model;
@@ -247,6 +279,28 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
       EXPECT_EQ(r.mem[MemCategory::activations].peak,
                 4 * parallel_activation_floats(o, k.lay, r.pp_rank))
           << k.name << " stage " << r.pp_rank;
+      // Sharded categories are exactly 1/dp of the unsharded ones (each unit padded to a
+      // multiple of dp), independently of expected_state_bytes.
+      TrainOptions o0 = o;
+      o0.zero = Z0;
+      const StateBytes full = parallel_state_bytes(o0, k.lay, r.pp_rank);
+      const size_t d = static_cast<size_t>(k.lay.dp);
+      EXPECT_EQ(want.grads * (k.zero >= Z2 ? d : 1), full.grads) << k.name;
+      EXPECT_EQ(want.params * (k.zero == Z3 ? d : 1), full.params) << k.name;
+      EXPECT_EQ(want.adam_m * (k.zero >= Z1 ? d : 1), full.adam_m) << k.name;
+      if (k.zero >= Z2) {
+        // Transients: zero 2/3 buckets and zero 3 gathers live within a step. Gradient peak ≤
+        // the stage's full gradient (GPipe holds every bucket of the stage during backward).
+        EXPECT_GT(r.mem[MemCategory::grads].peak, want.grads) << k.name;
+        EXPECT_LE(r.mem[MemCategory::grads].peak, want.grads + full.grads) << k.name;
+      }
+      if (k.zero == Z3) {
+        // At most one gathered unit at a time: peak params ≤ shard + the largest padded unit.
+        const size_t emb = static_cast<size_t>(c.vocab) * C / t + static_cast<size_t>(c.seq) * C + 2 * C;
+        const size_t lay = (12 * C * C + 7 * C) / t + 6 * C;
+        EXPECT_GT(r.mem[MemCategory::params].peak, want.params) << k.name;
+        EXPECT_LE(r.mem[MemCategory::params].peak, want.params + 4 * (std::max(emb, lay) + d)) << k.name;
+      }
     }
   }
 }
@@ -256,7 +310,11 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
                         Case{"tp2-full", {1, 2, 1}, 2, 2, 1, false, Z0, G, RF},
                         Case{"tp4-sp", {1, 4, 1}, 2, 1, 2, true, Z0, G, RN},
                         Case{"pp4-1f1b", {1, 1, 4}, 4, 1, 3, false, Z0, F, RN},
-                        Case{"dp2-tp2-pp2-sp-zero1", {2, 2, 2}, 2, 1, 2, true, Z1, F, RN}}) {
+                        Case{"dp2-tp2-pp2-sp-zero1", {2, 2, 2}, 2, 1, 2, true, Z1, F, RN},
+                        Case{"dp2-tp2-zero2-m2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
+                        Case{"dp2-tp2-sp-zero3-m2-full", {2, 2, 1}, 2, 1, 2, true, Z3, G, RF},
+                        Case{"dp2-pp2-zero3-1f1b-m3", {2, 1, 2}, 3, 1, 3, false, Z3, F, RN},
+                        Case{"dp2-tp2-pp2-zero2", {2, 2, 2}, 2, 1, 2, false, Z2, G, RN}}) {
     const TrainOptions o = case_options(k);
     const auto got = run(k.lay, o, 1);
     for (const auto& r : got) {
@@ -273,6 +331,23 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
   EXPECT_EQ(parallel_comm_theory(o, {1, 2, 1}, 0)[static_cast<size_t>(CommKind::tp_all_reduce)],
             4 * 4 * bsh + bsh + bsh + 3 * 2 * 16);  // + embedding, head and loss statistics
   EXPECT_EQ(parallel_comm_theory(o, {1, 1, 2}, 0)[static_cast<size_t>(CommKind::pp_send)], bsh);
+  // ZeRO on dp (ZeRO paper §7): zero 2 reduce-scatters Ψ and all-gathers Ψ once per step; zero 3
+  // all-gathers every layer twice per micro-batch, so 2·m·Ψ at pp = 1 (+ Ψ reduce-scattered).
+  const auto idx = [](CommKind k) { return static_cast<size_t>(k); };
+  TrainOptions z = options(tiny_layers(4), 1, 3);
+  z.zero = ZeroStage::two;
+  const ParallelLayout dp2tp2{2, 2, 1}, dp2pp2{2, 1, 2};
+  const auto psi = static_cast<int64_t>(parallel_stage_params(z.model, dp2tp2, 0));
+  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
+  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::all_gather)], psi);
+  z.zero = ZeroStage::three;
+  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
+  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::all_gather)], 2 * 3 * psi);
+  // pp 2, stage 0: 2 layers twice, the embedding unit once (its backward needs no parameters).
+  const int64_t C = 32, layer = 12 * C * C + 13 * C, embed = 64 * C + 16 * C + 2 * C;
+  EXPECT_EQ(parallel_comm_theory(z, dp2pp2, 0)[idx(CommKind::all_gather)],
+            3 * (2 * 2 * layer + embed));
+  EXPECT_EQ(static_cast<int64_t>(parallel_stage_params(z.model, dp2pp2, 0)), 2 * layer + embed);
 }
 
 TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
@@ -280,8 +355,9 @@ TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
   EXPECT_NE(layout_error(o, {1, 3, 1}).find("heads"), std::string::npos);
   EXPECT_NE(layout_error(o, {1, 1, 3}).find("pp 3 > layers 2"), std::string::npos);
   TrainOptions z = o;
-  z.zero = ZeroStage::two;
-  EXPECT_NE(layout_error(z, {1, 2, 1}).find("zero 2"), std::string::npos);
+  z.zero = ZeroStage::three;  // every ZeRO stage combines with tp, sp and pp
+  z.sp = true;
+  EXPECT_EQ(layout_error(z, {2, 2, 2}), "");
   EXPECT_EQ(layout_error(z, {2, 1, 1}), "");
   TrainOptions v = o;
   v.model.vocab = 66;
