@@ -94,8 +94,16 @@ CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::ma
     unsupported_ = "malformed SDPA graph: " + bad;  // a bug in sdpa_graph.cpp, reported, not run
     return;
   }
-  CUDNN_CHECK(cudnnCreate(&handle_));
-  CUDNN_CHECK(cudnnSetStream(handle_, static_cast<cudaStream_t>(stream)));
+  // No usable device (or driver) is a reason too, not a crash: the case is WAIVED with it.
+  if (const cudnnStatus_t st = cudnnCreate(&handle_); st != CUDNN_STATUS_SUCCESS) {
+    handle_ = nullptr;
+    unsupported_ = "cudnnCreate failed: " + last_error(st);
+    return;
+  }
+  if (const cudnnStatus_t st = cudnnSetStream(handle_, static_cast<cudaStream_t>(stream)); st != CUDNN_STATUS_SUCCESS) {
+    unsupported_ = "cudnnSetStream failed: " + last_error(st);
+    return;
+  }
   for (const auto& t : g.tensors)
     if (t.kind == TensorKind::by_value) by_value_.emplace_back(t.uid, t.value);
   scratch_ = scratch_layout(g, &scratch_bytes_);
