@@ -1,10 +1,13 @@
 // GPU cases of `gcbench attn` (built with CUDA): our FlashAttention-2-style kernels (forward,
-// backward, both), the unfused cuBLAS baseline (forward) and the cuDNN SDPA slot. Each case
+// backward, both), the unfused cuBLAS baseline (forward) and cuDNN SDPA (forward, backward,
+// both; plans built before timing, their build time reported as its own metric). Each case
 // allocates its tensors once, verifies a fresh run on poisoned outputs against the FP64
 // reference, and reports the memory it holds. Compiles here; runs only on a GPU (unvalidated).
 #include <cublas_v2.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "bench/attn.hpp"
 #include "bench/attn_internal.hpp"
@@ -63,8 +66,6 @@ class AttnGpuCase final : public Case {
 
   std::string waived_reason() const override {
     if (gpu_ >= gpu::device_count()) return "no GPU: " + gpu::runtime().unavailable_reason;
-    if (p_.impl == AttnImpl::cudnn && p_.pass != AttnPass::fwd)
-      return "cuDNN SDPA backward not implemented (composite backward graph, kernels.md 2.2 Route B)";
     if (p_.impl == AttnImpl::unfused && p_.pass != AttnPass::fwd) return "the unfused baseline is forward-only";
     if (p_.impl == AttnImpl::ours)
       if (const char* why = ka::flash_unsupported(p_.dtype, p_.shape); *why) return why;
@@ -76,7 +77,7 @@ class AttnGpuCase final : public Case {
                            format_bytes(static_cast<double>(ka::unfused_scores_bytes(p_.dtype, p_.shape))));
       return why;
     }
-    if (p_.impl == AttnImpl::cudnn) return build_cudnn_plan();
+    if (p_.impl == AttnImpl::cudnn) return build_cudnn_plans();
     return {};
   }
 
@@ -104,13 +105,12 @@ class AttnGpuCase final : public Case {
       return;
     }
     lse_ = DeviceBuffer(gpu_, p_.shape.rows() * sizeof(float));
-    if (cudnn_ && cudnn_->workspace_bytes() > 0) workspace_ = DeviceBuffer(gpu_, cudnn_->workspace_bytes());
+    if (const size_t ws = workspace_bytes(); ws > 0) workspace_ = DeviceBuffer(gpu_, ws);
     if (p_.pass == AttnPass::fwd) return;
     upload(d_o_, in_.d_o, p_.shape.heads, seed_ + 3);
     dq_ = DeviceBuffer(gpu_, bytes);
     dk_ = DeviceBuffer(gpu_, bytes);
     dv_ = DeviceBuffer(gpu_, bytes);
-    workspace_ = DeviceBuffer(gpu_, ka::flash_backward_workspace_bytes(p_.shape));
     if (p_.pass == AttnPass::bwd) forward();  // O and LSE for the timed backward
   }
 
@@ -119,12 +119,12 @@ class AttnGpuCase final : public Case {
       ka::unfused_forward(p_.dtype, p_.shape, q_.data(), k_.data(), v_.data(), o_.data(), scores_.data(), cublas_, stream_);
       return;
     }
-    if (p_.impl == AttnImpl::cudnn) {
-      cudnn_->run(q_.data(), k_.data(), v_.data(), o_.data(), lse_.as<float>(), workspace_.data());
-      return;
-    }
     if (p_.pass != AttnPass::bwd) forward();
-    if (p_.pass != AttnPass::fwd)
+    if (p_.pass == AttnPass::fwd) return;
+    if (p_.impl == AttnImpl::cudnn)
+      cudnn_bwd_->run(q_.data(), k_.data(), v_.data(), o_.data(), d_o_.data(), lse_.as<float>(), dq_.data(),
+                      dk_.data(), dv_.data(), workspace_.data());
+    else
       ka::flash_backward(p_.dtype, p_.shape, q_.data(), k_.data(), v_.data(), o_.data(), d_o_.data(), lse_.as<float>(),
                          dq_.data(), dk_.data(), dv_.data(), workspace_.data(), stream_);
   }
@@ -161,7 +161,10 @@ class AttnGpuCase final : public Case {
   std::vector<Metric> metrics(const Statistics& s) const override {
     const auto spec = find_gpu_spec(info(gpu_).name);
     const auto peak = spec ? peak_tflops(*spec, p_.dtype) : std::nullopt;
-    return attn_metrics(p_, s, peak, spec ? "spec:" + spec->sku + " dense" : "");
+    auto m = attn_metrics(p_, s, peak, spec ? "spec:" + spec->sku + " dense" : "");
+    // Plan building (graph, heuristics, finalize) happens once before timing; reported apart.
+    if (p_.impl == AttnImpl::cudnn) m.push_back(Metric{"plan_build", plan_seconds_ * 1e3, "ms", false, std::nullopt, ""});
+    return m;
   }
   nlohmann::json model() const override { return attn_model(p_); }
   nlohmann::json extra() override {
@@ -173,15 +176,20 @@ class AttnGpuCase final : public Case {
     if (p_.impl == AttnImpl::unfused)
       x["score_matrix_bytes"] = ka::unfused_scores_bytes(p_.dtype, p_.shape);
     if (cudnn_) {
-      x["cudnn_plan_build_seconds"] = plan_seconds_;  // not part of the timed launches
+      x["cudnn_plan_build_seconds"] = plan_seconds_;  // forward and backward plans; not timed launches
       x["cudnn_engine"] = cudnn_->engine();
-      x["cudnn_route"] = "unified SDPA_FWD operation (kernels.md 2.2 Route A)";
+      x["cudnn_route"] = cudnn_->route();
+    }
+    if (cudnn_bwd_) {
+      x["cudnn_bwd_engine"] = cudnn_bwd_->engine();
+      x["cudnn_bwd_route"] = cudnn_bwd_->route();
     }
     return x;
   }
   void teardown() override {
     for (auto* b : {&q_, &k_, &v_, &o_, &lse_, &d_o_, &dq_, &dk_, &dv_, &workspace_, &scores_}) *b = DeviceBuffer();
     cudnn_.reset();
+    cudnn_bwd_.reset();
     if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
     cublas_ = nullptr;
     if (stream_) gpu::destroy_stream(stream_);
@@ -189,27 +197,45 @@ class AttnGpuCase final : public Case {
   }
 
  private:
+  // The forward pass of this impl (cuDNN's for cuDNN: its backward reads its own Stats).
   void forward() {
-    ka::flash_forward(p_.dtype, p_.shape, q_.data(), k_.data(), v_.data(), o_.data(), lse_.as<float>(), stream_);
+    if (p_.impl == AttnImpl::cudnn)
+      cudnn_->run(q_.data(), k_.data(), v_.data(), o_.data(), lse_.as<float>(), workspace_.data());
+    else
+      ka::flash_forward(p_.dtype, p_.shape, q_.data(), k_.data(), v_.data(), o_.data(), lse_.as<float>(), stream_);
   }
-  // cuDNN's verdict on this shape decides WAIVED before setup, so the plan is built here, once,
-  // timed by the harness's host timer and kept out of the measured launches.
-  std::string build_cudnn_plan() const {
+  // cuDNN's verdict on this shape decides WAIVED before setup, so the plans are built here, once,
+  // timed by the harness's host timer and kept out of the measured launches. Every pass needs
+  // the forward plan (bwd: O and Stats for the timed backward); bwd and fwdbwd the backward one.
+  std::string build_cudnn_plans() const {
     if (!cudnn_) {
       if (!stream_) stream_ = gpu::create_stream(gpu_);
       HostTimer timer;
       plan_seconds_ = timer.time_batch(
-          [this] { cudnn_ = std::make_unique<ka::CudnnSdpaForward>(p_.dtype, p_.shape, stream_); }, 1);
+          [this] {
+            cudnn_ = std::make_unique<ka::CudnnSdpaForward>(p_.dtype, p_.shape, stream_);
+            if (p_.pass != AttnPass::fwd && cudnn_->unsupported().empty())
+              cudnn_bwd_ = std::make_unique<ka::CudnnSdpaBackward>(p_.dtype, p_.shape, stream_);
+          },
+          1);
     }
-    return cudnn_->unsupported();
+    if (!cudnn_->unsupported().empty()) return "cuDNN SDPA forward: " + cudnn_->unsupported();
+    if (cudnn_bwd_ && !cudnn_bwd_->unsupported().empty()) return "cuDNN SDPA backward: " + cudnn_bwd_->unsupported();
+    return {};
+  }
+  // cuDNN: one workspace shared by its forward and backward plans (they run in sequence on one
+  // stream); ours: the backward kernel's dQ accumulator.
+  size_t workspace_bytes() const {
+    if (p_.impl == AttnImpl::cudnn)
+      return std::max(cudnn_ ? cudnn_->workspace_bytes() : 0, cudnn_bwd_ ? cudnn_bwd_->workspace_bytes() : 0);
+    return p_.pass == AttnPass::fwd ? 0 : ka::flash_backward_workspace_bytes(p_.shape);
   }
   // Device memory the case holds: its peak footprint (kernels' own allocations: none).
   size_t device_bytes() const {
     const size_t t = p_.shape.elements() * dtype_size(p_.dtype);
     if (p_.impl == AttnImpl::unfused) return 4 * t + ka::unfused_scores_bytes(p_.dtype, p_.shape);
-    size_t b = 4 * t + p_.shape.rows() * sizeof(float);
-    if (p_.pass != AttnPass::fwd) b += 4 * t + ka::flash_backward_workspace_bytes(p_.shape);
-    if (cudnn_) b += cudnn_->workspace_bytes();
+    size_t b = 4 * t + p_.shape.rows() * sizeof(float) + workspace_bytes();
+    if (p_.pass != AttnPass::fwd) b += 4 * t;
     return b;
   }
 
@@ -217,7 +243,8 @@ class AttnGpuCase final : public Case {
   int gpu_, check_rows_;
   uint64_t seed_;
   mutable gpu::Stream stream_ = nullptr;
-  mutable std::unique_ptr<ka::CudnnSdpaForward> cudnn_;  // built by waived_reason(), see build_cudnn_plan()
+  mutable std::unique_ptr<ka::CudnnSdpaForward> cudnn_;  // built by waived_reason(), see build_cudnn_plans()
+  mutable std::unique_ptr<ka::CudnnSdpaBackward> cudnn_bwd_;
   mutable double plan_seconds_ = 0;
   void* cublas_ = nullptr;
   DeviceBuffer q_, k_, v_, o_, lse_, d_o_, dq_, dk_, dv_, workspace_, scores_;

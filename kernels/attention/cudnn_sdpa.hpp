@@ -1,8 +1,10 @@
-// cuDNN fused attention (SDPA) forward through the cuDNN backend C API (cudnn_graph.h), the
-// vendor reference of `gcbench attn`: the unified SDPA_FWD operation (Route A of
-// reference/kernels.md §2.2; cuDNN ≥ 9.13.1): Q, K, V, attention scale (by value) → O and
-// Stats (FP32 [b,h,s,1], natural-log LSE). Non-causal only: a causal mask needs the composite
-// graph (Route B) or cuDNN ≥ 9.21, neither written yet. No cuDNN headers here.
+// cuDNN fused attention (SDPA) through the cuDNN backend C API (cudnn_graph.h), the vendor
+// reference of `gcbench attn` (reference/kernels.md §2.2). Forward: the unified SDPA_FWD op
+// (Route A; cuDNN ≥ 9.13.1, non-causal) and, for causal problems or when Route A has no engine,
+// the composite graph (Route B: QKᵀ, scale, causal mask, softmax with stats, PV). Backward: the
+// composite backward graph (Route B; the SDPA_BWD op has no Hopper engine before 9.21). Both
+// produce/consume Stats = natural-log LSE, FP32 [b,h,s]. The graphs are described in
+// sdpa_graph.hpp and lowered in cudnn_backend.cpp. No cuDNN headers here.
 #pragma once
 
 #include <memory>
@@ -12,6 +14,8 @@
 #include "kernels/attention/attention_shape.hpp"
 
 namespace gcb::kernels::attn {
+
+class CudnnGraphPlan;
 
 class CudnnSdpaForward {
  public:
@@ -25,13 +29,37 @@ class CudnnSdpaForward {
 
   const std::string& unsupported() const;  // "" when a plan exists
   size_t workspace_bytes() const;
-  std::string engine() const;               // heuristic rank and engine index of the plan
+  std::string engine() const;  // heuristic mode and config rank of the plan
+  std::string route() const;   // which graph the plan runs (kernels.md §2.2 Route A or B)
   // Stream-ordered. Q, K, V, O: [b,h,s,d] 16-bit; stats: [b,h,s] FP32; workspace: workspace_bytes().
   void run(const void* q, const void* k, const void* v, void* o, float* stats, void* workspace);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<CudnnGraphPlan> plan_;
+  std::string unsupported_, route_;
+};
+
+class CudnnSdpaBackward {
+ public:
+  // Same contract as CudnnSdpaForward (never throws for a shape cuDNN rejects).
+  CudnnSdpaBackward(DType t, const AttnShape& a, void* stream);
+  ~CudnnSdpaBackward();
+  CudnnSdpaBackward(const CudnnSdpaBackward&) = delete;
+  CudnnSdpaBackward& operator=(const CudnnSdpaBackward&) = delete;
+
+  const std::string& unsupported() const;
+  // cuDNN's workspace plus the graph's FP32 scratch (D = rowsum(dO∘O) and the dQ accumulator).
+  size_t workspace_bytes() const;
+  std::string engine() const;
+  std::string route() const;
+  // Stream-ordered. O and stats from a forward pass on the same inputs (cuDNN's or ours: both
+  // store the natural-log LSE); dQ, dK, dV: [b,h,s,d] 16-bit, overwritten.
+  void run(const void* q, const void* k, const void* v, const void* o, const void* d_o, const float* stats, void* dq,
+           void* dk, void* dv, void* workspace);
+
+ private:
+  std::unique_ptr<CudnnGraphPlan> plan_;
+  std::string unsupported_;
 };
 
 }  // namespace gcb::kernels::attn

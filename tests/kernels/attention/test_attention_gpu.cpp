@@ -1,4 +1,4 @@
-// Our CUDA attention kernels (flash_fwd.cu, flash_bwd.cu) and the unfused baseline against the
+// Our CUDA attention kernels (flash_fwd.cu, flash_bwd.cu), the unfused baseline and cuDNN SDPA (fwd, bwd) against the
 // FP64 reference on random inputs, with sequences that are not tile multiples, causal and not,
 // both head dims and both 16-bit types. Outputs are poisoned with 0xFF bytes (NaN in fp16,
 // bf16 and fp32) before each run, so an element the kernel never writes fails the check.
@@ -140,6 +140,7 @@ TEST_P(AttentionGpu, UnfusedForwardMatchesReference) {
   EXPECT_EQ(check_error("O", relative_error(ref_o.data(), download(type, o.get(), e).data(), e), tol), "");
 }
 
+// Route A (non-causal) or Route B (causal, or where Route A has no engine); O and LSE poisoned.
 TEST_P(AttentionGpu, CudnnForwardMatchesReference) {
   CudnnSdpaForward sdpa(type, shape, stream);
   if (!sdpa.unsupported().empty()) GTEST_SKIP() << "cuDNN: " << sdpa.unsupported();
@@ -152,6 +153,31 @@ TEST_P(AttentionGpu, CudnnForwardMatchesReference) {
             "");
   const auto got_lse = download(DType::f32, lse.get(), shape.rows());
   EXPECT_LT(compare(ref_lse.data(), got_lse.data(), shape.rows()).max_abs, 1e-3);  // as for ours
+}
+
+// Route B backward (kernels.md 2.2) on cuDNN's own forward O and Stats; dQ, dK, dV poisoned
+// first (Device's constructor), so an element cuDNN never writes fails the check.
+TEST_P(AttentionGpu, CudnnBackwardMatchesReference) {
+  CudnnSdpaForward fwd(type, shape, stream);
+  if (!fwd.unsupported().empty()) GTEST_SKIP() << "cuDNN forward: " << fwd.unsupported();
+  CudnnSdpaBackward bwd(type, shape, stream);
+  if (!bwd.unsupported().empty()) GTEST_SKIP() << "cuDNN backward: " << bwd.unsupported();
+  const size_t e = shape.elements();
+  Tensor d_o(type, random_normal(e, 4));
+  Device o(e * dtype_size(type)), lse(shape.rows() * sizeof(float)),
+      ws(std::max<size_t>(std::max(fwd.workspace_bytes(), bwd.workspace_bytes()), 16));
+  fwd.run(q->dev.get(), k->dev.get(), v->dev.get(), o.get(), static_cast<float*>(lse.get()), ws.get());
+  Device dq(e * dtype_size(type)), dk(e * dtype_size(type)), dv(e * dtype_size(type));
+  bwd.run(q->dev.get(), k->dev.get(), v->dev.get(), o.get(), d_o.dev.get(), static_cast<const float*>(lse.get()),
+          dq.get(), dk.get(), dv.get(), ws.get());
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> rq(e), rk(e), rv(e);
+  naive_backward(shape, q->exact.data(), k->exact.data(), v->exact.data(), d_o.exact.data(), rq.data(), rk.data(),
+                 rv.data());
+  const Tolerance tol = attention_tolerance(type, true);  // the same thresholds as our kernels
+  EXPECT_EQ(check_error("dQ", relative_error(rq.data(), download(type, dq.get(), e).data(), e), tol), "");
+  EXPECT_EQ(check_error("dK", relative_error(rk.data(), download(type, dk.get(), e).data(), e), tol), "");
+  EXPECT_EQ(check_error("dV", relative_error(rv.data(), download(type, dv.get(), e).data(), e), tol), "");
 }
 
 // Causal masking must matter: the causal output of a non-causal problem's inputs differs from

@@ -195,13 +195,32 @@ namespace gcb::kernels::attn {
 namespace {
 
 // The cuDNN path refuses what it does not implement before touching a GPU, with a reason
-// (WAIVED upstream): causal (needs Route B or cuDNN ≥ 9.21) and non-16-bit types.
-TEST(CudnnSdpa, UnsupportedCasesSayWhyWithoutAGpu) {
-  const CudnnSdpaForward causal(DType::bf16, AttnShape{1, 1, 128, 64, true}, nullptr);
-  EXPECT_FALSE(causal.unsupported().empty());
-  const CudnnSdpaForward fp32(DType::f32, AttnShape{1, 1, 128, 64, false}, nullptr);
-  EXPECT_FALSE(fp32.unsupported().empty());
-  EXPECT_EQ(causal.workspace_bytes(), 0u);
+// (WAIVED upstream): non-16-bit types, forward and backward ("built without cuDNN" in builds
+// without it, cudnn_sdpa_none.cpp).
+TEST(CudnnSdpa, UnsupportedTypesSayWhyWithoutAGpu) {
+  const auto says_why = [](const std::string& why) {
+    return why.find("fp16 and bf16") != std::string::npos || why.find("without cuDNN") != std::string::npos;
+  };
+  const CudnnSdpaForward fwd(DType::f32, AttnShape{1, 1, 128, 64, false}, nullptr);
+  EXPECT_TRUE(says_why(fwd.unsupported())) << fwd.unsupported();
+  EXPECT_EQ(fwd.workspace_bytes(), 0u);
+  const CudnnSdpaBackward bwd(DType::f32, AttnShape{1, 1, 128, 64, true}, nullptr);
+  EXPECT_TRUE(says_why(bwd.unsupported())) << bwd.unsupported();
+  EXPECT_EQ(bwd.workspace_bytes(), 0u);
+}
+
+// Building a plan never throws: without a device (or without cuDNN) the reason is in
+// unsupported(); with one, a plan or cuDNN's reason. Causal forward is Route B now.
+TEST(CudnnSdpa, BuildingNeverThrows) {
+  for (const bool causal : {false, true}) {
+    const AttnShape a{1, 2, 128, 64, causal};
+    EXPECT_NO_THROW({
+      const CudnnSdpaForward fwd(DType::bf16, a, nullptr);
+      EXPECT_EQ(fwd.unsupported().empty(), !fwd.route().empty()) << fwd.unsupported();
+      const CudnnSdpaBackward bwd(DType::f16, a, nullptr);
+      EXPECT_EQ(bwd.unsupported().empty(), !bwd.route().empty()) << bwd.unsupported();
+    });
+  }
 }
 
 }  // namespace
