@@ -442,6 +442,7 @@ class FakeSysfs : public ::testing::Test {
 TEST_F(FakeSysfs, DiscoversDevicesAndPciePaths) {
   const Topology t = discover_live((root_ / "sys").string(), (root_ / "proc").string());
   EXPECT_EQ(t.source, "live");
+  EXPECT_EQ(t.discovery, "sysfs");
   ASSERT_EQ(t.numa.size(), 1U);
   EXPECT_EQ(t.numa[0].memory_bytes, 16384U * 1024U);
   EXPECT_EQ(t.numa[0].cpulist, "0-3");
@@ -465,6 +466,19 @@ TEST_F(FakeSysfs, DiscoversDevicesAndPciePaths) {
   ASSERT_EQ(warnings.size(), 2U);
   EXPECT_NE(warnings[0].find("GPU0: PCIe link runs at x8"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("GPU1: no NIC at PIX or PXB"), std::string::npos) << warnings[1];
+}
+
+TEST(TopologyHwlocXmlVersion, TellsHwlocExportsFromNcclXml) {
+  EXPECT_EQ(hwloc_xml_version(read_file("tests/fixtures/topology/hwloc-vm-2cpu.xml")), "2.0");
+  // The excerpt starts with a comment that itself contains "<support>".
+  EXPECT_EQ(hwloc_xml_version(read_file("tests/fixtures/topology/hwloc-p4d-excerpt.xml")), "2.0");
+  EXPECT_EQ(hwloc_xml_version(read_file(kXmlFixture)), "");  // NCCL's <system>
+  EXPECT_EQ(hwloc_xml_version("<?xml version=\"1.0\"?><!DOCTYPE topology SYSTEM \"hwloc.dtd\">"
+                              "<topology><object type=\"Machine\"/></topology>"),
+            "1");
+  EXPECT_EQ(hwloc_xml_version("<topology version=\"3.0\">"), "3.0");
+  EXPECT_EQ(hwloc_xml_version("<topologyx version=\"2.0\">"), "");
+  EXPECT_EQ(hwloc_xml_version("GPU0 GPU1"), "");
 }
 
 TEST(TopologyLive, DiscoversThisMachine) {
