@@ -1,13 +1,16 @@
 // The hwloc discovery route (built only with hwloc): live on this machine against the sysfs
 // route, and on two checked-in hwloc XML exports (tests/fixtures/topology/README.md): this VM
-// (CPU-only) and an excerpt of an AWS p4d.24xlarge export (8x A100, 4 EFA, 4 ENA, 2 sockets).
-// Every expected value below is read off the fixture files.
+// (CPU-only) and an excerpt of an AWS p4d.24xlarge export (8x A100, 4 EFA, 4 ENA, 2 sockets),
+// whose expected values are read off the files; and a hand-written PCIe switch tree.
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
 #include "reports/topology/topology.hpp"
+#include "tests/reports/fake_pci_tree.hpp"
 
 namespace gcb::topo {
 namespace {
@@ -146,6 +149,51 @@ TEST(TopologyHwlocXml, ReadsTheP4dGpusNicsAndPaths) {
 
   // The JSON document reads back as the same topology, route and PCIe bandwidth included.
   EXPECT_EQ(from_json(to_json(t)), t);
+}
+
+// A hand-written hwloc XML (not a capture) of the tree in fake_pci_tree.hpp, which the sysfs route
+// is tested on too; the ConnectX also has its netdev ib0. Both routes must name the switch and
+// classify the paths alike.
+constexpr const char* kSwitchTreeXml = R"(<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+ <object type="Machine" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" allowed_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" allowed_nodeset="0x00000001" gp_index="1">
+  <object type="Package" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="2">
+   <object type="NUMANode" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="3" local_memory="16777216"/>
+   <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="4"/>
+   <object type="PU" os_index="1" cpuset="0x00000002" complete_cpuset="0x00000002" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="5"/>
+   <object type="Bridge" gp_index="10" bridge_type="0-1" depth="0" bridge_pci="0000:[00-05]">
+    <object type="Bridge" gp_index="11" bridge_type="1-1" depth="1" bridge_pci="0000:[01-04]" pci_busid="0000:00:01.0" pci_type="0604 [8086:0000] [0000:0000] 00" pci_link_speed="0.000000">
+     <object type="Bridge" gp_index="12" bridge_type="1-1" depth="2" bridge_pci="0000:[02-04]" pci_busid="0000:01:00.0" pci_type="0604 [10b5:8796] [0000:0000] 00" pci_link_speed="0.000000">
+      <object type="Bridge" gp_index="13" bridge_type="1-1" depth="3" bridge_pci="0000:[03-03]" pci_busid="0000:02:00.0" pci_type="0604 [10b5:8796] [0000:0000] 00" pci_link_speed="0.000000">
+       <object type="PCIDev" gp_index="14" pci_busid="0000:03:00.0" pci_type="0302 [10de:2330] [10de:16c1] a1" pci_link_speed="0.000000"/>
+      </object>
+      <object type="Bridge" gp_index="15" bridge_type="1-1" depth="3" bridge_pci="0000:[04-04]" pci_busid="0000:02:01.0" pci_type="0604 [10b5:8796] [0000:0000] 00" pci_link_speed="0.000000">
+       <object type="PCIDev" gp_index="16" pci_busid="0000:04:00.0" pci_type="0207 [15b3:1021] [15b3:0023] 00" pci_link_speed="0.000000">
+        <object type="OSDev" gp_index="17" name="ib0" osdev_type="2"/>
+        <object type="OSDev" gp_index="18" name="mlx5_0" osdev_type="3"/>
+       </object>
+      </object>
+     </object>
+    </object>
+    <object type="Bridge" gp_index="19" bridge_type="1-1" depth="1" bridge_pci="0000:[05-05]" pci_busid="0000:00:02.0" pci_type="0604 [8086:0000] [0000:0000] 00" pci_link_speed="0.000000">
+     <object type="PCIDev" gp_index="20" pci_busid="0000:05:00.0" pci_type="0302 [10de:2330] [10de:16c1] a1" pci_link_speed="0.000000"/>
+    </object>
+   </object>
+  </object>
+ </object>
+</topology>
+)";
+
+TEST(TopologyHwlocXml, SwitchTreeGivesTheSysfsRoutesPlacementsAndPaths) {
+  const fs::path path = fs::temp_directory_path() /
+                        ("gcb_hwloc_switch_" +
+                         std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".xml");
+  std::ofstream(path) << kSwitchTreeXml;
+  const Topology t = discover_hwloc(path.string());
+  fs::remove(path);
+  // ib0 is mlx5_0's PCI function, not a second NIC.
+  expect_fake_pci_tree_paths(t);
 }
 
 TEST(TopologyHwlocXml, UnreadableFileThrowsUsageError) {
