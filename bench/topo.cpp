@@ -1,7 +1,8 @@
-// `gcbench topo`: the node's topology — discovered live (sysfs, then NVML) or read from a saved
-// `nvidia-smi topo -m` / NCCL XML / gcbench JSON file — printed in the layout users compare by
-// eye, or as JSON, Markdown, DOT, SVG or NCCL XML; health warnings; `--expect` for node checks;
-// `--results` overlays measured p2p bandwidth and collective bus bandwidth.
+// `gcbench topo`: the node's topology — discovered live (hwloc, or sysfs without it; then NVML)
+// or read from a saved `nvidia-smi topo -m` / NCCL XML / hwloc XML / gcbench JSON file —
+// printed in the layout users compare by eye, or as JSON, Markdown, DOT, SVG or NCCL XML; health
+// warnings; `--expect` for node checks; `--results` overlays measured p2p bandwidth and
+// collective bus bandwidth.
 #include "bench/topo.hpp"
 
 #include <fmt/format.h>
@@ -30,7 +31,8 @@ std::string read_text(const std::string& path) {
 }
 
 std::string summary_text(const topo::Topology& t) {
-  std::string out = fmt::format("host: {}   source: {}\n", t.hostname.empty() ? "?" : t.hostname, t.source);
+  std::string out = fmt::format("host: {}   source: {}{}\n", t.hostname.empty() ? "?" : t.hostname, t.source,
+                                t.discovery.empty() ? "" : " (" + t.discovery + ")");
   if (!t.cpu.model_name.empty())
     out += fmt::format("CPU: {} ({} package(s), {} cores, {} threads)\n", t.cpu.model_name, t.cpu.packages, t.cpu.cores,
                        t.cpu.threads);
@@ -103,6 +105,14 @@ std::string overlay_text(const ResultDocument& doc) {
 topo::Topology load_topology(const std::string& path) {
   const std::string text = read_text(path);
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (const std::string version = topo::hwloc_xml_version(text); !version.empty()) {
+    // hwloc 2.x reads v1 and v2 exports only (reference/reports-ci-topology.md §3.3).
+    if (version.front() != '1' && version.front() != '2')
+      throw UsageError(fmt::format("'{}' is an hwloc XML version {} export; hwloc 2.x reads only "
+                                   "versions 1 and 2 (export it with hwloc 2's lstopo)",
+                                   path, version));
+    return topo::discover_hwloc(path);
+  }
   if (first != std::string::npos && text[first] == '<') return topo::parse_nccl_topo_xml(text);
   if (first != std::string::npos && text[first] == '{') {
     nlohmann::json j;
@@ -159,8 +169,8 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
       ->check(CLI::IsMember({"text", "json", "md", "dot", "svg", "nccl-xml"}))
       ->capture_default_str();
   app->add_option("--from", o->from,
-                  "Read a saved `nvidia-smi topo -m` output, an NCCL topology XML or a gcbench topology JSON "
-                  "instead of discovering this machine");
+                  "Read a saved `nvidia-smi topo -m` output, an NCCL topology XML, an hwloc XML v1/v2 "
+                  "(`lstopo --of xml`) or a gcbench topology JSON instead of discovering this machine");
   app->add_option("--expect", o->expect,
                   "Compare with an expected topology (same formats as --from); exit 1 when they differ");
   app->add_option("--results", o->results, "Overlay measured p2p bandwidth and collective bus bandwidth from FILE");

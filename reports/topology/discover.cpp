@@ -1,6 +1,7 @@
 // Live discovery of the running Linux host from sysfs and /proc, without hwloc or NVML: NUMA
 // nodes and memory, CPU packages/cores, NVIDIA GPUs and network devices on PCI, and the PCIe
-// path between them from the bridge chain in /sys/devices. NVLink is not visible here.
+// path between them from the bridge chain in /sys/devices. NVLink is not visible here. Also the
+// sysfs readers the hwloc route (discover_hwloc.cpp) shares, and discover_live()'s choice of route.
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -11,31 +12,31 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "reports/topology/detail.hpp"
+#include "reports/topology/sysfs.hpp"
 #include "reports/topology/topology.hpp"
 
 namespace gcb::topo {
-namespace {
-
 namespace fs = std::filesystem;
 
-// The first line of a sysfs attribute, trimmed; nullopt when absent or unreadable (some
-// attributes, such as a down link's speed, fail on read).
+namespace detail {
+
 std::optional<std::string> read_attr(const fs::path& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
-  return std::string(detail::trim(line));
+  return std::string(trim(line));
 }
 
 int read_int(const fs::path& path, int fallback) {
   const auto text = read_attr(path);
   if (!text) return fallback;
-  const auto n = detail::parse_integer(*text);
+  const auto n = parse_integer(*text);
   return n ? static_cast<int>(*n) : fallback;
 }
 
@@ -47,6 +48,65 @@ std::vector<fs::path> list_dir(const fs::path& dir) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+PcieLink read_pcie_link(const fs::path& pci_function) {
+  PcieLink link;
+  link.gen = pcie_gen_from_speed(read_attr(pci_function / "current_link_speed").value_or(""));
+  link.max_gen = pcie_gen_from_speed(read_attr(pci_function / "max_link_speed").value_or(""));
+  link.width = read_int(pci_function / "current_link_width", 0);
+  link.max_width = read_int(pci_function / "max_link_width", 0);
+  return link;
+}
+
+void read_rdma_port(const fs::path& rdma_device, Nic& nic) {
+  // The first port: "200 Gb/sec (4X HDR)", "4: ACTIVE", "InfiniBand".
+  const std::vector<fs::path> ports = list_dir(rdma_device / "ports");
+  if (ports.empty()) return;
+  const fs::path& port = ports.front();
+  nic.port = label_number(port.filename().string(), "").value_or(0);
+  const auto words = split_whitespace(read_attr(port / "rate").value_or(""));
+  if (!words.empty()) nic.rate_gbps = std::strtod(words[0].c_str(), nullptr);
+  const std::string state = read_attr(port / "state").value_or("");
+  const std::size_t colon = state.find(':');
+  nic.state = std::string(trim(colon == std::string::npos ? state : state.substr(colon + 1)));
+  nic.link_layer = read_attr(port / "link_layer").value_or("");
+}
+
+void read_netdev(const fs::path& netdev, Nic& nic) {
+  const int mbps = read_int(netdev / "speed", -1);  // Mb/s; -1 or unreadable when the link is down
+  if (mbps > 0) nic.rate_gbps = mbps / 1000.0;
+  nic.state = read_attr(netdev / "operstate").value_or("");
+  nic.link_layer = "Ethernet";
+}
+
+std::string pci_gpu_name(const std::string& pci_device) {
+  return fmt::format("NVIDIA PCI device {}", pci_device);
+}
+
+void finish_discovered(Topology& topo) {
+  if (topo.numa.empty()) {
+    // Kernels without NUMA support still have one node holding every CPU.
+    NumaNode all;
+    all.cpulist = topo.cpu.threads > 0 ? fmt::format("0-{}", topo.cpu.threads - 1) : "";
+    topo.numa.push_back(all);
+  }
+  // A node that is not NUMA reports numa_node -1 for its devices; the CPUs are still one node.
+  if (topo.numa.size() == 1) {
+    for (Gpu& gpu : topo.gpus)
+      if (gpu.numa_node < 0) gpu.numa_node = topo.numa.front().id;
+    for (Nic& nic : topo.nics)
+      if (nic.numa_node < 0) nic.numa_node = topo.numa.front().id;
+  }
+  derive_links_from_pci(topo);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::list_dir;
+using detail::read_attr;
+using detail::read_int;
 
 bool is_bdf(const std::string& s) {  // "0000:3b:00.0"
   return s.size() == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.';
@@ -130,15 +190,6 @@ PciPlacement placement_of(const fs::path& device_link) {
   return placement;
 }
 
-PcieLink pcie_of(const fs::path& dev) {
-  PcieLink link;
-  link.gen = detail::pcie_gen_from_speed(read_attr(dev / "current_link_speed").value_or(""));
-  link.max_gen = detail::pcie_gen_from_speed(read_attr(dev / "max_link_speed").value_or(""));
-  link.width = read_int(dev / "current_link_width", 0);
-  link.max_width = read_int(dev / "max_link_width", 0);
-  return link;
-}
-
 void read_gpus(const fs::path& sys, Topology& topo) {
   for (const fs::path& dev : list_dir(sys / "bus/pci/devices")) {
     const int vendor = read_int(dev / "vendor", 0);
@@ -150,10 +201,10 @@ void read_gpus(const fs::path& sys, Topology& topo) {
     gpu.bus_id = dev.filename().string();
     gpu.pci_device = read_attr(dev / "device").value_or("");
     // The marketing name ("NVIDIA H100 80GB HBM3") needs NVML.
-    gpu.name = fmt::format("NVIDIA PCI device {}", gpu.pci_device);
+    gpu.name = detail::pci_gpu_name(gpu.pci_device);
     gpu.numa_node = read_int(dev / "numa_node", -1);
     gpu.cpu_affinity = read_attr(dev / "local_cpulist").value_or("");
-    gpu.pcie = pcie_of(dev);
+    gpu.pcie = detail::read_pcie_link(dev);
     gpu.pci = placement_of(dev);
     topo.gpus.push_back(std::move(gpu));
   }
@@ -176,7 +227,7 @@ Nic nic_at(const fs::path& device_link) {
   if (!pci) return nic;
   nic.bus_id = pci->filename().string();
   nic.numa_node = read_int(*pci / "numa_node", -1);
-  nic.pcie = pcie_of(*pci);
+  nic.pcie = detail::read_pcie_link(*pci);
   nic.pci = placement_of(*pci);
   return nic;
 }
@@ -186,20 +237,7 @@ void read_nics(const fs::path& sys, Topology& topo) {
   for (const fs::path& ib : list_dir(sys / "class/infiniband")) {
     Nic nic = nic_at(ib / "device");
     nic.name = ib.filename().string();
-    // The first port: "200 Gb/sec (4X HDR)", "4: ACTIVE", "InfiniBand".
-    const std::vector<fs::path> ports = list_dir(ib / "ports");
-    if (!ports.empty()) {
-      const fs::path& port = ports.front();
-      nic.port = detail::label_number(port.filename().string(), "").value_or(0);
-      const std::string rate = read_attr(port / "rate").value_or("");
-      const auto words = detail::split_whitespace(rate);
-      if (!words.empty()) nic.rate_gbps = std::strtod(words[0].c_str(), nullptr);
-      const std::string state = read_attr(port / "state").value_or("");
-      const std::size_t colon = state.find(':');
-      nic.state = std::string(
-          detail::trim(colon == std::string::npos ? state : state.substr(colon + 1)));
-      nic.link_layer = read_attr(port / "link_layer").value_or("");
-    }
+    detail::read_rdma_port(ib, nic);
     if (!nic.bus_id.empty()) rdma_buses.insert(nic.bus_id);
     topo.nics.push_back(std::move(nic));
   }
@@ -209,10 +247,7 @@ void read_nics(const fs::path& sys, Topology& topo) {
     Nic nic = nic_at(net / "device");
     if (nic.bus_id.empty() || rdma_buses.count(nic.bus_id)) continue;
     nic.name = net.filename().string();
-    const int mbps = read_int(net / "speed", -1);  // Mb/s; -1 or unreadable when the link is down
-    if (mbps > 0) nic.rate_gbps = mbps / 1000.0;
-    nic.state = read_attr(net / "operstate").value_or("");
-    nic.link_layer = "Ethernet";
+    detail::read_netdev(net, nic);
     topo.nics.push_back(std::move(nic));
   }
 }
@@ -222,27 +257,55 @@ void read_nics(const fs::path& sys, Topology& topo) {
 Topology discover_live(const std::string& sysfs_root, const std::string& proc_root) {
   Topology topo;
   topo.source = "live";
+  topo.discovery = "sysfs";
   topo.hostname = host_name();
   const fs::path sys(sysfs_root);
   read_numa(sys, topo);
   read_cpu(fs::path(proc_root), topo);
-  if (topo.numa.empty()) {
-    // Kernels without NUMA support still have one node holding every CPU.
-    NumaNode all;
-    all.cpulist = topo.cpu.threads > 0 ? fmt::format("0-{}", topo.cpu.threads - 1) : "";
-    topo.numa.push_back(all);
-  }
   read_gpus(sys, topo);
   read_nics(sys, topo);
-  // A node that is not NUMA reports numa_node -1 for its devices; the CPUs are still one node.
-  if (topo.numa.size() == 1) {
-    for (Gpu& gpu : topo.gpus)
-      if (gpu.numa_node < 0) gpu.numa_node = topo.numa.front().id;
-    for (Nic& nic : topo.nics)
-      if (nic.numa_node < 0) nic.numa_node = topo.numa.front().id;
-  }
-  detail::derive_links_from_pci(topo);
+  detail::finish_discovered(topo);
   return topo;
 }
+
+Topology discover_live() {
+#if GCB_HAVE_HWLOC
+  try {
+    return discover_hwloc();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warning: hwloc discovery failed ({}); reading sysfs instead\n", e.what());
+  }
+#endif
+  return discover_live("/sys", "/proc");
+}
+
+std::string hwloc_xml_version(std::string_view text) {
+  // Skip the declaration, comments and the DOCTYPE: the first element must be <topology>.
+  std::size_t pos = 0;
+  while ((pos = text.find('<', pos)) != std::string_view::npos) {
+    const std::string_view rest = text.substr(pos);
+    if (!detail::starts_with(rest, "<?") && !detail::starts_with(rest, "<!")) break;
+    pos = detail::starts_with(rest, "<!--") ? text.find("-->", pos) : text.find('>', pos);
+    if (pos == std::string_view::npos) return "";
+  }
+  if (pos == std::string_view::npos) return "";
+  const std::string_view tag = text.substr(pos, text.find('>', pos) - pos);
+  if (!detail::starts_with(tag, "<topology") ||
+      (tag.size() > 9 && tag[9] != ' ' && tag[9] != '\t' && tag[9] != '\n' && tag[9] != '\r'))
+    return "";
+  const std::size_t attr = tag.find("version=\"");
+  if (attr == std::string_view::npos) return "1";
+  const std::size_t start = attr + 9;
+  return std::string(tag.substr(start, tag.find('"', start) - start));
+}
+
+#if !GCB_HAVE_HWLOC
+Topology discover_hwloc(const std::string& xml_path) {
+  throw UsageError(xml_path.empty()
+                       ? std::string("this gcbench was built without hwloc")
+                       : fmt::format("cannot read hwloc XML '{}': this gcbench was built without "
+                                     "hwloc (install libhwloc-dev and reconfigure)", xml_path));
+}
+#endif
 
 }  // namespace gcb::topo

@@ -14,11 +14,13 @@ using nlohmann::json;
 constexpr const char* kSchema = "gcbench.topology/1";
 
 json pcie_json(const PcieLink& p) {
-  return {{"gen", p.gen}, {"width", p.width}, {"max_gen", p.max_gen}, {"max_width", p.max_width}};
+  return {{"gen", p.gen},           {"width", p.width},       {"max_gen", p.max_gen},
+          {"max_width", p.max_width}, {"speed_gbs", p.speed_gbs}};
 }
 PcieLink pcie_from(const json& j) {
+  // speed_gbs came with the hwloc route; documents written before it have none.
   return {j.at("gen").get<int>(), j.at("width").get<int>(), j.at("max_gen").get<int>(),
-          j.at("max_width").get<int>()};
+          j.at("max_width").get<int>(), j.value("speed_gbs", 0.0)};
 }
 json placement_json(const PciPlacement& p) {
   return {{"host_bridge", p.host_bridge}, {"switches", p.switches}};
@@ -88,6 +90,7 @@ json to_json(const Topology& topo) {
   json doc;
   doc["schema"] = kSchema;
   doc["source"] = topo.source;
+  doc["discovery"] = topo.discovery;
   doc["hostname"] = topo.hostname;
   doc["fingerprint"] = topology_fingerprint(topo);
   const CpuInfo& c = topo.cpu;
@@ -120,6 +123,7 @@ Topology from_json(const json& doc) {
       throw UsageError(fmt::format("topology JSON: expected \"schema\": \"{}\"", kSchema));
     Topology topo;
     topo.source = doc.at("source").get<std::string>();
+    topo.discovery = doc.value("discovery", "");  // absent in documents from before the field
     topo.hostname = doc.at("hostname").get<std::string>();
     const json& c = doc.at("cpu");
     topo.cpu = {c.at("vendor").get<std::string>(), c.at("model_name").get<std::string>(),

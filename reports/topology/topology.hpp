@@ -38,6 +38,10 @@ struct PciPlacement {
 
 struct PcieLink {  // 0 = unknown
   int gen = 0, width = 0, max_gen = 0, max_width = 0;
+  // Link bandwidth in GB/s as hwloc reports it (pci_link_speed: width x GT/s x encoding / 8, e.g.
+  // 31.507692 for gen4 x16). It does not tell gen and width apart (gen3 x16 = gen4 x8), so those
+  // stay sysfs's; 0 = unknown.
+  double speed_gbs = 0;
 
   bool operator==(const PcieLink&) const = default;
 };
@@ -104,7 +108,8 @@ struct CpuInfo {
 
 // Devices are numbered GPUs first, then NICs — the row/column order of `nvidia-smi topo -m`.
 struct Topology {
-  std::string source;  // "nvidia-smi", "nccl-xml", "live" or "json"
+  std::string source;     // "nvidia-smi", "nccl-xml", "hwloc-xml", "live" or "json"
+  std::string discovery;  // how a live/hwloc-xml topology was read: "hwloc" or "sysfs"; else ""
   std::string hostname;
   CpuInfo cpu;
   std::vector<NumaNode> numa;
@@ -162,12 +167,29 @@ std::vector<std::string> compare_topology(const Topology& expected, const Topolo
 
 // ---- discovery.
 
-// Reads the running Linux host from sysfs and /proc (no hwloc, no NVML): CPUs, NUMA nodes,
-// NVIDIA GPUs by PCI class, RDMA and PCI network devices, and PCIe-derived path types. NVLink is
-// invisible to sysfs, so GPU pairs get their PCIe path type. Never throws for a missing file: a
-// CPU-only box yields NUMA nodes and zero GPUs. `sysfs_root` lets tests point at a fake tree.
-Topology discover_live(const std::string& sysfs_root = "/sys",
-                       const std::string& proc_root = "/proc");
+// Reads the running host: through hwloc (discover_hwloc) when gcbench is built with it, else --
+// or when hwloc fails to load, after a one-line warning on stderr -- from sysfs and /proc.
+// source = "live" either way; `discovery` says which route ran.
+Topology discover_live();
+
+// The sysfs route: CPUs from /proc/cpuinfo, NUMA nodes, NVIDIA GPUs by PCI class, RDMA and PCI
+// network devices, and PCIe-derived path types. NVLink is invisible to sysfs, so GPU pairs get
+// their PCIe path type. Never throws for a missing file: a CPU-only box yields NUMA nodes and zero
+// GPUs. The roots let tests point at a fake tree.
+Topology discover_live(const std::string& sysfs_root, const std::string& proc_root);
+
+// The hwloc route (reference/reports-ci-topology.md §3.3): packages, cores, PUs, NUMA nodes and
+// memory, and the PCI tree -- GPUs are NVIDIA PCI functions of class 0x0300/0x0302 matched by bus
+// id (Debian's hwloc has no CUDA/NVML plugin), NICs are OpenFabrics and PCI Network OS devices.
+// With `xml_path` it reads an hwloc XML v1/v2 export instead of this machine (source
+// "hwloc-xml"); live, it adds from sysfs what hwloc does not export (PCIe gen/width, RDMA port
+// rate/state/link layer, netdev speed). Throws UsageError when hwloc cannot load, and always in a
+// build without hwloc.
+Topology discover_hwloc(const std::string& xml_path = "");
+
+// The format version of an hwloc XML export ("2.0"; "1" for v1 files, whose <topology> has no
+// version), or "" when `text` is not one (its first element is not <topology>).
+std::string hwloc_xml_version(std::string_view text);
 
 // Adds what only the driver knows, when NVML is available (else leaves `topo` unchanged and
 // returns false): GPU names, active NVLinks (remote bus ids, switch or GPU) → NV# path types,

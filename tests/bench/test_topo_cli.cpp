@@ -98,6 +98,39 @@ TEST(TopoCli, BadInputExitsTwo) {
   fs::remove(truncated);
 }
 
+TEST(TopoCli, ReadsAnHwlocXmlExport) {
+  const std::string p4d = "tests/fixtures/topology/hwloc-p4d-excerpt.xml";
+  const Out r = gcbench("topo --from " + p4d);
+#if GCB_TEST_HAVE_HWLOC
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("source: hwloc-xml (hwloc)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU7: NVIDIA PCI device 0x20b0 0000:a0:1d.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NIC rdmap16s27: 0000:10:1b.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SYS"), std::string::npos) << r.out;
+  // The JSON of the export reads back as the same topology.
+  const std::string json = temp("p4d.json");
+  ASSERT_EQ(gcbench("topo --from " + p4d + " --format json -o " + json).code, 0);
+  const Out same = gcbench("topo --from " + json + " --expect " + p4d);
+  EXPECT_EQ(same.code, 0) << same.out;
+  fs::remove(json);
+#else
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("built without hwloc"), std::string::npos) << r.out;
+#endif
+}
+
+TEST(TopoCli, RefusesAnHwlocVersion3Export) {
+  const std::string v3 = temp("v3.xml");
+  std::ofstream(v3) << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                       "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"3.0\">\n</topology>\n";
+  const std::string out = temp("v3-out.txt");
+  const Out r = gcbench("topo --from " + v3 + " -o " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("hwloc XML version 3.0"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove(v3);
+}
+
 TEST(TopoCli, ResultsOverlay) {
   const std::string results = temp("overlay.json");
   std::ofstream(results) << R"({"schema":"gcbench.result/1","context":{},"results":[)"

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "reports/topology/topology.hpp"
 #include "reports/topology/xml.hpp"
+#include "tests/reports/fake_pci_tree.hpp"
 
 namespace gcb::topo {
 namespace {
@@ -386,8 +387,7 @@ TEST(TopologyRender, MarkdownDotSvgMentionEveryDevice) {
   EXPECT_NE(svg.find(">PIX<"), std::string::npos);
 }
 
-// A fake /sys: host bridge -> root port -> switch (upstream 01:00.0, downstream 02:00.0 and
-// 02:01.0) with a GPU and a ConnectX below it, and a second GPU straight on a root port.
+// A fake /sys of the tree in fake_pci_tree.hpp.
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -442,6 +442,7 @@ class FakeSysfs : public ::testing::Test {
 TEST_F(FakeSysfs, DiscoversDevicesAndPciePaths) {
   const Topology t = discover_live((root_ / "sys").string(), (root_ / "proc").string());
   EXPECT_EQ(t.source, "live");
+  EXPECT_EQ(t.discovery, "sysfs");
   ASSERT_EQ(t.numa.size(), 1U);
   EXPECT_EQ(t.numa[0].memory_bytes, 16384U * 1024U);
   EXPECT_EQ(t.numa[0].cpulist, "0-3");
@@ -449,22 +450,28 @@ TEST_F(FakeSysfs, DiscoversDevicesAndPciePaths) {
   EXPECT_EQ(t.cpu.cores, 2);
   EXPECT_EQ(t.cpu.packages, 1);
   EXPECT_EQ(t.cpu.model_name, "Test CPU");
-  ASSERT_EQ(t.gpus.size(), 2U);
-  ASSERT_EQ(t.nics.size(), 1U);
-  EXPECT_EQ(t.gpus[0].bus_id, "0000:03:00.0");
+  expect_fake_pci_tree_paths(t);
   EXPECT_EQ(t.gpus[0].pcie, (PcieLink{5, 8, 5, 16}));
-  EXPECT_EQ(t.nics[0].name, "mlx5_0");
-  EXPECT_EQ(t.nics[0].bus_id, "0000:04:00.0");
   EXPECT_DOUBLE_EQ(t.nics[0].rate_gbps, 400.0);
   EXPECT_EQ(t.nics[0].state, "ACTIVE");
   EXPECT_EQ(t.nics[0].link_layer, "InfiniBand");
-  EXPECT_EQ(t.link(0, 2).type, PathType::PIX);  // GPU0 and the NIC share the switch
-  EXPECT_EQ(t.link(1, 2).type, PathType::PHB);  // GPU1 reaches it through the host bridge
-  EXPECT_EQ(t.link(0, 1).type, PathType::PHB);  // no NVLink information without NVML
   const std::vector<std::string> warnings = health_checks(t);
   ASSERT_EQ(warnings.size(), 2U);
   EXPECT_NE(warnings[0].find("GPU0: PCIe link runs at x8"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("GPU1: no NIC at PIX or PXB"), std::string::npos) << warnings[1];
+}
+
+TEST(TopologyHwlocXmlVersion, TellsHwlocExportsFromNcclXml) {
+  EXPECT_EQ(hwloc_xml_version(read_file("tests/fixtures/topology/hwloc-vm-2cpu.xml")), "2.0");
+  // The excerpt starts with a comment that itself contains "<support>".
+  EXPECT_EQ(hwloc_xml_version(read_file("tests/fixtures/topology/hwloc-p4d-excerpt.xml")), "2.0");
+  EXPECT_EQ(hwloc_xml_version(read_file(kXmlFixture)), "");  // NCCL's <system>
+  EXPECT_EQ(hwloc_xml_version("<?xml version=\"1.0\"?><!DOCTYPE topology SYSTEM \"hwloc.dtd\">"
+                              "<topology><object type=\"Machine\"/></topology>"),
+            "1");
+  EXPECT_EQ(hwloc_xml_version("<topology version=\"3.0\">"), "3.0");
+  EXPECT_EQ(hwloc_xml_version("<topologyx version=\"2.0\">"), "");
+  EXPECT_EQ(hwloc_xml_version("GPU0 GPU1"), "");
 }
 
 TEST(TopologyLive, DiscoversThisMachine) {
