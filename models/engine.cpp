@@ -57,8 +57,8 @@ CommTheory comm_theory_elements(ZeroStage z, int64_t psi, int m, int dp) {
   switch (z) {
     case ZeroStage::none: t.all_reduce = psi; break;
     case ZeroStage::one: t.reduce_scatter = psi; t.all_gather = psi; break;
-    case ZeroStage::two: t.reduce_scatter = m * psi; t.all_gather = psi; break;
-    case ZeroStage::three: t.reduce_scatter = m * psi; t.all_gather = 2 * m * psi; break;
+    case ZeroStage::two: t.reduce_scatter = psi; t.all_gather = psi; break;
+    case ZeroStage::three: t.reduce_scatter = psi; t.all_gather = 2 * m * psi; break;
   }
   return t;
 }
@@ -306,8 +306,12 @@ class Zero1Engine final : public EngineBase {
 };
 
 // Gradient handling shared by ZeRO-2 and ZeRO-3 (P_g): a unit's full gradient exists only as a
-// bucket while backward fills it; grads_end reduce-scatters it and adds this rank's shard into
-// the persistent gradient shard, every micro-batch (DeepSpeed stage 2/3).
+// bucket while backward fills it. The bucket sums the step's micro-batches; when the last
+// micro-batch's backward finishes the unit, grads_end reduce-scatters it, adds this rank's shard
+// into the persistent gradient shard and frees it. Reducing once per step (DDP's no_sync, and the
+// Megatron engine's choice, parallel_engine.cpp) keeps ZeRO-2/3 bitwise equal to DP with gradient
+// accumulation too, and sends Ψ instead of DeepSpeed's m·Ψ per step; the price is that with m > 1
+// the buckets live across micro-batches (peak gradient bytes up to Ψ, persistent Ψ/N).
 class ShardedGradEngine : public EngineBase {
  public:
   ShardedGradEngine(Backend& be, RankContext& ctx, const TrainOptions& opt)
@@ -326,6 +330,7 @@ class ShardedGradEngine : public EngineBase {
     return b.f32();
   }
   void grads_end(int u) override {
+    if (!last_micro_) return;  // the bucket keeps accumulating
     Buffer& b = buckets_[static_cast<size_t>(u)];
     reduce_scatter_unit(b.f32(), u);
     float* own = gshard_.f32() + off_shard_[u];

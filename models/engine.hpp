@@ -119,8 +119,9 @@ std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
 // Theory for one step (../shared/reference/training.md §3.2, ZeRO paper §7), as elements of the
 // logical buffers counted by CommStats, with Ψ = padded params and m = grad_accum:
 // DP: all-reduce Ψ (ring traffic 2Ψ); ZeRO-1: reduce-scatter Ψ + all-gather Ψ (2Ψ);
-// ZeRO-2: m·Ψ reduce-scatter + Ψ all-gather (2Ψ at m = 1); ZeRO-3: m·(2Ψ all-gather + Ψ
-// reduce-scatter) (3Ψ at m = 1). dp = 1 communicates nothing.
+// ZeRO-2: Ψ reduce-scatter + Ψ all-gather (2Ψ); ZeRO-3: 2mΨ all-gather + Ψ reduce-scatter (3Ψ at
+// m = 1). Gradients are reduced once per step, after accumulation (engine.cpp ShardedGradEngine),
+// where DeepSpeed reduce-scatters every micro-batch (m·Ψ). dp = 1 communicates nothing.
 struct CommTheory {
   int64_t all_reduce = 0, reduce_scatter = 0, all_gather = 0;
 };

@@ -891,8 +891,8 @@ std::array<int64_t, kCommKinds> parallel_comm_theory(const TrainOptions& opt,
   }
   if (lay.dp > 1) {
     // The engine reduces each unit's gradient once per step, summed over the m micro-batches
-    // (parallel_engine.cpp top comment), so zero 0–2 move what the dp-only theory gives at m = 1:
-    // all-reduce Ψ (zero 0), reduce-scatter Ψ + all-gather Ψ (zero 1 and 2).
+    // (top comment), as the dp-only engines do: all-reduce Ψ (zero 0), reduce-scatter Ψ +
+    // all-gather Ψ (zero 1 and 2); ZeRO-3's gathers are counted below per stage.
     const int64_t psi = static_cast<int64_t>(parallel_stage_params(c, lay, stage));
     const CommTheory d = comm_theory_elements(opt.zero, psi, 1, lay.dp);
     at(CommKind::all_reduce) = d.all_reduce;
