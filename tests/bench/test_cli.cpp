@@ -10,32 +10,16 @@
 #include <string>
 
 #include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
 
 namespace gcb {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using test::CliRun;
 
-CliRun gcbench(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("gcb-cli-err-" + std::to_string(getpid()));
-  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>" + err_file.string();
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* e = fopen(err_file.c_str(), "r");
-  while (e && fgets(buf.data(), buf.size(), e)) r.err += buf.data();
-  if (e) fclose(e);
-  fs::remove(err_file);
-  return r;
-}
+CliRun gcbench(const std::string& args) { return test::run_gcbench(args); }
 
 class Cli : public ::testing::Test {
  protected:

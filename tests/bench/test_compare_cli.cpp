@@ -14,40 +14,18 @@
 
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
+#include "tests/bench/run_cli.hpp"
 
 namespace gcb {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using test::CliRun;
 
-CliRun gcbench(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("gcb-cmp-err-" + std::to_string(getpid()));
-  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>" + err_file.string();
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
+CliRun gcbench(const std::string& args) { return test::run_gcbench(args); }
 
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read(const std::string& path) { return test::read_file(path); }
 
 const std::string kFix = "tests/fixtures/compare/";
 

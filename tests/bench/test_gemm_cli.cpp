@@ -11,6 +11,7 @@
 
 #include "kernels/gemm/cpu_gemm.hpp"
 #include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
 
 namespace gcb {
 namespace {
@@ -18,14 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 int gcbench(const std::string& args, std::string* out = nullptr) {
-  const std::string cmd = std::string(GCB_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::string text;
-  while (p && fgets(buf.data(), buf.size(), p)) text += buf.data();
-  const int status = pclose(p);
-  if (out) *out = text;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const test::CliRun r = test::run_gcbench(args, true);
+  if (out) *out = r.out;
+  return r.code;
 }
 
 const std::string kFast = " --min-samples 3 --max-time 0.2 --min-time 0 ";

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/bench/run_cli.hpp"
+
 namespace gcb {
 namespace {
 
@@ -21,31 +23,11 @@ namespace fs = std::filesystem;
 
 const std::string kFixture = "tests/fixtures/report/synthetic_gpu.json";
 
-struct CliRun {
-  int code = -1;
-  std::string err;
-};
+using test::CliRun;
 
-CliRun gcbench(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("gcb-report-err-" + std::to_string(getpid()));
-  const std::string cmd = std::string(GCB_BINARY) + " " + args + " >/dev/null 2>" + err_file.string();
-  CliRun r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
+CliRun gcbench(const std::string& args) { return test::run_gcbench(args + " >/dev/null"); }
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return test::read_file(p.string()); }
 
 class ReportCli : public ::testing::Test {
  protected:

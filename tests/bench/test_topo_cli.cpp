@@ -11,24 +11,13 @@
 #include <sstream>
 #include <string>
 
+#include "tests/bench/run_cli.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Out {
-  int code = -1;
-  std::string out;
-};
-
-Out gcbench(const std::string& args) {
-  Out r;
-  FILE* p = popen((std::string(GCB_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+gcb::test::CliRun gcbench(const std::string& args) { return gcb::test::run_gcbench(args, true); }
 
 const std::string kSmi = "tests/fixtures/topology/nvidia-smi-topo-m_hgx-8xh100-8nic.txt";
 const std::string kXml = "tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml";
@@ -38,7 +27,7 @@ std::string temp(const std::string& name) {
 }
 
 TEST(TopoCli, RendersASavedMatrixInNvidiaSmiLayout) {
-  const Out r = gcbench("topo --from " + kSmi);
+  const gcb::test::CliRun r = gcbench("topo --from " + kSmi);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("GPU0"), std::string::npos);
   EXPECT_NE(r.out.find("NV18"), std::string::npos);
@@ -55,11 +44,11 @@ TEST(TopoCli, FormatsAndFingerprintsAgreeAcrossSources) {
   ss << f.rdbuf();
   EXPECT_NE(ss.str().find("\"fingerprint\""), std::string::npos);
   // JSON written by gcbench reads back as the same topology: --expect finds no difference.
-  const Out same = gcbench("topo --from " + json + " --expect " + kXml);
+  const gcb::test::CliRun same = gcbench("topo --from " + json + " --expect " + kXml);
   EXPECT_EQ(same.code, 0) << same.out;
   EXPECT_NE(same.out.find("topology matches"), std::string::npos);
   for (const char* fmt : {"md", "dot", "svg", "nccl-xml"}) {
-    const Out r = gcbench("topo --from " + kXml + " --format " + fmt);
+    const gcb::test::CliRun r = gcbench("topo --from " + kXml + " --format " + fmt);
     EXPECT_EQ(r.code, 0) << fmt;
     EXPECT_GT(r.out.size(), 200u) << fmt;
   }
@@ -70,13 +59,13 @@ TEST(TopoCli, FormatsAndFingerprintsAgreeAcrossSources) {
 
 TEST(TopoCli, ExpectExitsOneWhenTheMachineDiffers) {
   // The 8-NIC HGX capture is not the IBM VM: different NIC paths must be reported.
-  const Out r = gcbench("topo --from " + kSmi + " --expect " + kXml);
+  const gcb::test::CliRun r = gcbench("topo --from " + kSmi + " --expect " + kXml);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("topology differs:"), std::string::npos);
 }
 
 TEST(TopoCli, LiveViewOnThisMachine) {
-  const Out r = gcbench("topo");
+  const gcb::test::CliRun r = gcbench("topo");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("NUMA node 0"), std::string::npos);
   if (!fs::exists("/dev/nvidiactl")) {
@@ -100,7 +89,7 @@ TEST(TopoCli, BadInputExitsTwo) {
 
 TEST(TopoCli, ReadsAnHwlocXmlExport) {
   const std::string p4d = "tests/fixtures/topology/hwloc-p4d-excerpt.xml";
-  const Out r = gcbench("topo --from " + p4d);
+  const gcb::test::CliRun r = gcbench("topo --from " + p4d);
 #if GCB_TEST_HAVE_HWLOC
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("source: hwloc-xml (hwloc)"), std::string::npos) << r.out;
@@ -110,7 +99,7 @@ TEST(TopoCli, ReadsAnHwlocXmlExport) {
   // The JSON of the export reads back as the same topology.
   const std::string json = temp("p4d.json");
   ASSERT_EQ(gcbench("topo --from " + p4d + " --format json -o " + json).code, 0);
-  const Out same = gcbench("topo --from " + json + " --expect " + p4d);
+  const gcb::test::CliRun same = gcbench("topo --from " + json + " --expect " + p4d);
   EXPECT_EQ(same.code, 0) << same.out;
   fs::remove(json);
 #else
@@ -124,7 +113,7 @@ TEST(TopoCli, RefusesAnHwlocVersion3Export) {
   std::ofstream(v3) << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"3.0\">\n</topology>\n";
   const std::string out = temp("v3-out.txt");
-  const Out r = gcbench("topo --from " + v3 + " -o " + out);
+  const gcb::test::CliRun r = gcbench("topo --from " + v3 + " -o " + out);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("hwloc XML version 3.0"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out));
@@ -136,7 +125,7 @@ TEST(TopoCli, ResultsOverlay) {
   std::ofstream(results) << R"({"schema":"gcbench.result/1","context":{},"results":[)"
                             R"({"key":"p2p/bandwidth","params":{"src":0,"dst":1},"status":"PASS","metrics":[{"name":"bandwidth","value":371.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
                             R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
-  const Out r = gcbench("topo --from " + kSmi + " --results " + results);
+  const gcb::test::CliRun r = gcbench("topo --from " + kSmi + " --results " + results);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("371.5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("480.25 GB/s"), std::string::npos) << r.out;

@@ -16,37 +16,20 @@
 #include "bench/train.hpp"
 #include "core/error.hpp"
 #include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
 
 namespace gcb::bench {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Out {
-  int code = -1;
-  std::string out;
-};
-
-Out gcbench(const std::string& args) {
-  Out r;
-  FILE* p = popen((std::string(GCB_BINARY) + " train " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (p && fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+test::CliRun gcbench(const std::string& args) { return test::run_gcbench("train " + args, true); }
 
 std::string temp(const std::string& name) {
   return (fs::temp_directory_path() / ("gcb-train-" + std::to_string(getpid()) + "-" + name)).string();
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+std::string slurp(const std::string& path) { return test::read_file(path); }
 
 TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
   const std::pair<const char*, const char*> cases[] = {
@@ -61,7 +44,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
   };
   for (const auto& [args, msg] : cases) {
-    const Out r = gcbench(std::string(args) + " --quiet");
+    const test::CliRun r = gcbench(std::string(args) + " --quiet");
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(msg), std::string::npos) << args << "\n" << r.out;
   }
@@ -154,8 +137,8 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
 TEST(TrainCli, DumpIsBitwiseReproducibleAndJsonIsWritten) {
   const std::string a = temp("a.txt"), b = temp("b.txt"), j = temp("r.json");
   const std::string args = "--dp 2 --tp 2 --sp --zero 1 --steps 2 --warmup 0 --peak-flops 1e9 --quiet";
-  const Out r1 = gcbench(args + " --dump " + a + " --json " + j);
-  const Out r2 = gcbench(args + " --dump " + b);
+  const test::CliRun r1 = gcbench(args + " --dump " + a + " --json " + j);
+  const test::CliRun r2 = gcbench(args + " --dump " + b);
   ASSERT_EQ(r1.code, 0) << r1.out;
   ASSERT_EQ(r2.code, 0) << r2.out;
   EXPECT_FALSE(slurp(a).empty());

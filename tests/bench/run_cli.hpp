@@ -1,0 +1,48 @@
+// Running the gcbench binary from a CLI test (the target defines GCB_BINARY): exit code, standard
+// output and standard error, as a user meets them. One copy for every tests/bench/*_cli.cpp.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gcb::test {
+
+struct CliRun {
+  int code = -1;         // the exit code; -1 when the process did not exit normally
+  std::string out, err;  // err is empty with merge_stderr (then it is part of out)
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// `GCB_BINARY args`, through the shell (so args may hold quotes and redirections of their own).
+inline CliRun run_gcbench(const std::string& args, bool merge_stderr = false) {
+  namespace fs = std::filesystem;
+  const fs::path err_file = fs::temp_directory_path() / ("gcb-cli-err-" + std::to_string(getpid()));
+  const std::string cmd = std::string(GCB_BINARY) + " " + args +
+                          (merge_stderr ? std::string(" 2>&1") : " 2>" + err_file.string());
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p != nullptr && fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
+  const int status = p != nullptr ? pclose(p) : -1;
+  r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!merge_stderr) {
+    r.err = read_file(err_file.string());
+    fs::remove(err_file);
+  }
+  return r;
+}
+
+}  // namespace gcb::test
