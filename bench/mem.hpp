@@ -22,6 +22,9 @@ struct MemOptions {
   uint64_t copy_min = 4096, copy_max = uint64_t{1} << 30, copy_factor = 4;
   uint64_t latency_min = 4096, latency_max = 0;  // 0 = 4 × the last-level cache
   bool peers = true;        // classic STREAM (host) and cudaMemcpy (GPU) in the same run
+  // Host peer: rounds of (classic STREAM triad, gcbench fp64 triad), interleaved with the order
+  // alternating, so host-bandwidth drift during the run hits both sides alike.
+  int peer_rounds = 3;
 };
 
 // Validates names and values; throws gcb::UsageError.

@@ -50,12 +50,15 @@ size_t default_host_array_bytes() { return std::max(4 * last_level_cache_bytes()
 
 class HostStreamCase final : public Case {
  public:
-  HostStreamCase(StreamOp op, DType t, size_t array_bytes, uint64_t seed)
-      : op_(op), dtype_(t), n_(array_bytes / dtype_size(t)), seed_(seed) {}
+  // round ≥ 0: one side of an interleaved peer round (a "round" param tells the rows apart).
+  HostStreamCase(StreamOp op, DType t, size_t array_bytes, uint64_t seed, int round = -1)
+      : op_(op), dtype_(t), n_(array_bytes / dtype_size(t)), seed_(seed), round_(round) {}
   std::string key() const override { return fmt::format("mem/host/{}", kernels::stream_op_name(op_)); }
   nlohmann::json params() const override {
-    return {{"device", "cpu"}, {"dtype", dtype_name(dtype_)}, {"array_bytes", n_ * dtype_size(dtype_)},
-            {"threads", kernels::host_threads()}};
+    nlohmann::json p = {{"device", "cpu"}, {"dtype", dtype_name(dtype_)}, {"array_bytes", n_ * dtype_size(dtype_)},
+                        {"threads", kernels::host_threads()}};
+    if (round_ >= 0) p["round"] = round_;
+    return p;
   }
   nlohmann::json model() const override { return stream_model(op_, n_, dtype_size(dtype_)); }
   void setup() override {
@@ -82,6 +85,7 @@ class HostStreamCase final : public Case {
   DType dtype_;
   size_t n_;
   uint64_t seed_;
+  int round_;
   HostBuffer a_, b_, c_;
   kernels::HostStreamArrays arrays_;
   double sum_ = 0;
@@ -90,11 +94,11 @@ class HostStreamCase final : public Case {
 // The classic STREAM triad, measured by the same harness at the same size and thread count.
 class ClassicTriadCase final : public Case {
  public:
-  explicit ClassicTriadCase(size_t array_bytes) : n_(array_bytes / sizeof(double)) {}
+  ClassicTriadCase(size_t array_bytes, int round) : n_(array_bytes / sizeof(double)), round_(round) {}
   std::string key() const override { return "mem/host/classic_stream_triad"; }
   nlohmann::json params() const override {
     return {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", n_ * sizeof(double)},
-            {"threads", kernels::host_threads()}};
+            {"threads", kernels::host_threads()}, {"round", round_}};
   }
   nlohmann::json model() const override { return stream_model(StreamOp::triad, n_, sizeof(double)); }
   void setup() override {
@@ -124,6 +128,7 @@ class ClassicTriadCase final : public Case {
  private:
   static constexpr double kScalar = 3.0;  // STREAM's scalar
   size_t n_;
+  int round_;
   HostBuffer a_, b_, c_;
 };
 
@@ -185,10 +190,20 @@ CaseList host_mem_cases(const MemOptions& o, uint64_t seed) {
         cases.push_back(std::make_unique<HostStreamCase>(*kernels::parse_stream_op(k), t, array_bytes, seed));
     }
     if (o.peers) {
-      // The peer comparison needs gcbench's fp64 triad at the same size.
-      if (!has(o.dtypes, "fp64") || !has(o.kernels, "triad"))
-        cases.push_back(std::make_unique<HostStreamCase>(StreamOp::triad, DType::f64, array_bytes, seed));
-      cases.push_back(std::make_unique<ClassicTriadCase>(array_bytes));
+      // Rounds of (classic STREAM triad, gcbench fp64 triad) at the same size, the order
+      // alternating (classic first in even rounds), so drift of the host's bandwidth during the
+      // run falls on both sides; mem_derived_results takes the median of the per-round ratios.
+      for (int round = 0; round < o.peer_rounds; ++round) {
+        auto classic = std::make_unique<ClassicTriadCase>(array_bytes, round);
+        auto ours = std::make_unique<HostStreamCase>(StreamOp::triad, DType::f64, array_bytes, seed, round);
+        if (round % 2 == 0) {
+          cases.push_back(std::move(classic));
+          cases.push_back(std::move(ours));
+        } else {
+          cases.push_back(std::move(ours));
+          cases.push_back(std::move(classic));
+        }
+      }
     }
   }
   if (has(o.groups, "latency")) {

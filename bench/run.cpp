@@ -20,6 +20,7 @@ MemOptions quick_mem_options() {
   o.copy_factor = 16;
   o.latency_min = 4 << 10;
   o.latency_max = 16 << 20;
+  o.peer_rounds = 2;  // one round in each order
   return o;
 }
 

@@ -56,6 +56,52 @@ TEST(MemDerived, RatiosAgainstPeers) {
   EXPECT_DOUBLE_EQ(ratio("mem/copy/d2d_sm_vs_memcpy"), 1.1);
 }
 
+TEST(MemDerived, InterleavedRoundsGiveTheMedianOfPerRoundRatios) {
+  // Round k pairs only with round k: the median of 0.90, 1.20 and 1.00 is 1.00 (the ratio of the
+  // medians of each side, 22/20, would differ).
+  std::vector<Result> rs;
+  const double ours[] = {18.0, 24.0, 22.0}, classic[] = {20.0, 20.0, 22.0};
+  for (int k = 0; k < 3; ++k) {
+    const nlohmann::json p = {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}, {"round", k}};
+    rs.push_back(measured("mem/host/classic_stream_triad", p, 1, classic[k]));
+    rs.push_back(measured("mem/host/triad", p, 1, ours[k]));
+  }
+  // An fp64 triad of the main sweep (no round) must not be taken for a round.
+  rs.push_back(measured("mem/host/triad", {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}}, 1, 99.0));
+  const auto derived = mem_derived_results(rs);
+  const Result* x = nullptr;
+  for (const auto& r : derived)
+    if (r.key == "mem/host/triad_vs_classic_stream") x = &r;
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(x->status, Status::pass);
+  EXPECT_DOUBLE_EQ(*x->metric("ratio")->value, 1.0);
+  EXPECT_EQ(x->params.at("rounds"), 3);
+  const std::vector<double> per_round = x->extra.at("per_round");
+  ASSERT_EQ(per_round.size(), 3u);
+  EXPECT_DOUBLE_EQ(per_round[0], 0.9);
+  EXPECT_DOUBLE_EQ(per_round[1], 1.2);
+  EXPECT_DOUBLE_EQ(per_round[2], 1.0);
+}
+
+TEST(MemHostCases, PeerRoundsInterleaveWithAlternatingOrder) {
+  MemOptions o;
+  o.groups = {"stream"};
+  o.kernels = {"copy"};
+  o.dtypes = {"fp32"};
+  o.size = 4096;
+  o.peer_rounds = 3;
+  const CaseList cases = host_mem_cases(o, 1);
+  std::vector<std::string> order;
+  for (const auto& c : cases)
+    if (c->params().contains("round")) order.push_back(c->key() + "#" + c->params().at("round").dump());
+  const std::vector<std::string> want = {
+      "mem/host/classic_stream_triad#0", "mem/host/triad#0", "mem/host/triad#1",
+      "mem/host/classic_stream_triad#1", "mem/host/classic_stream_triad#2", "mem/host/triad#2"};
+  EXPECT_EQ(order, want);
+  o.peer_rounds = 0;
+  EXPECT_THROW(validate(o), UsageError);
+}
+
 TEST(MemDerived, MissingPeerIsWaivedNotInvented) {
   const nlohmann::json host = {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}};
   std::vector<Result> rs = {measured("mem/host/classic_stream_triad", host, 1, 20.0)};
