@@ -39,36 +39,14 @@ std::string case_id(const nlohmann::json& p) {
 }  // namespace
 
 std::vector<Result> attn_torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer) {
-  if (!peer.value("available", false))
-    return {waived("torch peer unavailable: " + peer.value("reason", std::string("no reason given")))};
-  std::map<std::string, const nlohmann::json*> by_case;
-  for (const auto& e : peer.at("results")) by_case[case_id(e)] = &e;
-  std::vector<Result> out;
-  for (const auto& r : rs) {
-    if (!is_ours_on_gpu(r)) continue;
-    Result x;
-    x.key = fmt::format("attn/{}/vs_torch", r.params.at("pass").get<std::string>());
-    x.params = r.params;
-    const auto it = by_case.find(case_id(r.params));
-    const Metric* ours = r.metric("tflops");
-    if (it == by_case.end() || !it->second->contains("tflops") || it->second->at("tflops").is_null()) {
-      x.status = Status::waived;
-      x.reason = it == by_case.end() ? "torch peer has no entry for this case"
-                                     : "torch: " + it->second->value("reason", std::string("no timing"));
-    } else if (!ours || !ours->value) {
-      x.status = Status::waived;
-      x.reason = "our result has no TFLOP/s";
-    } else {
-      const double theirs = it->second->at("tflops").get<double>();
-      x.metrics.push_back(Metric{"ratio", *ours->value / theirs, "x", true, std::nullopt, ""});
-      x.extra = {{"compares", "gcbench flash kernel / torch SDPA (flash backend) TFLOP/s, FA convention, medians"},
-                 {"ours_tflops", *ours->value},
-                 {"torch_tflops", theirs},
-                 {"torch", peer.value("torch", "")}};
-    }
-    out.push_back(std::move(x));
-  }
-  return out;
+  TorchJoin join;
+  join.waived_key = "attn/vs_torch";
+  join.compares = is_ours_on_gpu;
+  join.id = case_id;
+  join.key = [](const Result& r) { return fmt::format("attn/{}/vs_torch", r.params.at("pass").get<std::string>()); };
+  join.what = "gcbench flash kernel / torch SDPA (flash backend) TFLOP/s, FA convention, medians";
+  join.no_entry = "torch peer has no entry for this case";
+  return torch_ratios(rs, peer, join);
 }
 
 std::vector<Result> attn_torch_peer_results(const std::vector<Result>& rs) {

@@ -30,39 +30,18 @@ bool is_gpu_gemm(const Result& r) {
 }  // namespace
 
 std::vector<Result> gemm_torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer) {
-  if (!peer.value("available", false)) return {waived("torch peer unavailable: " + peer.value("reason", std::string("no reason given")))};
-  std::map<std::string, const nlohmann::json*> by_shape;  // "dtype/m/n/k" → peer entry
-  for (const auto& e : peer.at("results"))
-    by_shape[fmt::format("{}/{}/{}/{}", e.at("dtype").get<std::string>(), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(),
-                         e.at("k").get<int64_t>())] = &e;
-  std::vector<Result> out;
-  for (const auto& r : rs) {
-    if (!is_gpu_gemm(r)) continue;
-    const auto& p = r.params;
-    const std::string id = fmt::format("{}/{}/{}/{}", p.at("dtype").get<std::string>(), p.at("m").get<int64_t>(),
-                                       p.at("n").get<int64_t>(), p.at("k").get<int64_t>());
-    Result x;
-    x.key = fmt::format("gemm/{}/vs_torch", p.at("dtype").get<std::string>());
-    x.params = p;
-    const auto it = by_shape.find(id);
-    const Metric* ours = r.metric("tflops");
-    if (it == by_shape.end() || !it->second->contains("tflops") || it->second->at("tflops").is_null()) {
-      x.status = Status::waived;
-      x.reason = it == by_shape.end() ? "torch peer has no entry for this shape and dtype"
-                                      : "torch: " + it->second->value("reason", std::string("no timing"));
-    } else if (!ours || !ours->value) {
-      x.status = Status::waived;
-      x.reason = "our result has no TFLOP/s";
-    } else {
-      const double theirs = it->second->at("tflops").get<double>();
-      x.metrics.push_back(Metric{"ratio", *ours->value / theirs, "x", true, std::nullopt, ""});
-      x.extra = {{"compares", "gcbench cuBLASLt / torch.matmul TFLOP/s (median; torch: CUDA events, median)"},
-                 {"ours_tflops", *ours->value}, {"torch_tflops", theirs}, {"torch", peer.value("torch", "")},
-                 {"torch_op", it->second->value("op", "")}};
-    }
-    out.push_back(std::move(x));
-  }
-  return out;
+  TorchJoin join;
+  join.waived_key = "gemm/vs_torch";
+  join.compares = is_gpu_gemm;
+  join.id = [](const nlohmann::json& p) {  // "dtype/m/n/k": our params and the script's entries alike
+    return fmt::format("{}/{}/{}/{}", p.at("dtype").get<std::string>(), p.at("m").get<int64_t>(),
+                       p.at("n").get<int64_t>(), p.at("k").get<int64_t>());
+  };
+  join.key = [](const Result& r) { return fmt::format("gemm/{}/vs_torch", r.params.at("dtype").get<std::string>()); };
+  join.what = "gcbench cuBLASLt / torch.matmul TFLOP/s (median; torch: CUDA events, median)";
+  join.no_entry = "torch peer has no entry for this shape and dtype";
+  join.entry_fields = {"op"};
+  return torch_ratios(rs, peer, join);
 }
 
 std::vector<Result> gemm_torch_peer_results(const std::vector<Result>& rs) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 
 #ifndef GCB_SOURCE_DIR
 #define GCB_SOURCE_DIR "."
@@ -28,6 +29,44 @@ PeerRun run_peer_script(const std::string& script, const std::string& args) {
   if (peer.is_discarded() || !peer.is_object())
     return {nullptr, fmt::format("python3 peer {} failed (exit {}): {}", script, rc, output.substr(0, 300))};
   return {std::move(peer), {}};
+}
+
+std::vector<Result> torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer, const TorchJoin& join) {
+  if (!peer.value("available", false)) {
+    Result r;
+    r.key = join.waived_key;
+    r.status = Status::waived;
+    r.reason = "torch peer unavailable: " + peer.value("reason", std::string("no reason given"));
+    return {r};
+  }
+  std::map<std::string, const nlohmann::json*> by_id;
+  for (const auto& e : peer.at("results")) by_id[join.id(e)] = &e;
+  std::vector<Result> out;
+  for (const auto& r : rs) {
+    if (!join.compares(r)) continue;
+    Result x;
+    x.key = join.key(r);
+    x.params = r.params;
+    const auto it = by_id.find(join.id(r.params));
+    const Metric* ours = r.metric("tflops");
+    if (it == by_id.end() || !it->second->contains("tflops") || it->second->at("tflops").is_null()) {
+      x.status = Status::waived;
+      x.reason = it == by_id.end() ? join.no_entry : "torch: " + it->second->value("reason", std::string("no timing"));
+    } else if (!ours || !ours->value) {
+      x.status = Status::waived;
+      x.reason = "our result has no TFLOP/s";
+    } else {
+      const double theirs = it->second->at("tflops").get<double>();
+      x.metrics.push_back(Metric{"ratio", *ours->value / theirs, "x", true, std::nullopt, ""});
+      x.extra = {{"compares", join.what},
+                 {"ours_tflops", *ours->value},
+                 {"torch_tflops", theirs},
+                 {"torch", peer.value("torch", "")}};
+      for (const auto& f : join.entry_fields) x.extra["torch_" + f] = it->second->value(f, "");
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
 }
 
 }  // namespace gcb::bench
