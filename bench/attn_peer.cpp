@@ -16,13 +16,7 @@ namespace gcb::bench {
 
 namespace {
 
-Result waived(std::string reason) {
-  Result r;
-  r.key = "attn/vs_torch";
-  r.status = Status::waived;
-  r.reason = std::move(reason);
-  return r;
-}
+Result waived(std::string reason) { return waived_result("attn/vs_torch", std::move(reason)); }
 
 bool is_ours_on_gpu(const Result& r) {
   return r.family() == "attn" && r.status == Status::pass && r.params.value("impl", "") == "ours" &&

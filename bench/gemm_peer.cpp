@@ -15,13 +15,7 @@ namespace gcb::bench {
 
 namespace {
 
-Result waived(std::string reason) {
-  Result r;
-  r.key = "gemm/vs_torch";
-  r.status = Status::waived;
-  r.reason = std::move(reason);
-  return r;
-}
+Result waived(std::string reason) { return waived_result("gemm/vs_torch", std::move(reason)); }
 
 bool is_gpu_gemm(const Result& r) {
   return r.family() == "gemm" && r.status == Status::pass && r.params.value("impl", "") == "cublaslt";

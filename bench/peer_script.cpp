@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <utility>
 
 #ifndef GCB_SOURCE_DIR
 #define GCB_SOURCE_DIR "."
@@ -31,14 +32,17 @@ PeerRun run_peer_script(const std::string& script, const std::string& args) {
   return {std::move(peer), {}};
 }
 
+Result waived_result(std::string key, std::string reason) {
+  Result r;
+  r.key = std::move(key);
+  r.status = Status::waived;
+  r.reason = std::move(reason);
+  return r;
+}
+
 std::vector<Result> torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer, const TorchJoin& join) {
-  if (!peer.value("available", false)) {
-    Result r;
-    r.key = join.waived_key;
-    r.status = Status::waived;
-    r.reason = "torch peer unavailable: " + peer.value("reason", std::string("no reason given"));
-    return {r};
-  }
+  if (!peer.value("available", false))
+    return {waived_result(join.waived_key, "torch peer unavailable: " + peer.value("reason", std::string("no reason given")))};
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& e : peer.at("results")) by_id[join.id(e)] = &e;
   std::vector<Result> out;
