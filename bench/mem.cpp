@@ -150,14 +150,17 @@ std::vector<Result> mem_derived_results(const std::vector<Result>& rs) {
         peer.push_back(*c);
       }
       same["rounds"] = ratios.size();
-      Result x = ratio_result("mem/host/triad_vs_classic_stream", same,
-                              ratios.empty() ? std::nullopt : std::optional<double>(percentile(ratios, 0.5)),
-                              std::optional<double>(1.0), what);
-      if (!ratios.empty()) {
+      if (ratios.empty()) {  // WAIVED with ratio_result's reason
+        derived.push_back(ratio_result("mem/host/triad_vs_classic_stream", same, std::nullopt, std::nullopt, what));
+      } else {
+        Result x;
+        x.key = "mem/host/triad_vs_classic_stream";
+        x.params = same;
+        x.metrics.push_back(Metric{"ratio", percentile(ratios, 0.5), "x", true, {}, {}});
         x.extra = {{"compares", std::string(what) + "; median over interleaved rounds (order alternating)"},
                    {"per_round", ratios}, {"ours_gbps", ours}, {"peer_gbps", peer}};
+        derived.push_back(std::move(x));
       }
-      derived.push_back(std::move(x));
     }
   }
   // Per GPU: HBM triad and the SM copy, each against cudaMemcpy device-to-device (copy engine).

@@ -168,20 +168,8 @@ class EngineBase : public TrainingStep, protected UnitHooks {
   virtual void optimizer_step(const AdamWArgs& a) = 0;
 
   void record(CommKind k, size_t elements) { record_comm(counting_ ? &stats_ : nullptr, k, elements); }
-  DpUnitComm dpc() { return DpUnitComm{be_, comm_, phases_, counting_ ? &stats_ : nullptr}; }
-  // A gradient bucket's collective: now, inside phase `phase`; or, when overlapping, queued on
-  // the lane while backward goes on (the caller counts it at submission, on this thread).
-  void bucket_collective(std::string_view phase, std::function<void()> op) {
-    if (!lane_) {
-      const PhaseScope ph(phases_, phase);
-      be_.comm_begin();
-      op();
-      be_.comm_end();
-      return;
-    }
-    be_.comm_begin();
-    lane_->submit(std::move(op));
-  }
+  // The dp collectives of this engine; with --overlap its gradient reductions go to the lane.
+  DpUnitComm dpc() { return DpUnitComm{be_, comm_, phases_, counting_ ? &stats_ : nullptr, lane_.get()}; }
   // Waits for the queued bucket collectives. The wait is the exposed part ("comm:bucket_wait");
   // the lane's busy time is a span ("comm_lane"), so overlapped = busy − wait.
   void drain_lane() {
@@ -194,20 +182,8 @@ class EngineBase : public TrainingStep, protected UnitHooks {
     const double busy = lane_->take_busy_seconds();
     if (phases_ != nullptr) phases_->add_span("comm_lane", busy);
   }
-  // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard (queued
-  // on the lane when overlapping; the lane exists only at dp > 1).
-  void reduce_scatter_unit(float* base, int u) {
-    float* own = base + spec_[u].begin(r_);
-    if (!lane_) {
-      dpc().reduce_scatter(base, own, spec_[u]);
-      return;
-    }
-    record(CommKind::reduce_scatter, spec_[u].padded);
-    const size_t s = spec_[u].shard;
-    bucket_collective("comm:reduce_scatter", [this, base, own, s] {
-      comm_.reduce_scatter(base, own, s, DType::f32, ReduceOp::sum);
-    });
-  }
+  // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard.
+  void reduce_scatter_unit(float* base, int u) { dpc().reduce_scatter(base, base + spec_[u].begin(r_), spec_[u]); }
   void all_gather_unit(float* base, int u) { dpc().all_gather(base, spec_[u]); }
   void init_full_params(float* flat) {
     for (int u = 0; u < model_.layout().num_units(); ++u) {
@@ -254,12 +230,7 @@ class DpEngine final : public EngineBase {
   void release(int, ParamUse) override {}
   float* grads_begin(int u) override { return grads_.f32() + off_full_[u]; }
   void grads_end(int u) override {
-    if (!last_micro_ || n_ == 1) return;
-    float* g = grads_.f32() + off_full_[u];
-    const size_t n = spec_[u].padded;
-    record(CommKind::all_reduce, n);
-    bucket_collective("comm:all_reduce",
-                      [this, g, n] { comm_.all_reduce(g, g, n, DType::f32, ReduceOp::sum); });
+    if (last_micro_) dpc().all_reduce(grads_.f32() + off_full_[u], spec_[u]);
   }
   void begin_step() override { be_.fill(grads_.f32(), psi_, 0.0f); }
   void optimizer_step(const AdamWArgs& a) override {

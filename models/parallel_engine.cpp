@@ -714,12 +714,7 @@ class ParallelEngine final : public TrainingStep {
       be_.add(g, g, other.f32(), u.size);
     }
     if (zero_ == ZeroStage::none) {
-      if (nd_ == 1) return;
-      const PhaseScope ph(phases_, "comm:all_reduce");
-      be_.comm_begin();
-      dp_.all_reduce(g, g, u.spec.padded, DType::f32, ReduceOp::sum);
-      be_.comm_end();
-      record(CommKind::all_reduce, u.spec.padded);
+      dpc().all_reduce(g, u.spec);
       return;
     }
     dpc().reduce_scatter(g, grad_shard(i), u.spec);
@@ -815,13 +810,23 @@ int stage_first_layer(int layers, int pp, int stage) {
   return stage * (layers / pp) + std::min(stage, layers % pp);
 }
 
-size_t parallel_stage_params(const GptConfig& c, const ParallelLayout& lay, int stage) {
+namespace {
+// Local unit sizes on a tp rank, each padded to a multiple of dp (the engine's LocalUnit::spec):
+// a layer (12C² + 7C)/t + 6C, the embedding unit VC/t + TC + 2C.
+struct PaddedUnits {
+  size_t layer, embed;
+};
+PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay) {
   const size_t C = zu(c.hidden), t = zu(lay.tp), d = zu(lay.dp);
   auto pad = [d](size_t n) { return (n + d - 1) / d * d; };
-  const size_t layer = (12 * C * C + 7 * C) / t + 6 * C;
-  const size_t embed = zu(c.vocab) * C / t + zu(c.seq) * C + 2 * C;
+  return {pad((12 * C * C + 7 * C) / t + 6 * C), pad(zu(c.vocab) * C / t + zu(c.seq) * C + 2 * C)};
+}
+}  // namespace
+
+size_t parallel_stage_params(const GptConfig& c, const ParallelLayout& lay, int stage) {
+  const PaddedUnits u = padded_units(c, lay);
   const bool ends = stage == 0 || stage == lay.pp - 1;
-  return zu(stage_layers(c.layers, lay.pp, stage)) * pad(layer) + (ends ? pad(embed) : 0);
+  return zu(stage_layers(c.layers, lay.pp, stage)) * u.layer + (ends ? u.embed : 0);
 }
 
 StateBytes parallel_state_bytes(const TrainOptions& opt, const ParallelLayout& lay, int stage) {
@@ -903,11 +908,8 @@ std::array<int64_t, kCommKinds> parallel_comm_theory(const TrainOptions& opt,
       // micro-batch. Per stage: each layer twice; the embedding unit once at each end where it is
       // used (first stage: embedding forward, last: the head's forward + backward), so 2·m·Ψ at
       // pp = 1 and less on the pipeline's ends, whose embedding backward needs no parameters.
-      const size_t d_ = zu(lay.dp);
-      auto pad = [d_](size_t n) { return static_cast<int64_t>((n + d_ - 1) / d_ * d_); };
-      const size_t Cz = zu(c.hidden), tz = zu(lay.tp);
-      const int64_t layer = pad((12 * Cz * Cz + 7 * Cz) / tz + 6 * Cz);
-      const int64_t embed = pad(zu(c.vocab) * Cz / tz + zu(c.seq) * Cz + 2 * Cz);
+      const PaddedUnits u = padded_units(c, lay);
+      const auto layer = static_cast<int64_t>(u.layer), embed = static_cast<int64_t>(u.embed);
       at(CommKind::all_gather) = m * (2 * Ls * layer + ((first ? 1 : 0) + (last ? 1 : 0)) * embed);
     }
   }

@@ -1,5 +1,7 @@
 #include "models/zero.hpp"
 
+#include <utility>
+
 namespace gcb::models {
 
 void record_comm(CommStats* stats, CommKind k, size_t elements) {
@@ -9,16 +11,35 @@ void record_comm(CommStats* stats, CommKind k, size_t elements) {
   c.bytes += static_cast<int64_t>(elements * sizeof(float));
 }
 
+void DpUnitComm::run(std::string_view phase, CommKind kind, size_t elements, std::function<void()> op) const {
+  record_comm(stats, kind, elements);
+  if (lane != nullptr) {
+    be.comm_begin();  // the data is ready; the matching comm_end() follows the lane's wait
+    lane->submit(std::move(op));
+    return;
+  }
+  const PhaseScope ph(phases, phase);
+  be.comm_begin();
+  op();
+  be.comm_end();
+}
+
+void DpUnitComm::all_reduce(float* g, const ShardSpec& s) const {
+  if (comm.size() == 1) return;
+  Communicator* c = &comm;
+  const size_t n = s.padded;
+  run("comm:all_reduce", CommKind::all_reduce, n, [c, g, n] { c->all_reduce(g, g, n, DType::f32, ReduceOp::sum); });
+}
+
 void DpUnitComm::reduce_scatter(const float* full, float* own, const ShardSpec& s) const {
   if (comm.size() == 1) {
     if (own != full) be.copy(own, full, s.shard);
     return;
   }
-  const PhaseScope ph(phases, "comm:reduce_scatter");
-  be.comm_begin();
-  comm.reduce_scatter(full, own, s.shard, DType::f32, ReduceOp::sum);
-  be.comm_end();
-  record_comm(stats, CommKind::reduce_scatter, s.padded);
+  Communicator* c = &comm;
+  const size_t n = s.shard;
+  run("comm:reduce_scatter", CommKind::reduce_scatter, s.padded,
+      [c, full, own, n] { c->reduce_scatter(full, own, n, DType::f32, ReduceOp::sum); });
 }
 
 void DpUnitComm::all_gather(float* full, const ShardSpec& s) const {

@@ -83,6 +83,12 @@ std::string pci_gpu_name(const std::string& pci_device) {
   return fmt::format("NVIDIA PCI device {}", pci_device);
 }
 
+std::vector<std::string> switches_from_bridges(const std::vector<std::string>& bridges) {
+  std::vector<std::string> switches;
+  for (std::size_t i = 1; i < bridges.size(); i += 2) switches.push_back(bridges[i]);
+  return switches;
+}
+
 void finish_discovered(Topology& topo) {
   if (topo.numa.empty()) {
     // Kernels without NUMA support still have one node holding every CPU.
@@ -186,7 +192,7 @@ PciPlacement placement_of(const fs::path& device_link) {
   }
   if (bridges.empty()) return placement;
   bridges.pop_back();  // the device itself
-  for (std::size_t i = 1; i < bridges.size(); i += 2) placement.switches.push_back(bridges[i]);
+  placement.switches = detail::switches_from_bridges(bridges);
   return placement;
 }
 

@@ -110,7 +110,7 @@ PciPlacement placement_of(hwloc_obj_t pcidev) {
     }
   }
   std::reverse(bridges.begin(), bridges.end());
-  for (std::size_t i = 1; i < bridges.size(); i += 2) placement.switches.push_back(bridges[i]);
+  placement.switches = detail::switches_from_bridges(bridges);
   return placement;
 }
 

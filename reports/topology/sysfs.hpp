@@ -32,6 +32,11 @@ void read_netdev(const std::filesystem::path& netdev, Nic& nic);
 // name so that the fingerprint does not depend on the route.
 std::string pci_gpu_name(const std::string& pci_device);
 
+// The PCIe switches above a device, from its PCI bridges listed root port first (the device
+// itself excluded): root port, then each switch's upstream/downstream port pair; a switch is
+// named by its upstream port, as one nested <pci> of NCCL's XML. Both discovery routes use it.
+std::vector<std::string> switches_from_bridges(const std::vector<std::string>& bridges);
+
 // The last steps of a live or hwloc-XML topology: one NUMA node holding every CPU when the kernel
 // has no NUMA, devices with an unknown node put on the only node, and the PCIe path matrix.
 void finish_discovered(Topology& topo);
