@@ -19,6 +19,14 @@ enum class ReduceOp : uint8_t { sum, prod, min, max, avg };
 std::string_view reduce_op_name(ReduceOp op);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 
+// How a backend with a choice (MPI) combines contributions. `rank_ordered`: every element in rank
+// order 0..n-1 on the host, so the threads and MPI backends, reruns and layouts agree bit for bit
+// (what the training engines ask for). `library`: the library's own collectives as an
+// application calls them (MPI_Allreduce, …), in whatever order its algorithm picks (what `coll`
+// measures). The threads backend is always rank ordered, NCCL always the library's.
+enum class ReductionOrder : uint8_t { rank_ordered, library };
+std::string_view reduction_order_name(ReductionOrder o);
+
 // Host-side element-wise reduction shared by the host backends, so that they agree bitwise.
 // acc[i] = acc[i] (op) in[i] for fp64, fp32, fp16, bf16, int32 and int8 (gcb::UsageError for any
 // other type). fp16/bf16 combine in fp32 and round to nearest even after every step, as a GPU

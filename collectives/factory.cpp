@@ -54,7 +54,7 @@ std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec) {
     return spec.thread_world->communicator(spec.rank);
   }
 #if GCB_HAVE_MPI
-  if (spec.backend == "mpi") return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+  if (spec.backend == "mpi") return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, false, spec.reduction_order);
 #endif
 #if GCB_HAVE_NCCL
   if (spec.backend == "nccl")

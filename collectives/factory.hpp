@@ -28,6 +28,8 @@ struct CommunicatorSpec {
   int size = 1;
   int device = 0;
   std::array<std::byte, 128> nccl_unique_id{};
+  // mpi: rank-ordered host reductions (bitwise = threads) or the MPI library's collectives.
+  ReductionOrder reduction_order = ReductionOrder::rank_ordered;
   std::chrono::milliseconds timeout{300'000};
 };
 

@@ -231,7 +231,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
                     "running it (rebuild with the launcher's MPI, or use srun --mpi=pmix with a PMIx-enabled MPI)"
                   : "the launcher and the MPI library disagree"));
 
-  MpiCommunicator host_comm(MPI_COMM_WORLD);
+  MpiCommunicator host_comm(MPI_COMM_WORLD, false, o.reduction_order);
   std::unique_ptr<Communicator> data;
   RankRecord rec = my_record(hash_arguments(o.args));
   auto all = gather_records(host_comm, rec);
