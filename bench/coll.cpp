@@ -52,6 +52,9 @@ struct Cell {
   uint64_t wrong = 0;
   bool checked = false;
   RankSkew skew;
+  size_t samples = 0;
+  StopReason stop = StopReason::converged;
+  double wall_s = 0;  // the whole cell on rank 0: buffers, inputs, warm-up, samples, checks
 };
 
 std::string env_or_empty(const char* name) {
@@ -141,6 +144,7 @@ class CollRun {
   }
 
   Cell measure_cell(const Sweep& s, const CollShape& shape, bool in_place) {
+    const double start = steady_clock().now();
     Cell cell;
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, seed_};
     CollCase c(ctx_, spec);
@@ -172,6 +176,9 @@ class CollRun {
       cell.wrong = static_cast<uint64_t>(sum);
       cell.checked = true;
     }
+    cell.samples = m.samples.size();
+    cell.stop = m.stop;
+    cell.wall_s = steady_clock().now() - start;
     if (runner_) runner_->add(to_result(s, shape, in_place, cell, m));
     return cell;
   }
@@ -205,6 +212,7 @@ class CollRun {
                {"skew_median", cell.skew.median_skew},
                {"slowest_rank", cell.skew.slowest_rank},
                {"slowest_rank_share", cell.skew.slowest_share},
+               {"wall_seconds", cell.wall_s},
                {"busbw_formula", busbw_formula(s.op)}};
     const std::string nccl = nccl_version_string();
     if (ctx_.world_comm.backend() == "nccl" && !nccl.empty()) r.extra["nccl_version"] = nccl;
@@ -245,12 +253,14 @@ class CollRun {
                        c.algbw, c.busbw, c.checked ? fmt::to_string(c.wrong) : std::string("N/A"));
   }
 
-  static std::string stats_text(const Cell& c) {
+  std::string stats_text(const Cell& c) const {
     if (!c.measured) return fmt::format("{:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}", "N/A", "", "", "", "", "", "");
     const auto& s = c.stats;
-    return fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
-                       s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
-                       fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
+    std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
+                                   s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
+                                   fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
+    if (o_.verbose) text += fmt::format(" {:>7} {:>11} {:9.2f}", c.samples, stop_reason_name(c.stop), c.wall_s * 1e3);
+    return text;
   }
 
   void run_sweep(const Sweep& s, const std::vector<uint64_t>& sizes, int cycle) {
@@ -310,8 +320,9 @@ class CollRun {
       fmt::print("# statistics: us per op over the samples ({}); skew = median over samples of (max-min)/max across "
                  "ranks; slowest = rank slowest most often\n",
                  timing_mode_name(o_.mode));
-      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}\n", "size", "placement", "min", "median",
-                 "p95", "max", "CV%", "skew%", "slowest");
+      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}{}\n", "size", "placement", "min", "median",
+                 "p95", "max", "CV%", "skew%", "slowest",
+                 o_.verbose ? fmt::format(" {:>7} {:>11} {:>9}", "samples", "stop", "wall(ms)") : std::string());
       for (const auto& r : rows) {
         fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "out", stats_text(r.out));
         if (r.in.measured) fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "in", stats_text(r.in));
@@ -399,6 +410,9 @@ int run_checked_world(const std::string& backend, int ranks, double timeout_s,
   if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
   w.args = args;
+  // The MPI library's own collectives are what a user of this family measures; the inputs are
+  // small integers, so any summation order gives the exact reference (coll_case.hpp).
+  w.reduction_order = ReductionOrder::library;
   return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }
 

@@ -136,7 +136,7 @@ P2pOptions quick_p2p_options() {
   return o;
 }
 
-int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& harness, Runner& runner, uint64_t seed) {
+int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& rank_harness, Runner& runner, uint64_t seed) {
   P2pOptions o = quick_p2p_options();
   o.modes = {"device", "host"};
   run_local(o, sel, seed, runner);
@@ -144,7 +144,7 @@ int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& harness, Run
   r.modes = {"rank"};
   r.size = uint64_t{1} << 20;
   if (default_coll_backend() == "threads") r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
-  return run_p2p_ranks(r, harness, runner, seed, {"run", "--suite", "quick"});
+  return run_p2p_ranks(r, rank_harness, runner, seed, {"run", "--suite", "quick"});
 }
 
 void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
@@ -170,19 +170,22 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     options.latency_size = parse_size(*latency_size);
     validate(options);
     validate(common->harness);
+    // Rank pairs are microsecond-scale messages; device pairs and the host aggregate keep the
+    // common stopping rule.
+    const HarnessOptions rank_harness = microsecond_family_harness(*app, common->harness);
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
     const LauncherInfo launcher = detect_launcher();
     if (launcher.launched && launcher.rank != 0) {
       // Only rank 0 prints, writes files and measures this process's own GPUs.
       if (!has_mode(options, "rank")) return kExitOk;
-      Runner silent(RunnerOptions{common->harness, false, true}, nullptr);
-      return run_p2p_ranks(options, common->harness, silent, common->seed, args);
+      Runner silent(RunnerOptions{rank_harness, false, true}, nullptr);
+      return run_p2p_ranks(options, rank_harness, silent, common->seed, args);
     }
     Session session(*common, argv);
     int code = kExitOk;
     if (has_mode(options, "rank"))
-      code = run_p2p_ranks(options, common->harness, session.runner(), common->seed, args);
+      code = run_p2p_ranks(options, rank_harness, session.runner(), common->seed, args);
     run_local(options, sel, common->seed, session.runner());
     if (!common->quiet) {
       fmt::print("{}", render_p2p_matrices(session.runner().results()));
