@@ -100,11 +100,35 @@ if(PkgConfig_FOUND)
   if(HWLOC_FOUND)
     set(GCB_HAVE_HWLOC ON)
   endif()
+  # OpenBLAS built on OpenMP shares our loops' thread pool; the default pthreads build keeps a
+  # pool of its own whose threads spin while OpenMP's work, and the other way round. Debian
+  # installs the variants side by side (libopenblas-openmp-dev) and points the plain
+  # openblas.pc at the highest-priority one, so the OpenMP variant's own .pc is looked up first.
+  find_file(GCB_OPENBLAS_OPENMP_PC openblas.pc
+            PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/pkgconfig lib/openblas-openmp/pkgconfig
+            NO_CACHE)
+  set(_gcb_pc_path "$ENV{PKG_CONFIG_PATH}")
+  if(GCB_OPENBLAS_OPENMP_PC)
+    get_filename_component(_gcb_pc_dir ${GCB_OPENBLAS_OPENMP_PC} DIRECTORY)
+    set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_dir}:${_gcb_pc_path}")
+  endif()
   pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+  if(OPENBLAS_FOUND)
+    pkg_get_variable(_gcb_openblas_config openblas openblas_config)
+  endif()
+  set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_path}")
 endif()
 set(GCB_HAVE_OPENBLAS ${OPENBLAS_FOUND})
 if(NOT GCB_HAVE_OPENBLAS)
   set(GCB_HAVE_OPENBLAS OFF)
+endif()
+set(GCB_OPENBLAS_THREADING "")
+if(GCB_HAVE_OPENBLAS)
+  if(_gcb_openblas_config MATCHES "USE_OPENMP=1")
+    set(GCB_OPENBLAS_THREADING "OpenMP")
+  else()
+    set(GCB_OPENBLAS_THREADING "own pthreads pool: competes with the OpenMP loops (install libopenblas-openmp-dev)")
+  endif()
 endif()
 
 # --- test and benchmark frameworks ----------------------------------------------------------

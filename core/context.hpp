@@ -21,6 +21,10 @@ nlohmann::json collect_run_context(const ContextOptions& options);
 // context): NCCL, cuBLASLt, cuDNN, MPI's library name. Missing ones are absent from the object.
 nlohmann::json probe_library_versions();
 
+// {"blas": {"library", "config", "threading": sequential|pthreads|openmp, "threads"} or null,
+//  "openmp": {"max_threads", "wait_policy"} or null}, read from the running process.
+nlohmann::json threading_json();
+
 // Only NCCL_*, UCX_*, FI_*, CUDA_*, OMP_*, SLURM_* (the list), sorted by name.
 nlohmann::json filtered_environment(char** envp);
 
