@@ -9,10 +9,7 @@ if(NOT GCB_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Hopper by default: the GPUs we target (H100/H200) and it keeps builds small.
-      set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures")
-    endif()
+    include(${CMAKE_CURRENT_LIST_DIR}/GcbCudaArch.cmake)
     enable_language(CUDA)
     # CMake 3.25 does not know that nvcc ≥ 12 speaks C++20; teach it the flag.
     set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
