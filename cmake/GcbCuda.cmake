@@ -20,6 +20,8 @@ if(NOT GCB_CUDA STREQUAL "OFF")
     # Static CUDA runtime: the binary carries cudart and needs only the driver at run time.
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
     find_package(CUDAToolkit REQUIRED)
+    include(${CMAKE_CURRENT_LIST_DIR}/GcbResourceCheck.cmake)
+    gcb_capture_ptxas_reports()
     set(GCB_HAVE_CUDA ON)
   elseif(GCB_CUDA STREQUAL "ON")
     message(FATAL_ERROR "GCB_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
