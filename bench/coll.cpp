@@ -206,8 +206,8 @@ class CollRun {
                {"slowest_rank", cell.skew.slowest_rank},
                {"slowest_rank_share", cell.skew.slowest_share},
                {"busbw_formula", busbw_formula(s.op)}};
-    const std::string nccl = nccl_version_string();
-    if (ctx_.world_comm.backend() == "nccl" && !nccl.empty()) r.extra["nccl_version"] = nccl;
+    if (const std::string v = ctx_.world_comm.library_version(); !v.empty())
+      r.extra[fmt::format("{}_version", ctx_.world_comm.backend())] = v;
     for (const char* v : {"NCCL_ALGO", "NCCL_PROTO"})
       if (const std::string e = env_or_empty(v); !e.empty()) r.extra[v] = e;
     if (cell.wrong > 0) {

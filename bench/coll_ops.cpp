@@ -180,16 +180,25 @@ void validate(const CollOptions& o) {
   if (o.cudagraph < 0) throw bad("-G/--cudagraph must be ≥ 0");
   if (o.ranks < 0) throw bad("--ranks must be ≥ 1");
   if (!(o.timeout > 0)) throw bad("--timeout must be > 0 seconds");
-  if (!o.backend.empty() && o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw bad(fmt::format("--backend {}: expected threads, mpi or nccl", o.backend));
+  if (!o.backend.empty() && !communicator_backend_known(o.backend))
+    throw bad(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (!o.backend.empty() && !communicator_backend_built(o.backend))
     throw bad(fmt::format("--backend {} was not built into this binary", o.backend));
 }
 
+// The first built backend, in table order, that fits the machine and the launch: device memory
+// when GPUs exist, one that spans processes under a launcher, else one of this process.
 std::string default_coll_backend() {
-  if (communicator_backend_built("nccl") && gpu::device_count() > 0) return "nccl";
-  if (world_is_processes() && communicator_backend_built("mpi")) return "mpi";
-  return "threads";
+  const bool gpus = gpu::device_count() > 0, processes = world_is_processes();
+  const auto& table = communicator_backends();
+  for (bool device : {true, false}) {
+    if (device && !gpus) continue;
+    for (const CommunicatorBackend& b : table) {
+      if (!b.built() || (b.memory == MemorySpace::device) != device) continue;
+      if (processes ? b.spans_processes : !b.needs_processes) return std::string(b.name);
+    }
+  }
+  return std::string(table.front().name);
 }
 
 }  // namespace gcb::bench

@@ -380,7 +380,7 @@ std::string overlap_error(const TrainOptions& opt, const ParallelLayout& layout,
   if (layout.tp != 1 || layout.pp != 1 || opt.sp || opt.zero > ZeroStage::one) {
     return "--overlap is implemented for the dp engines with zero 0 or 1 (tp = pp = 1, no sp)";
   }
-  if (dp != nullptr && !dp->callable_from_any_thread()) {
+  if (dp != nullptr && dp->thread_support() == ThreadSupport::creating_thread) {
     return fmt::format("--overlap needs a {} communicator callable from a second thread "
                        "(MPI: MPI_THREAD_SERIALIZED)", dp->backend());
   }
