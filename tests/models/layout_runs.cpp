@@ -1,0 +1,98 @@
+#include "tests/models/layout_runs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "collectives/thread_communicator.hpp"
+#include "models/cpu_backend.hpp"
+
+namespace gcb::models::test {
+
+std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps) {
+  std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
+  run_ranks(lay.world(), [&](Communicator& world) {
+    RankContext ctx = make_rank_context(world, lay);
+    CpuBackend be;
+    PhaseTimer phases;
+    RankOutcome r;
+    r.dp_rank = ctx.dp_rank;
+    r.tp_rank = ctx.tp_rank;
+    r.pp_rank = ctx.pp_rank;
+    {
+      auto engine = make_training_step(be, ctx, o);
+      engine->set_phase_timer(&phases);
+      for (int s = 0; s < steps; ++s) r.losses.push_back(engine->step());
+      engine->set_phase_timer(nullptr);
+      r.comm = engine->last_step_comm();
+      r.padded = engine->padded_params();
+      r.mem = be.memory();
+      r.params = engine->full_params();
+    }
+    const auto lane = phases.spans().find("comm_lane");
+    r.lane_busy = lane == phases.spans().end() ? 0.0 : lane->second;
+    const auto wait = phases.exclusive().find("comm:bucket_wait");
+    r.bucket_wait = wait == phases.exclusive().end() ? 0.0 : wait->second;
+    out[static_cast<size_t>(world.rank())] = std::move(r);
+  });
+  return out;
+}
+
+RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps) {
+  TrainOptions one = o;
+  one.grad_accum = o.grad_accum * lay.dp;
+  one.sp = false;
+  one.zero = ZeroStage::none;
+  one.overlap_comm = false;
+  return run_layout(ParallelLayout{}, one, steps)[0];
+}
+
+bool is_key_bias(const GptConfig& c, size_t i) {
+  const auto emb = static_cast<size_t>(embedding_param_count(c));
+  const auto layer = static_cast<size_t>(layer_param_count(c));
+  if (i < emb) return false;
+  const size_t C = static_cast<size_t>(c.hidden), within = (i - emb) % layer;
+  const size_t qkvb = 2 * C + 3 * C * C;  // after ln1.w, ln1.b, qkv.w
+  return within >= qkvb + C && within < qkvb + 2 * C;
+}
+
+void expect_close(const RankOutcome& got, const RankOutcome& want, const GptConfig& c, const Tolerance& tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.losses.size(), want.losses.size()) << what;
+  for (size_t i = 0; i < got.losses.size(); ++i) {
+    EXPECT_NEAR(got.losses[i], want.losses[i], tol.rtol * std::abs(want.losses[i])) << what << " step " << i;
+  }
+  ASSERT_EQ(got.params.size(), want.params.size()) << what;
+  size_t bad = 0;
+  for (size_t i = 0; i < got.params.size(); ++i) {
+    const double g = got.params[i], w = want.params[i];
+    const bool ok = is_key_bias(c, i) ? std::abs(g) <= tol.key_bias_bound && std::abs(w) <= tol.key_bias_bound
+                                      : std::abs(g - w) <= tol.rtol * std::max(std::abs(w), tol.floor);
+    if (!ok && bad++ < 5) ADD_FAILURE() << what << ": param " << i << " got " << g << " want " << w;
+  }
+  EXPECT_EQ(bad, 0u) << what;
+  if (bad == 0) return;
+  // Where the differences are: max |got − want| per tensor of each unit.
+  const size_t C = static_cast<size_t>(c.hidden);
+  const auto emb = static_cast<size_t>(embedding_param_count(c));
+  const auto layer = static_cast<size_t>(layer_param_count(c));
+  const std::vector<std::pair<const char*, size_t>> ends = {
+      {"ln1", 2 * C}, {"qkvw.q", 2 * C + C * C}, {"qkvw.k", 2 * C + 2 * C * C}, {"qkvw.v", 2 * C + 3 * C * C},
+      {"qkvb", 5 * C + 3 * C * C}, {"proj", 6 * C + 4 * C * C}, {"ln2", 8 * C + 4 * C * C},
+      {"fc", 12 * C + 8 * C * C}, {"fcproj", 13 * C + 12 * C * C}};
+  std::vector<double> mx(ends.size() + 1, 0.0);
+  for (size_t i = 0; i < got.params.size(); ++i) {
+    size_t k = ends.size();
+    if (i >= emb) {
+      const size_t w = (i - emb) % layer;
+      k = 0;
+      while (w >= ends[k].second) ++k;
+    }
+    mx[k] = std::max(mx[k], std::abs(static_cast<double>(got.params[i]) - want.params[i]));
+  }
+  for (size_t k = 0; k < ends.size(); ++k) ADD_FAILURE() << what << " max diff " << ends[k].first << " " << mx[k];
+  ADD_FAILURE() << what << " max diff embedding " << mx.back();
+}
+
+}  // namespace gcb::models::test

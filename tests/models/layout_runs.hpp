@@ -1,0 +1,45 @@
+// Shared by the engine tests: run a layout for a few steps with ranks as threads and collect what
+// each rank saw; compare a run with a reference within a tolerance, parameter by parameter.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/engine.hpp"
+
+namespace gcb::models::test {
+
+struct RankOutcome {
+  std::vector<double> losses;
+  std::vector<float> params;
+  MemoryStats mem;  // between steps, engine alive: current = the persistent bytes
+  CommStats comm;   // of the last step
+  size_t padded = 0;
+  int dp_rank = 0, tp_rank = 0, pp_rank = 0;
+  double lane_busy = 0, bucket_wait = 0;  // phase timer figures over all steps
+};
+
+// `steps` steps of `o` on `lay` (ranks as threads, CpuBackend); one outcome per world rank.
+std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps = 3);
+
+// The single-rank run of the same global batch: dp·m micro-batches of B sequences, no ZeRO, no SP.
+RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps = 3);
+
+// The key bias (second third of qkv.b) has an identically zero gradient: adding q·b_k to every
+// score of a softmax row changes nothing. Its trained value is rounding noise that Adam scales by
+// lr/eps, different for every summation order, so comparing it would compare noise; it is
+// checked to stay within `bound` of 0 instead.
+bool is_key_bias(const GptConfig& c, size_t i);
+
+// Losses within rtol; every parameter within rtol·max(|want|, floor) (a floor of 0.1 for
+// parameters near 0, where relative error is meaningless; weights are O(0.02 … 1)); key biases
+// within key_bias_bound of 0. On failure, the largest difference per tensor kind is reported.
+struct Tolerance {
+  double rtol = 1e-5;
+  double floor = 0.1;
+  double key_bias_bound = 1e-4;
+};
+void expect_close(const RankOutcome& got, const RankOutcome& want, const GptConfig& c, const Tolerance& tol,
+                  const std::string& what);
+
+}  // namespace gcb::models::test
