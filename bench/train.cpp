@@ -58,7 +58,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
     throw UsageError(fmt::format("--ranks {} but the launcher started {} processes", o.ranks, launcher.size));
   }
   if (!o.sweep.empty()) {
-    r.ranks = launcher.launched ? launcher.size : (o.ranks > 0 ? o.ranks : 1);
+    r.ranks = launcher.launched ? launcher.size : (o.ranks > 0 ? o.ranks : models::sweep_ranks(o.sweep));
     r.layouts = models::parse_sweep(o.sweep, r.ranks);
   } else {
     models::LayoutSpec l;
@@ -160,7 +160,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
   app->add_option("--backend", o->backend, "Compute backend: " + models::compute_backend_names() + " (cuda: not built yet)")
       ->capture_default_str();
-  app->add_option("--ranks", o->ranks, "Rank threads (default dp·tp·pp; under mpirun the world size)");
+  app->add_option("--ranks", o->ranks,
+                  "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)");
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
   app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)");
   app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")->capture_default_str();

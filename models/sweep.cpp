@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "core/error.hpp"
 
 namespace gcb::models {
@@ -39,46 +42,66 @@ std::string layout_name(const LayoutSpec& l) {
   return s;
 }
 
+namespace {
+
+// One layout's tokens; dp = 0 when not given (every rank tp·pp leaves).
+LayoutSpec parse_tokens(const std::string& item, const std::string& text) {
+  if (item.empty()) throw UsageError(fmt::format("--sweep '{}': empty layout", text));
+  LayoutSpec l;
+  l.dp = 0;
+  for (const std::string& tok : split(item, '-')) {
+    if (tok == "dp") {
+      l.dp = 0;
+    } else if (tok == "sp") {
+      l.sp = true;
+    } else if (tok == "gpipe") {
+      l.schedule = PipeSchedule::gpipe;
+    } else if (tok == "1f1b") {
+      l.schedule = PipeSchedule::one_f_one_b;
+    } else if (tok == "overlap") {
+      l.overlap = true;
+    } else if (tok.starts_with("dp")) {
+      l.dp = parse_degree(tok, 2);
+    } else if (tok.starts_with("tp")) {
+      l.tp = parse_degree(tok, 2);
+    } else if (tok.starts_with("pp")) {
+      l.pp = parse_degree(tok, 2);
+    } else if (tok.starts_with("zero")) {
+      const int z = parse_degree(tok, 4);
+      if (z > 3) throw UsageError(fmt::format("--sweep {}: zero stage must be 0–3", item));
+      l.zero = static_cast<ZeroStage>(z);
+    } else {
+      throw UsageError(fmt::format(
+          "--sweep: unknown token '{}' in '{}' (dp[N], tpN, ppN, sp, zeroK, gpipe, 1f1b, overlap)", tok, item));
+    }
+  }
+  if (l.tp < 1 || l.pp < 1) throw UsageError(fmt::format("--sweep {}: tp and pp must be ≥ 1", item));
+  return l;
+}
+
+}  // namespace
+
 std::vector<LayoutSpec> parse_sweep(const std::string& text, int ranks) {
   std::vector<LayoutSpec> out;
   for (const std::string& item : split(text, ',')) {
-    if (item.empty()) throw UsageError(fmt::format("--sweep '{}': empty layout", text));
-    LayoutSpec l;
-    int dp = 0;
-    for (const std::string& tok : split(item, '-')) {
-      if (tok == "dp") {
-        dp = 0;
-      } else if (tok == "sp") {
-        l.sp = true;
-      } else if (tok == "gpipe") {
-        l.schedule = PipeSchedule::gpipe;
-      } else if (tok == "1f1b") {
-        l.schedule = PipeSchedule::one_f_one_b;
-      } else if (tok == "overlap") {
-        l.overlap = true;
-      } else if (tok.starts_with("dp")) {
-        dp = parse_degree(tok, 2);
-      } else if (tok.starts_with("tp")) {
-        l.tp = parse_degree(tok, 2);
-      } else if (tok.starts_with("pp")) {
-        l.pp = parse_degree(tok, 2);
-      } else if (tok.starts_with("zero")) {
-        const int z = parse_degree(tok, 4);
-        if (z > 3) throw UsageError(fmt::format("--sweep {}: zero stage must be 0–3", item));
-        l.zero = static_cast<ZeroStage>(z);
-      } else {
-        throw UsageError(fmt::format(
-            "--sweep: unknown token '{}' in '{}' (dp[N], tpN, ppN, sp, zeroK, gpipe, 1f1b, overlap)", tok, item));
-      }
-    }
-    if (l.tp < 1 || l.pp < 1 || ranks % (l.tp * l.pp) != 0) {
+    LayoutSpec l = parse_tokens(item, text);
+    if (ranks % (l.tp * l.pp) != 0) {
       throw UsageError(fmt::format("--sweep {}: tp·pp = {} does not divide {} ranks", item, l.tp * l.pp, ranks));
     }
-    l.dp = dp > 0 ? dp : ranks / (l.tp * l.pp);
+    if (l.dp == 0) l.dp = ranks / (l.tp * l.pp);
     l.name = layout_name(l);
     out.push_back(l);
   }
   return out;
+}
+
+int sweep_ranks(const std::string& text) {
+  int ranks = 1;
+  for (const std::string& item : split(text, ',')) {
+    const LayoutSpec l = parse_tokens(item, text);
+    ranks = std::lcm(ranks, std::max(l.dp, 1) * l.tp * l.pp);
+  }
+  return ranks;
 }
 
 TrainOptions apply_layout(TrainOptions base, const LayoutSpec& l) {

@@ -30,6 +30,9 @@ struct LayoutSpec {
 // Layouts separated by ','. gcb::UsageError on an unknown token, a stage outside 0–3, or when
 // tp·pp does not divide `ranks`.
 std::vector<LayoutSpec> parse_sweep(const std::string& text, int ranks);
+// The fewest ranks every layout of `text` fits: the least common multiple of each layout's
+// (dp if given, else 1)·tp·pp. "dp,tp2,pp2-1f1b,dp2-tp2-pp2" → 8.
+int sweep_ranks(const std::string& text);
 std::string layout_name(const LayoutSpec& l);
 // The layout's choices applied to `base` (zero, sp, schedule, overlap).
 TrainOptions apply_layout(TrainOptions base, const LayoutSpec& l);

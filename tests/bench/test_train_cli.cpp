@@ -117,6 +117,34 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
   }
 }
 
+// The mixed-precision sweep of docs/readme-train.md: 8 ranks by default (the fewest every layout
+// fits); per layout, rank 0's model states between steps and its activation peak equal the
+// formulas byte for byte, bf16 parameters next to fp32 master weights (16 bytes per parameter).
+TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
+  TrainCliOptions o;
+  o.sweep = "dp,zero1,zero2,zero3,tp2,tp2-sp,pp2-1f1b,dp2-tp2-pp2";
+  o.precision = "bf16";
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_flops = 1e9;
+  const models::TrainRequest request = train_request(o);
+  EXPECT_EQ(request.ranks, 8);
+  const std::vector<Result> results = models::run_training(request);
+  ASSERT_EQ(results.size(), 8u);
+  for (const Result& r : results) {
+    EXPECT_EQ(r.params["precision"], "bf16");
+    for (const char* cat : {"params", "grads", "master", "adam_m", "adam_v"}) {
+      EXPECT_EQ(r.extra["memory"][cat]["persistent"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
+    }
+    EXPECT_EQ(r.extra["memory"]["activations"]["measured"], r.extra["memory"]["activations"]["analytic"]) << r.key;
+    // bf16 parameters are half the fp32 master copy wherever both are unsharded or both sharded.
+    if (r.params["zero"] == 0) {
+      EXPECT_EQ(2 * r.extra["memory"]["params"]["persistent"].get<int64_t>(),
+                r.extra["memory"]["master"]["persistent"].get<int64_t>()) << r.key;
+    }
+  }
+}
+
 TEST(TrainCli, DumpIsBitwiseReproducibleAndJsonIsWritten) {
   const std::string a = temp("a.txt"), b = temp("b.txt"), j = temp("r.json");
   const std::string args = "--dp 2 --tp 2 --sp --zero 1 --steps 2 --warmup 0 --peak-flops 1e9 --quiet";

@@ -9,6 +9,30 @@
 #include "models/cpu_backend.hpp"
 
 namespace gcb::models::test {
+namespace {
+
+// Tensor kinds of the canonical layout: a layer's tensors (each summed over layers), then the
+// embedding unit.
+const std::vector<const char*>& kind_names() {
+  static const std::vector<const char*> names = {"ln1", "qkvw.q", "qkvw.k", "qkvw.v", "qkvb",     "proj",
+                                                 "ln2", "fc",     "fcproj", "embedding"};
+  return names;
+}
+
+size_t tensor_kind(const GptConfig& c, size_t i) {
+  const size_t C = static_cast<size_t>(c.hidden);
+  const auto emb = static_cast<size_t>(embedding_param_count(c));
+  const auto layer = static_cast<size_t>(layer_param_count(c));
+  if (i < emb) return kind_names().size() - 1;
+  const size_t ends[] = {2 * C,  2 * C + C * C, 2 * C + 2 * C * C, 2 * C + 3 * C * C, 5 * C + 3 * C * C,
+                         6 * C + 4 * C * C, 8 * C + 4 * C * C, 12 * C + 8 * C * C, 13 * C + 12 * C * C};
+  const size_t w = (i - emb) % layer;
+  size_t k = 0;
+  while (w >= ends[k]) ++k;
+  return k;
+}
+
+}  // namespace
 
 std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps) {
   std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
@@ -22,6 +46,7 @@ std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOption
     r.pp_rank = ctx.pp_rank;
     {
       auto engine = make_training_step(be, ctx, o);
+      r.initial_params = engine->full_params();
       engine->set_phase_timer(&phases);
       for (int s = 0; s < steps; ++s) r.losses.push_back(engine->step());
       engine->set_phase_timer(nullptr);
@@ -73,26 +98,28 @@ void expect_close(const RankOutcome& got, const RankOutcome& want, const GptConf
   }
   EXPECT_EQ(bad, 0u) << what;
   if (bad == 0) return;
-  // Where the differences are: max |got − want| per tensor of each unit.
-  const size_t C = static_cast<size_t>(c.hidden);
-  const auto emb = static_cast<size_t>(embedding_param_count(c));
-  const auto layer = static_cast<size_t>(layer_param_count(c));
-  const std::vector<std::pair<const char*, size_t>> ends = {
-      {"ln1", 2 * C}, {"qkvw.q", 2 * C + C * C}, {"qkvw.k", 2 * C + 2 * C * C}, {"qkvw.v", 2 * C + 3 * C * C},
-      {"qkvb", 5 * C + 3 * C * C}, {"proj", 6 * C + 4 * C * C}, {"ln2", 8 * C + 4 * C * C},
-      {"fc", 12 * C + 8 * C * C}, {"fcproj", 13 * C + 12 * C * C}};
-  std::vector<double> mx(ends.size() + 1, 0.0);
+  // Where the differences are: max |got − want| per tensor kind.
+  std::vector<double> mx(kind_names().size(), 0.0);
   for (size_t i = 0; i < got.params.size(); ++i) {
-    size_t k = ends.size();
-    if (i >= emb) {
-      const size_t w = (i - emb) % layer;
-      k = 0;
-      while (w >= ends[k].second) ++k;
-    }
+    const size_t k = tensor_kind(c, i);
     mx[k] = std::max(mx[k], std::abs(static_cast<double>(got.params[i]) - want.params[i]));
   }
-  for (size_t k = 0; k < ends.size(); ++k) ADD_FAILURE() << what << " max diff " << ends[k].first << " " << mx[k];
-  ADD_FAILURE() << what << " max diff embedding " << mx.back();
+  for (size_t k = 0; k < mx.size(); ++k) ADD_FAILURE() << what << " max diff " << kind_names()[k] << " " << mx[k];
+}
+
+std::vector<TensorError> relative_update_errors(const RankOutcome& got, const RankOutcome& want, const GptConfig& c) {
+  std::vector<double> diff(kind_names().size(), 0.0), moved(kind_names().size(), 0.0);
+  for (size_t i = 0; i < want.params.size(); ++i) {
+    if (is_key_bias(c, i)) continue;
+    const size_t k = tensor_kind(c, i);
+    const double d = static_cast<double>(got.params[i]) - want.params[i];
+    const double u = static_cast<double>(want.params[i]) - want.initial_params[i];
+    diff[k] += d * d;
+    moved[k] += u * u;
+  }
+  std::vector<TensorError> out;
+  for (size_t k = 0; k < diff.size(); ++k) out.push_back({kind_names()[k], std::sqrt(diff[k] / moved[k])});
+  return out;
 }
 
 }  // namespace gcb::models::test

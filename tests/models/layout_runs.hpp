@@ -12,6 +12,7 @@ namespace gcb::models::test {
 struct RankOutcome {
   std::vector<double> losses;
   std::vector<float> params;
+  std::vector<float> initial_params;  // before the first step
   MemoryStats mem;  // between steps, engine alive: current = the persistent bytes
   CommStats comm;   // of the last step
   size_t padded = 0;
@@ -41,5 +42,14 @@ struct Tolerance {
 };
 void expect_close(const RankOutcome& got, const RankOutcome& want, const GptConfig& c, const Tolerance& tol,
                   const std::string& what);
+
+// Per tensor kind (embedding, ln1, the q, k and v weights, qkv biases, proj, ln2, fc, fcproj; each
+// summed over layers), ‖got − want‖₂ / ‖want − want.initial‖₂: how far apart two runs ended,
+// relative to how far training moved those weights. Key biases are left out (pure noise).
+struct TensorError {
+  std::string tensor;
+  double relative = 0;
+};
+std::vector<TensorError> relative_update_errors(const RankOutcome& got, const RankOutcome& want, const GptConfig& c);
 
 }  // namespace gcb::models::test

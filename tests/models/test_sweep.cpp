@@ -29,6 +29,13 @@ TEST(Sweep, GrammarAndCanonicalNames) {
   EXPECT_TRUE(o.overlap_comm);
 }
 
+TEST(Sweep, DefaultRanksFitEveryLayout) {
+  EXPECT_EQ(sweep_ranks("dp,zero1,zero2,zero3,tp2,tp2-sp,pp2-1f1b,dp2-tp2-pp2"), 8);
+  EXPECT_EQ(sweep_ranks("tp2,pp3"), 6);
+  EXPECT_EQ(sweep_ranks("dp"), 1);
+  for (const LayoutSpec& l : parse_sweep("dp,tp2,pp2-1f1b,dp2-tp2-pp2", 8)) EXPECT_EQ(l.dp * l.tp * l.pp, 8) << l.name;
+}
+
 TEST(Sweep, WhatCannotRunIsAUsageError) {
   EXPECT_THROW(parse_sweep("tp3", 4), UsageError);
   EXPECT_THROW(parse_sweep("", 4), UsageError);
