@@ -82,6 +82,43 @@ TEST(CpuBackend, GemmMatchesDoubleReferenceForAllTransposes) {
   EXPECT_TRUE(std::string(cpu_matmul_impl()) == "openblas" || std::string(cpu_matmul_impl()) == "naive");
 }
 
+// The bitwise claims (reruns, MPI = threads, ZeRO = DP) need every matmul to give the same bits
+// whatever the BLAS thread count: OpenBLAS 0.3.21's sgemm splits M and N among threads, never K,
+// so each element's sum runs in one order. A BLAS that split K would fail here first; the tests
+// that compare runs across processes also pin OPENBLAS_NUM_THREADS (tests/models/CMakeLists.txt).
+TEST(CpuBackend, MatmulResultsDoNotDependOnBlasThreadCount) {
+  // Shapes of the model's GEMMs: activations × weights and the weight gradients' long K = B·T.
+  const int shapes[][3] = {{512, 96, 32}, {32, 128, 8192}, {256, 256, 256}, {8, 8, 200000}};
+  const int before = cpu_matmul_threads();
+  for (const auto& sh : shapes) {
+    const int M = sh[0], N = sh[1], K = sh[2];
+    const auto A = randn(static_cast<size_t>(M) * K, 60), B = randn(static_cast<size_t>(K) * N, 61);
+    std::vector<std::vector<float>> out;
+    for (int threads : {1, 2, 4}) {
+      set_cpu_matmul_threads(threads);
+      std::vector<float> C(static_cast<size_t>(M) * N);
+      cpu_sgemm(true, false, M, N, K, A.data(), B.data(), C.data(), 0.0f);
+      out.push_back(std::move(C));
+    }
+    EXPECT_EQ(out[0], out[1]) << M << "x" << N << "x" << K << ": 1 vs 2 threads";
+    EXPECT_EQ(out[0], out[2]) << M << "x" << N << "x" << K << ": 1 vs 4 threads";
+  }
+  set_cpu_matmul_threads(before);
+}
+
+TEST(CpuBackend, LossSumsInDouble) {
+  // 2^20 per-token losses of 0.1f: a float running sum drifts by ~1 % (each addition rounds to a
+  // spacing that grows with the sum); the double sum is exact to ~1e-16 before the final rounding.
+  CpuBackend be;
+  const std::vector<float> losses(size_t{1} << 20, 0.1f);
+  double total = 0;
+  be.sum({&total, DType::f64}, f32(losses), losses.size(), false);
+  EXPECT_NEAR(total, static_cast<double>(0.1f) * (1 << 20), 1e-9);
+  float single = 0;
+  be.sum({&single, DType::f32}, f32(losses), losses.size(), false);
+  EXPECT_EQ(single, static_cast<float>(static_cast<double>(0.1f) * (1 << 20)));  // rounded once, at the end
+}
+
 TEST(CpuBackend, LayerNormBackwardMatchesFiniteDifferences) {
   CpuBackend be;
   const int rows = 6, C = 16;
