@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "bench/cli.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "models/backend_factory.hpp"
+#include "models/hf_gpt2.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -28,7 +31,20 @@ PipeSchedule parse_schedule(const std::string& s) {
   throw UsageError(fmt::format("--schedule {}: expected gpipe or 1f1b", s));
 }
 
+// The model: from the checkpoint when starting from one (its shapes; the head count from its
+// config.json or --heads), else a named config or JSON file with the overrides applied.
 models::GptConfig resolve_config(const TrainCliOptions& o) {
+  if (!o.init_from.empty()) {
+    models::GptConfig c = models::hf_gpt2_config(o.init_from, o.overrides.heads);
+    const models::ConfigOverrides& v = o.overrides;
+    for (const auto& [flag, given, held] : {std::tuple{"--layers", v.layers, c.layers}, std::tuple{"--hidden", v.hidden, c.hidden},
+                                            std::tuple{"--vocab", v.vocab, c.vocab}, std::tuple{"--seq", v.seq, c.seq}}) {
+      if (given > 0 && given != held) {
+        throw UsageError(fmt::format("{} {} conflicts with --init-from {}, which holds {}", flag, given, o.init_from, held));
+      }
+    }
+    return c;
+  }
   const bool file = o.model.find(".json") != std::string::npos;
   const models::GptConfig base = file ? models::load_config_file(o.model) : models::named_config(o.model);
   models::GptConfig c = models::apply_overrides(base, o.overrides);
@@ -81,6 +97,8 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.peak_source = "flag:--peak-flops";
   r.peak_size = o.peak_size;
   r.dump = o.dump;
+  r.init_from = o.init_from;
+  r.save = o.save;
   models::check_request(r);
   return r;
 }
@@ -166,6 +184,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)");
   app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")->capture_default_str();
   app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
+  app->add_option("--init-from", o->init_from,
+                  "Start from a Hugging Face GPT-2 checkpoint (model.safetensors; shapes from the file, heads from the "
+                  "config.json beside it or --heads)");
+  app->add_option("--save", o->save, "Write the final weights as Hugging Face GPT-2 safetensors, config.json beside it");
   run = [=, &argv] {
     TrainCliOptions opts = *o;
     opts.seed = common->seed;  // --seed: parameter initialisation (data: a fixed seed)

@@ -36,6 +36,8 @@ struct TrainCliOptions {
   double peak_flops = 0;   // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = 1024;
   std::string dump;        // write every step's loss and the final parameters (hex) to this file
+  std::string init_from;   // Hugging Face GPT-2 safetensors: the model and its starting weights
+  std::string save;        // write the final weights as Hugging Face GPT-2 safetensors + config.json
 };
 
 // Flags to the library's request; gcb::UsageError (one line) for anything invalid, before any

@@ -18,6 +18,7 @@
 #include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/engine.hpp"
+#include "models/hf_gpt2.hpp"
 #include "models/rank_context.hpp"
 #include "models/token_data.hpp"
 #include "models/training_result.hpp"
@@ -50,8 +51,10 @@ void write_dump(const std::string& path, const std::vector<double>& losses, cons
   if (!f) throw UsageError(fmt::format("cannot write --dump {}", path));
 }
 
-// Runs one layout on every rank; rank 0 returns the measurement (others: nullopt).
-std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const LayoutSpec& l) {
+// Runs one layout on every rank, from `initial` weights when not empty; rank 0 returns the
+// measurement (others: nullopt).
+std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const LayoutSpec& l,
+                                            const std::vector<float>& initial) {
   std::optional<LayoutMeasurement> out;
   const TrainOptions topt = layout_options(req, l);
   WorldOptions w;
@@ -65,6 +68,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
     LayoutMeasurement m;
     {
       auto engine = make_training_step(*be, ctx, topt);
+      if (!initial.empty()) engine->load_params(initial);
       be->set_phase_timer(&phases);
       engine->set_phase_timer(&phases);
       HostTimer timer(steady_clock(), 1);  // never flushes
@@ -102,9 +106,10 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.samples = meas.samples;
       m.memory = be->memory();
       m.comm = engine->last_step_comm();
-      if (!req.dump.empty()) {
+      if (!req.dump.empty() || !req.save.empty()) {
         const std::vector<float> params = engine->full_params();  // collective
-        if (rc.rank == 0) write_dump(req.dump, m.losses, params);
+        if (rc.rank == 0 && !req.dump.empty()) write_dump(req.dump, m.losses, params);
+        if (rc.rank == 0 && !req.save.empty()) save_hf_gpt2(req.save, topt.model, params);
       }
     }
     const std::vector<double> flat = flatten(mine);
@@ -141,6 +146,17 @@ void check_request(const TrainRequest& r) {
   if (r.steps < 1 || r.warmup < 0) throw UsageError("--steps must be ≥ 1 and --warmup ≥ 0");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (r.layouts.empty()) throw UsageError("no layout to run");
+  if (!r.save.empty() && r.layouts.size() > 1) throw UsageError("--save writes one model: give one layout, not a sweep");
+  if (!r.init_from.empty()) {
+    const GptConfig c = hf_gpt2_config(r.init_from, r.base.model.heads);
+    if (c.layers != r.base.model.layers || c.hidden != r.base.model.hidden || c.vocab != r.base.model.vocab ||
+        c.seq != r.base.model.seq || c.heads != r.base.model.heads) {
+      throw UsageError(fmt::format("--init-from {}: the checkpoint holds L {} C {} heads {} V {} T {}, the run asks for "
+                                   "L {} C {} heads {} V {} T {}",
+                                   r.init_from, c.layers, c.hidden, c.heads, c.vocab, c.seq, r.base.model.layers,
+                                   r.base.model.hidden, r.base.model.heads, r.base.model.vocab, r.base.model.seq));
+    }
+  }
   validate(r.base.model);
   if (!r.base.data_file.empty()) open_token_file(r.base.data_file, r.base.model.vocab, r.base.model.seq);
   const int gb = global_batch(r);
@@ -166,9 +182,10 @@ std::vector<Result> run_training(const TrainRequest& r) {
   const std::string source =
       given ? r.peak_source
             : fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl());
+  const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   std::vector<Result> results;
   for (const LayoutSpec& l : r.layouts) {
-    const std::optional<LayoutMeasurement> m = run_layout(r, l);
+    const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
     if (m) results.push_back(training_result(*m, peak, source));
   }
   return results;

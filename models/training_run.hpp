@@ -27,6 +27,8 @@ struct TrainRequest {
   std::string peak_source;      // where a given peak comes from
   int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak
   std::string dump;             // write every step's loss and the final weights (hex floats) here
+  std::string init_from;        // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
+  std::string save;             // write the final weights there in the same format (one layout only)
 };
 
 // The global batch in sequences (the request's, or ranks × micro-batch).
