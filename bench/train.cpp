@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "bench/cli.hpp"
 #include "collectives/world.hpp"
@@ -52,7 +54,12 @@ models::GptConfig resolve_config(const TrainCliOptions& o) {
   return c;
 }
 
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+// The binary unit that shows the largest value of a table with a few digits before the point.
+std::pair<const char*, double> memory_unit(double largest) {
+  if (largest >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
+  if (largest >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
+  return {"KiB", 1024.0};
+}
 
 }  // namespace
 
@@ -118,8 +125,12 @@ void print_train_tables(const std::vector<Result>& results, const std::string& t
                *r.metric("final_loss")->value);
   }
   // Model states: bytes held between steps; activations: the peak. Each next to its formula.
-  fmt::print("\nmemory per category, rank 0, MiB: measured / formula (states between steps, activations at peak)\n");
   const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};
+  double largest = 0;
+  for (const Result& r : results)
+    for (const char* c : cats) largest = std::max(largest, r.extra["memory"][c]["analytic"].get<double>());
+  const auto [unit, scale] = memory_unit(largest);
+  fmt::print("\nmemory per category, rank 0, {}: measured / formula (states between steps, activations at peak)\n", unit);
   fmt::print("{:<30}", "layout");
   for (const char* c : cats) fmt::print(" {:>19}", c);
   fmt::print("\n");
@@ -128,7 +139,7 @@ void print_train_tables(const std::vector<Result>& results, const std::string& t
     for (const char* c : cats) {
       const auto& e = r.extra["memory"][c];
       const double measured = e[std::string(c) == "activations" ? "measured" : "persistent"].get<double>();
-      fmt::print(" {:>9.4f}/{:<9.4f}", mib(measured), mib(e["analytic"].get<double>()));
+      fmt::print(" {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
     }
     fmt::print("\n");
   }

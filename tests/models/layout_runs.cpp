@@ -34,6 +34,29 @@ size_t tensor_kind(const GptConfig& c, size_t i) {
 
 }  // namespace
 
+TrainOptions tiny_options(int layers, int micro_batch, int grad_accum, Precision precision) {
+  TrainOptions o;
+  ConfigOverrides c;
+  c.layers = layers;
+  o.model = apply_overrides(named_config("tiny"), c);
+  o.micro_batch = micro_batch;
+  o.grad_accum = grad_accum;
+  o.precision = precision;
+  o.adam.lr = 1e-2f;
+  o.adam.weight_decay = 0.1f;
+  o.adam.eps = 1e-4f;
+  return o;
+}
+
+TrainOptions case_options(const LayoutCase& k, Precision precision) {
+  TrainOptions o = tiny_options(k.layers, k.micro_batch, k.grad_accum, precision);
+  o.sp = k.sp;
+  o.zero = k.zero;
+  o.schedule = k.schedule;
+  o.recompute = k.recompute;
+  return o;
+}
+
 std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps) {
   std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
   run_ranks(lay.world(), [&](Communicator& world) {

@@ -20,6 +20,27 @@ struct RankOutcome {
   double lane_busy = 0, bucket_wait = 0;  // phase timer figures over all steps
 };
 
+// `tiny` with `layers` layers, AdamW lr 1e-2 and weight decay 0.1. Adam's update m̂/(√v̂ + eps)
+// divides by |g|: for a component whose true gradient is within a few thousand roundings of zero
+// (zero-initialised biases; q and k weights while attention is near uniform) the default eps 1e-8
+// turns summation-order noise into a full lr-sized update difference (observed up to 1e-5 after
+// 3 steps at lr 1e-2 for tp2-sp in fp32, against 1e-6 allowed). eps = 1e-4 bounds that
+// amplification; every other difference is unchanged (max observed < 1e-6). A wiring error shows
+// up as O(lr) = 1e-2 differences under either eps.
+TrainOptions tiny_options(int layers, int micro_batch, int grad_accum, Precision precision = Precision::fp32);
+
+// One layout of a table-driven test.
+struct LayoutCase {
+  const char* name;
+  ParallelLayout lay;
+  int layers, micro_batch, grad_accum;
+  bool sp;
+  ZeroStage zero;
+  PipeSchedule schedule;
+  Recompute recompute = Recompute::none;
+};
+TrainOptions case_options(const LayoutCase& k, Precision precision = Precision::fp32);
+
 // `steps` steps of `o` on `lay` (ranks as threads, CpuBackend); one outcome per world rank.
 std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps = 3);
 

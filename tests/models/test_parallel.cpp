@@ -29,58 +29,19 @@
 namespace gcb::models {
 namespace {
 
-GptConfig tiny_layers(int layers) {
-  ConfigOverrides o;
-  o.layers = layers;
-  return apply_overrides(named_config("tiny"), o);
-}
-
-TrainOptions options(const GptConfig& cfg, int micro_batch, int grad_accum) {
-  TrainOptions o;
-  o.model = cfg;
-  o.micro_batch = micro_batch;
-  o.grad_accum = grad_accum;
-  o.adam.lr = 1e-2f;
-  o.adam.weight_decay = 0.1f;
-  // Adam's update m̂/(√v̂ + eps) divides by |g|: for a component whose true gradient is within a
-  // few thousand fp32 roundings of zero (zero-initialised biases; q and k weights while attention
-  // is near uniform) the default eps 1e-8 turns summation-order noise into a full lr-sized update
-  // difference (observed up to 1e-5 after 3 steps at lr 1e-2 for tp2-sp, against 1e-6 allowed).
-  // eps = 1e-4 bounds that amplification; every other difference is unchanged (max observed
-  // < 1e-6). A wiring error shows up as O(lr) = 1e-2 differences under either eps.
-  o.adam.eps = 1e-4f;
-  return o;
-}
-
 using test::RankOutcome;
 
 std::vector<RankOutcome> run(const ParallelLayout& lay, const TrainOptions& o, int steps = 3) {
   return test::run_layout(lay, o, steps);
 }
 
-struct Case {
-  const char* name;
-  ParallelLayout lay;
-  int layers, micro_batch, grad_accum;
-  bool sp;
-  ZeroStage zero;
-  PipeSchedule schedule;
-  Recompute recompute;
-};
+using Case = test::LayoutCase;
+using test::case_options;
 
 constexpr auto G = PipeSchedule::gpipe, F = PipeSchedule::one_f_one_b;
 constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one, Z2 = ZeroStage::two,
                Z3 = ZeroStage::three;
 constexpr auto RN = Recompute::none, RS = Recompute::selective, RF = Recompute::full;
-
-TrainOptions case_options(const Case& k) {
-  TrainOptions o = options(tiny_layers(k.layers), k.micro_batch, k.grad_accum);
-  o.sp = k.sp;
-  o.zero = k.zero;
-  o.schedule = k.schedule;
-  o.recompute = k.recompute;
-  return o;
-}
 
 std::vector<RankOutcome> check_case(const Case& k) {
   const TrainOptions o = case_options(k);
@@ -202,7 +163,7 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
       }
       EXPECT_EQ(r.mem[MemCategory::activations].peak, th.activation_bytes) << k.name << " stage " << r.pp_rank;
       // Sharded categories are exactly 1/dp of the unsharded ones (each unit padded to a
-      // multiple of dp), independently of expected_state_bytes.
+      // multiple of dp), independently of zero_state_bytes.
       TrainOptions o0 = o;
       o0.zero = Z0;
       const StateBytes full = step_theory(o0, k.lay).stages[static_cast<size_t>(r.pp_rank)].states;
@@ -248,7 +209,7 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
     }
   }
   // The headline numbers: 4·b·s·h per layer for TP, b·s·h per stage boundary for PP (fp32 bytes).
-  const TrainOptions o = options(tiny_layers(4), 2, 1);
+  const TrainOptions o = test::tiny_options(4, 2, 1);
   const int64_t bsh = 2 * 16 * 32;
   EXPECT_EQ(comm_bytes(o, {1, 2, 1}, 0)[static_cast<size_t>(CommKind::tp_all_reduce)],
             4 * (4 * 4 * bsh + bsh + bsh + 3 * 2 * 16));  // + embedding, head and loss statistics
@@ -256,7 +217,7 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
   // ZeRO on dp (ZeRO paper §7): zero 2 reduce-scatters Ψ and all-gathers Ψ once per step; zero 3
   // all-gathers every layer twice per micro-batch, so 2·m·Ψ at pp = 1 (+ Ψ reduce-scattered).
   const auto idx = [](CommKind k) { return static_cast<size_t>(k); };
-  TrainOptions z = options(tiny_layers(4), 1, 3);
+  TrainOptions z = test::tiny_options(4, 1, 3);
   z.zero = ZeroStage::two;
   const ParallelLayout dp2tp2{2, 2, 1}, dp2pp2{2, 1, 2};
   const auto psi = 4 * static_cast<int64_t>(stage_padded_params(z.model, dp2tp2, 0));
@@ -272,7 +233,7 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
 }
 
 TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
-  const TrainOptions o = options(tiny_layers(2), 1, 1);
+  const TrainOptions o = test::tiny_options(2, 1, 1);
   EXPECT_NE(layout_error(o, {1, 3, 1}).find("heads"), std::string::npos);
   EXPECT_NE(layout_error(o, {1, 1, 3}).find("pp 3 > layers 2"), std::string::npos);
   TrainOptions z = o;

@@ -24,17 +24,7 @@ namespace gcb::models {
 namespace {
 
 TrainOptions options(Precision p, int layers, int micro_batch, int grad_accum) {
-  TrainOptions o;
-  ConfigOverrides c;
-  c.layers = layers;
-  o.model = apply_overrides(named_config("tiny"), c);
-  o.micro_batch = micro_batch;
-  o.grad_accum = grad_accum;
-  o.precision = p;
-  o.adam.lr = 1e-2f;
-  o.adam.weight_decay = 0.1f;
-  o.adam.eps = 1e-4f;  // as test_parallel.cpp: bounds Adam's amplification of near-zero gradients
-  return o;
+  return test::tiny_options(layers, micro_batch, grad_accum, p);
 }
 
 constexpr double kUnitRoundoff = 0x1p-8;
@@ -96,14 +86,7 @@ TEST(Precision, Bf16TracksFp32OverTenSteps) {
   }
 }
 
-struct Case {
-  const char* name;
-  ParallelLayout lay;
-  int layers, micro_batch, grad_accum;
-  bool sp;
-  ZeroStage zero;
-  PipeSchedule schedule;
-};
+using Case = test::LayoutCase;
 
 TEST(Precision, EveryLayoutInBf16MatchesOneBf16Rank) {
   constexpr auto G = PipeSchedule::gpipe, F = PipeSchedule::one_f_one_b;
@@ -113,10 +96,7 @@ TEST(Precision, EveryLayoutInBf16MatchesOneBf16Rank) {
                         Case{"tp2-sp", {1, 2, 1}, 2, 2, 1, true, ZeroStage::none, F},
                         Case{"pp2-gpipe", {1, 1, 2}, 2, 1, 3, false, ZeroStage::none, G},
                         Case{"dp2-tp2-pp2-sp-zero1-1f1b", {2, 2, 2}, 2, 1, 3, true, ZeroStage::one, F}}) {
-    TrainOptions o = options(Precision::bf16, k.layers, k.micro_batch, k.grad_accum);
-    o.sp = k.sp;
-    o.zero = k.zero;
-    o.schedule = k.schedule;
+    const TrainOptions o = test::case_options(k, Precision::bf16);
     const auto got = test::run_layout(k.lay, o);
     const auto want = test::single_rank_reference(k.lay, o);
     for (size_t i = 0; i < want.losses.size(); ++i) {
