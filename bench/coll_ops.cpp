@@ -186,19 +186,21 @@ void validate(const CollOptions& o) {
     throw bad(fmt::format("--backend {} was not built into this binary", o.backend));
 }
 
-// The first built backend, in table order, that fits the machine and the launch: device memory
-// when GPUs exist, one that spans processes under a launcher, else one of this process.
+// Device memory when GPUs exist and a device backend is built, else host memory; one that spans
+// processes under a launcher, else one of this process.
 std::string default_coll_backend() {
-  const bool gpus = gpu::device_count() > 0, processes = world_is_processes();
-  const auto& table = communicator_backends();
-  for (bool device : {true, false}) {
-    if (device && !gpus) continue;
-    for (const CommunicatorBackend& b : table) {
-      if (!b.built() || (b.memory == MemorySpace::device) != device) continue;
-      if (processes ? b.spans_processes : !b.needs_processes) return std::string(b.name);
+  const bool processes = world_is_processes();
+  if (gpu::device_count() > 0) {
+    try {
+      return std::string(communicator_for(MemorySpace::device, processes));
+    } catch (const UsageError&) {  // no device backend built: measure host memory
     }
   }
-  return std::string(table.front().name);
+  try {
+    return std::string(communicator_for(MemorySpace::host, processes));
+  } catch (const UsageError&) {  // under a launcher without MPI: the World says why
+    return std::string(communicator_backends().front().name);
+  }
 }
 
 }  // namespace gcb::bench

@@ -93,4 +93,12 @@ std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec) {
   return b.make(spec);
 }
 
+std::string_view communicator_for(MemorySpace memory, bool processes) {
+  for (const CommunicatorBackend& b : communicator_backends()) {
+    if (b.built() && b.memory == memory && (processes ? b.spans_processes : !b.needs_processes)) return b.name;
+  }
+  throw UsageError(fmt::format("no communicator backend built into this binary moves {} memory {}",
+                               memory_space_name(memory), processes ? "between processes" : "within one process"));
+}
+
 }  // namespace gcb

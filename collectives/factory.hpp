@@ -61,4 +61,8 @@ bool communicator_backend_built(std::string_view name);
 // gcb::UsageError for an unknown name, or a known one that this binary was built without.
 std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec);
 
+// The first built backend, in table order, that moves `memory` and fits the launch (one that spans
+// processes when ranks are processes, else one of this process); gcb::UsageError when none does.
+std::string_view communicator_for(MemorySpace memory, bool processes);
+
 }  // namespace gcb

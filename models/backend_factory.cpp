@@ -10,14 +10,14 @@
 namespace gcb::models {
 namespace {
 
-std::unique_ptr<Backend> make_cpu() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu(const BackendSpec&) { return std::make_unique<CpuBackend>(); }
 
 }  // namespace
 
 const std::vector<ComputeBackend>& compute_backends() {
   static const std::vector<ComputeBackend> table = {
-      {"cpu", "", make_cpu},
-      {"cuda", "the CUDA training backend is not built in this binary (use --backend cpu)", nullptr},
+      {"cpu", MemorySpace::host, "", make_cpu},
+      {"cuda", MemorySpace::device, "the CUDA training backend is not built in this binary (use --backend cpu)", nullptr},
   };
   return table;
 }
@@ -36,10 +36,16 @@ std::string backend_error(std::string_view name) {
   return "";
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name) {
-  if (const std::string e = backend_error(name); !e.empty()) throw UsageError(e);
+const ComputeBackend& compute_backend(std::string_view name) {
   const auto& table = compute_backends();
-  return std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; })->make();
+  const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
+  if (it == table.end()) throw UsageError(fmt::format("--backend {}: expected one of {}", name, compute_backend_names()));
+  return *it;
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec) {
+  if (const std::string e = backend_error(name); !e.empty()) throw UsageError(e);
+  return compute_backend(name).make(spec);
 }
 
 }  // namespace gcb::models

@@ -10,6 +10,7 @@
 
 #include <fstream>
 
+#include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/harness.hpp"
@@ -58,11 +59,12 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   std::optional<LayoutMeasurement> out;
   const TrainOptions topt = layout_options(req, l);
   WorldOptions w;
-  w.backend = world_is_processes() ? "mpi" : "threads";
+  // A communicator that moves the compute backend's memory (host: threads or MPI; device: NCCL).
+  w.backend = communicator_for(compute_backend(req.backend).memory, world_is_processes());
   w.ranks = req.ranks;
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
-    const std::unique_ptr<Backend> be = make_backend(req.backend);
+    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device});
     PhaseTimer phases;
     RankFigures mine;
     LayoutMeasurement m;

@@ -53,6 +53,20 @@ TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
 #endif
 }
 
+TEST(CommunicatorFactory, CommunicatorForAMemoryAndALaunch) {
+  EXPECT_EQ(communicator_for(MemorySpace::host, false), "threads");
+  if (communicator_backend_built("mpi")) {
+    EXPECT_EQ(communicator_for(MemorySpace::host, true), "mpi");
+  } else {
+    EXPECT_THROW(communicator_for(MemorySpace::host, true), UsageError);
+  }
+  if (communicator_backend_built("nccl")) {
+    EXPECT_EQ(communicator_for(MemorySpace::device, false), "nccl");
+  } else {
+    EXPECT_THROW(communicator_for(MemorySpace::device, false), UsageError);
+  }
+}
+
 TEST(CommunicatorFactory, BadRequestsAreUsageErrors) {
   CommunicatorSpec spec;
   spec.backend = "gloo";
