@@ -14,6 +14,7 @@
 #include "bench/coll_case.hpp"
 #include "bench/coll_graph.hpp"
 #include "bench/coll_timing.hpp"
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
 #include "core/size.hpp"
@@ -396,7 +397,9 @@ int run_checked_world(const std::string& backend, int ranks, double timeout_s,
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
-  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
+  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
+  const CommunicatorBackend& b = communicator_backend(w.backend);
+  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
   w.args = args;
   return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
