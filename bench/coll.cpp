@@ -14,6 +14,7 @@
 #include "bench/coll_case.hpp"
 #include "bench/coll_graph.hpp"
 #include "bench/coll_timing.hpp"
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
 #include "core/size.hpp"
@@ -214,8 +215,8 @@ class CollRun {
                {"slowest_rank_share", cell.skew.slowest_share},
                {"wall_seconds", cell.wall_s},
                {"busbw_formula", busbw_formula(s.op)}};
-    const std::string nccl = nccl_version_string();
-    if (ctx_.world_comm.backend() == "nccl" && !nccl.empty()) r.extra["nccl_version"] = nccl;
+    if (const std::string v = ctx_.world_comm.library_version(); !v.empty())
+      r.extra[fmt::format("{}_version", ctx_.world_comm.backend())] = v;
     for (const char* v : {"NCCL_ALGO", "NCCL_PROTO"})
       if (const std::string e = env_or_empty(v); !e.empty()) r.extra[v] = e;
     if (cell.wrong > 0) {
@@ -407,7 +408,9 @@ int run_checked_world(const std::string& backend, int ranks, double timeout_s,
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
-  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
+  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
+  const CommunicatorBackend& b = communicator_backend(w.backend);
+  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
   w.args = args;
   // The MPI library's own collectives are what a user of this family measures; the inputs are

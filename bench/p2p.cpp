@@ -9,6 +9,7 @@
 #include "bench/coll.hpp"
 #include "bench/p2p_internal.hpp"
 #include "bench/waived_case.hpp"
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/size.hpp"
@@ -62,8 +63,8 @@ void validate(const P2pOptions& o) {
   if (o.latency_size == 0) throw UsageError("--latency-size must be at least 1 byte");
   if (o.latency_size > o.size) throw UsageError("--latency-size must not exceed --size");
   if (o.iters < 1) throw UsageError("--iters must be at least 1");
-  if (!o.backend.empty() && o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("--backend {}: expected threads, mpi or nccl", o.backend));
+  if (!o.backend.empty() && !communicator_backend_known(o.backend))
+    throw UsageError(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (o.ranks < 0) throw UsageError("--ranks must be ≥ 0");
   if (!(o.timeout > 0)) throw UsageError("--timeout must be positive");
 }
@@ -143,7 +144,7 @@ int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& rank_harness
   P2pOptions r = quick_p2p_options();
   r.modes = {"rank"};
   r.size = uint64_t{1} << 20;
-  if (default_coll_backend() == "threads") r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
+  if (!communicator_backend(default_coll_backend()).spans_processes) r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
   return run_p2p_ranks(r, rank_harness, runner, seed, {"run", "--suite", "quick"});
 }
 

@@ -290,10 +290,19 @@ void MpiCommunicator::recv(void* buf, size_t count, DType t, int peer) {
   }
 }
 
-bool MpiCommunicator::callable_from_any_thread() const {
+ThreadSupport MpiCommunicator::thread_support() const {
   int level = MPI_THREAD_SINGLE;
   MPI_CHECK(MPI_Query_thread(&level));
-  return level >= MPI_THREAD_SERIALIZED;
+  if (level >= MPI_THREAD_MULTIPLE) return ThreadSupport::concurrent;
+  return level >= MPI_THREAD_SERIALIZED ? ThreadSupport::serialized : ThreadSupport::creating_thread;
+}
+
+std::string MpiCommunicator::library_version() const {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_CHECK(MPI_Get_library_version(text, &len));
+  const std::string all(text, static_cast<size_t>(len));
+  return all.substr(0, all.find_first_of(",\n"));
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {

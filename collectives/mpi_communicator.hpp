@@ -37,6 +37,8 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }
+  MemorySpace memory() const override { return MemorySpace::host; }
+  std::string library_version() const override;  // first line of MPI_Get_library_version
   MPI_Comm comm() const { return comm_; }
   ReductionOrder reduction_order() const { return order_; }
 
@@ -58,8 +60,8 @@ class MpiCommunicator final : public Communicator {
   void synchronize() override {}
   // MPI_Comm_split (same reduction order); color < 0 (MPI_UNDEFINED) returns nullptr.
   std::unique_ptr<Communicator> split(int color, int key) override;
-  // MPI_Query_thread() ≥ MPI_THREAD_SERIALIZED.
-  bool callable_from_any_thread() const override;
+  // From MPI_Query_thread(): MULTIPLE → concurrent, SERIALIZED → serialized.
+  ThreadSupport thread_support() const override;
 
  private:
   // Bytes of one element as a committed MPI datatype (counts stay in elements).

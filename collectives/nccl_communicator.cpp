@@ -167,6 +167,13 @@ void NcclCommunicator::synchronize() {
   }
 }
 
+std::string NcclCommunicator::library_version() const {
+  int v = 0;
+  NCCL_CHECK(ncclGetVersion(&v));
+  // NCCL ≥ 2.9 encodes major·10000 + minor·100 + patch.
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+}
+
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   GCB_CHECK(comm_ != nullptr, "NCCL communicator was aborted");
   ncclComm_t child = nullptr;

@@ -30,7 +30,9 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "nccl"; }
-  cudaStream_t stream() const { return stream_; }
+  MemorySpace memory() const override { return MemorySpace::device; }
+  void* stream() const override { return stream_; }  // the cudaStream_t every call enqueues on
+  std::string library_version() const override;      // ncclGetVersion as major.minor.patch
   ncclComm_t comm() const { return comm_; }
   static std::array<std::byte, 128> new_unique_id();
 

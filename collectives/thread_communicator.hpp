@@ -62,6 +62,7 @@ class ThreadCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override;
   std::string_view backend() const override { return "threads"; }
+  MemorySpace memory() const override { return MemorySpace::host; }
 
   // All calls block until this rank's output is complete and no other rank still reads this
   // rank's buffers. Buffers of different ranks must not overlap; in place is send == recv (and,

@@ -138,10 +138,11 @@ std::array<std::byte, 128> new_nccl_id() {
 #endif
 }
 
-std::unique_ptr<Communicator> make_nccl(const std::array<std::byte, 128>& id, int size, int rank, int device,
-                                        std::chrono::milliseconds timeout) {
+// The data communicator of a device backend (one GPU per rank), joined with the id rank 0 made.
+std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const std::array<std::byte, 128>& id,
+                                               int size, int rank, int device, std::chrono::milliseconds timeout) {
   CommunicatorSpec spec;
-  spec.backend = "nccl";
+  spec.backend = backend;
   spec.size = size;
   spec.rank = rank;
   spec.device = device;
@@ -153,7 +154,7 @@ std::unique_ptr<Communicator> make_nccl(const std::array<std::byte, 128>& id, in
 // --- threads -----------------------------------------------------------------------------------
 
 int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
-  const bool nccl = o.backend == "nccl";
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
   int n = o.ranks;
   if (nccl) {
     const int gpus = gpu::device_count();
@@ -182,7 +183,7 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
     check_arguments(all);
     if (nccl) check_gpus(all);
     std::unique_ptr<Communicator> data;
-    if (nccl) data = make_nccl(nccl_id, n, r, r, o.timeout);
+    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, r, o.timeout);
     RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
@@ -198,17 +199,18 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
 
 #if GCB_HAVE_MPI
 int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std::function<int(RankContext&)>& fn) {
-  if (o.backend == "threads")
-    throw UsageError(fmt::format("started by a launcher ({}={}) but --backend threads runs all ranks as threads of "
+  if (!communicator_backend(o.backend).spans_processes)
+    throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
                                  "one process; use --backend mpi or nccl under mpirun/srun",
-                                 launcher.source, launcher.size));
+                                 launcher.source, launcher.size, o.backend));
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    // SERIALIZED: `train --overlap` runs the dp collectives on a second thread of the rank
-    // (models/comm_lane.hpp), never two threads at once. MpiCommunicator reports what was given.
+    // MULTIPLE: `train --overlap` runs the dp collectives on a second thread of the rank
+    // (models/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
+    // MpiCommunicator::thread_support() reports what was given.
     int provided = 0;
-    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
+    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
   }
   struct Finalizer {
     bool own;
@@ -237,7 +239,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   auto all = gather_records(host_comm, rec);
   check_arguments(all);
   const Placement p = placement_of(all, rank);
-  const bool nccl = o.backend == "nccl";
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
   if (nccl) {
     choose_gpu(rec, p.local_rank);
     all = gather_records(host_comm, rec);
@@ -245,7 +247,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     std::array<std::byte, 128> id{};
     if (rank == 0) id = new_nccl_id();
     host_comm.broadcast(id.data(), id.data(), id.size(), DType::i8, 0);
-    data = make_nccl(id, size, rank, rec.device, o.timeout);
+    data = make_device_comm(o.backend, id, size, rank, rec.device, o.timeout);
   }
   RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
                   data ? *data : host_comm, host_comm};
@@ -315,12 +317,10 @@ LauncherInfo detect_launcher() {
 bool world_is_processes() { return detect_launcher().launched; }
 
 int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
-  if (o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("unknown backend '{}' (threads, mpi, nccl)", o.backend));
-  if (!communicator_backend_built(o.backend))
-    throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
+  const CommunicatorBackend& backend = communicator_backend(o.backend);  // unknown: UsageError
+  if (!backend.built()) throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
   const LauncherInfo launcher = detect_launcher();
-  const bool processes = launcher.launched || o.backend == "mpi";
+  const bool processes = launcher.launched || backend.needs_processes;
 #if GCB_HAVE_MPI
   if (processes) return run_processes(o, launcher, fn);
 #else

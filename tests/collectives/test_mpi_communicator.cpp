@@ -103,6 +103,13 @@ gcb::test::CheckTally run_all_checks(gcb::MpiCommunicator& world) {
     tally.failures.emplace_back("split with a negative color returned a communicator");
   }
   tally.add(check_matches_threads(world));
+  // Self-description: host memory, no stream, the library named; MPI_Init (not _thread) gives
+  // MPI_THREAD_SINGLE, so only the creating thread may call it.
+  const bool described = world.memory() == gcb::MemorySpace::host && world.stream() == nullptr &&
+                         !world.library_version().empty() &&
+                         world.thread_support() == gcb::ThreadSupport::creating_thread;
+  ++(described ? tally.passed : tally.failed);
+  if (!described) tally.failures.emplace_back("MpiCommunicator describes itself wrongly");
   return tally;
 }
 
