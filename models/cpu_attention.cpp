@@ -7,6 +7,7 @@
 
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
+#include "kernels/attention/flash_tiling.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/cpu_fp32_io.hpp"
 
@@ -60,7 +61,7 @@ void CpuBackend::attention_forward(View out, float* lse, View qkv, int B, int T,
       gather_head(k.data(), X.get(), b, T, static_cast<int>(C3), col + static_cast<size_t>(C), hs);
       gather_head(v.data(), X.get(), b, T, static_cast<int>(C3), col + 2 * static_cast<size_t>(C), hs);
       float* l = lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
-      attn::tiled_forward(shape, attn::kForwardTiles, q.data(), k.data(), v.data(), o.data(), l);
+      attn::tiled_forward(shape, attn::forward_tiles(hs), q.data(), k.data(), v.data(), o.data(), l);
       scatter_head(O.get(), o.data(), b, T, C, col, hs);
     }
   }
@@ -86,7 +87,7 @@ void CpuBackend::attention_backward(View dqkv, View dout, View qkv, View out, co
       gather_head(o.data(), Y.get(), b, T, C, col, hs);
       gather_head(d_o.data(), DY.get(), b, T, C, col, hs);
       const float* l = lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
-      attn::tiled_backward(shape, attn::kBackwardTiles, q.data(), k.data(), v.data(), o.data(), d_o.data(), l,
+      attn::tiled_backward(shape, attn::backward_tiles(hs), q.data(), k.data(), v.data(), o.data(), d_o.data(), l,
                            dq.data(), dk.data(), dv.data());
       scatter_head(DX.get(), dq.data(), b, T, C3, col, hs);
       scatter_head(DX.get(), dk.data(), b, T, C3, col + static_cast<size_t>(C), hs);

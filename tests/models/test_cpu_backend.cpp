@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
+#include "kernels/attention/flash_tiling.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/init_rng.hpp"
 #include "models/param_layout.hpp"
@@ -188,8 +189,8 @@ TEST(CpuBackend, FlashAttentionIsTheTiledReferenceBitForBitAndMatchesFp64) {
         for (int e = 0; e < hs; ++e)
           d_o[((static_cast<size_t>(b) * NH + h) * T + t) * hs + e] = dout[(static_cast<size_t>(b) * T + t) * C + h * hs + e];
   std::vector<float> o(a.elements()), l(a.rows()), dq(a.elements()), dk(a.elements()), dv(a.elements());
-  attn::tiled_forward(a, attn::kForwardTiles, q.data(), k.data(), v.data(), o.data(), l.data());
-  attn::tiled_backward(a, attn::kBackwardTiles, q.data(), k.data(), v.data(), o.data(), d_o.data(), l.data(), dq.data(),
+  attn::tiled_forward(a, attn::forward_tiles(hs), q.data(), k.data(), v.data(), o.data(), l.data());
+  attn::tiled_backward(a, attn::backward_tiles(hs), q.data(), k.data(), v.data(), o.data(), d_o.data(), l.data(), dq.data(),
                        dk.data(), dv.data());
   // Same algorithm, same tiles, same fp32 operations: bitwise equal.
   EXPECT_EQ(lse, l);
