@@ -13,35 +13,11 @@
 
 #include "core/buffer.hpp"
 #include "core/error.hpp"
+#include "kernels/gemm/lt_cuda_types.hpp"
 
 namespace gcb::kernels {
 
 namespace {
-
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::f64: return CUDA_R_64F;
-    case DType::f32:
-    case DType::tf32: return CUDA_R_32F;
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::fp8_e4m3: return CUDA_R_8F_E4M3;
-    case DType::fp8_e5m2: return CUDA_R_8F_E5M2;
-    case DType::i8: return CUDA_R_8I;
-    case DType::i32: return CUDA_R_32I;
-  }
-  throw Fault("unknown dtype");
-}
-
-cublasComputeType_t cuda_compute(GemmCompute c) {
-  switch (c) {
-    case GemmCompute::f64: return CUBLAS_COMPUTE_64F;
-    case GemmCompute::f32: return CUBLAS_COMPUTE_32F;
-    case GemmCompute::f32_fast_tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case GemmCompute::i32: return CUBLAS_COMPUTE_32I;
-  }
-  throw Fault("unknown compute type");
-}
 
 template <typename T>
 void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& value) {
@@ -112,6 +88,9 @@ LtContext::~LtContext() {
 }
 
 int LtContext::device() const { return impl_->device; }
+void* LtContext::handle() const { return impl_->handle; }
+void* LtContext::workspace() const { return impl_->workspace.data(); }
+size_t LtContext::workspace_bytes() const { return impl_->workspace.size(); }
 
 struct LtMatmul::Impl {
   LtContext* ctx = nullptr;
@@ -123,12 +102,7 @@ struct LtMatmul::Impl {
   std::vector<LtAlgoConfig> configs;
   int chosen = -1;
 
-  static cublasLtMatrixLayout_t layout(const LtLayout& l) {
-    cublasLtMatrixLayout_t out = nullptr;
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out, cuda_type(l.type), static_cast<uint64_t>(l.rows),
-                                            static_cast<uint64_t>(l.cols), l.ld));
-    return out;
-  }
+  static cublasLtMatrixLayout_t layout(const LtLayout& l) { return make_lt_layout(l); }
 };
 
 LtMatmul::LtMatmul(LtContext& ctx, const LtGemmPlan& plan) : impl_(std::make_unique<Impl>()) {

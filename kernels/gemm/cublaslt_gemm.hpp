@@ -58,6 +58,9 @@ class LtContext {
   LtContext(const LtContext&) = delete;
   LtContext& operator=(const LtContext&) = delete;
   int device() const;
+  void* handle() const;     // the cublasLtHandle_t
+  void* workspace() const;  // device memory of workspace_bytes()
+  size_t workspace_bytes() const;
   struct Impl;
   Impl& impl() const { return *impl_; }
 

@@ -1,0 +1,41 @@
+// The cuBLASLt plan of the training backend's GEMM (lt_linear.hpp); plain C++.
+#include "kernels/gemm/lt_linear.hpp"
+
+#include <fmt/format.h>
+
+#include <tuple>
+
+#include "core/error.hpp"
+
+namespace gcb::kernels {
+
+bool LinearGemm::operator<(const LinearGemm& o) const {
+  return std::tie(trans_a, trans_b, m, n, k, type, bias, accumulate) <
+         std::tie(o.trans_a, o.trans_b, o.m, o.n, o.k, o.type, o.bias, o.accumulate);
+}
+
+std::string describe(const LinearGemm& g) {
+  return fmt::format("{}{} m={} n={} k={} {}{}{}", g.trans_a ? 't' : 'n', g.trans_b ? 't' : 'n', g.m, g.n, g.k,
+                     dtype_name(g.type), g.bias ? " +bias" : "", g.accumulate ? " +=C" : "");
+}
+
+LtGemmPlan make_lt_linear_plan(const LinearGemm& g) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) throw UsageError("GEMM dims must be positive: " + describe(g));
+  if (g.type != DType::f32 && g.type != DType::bf16)
+    throw UsageError(fmt::format("the training GEMM takes fp32 or bf16, not {}", dtype_name(g.type)));
+  LtGemmPlan p;
+  p.lt_m = g.n;
+  p.lt_n = g.m;
+  p.lt_k = g.k;
+  p.trans_a = g.trans_b;
+  p.trans_b = g.trans_a;
+  p.a = g.trans_b ? LtLayout{g.type, g.k, g.n, g.k} : LtLayout{g.type, g.n, g.k, g.n};
+  p.b = g.trans_a ? LtLayout{g.type, g.m, g.k, g.m} : LtLayout{g.type, g.k, g.m, g.k};
+  p.c = LtLayout{g.type, g.n, g.m, g.n};
+  p.d = p.c;
+  p.compute = GemmCompute::f32;
+  p.scale_type = DType::f32;
+  return p;
+}
+
+}  // namespace gcb::kernels

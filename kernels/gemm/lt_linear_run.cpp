@@ -1,0 +1,68 @@
+// LtLinear: cuBLASLt descriptors per LinearGemm plan (lt_linear.hpp), heuristic #0, launched on
+// the caller's stream. Host code; compiles, unvalidated (no GPU has run it).
+#include <cublasLt.h>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "kernels/gemm/cublaslt_gemm.hpp"
+#include "kernels/gemm/lt_cuda_types.hpp"
+#include "kernels/gemm/lt_linear.hpp"
+
+namespace gcb::kernels {
+
+struct LtLinear::Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulHeuristicResult_t algo{};
+
+  Plan(LtContext& ctx, const LinearGemm& g) {
+    const LtGemmPlan p = make_lt_linear_plan(g);
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, cuda_compute(p.compute), cuda_type(p.scale_type)));
+    const auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, &value, sizeof(value)));
+    };
+    set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
+    set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
+    if (g.bias) set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);  // bias type: D's (fp32 or bf16)
+    a = make_lt_layout(p.a);
+    b = make_lt_layout(p.b);
+    c = make_lt_layout(p.c);
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const uint64_t ws = ctx.workspace_bytes();
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    int returned = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(ctx.handle()), op, a, b,
+                                                                 c, c, pref, 1, &algo, &returned);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_CHECK(status);
+    if (returned == 0) throw Fault("cuBLASLt has no algorithm for " + describe(g));
+  }
+  ~Plan() {
+    for (auto l : {a, b, c})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+};
+
+LtLinear::LtLinear(LtContext& ctx) : ctx_(ctx) {}
+LtLinear::~LtLinear() = default;
+
+void LtLinear::run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* stream) {
+  auto it = plans_.find(g);
+  if (it == plans_.end()) it = plans_.emplace(g, std::make_unique<Plan>(ctx_, g)).first;
+  Plan& p = *it->second;
+  if (g.bias) {
+    GCB_CHECK(bias != nullptr, "LtLinear: the plan adds a bias but none was given");
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+  // cuBLASLt's A is our B and its B our A (lt_linear.hpp); C and D are the same matrix.
+  CUBLAS_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(ctx_.handle()), p.op, &alpha, b, p.a, a, p.b, &beta, c, p.c,
+                              c, p.c, &p.algo.algo, ctx_.workspace(), ctx_.workspace_bytes(),
+                              static_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace gcb::kernels

@@ -1,0 +1,105 @@
+// Launchers of the training kernels the CUDA backend runs besides cuBLASLt and the attention
+// kernels (models/cuda_backend.hpp), one file per concept: elementwise.cu, reduce.cu,
+// layernorm.cu, embedding.cu, cross_entropy.cu, adamw.cu, attention_simple.cu, heads.cu. Each
+// computes what the CpuBackend op of the same name computes (models/cpu_backend*.cpp: the
+// oracle the gpu tests compare against), in fp32, storing each value rounded once. No CUDA
+// header here: pointers are device memory, `stream` is a cudaStream_t. Every launcher is
+// stream-ordered, asserts its preconditions and checks its launch. Element types: f32 or bf16
+// (DType), as stated per launcher; gcb::Fault otherwise. Compiles, unvalidated (never run on a GPU).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+namespace gcb::kernels::train {
+
+// --- element-wise (elementwise.cu) -------------------------------------------------------------
+// x[i] = value; t = f32, bf16 or f64.
+void fill(DType t, void* x, size_t n, float value, void* stream);
+// dst = src converted (f32 ↔ bf16; equal types are a copy the caller makes with cudaMemcpy).
+void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, void* stream);
+// out = a + b, all of type t.
+void add(DType t, void* out, const void* a, const void* b, size_t n, void* stream);
+// x *= s, rounded to t (f32, bf16; f64 scaled in double).
+void scale(DType t, void* x, double s, size_t n, void* stream);
+// GELU, tanh form (GPT-2): out = ½x(1 + tanh(√(2/π)(x + 0.044715x³))); dx = gelu'(x)·dout.
+void gelu_forward(DType t, void* out, const void* x, size_t n, void* stream);
+void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n, void* stream);
+
+// --- reductions (reduce.cu) --------------------------------------------------------------------
+// out[0] (+)= Σ in[i] over fp32 inputs, in double, one block in a fixed order; out is f32 or f64.
+void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, void* stream);
+// dbias[col] += Σ_rows dout[row, col], both of type t (deterministic column sums).
+void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, void* stream);
+
+// --- LayerNorm (layernorm.cu), eps 1e-5; x, out, w, b, dx, dw, db, dout of type t --------------
+void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void* x, const void* w, const void* b,
+                       int rows, int C, void* stream);
+// dx += …, dw += …, db += … (accumulating; dw, db as deterministic column sums).
+void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout, const void* x, const void* w,
+                        const float* mean, const float* rstd, int rows, int C, void* stream);
+
+// --- embedding of a vocabulary shard [v0, v0 + V) (embedding.cu); wte, wpe, out of type t -------
+void embedding_forward(DType t, void* out, const int32_t* tokens, const void* wte, int v0, int V, const void* wpe,
+                       int B, int T, int C, void* stream);
+// Bytes of device scratch embedding_backward needs for `rows` tokens (a radix sort of them).
+size_t embedding_backward_workspace(int rows);
+// dwte[tok − v0] += dout[row] for the shard's tokens, summed per token in row order after a
+// stable radix sort of the tokens (deterministic, no atomics); dwpe[t] += Σ_b dout[b, t] when
+// dwpe is not null.
+void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V,
+                        int B, int T, int C, void* workspace, size_t workspace_bytes, void* stream);
+
+// --- softmax cross-entropy over a vocabulary shard (cross_entropy.cu); logits of type t ---------
+// rowmax[r] = max_i logits[r, i]; `online` (2 floats per row, may be null) receives the shard's
+// own maximum and Σ exp(l − that maximum), summed in the same pass (Milakov & Gimelshein 2018).
+void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, void* stream);
+// stats[r] = {Σ exp(l − rowmax[r]), l[target − v0] or 0}. With `online` from the max pass the sum
+// is rescaled, online.sum · exp(online.max − rowmax), and only the target logit is read;
+// without it the row is summed again.
+void cross_entropy_sums(DType t, float* stats, const void* logits, const float* rowmax, const float* online,
+                        const int32_t* targets, int v0, int rows, int V, void* stream);
+// losses[r] = log(Σexp) − (target logit − rowmax); probs = exp(l − rowmax)/Σexp (may alias logits).
+void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
+                          const float* stats, int rows, int V, void* stream);
+// dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
+void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows,
+                            int V, float dloss, void* stream);
+
+// --- AdamW (adamw.cu) --------------------------------------------------------------------------
+// Bias corrections c1 = 1 − β1^step, c2 = 1 − β2^step are computed by the caller (in float, as
+// the CPU oracle does).
+struct AdamWStep {
+  float lr, beta1, beta2, eps, weight_decay, c1, c2;
+};
+// One launch per flat buffer: the engine keeps every tensor of a unit (a layer, or the embedding)
+// in one contiguous buffer, so a unit's tensors are updated by one launch (what a multi-tensor
+// apply gives a framework whose tensors are separate allocations). params and grads of type t;
+// m, v (and master, when t is bf16) fp32. Mixed precision: master is updated and stored rounded
+// into params; fp32: master is null and params are the weights.
+void adamw(DType t, void* params, const void* grads, float* m, float* v, float* master, size_t n, const AdamWStep& a,
+           void* stream);
+
+// --- attention without the flash kernels (attention_simple.cu) ---------------------------------
+// Causal attention straight on the fused qkv [B, T, 3C] (q | k | v, heads contiguous in each),
+// exact fp32 arithmetic per (sequence, head, row): one warp per query row with an online softmax
+// over the keys (forward, out [B,T,C] and natural-log lse [B,NH,T]); backward in three kernels —
+// D = rowsum(dO∘O), dQ one warp per query row, dK and dV one warp per key row — without atomics.
+// For fp32 runs (the flash kernels are 16-bit) and head dims other than 64 and 128; head dim ≤ 256.
+// Quadratic work with no tiling: a correctness path, not a fast one.
+void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
+                              void* stream);
+// `workspace` holds B·NH·T floats (D).
+void simple_attention_backward(DType t, void* dqkv, const void* dout, const void* qkv, const void* out,
+                               const float* lse, int B, int T, int C, int NH, float* workspace, void* stream);
+
+// --- head layouts for the flash and cuDNN kernels (heads.cu), bf16 ------------------------------
+// Columns [col, col + NH·hs) of a [B, T, width] tensor to [B, NH, T, hs], and back.
+void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   void* stream);
+void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   void* stream);
+
+}  // namespace gcb::kernels::train

@@ -1,0 +1,82 @@
+// The training GEMM's cuBLASLt plan, checked without a GPU: a column-major GEMM that reads memory
+// exactly as cuBLASLt would under the plan (its A = our B, its B = our A, op T or N, leading
+// dimensions) must give the row-major op(A)·op(B) for all four transpose combinations.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/gemm/lt_linear.hpp"
+
+namespace gcb::kernels {
+namespace {
+
+// Element (r, c) of op(X) for a column-major layout l with op T when `trans`.
+double at(const std::vector<double>& mem, const LtLayout& l, bool trans, int64_t r, int64_t c) {
+  const int64_t row = trans ? c : r, col = trans ? r : c;
+  EXPECT_LT(row, l.rows);
+  EXPECT_LT(col, l.cols);
+  return mem[static_cast<size_t>(col * l.ld + row)];
+}
+
+// D (column-major lt_m × lt_n, ld = plan.d.ld) = op(A)·op(B) as cuBLASLt computes it.
+std::vector<double> cublaslt_semantics(const LtGemmPlan& p, const std::vector<double>& lt_a, const std::vector<double>& lt_b) {
+  std::vector<double> d(static_cast<size_t>(p.d.ld * p.lt_n), 0.0);
+  for (int64_t i = 0; i < p.lt_m; ++i)
+    for (int64_t j = 0; j < p.lt_n; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < p.lt_k; ++k) s += at(lt_a, p.a, p.trans_a, i, k) * at(lt_b, p.b, p.trans_b, k, j);
+      d[static_cast<size_t>(j * p.d.ld + i)] = s;
+    }
+  return d;
+}
+
+TEST(LtLinearPlan, ColumnMajorPlanComputesTheRowMajorProductForEveryTranspose) {
+  const int64_t M = 5, N = 3, K = 4;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      LinearGemm g;
+      g.trans_a = ta;
+      g.trans_b = tb;
+      g.m = M;
+      g.n = N;
+      g.k = K;
+      g.type = DType::bf16;
+      const LtGemmPlan p = make_lt_linear_plan(g);
+      // Our A: [M,K] row-major, or [K,M] when trans_a; our B: [K,N], or [N,K] when trans_b.
+      std::vector<double> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
+      for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<double>(i % 7) - 3.0 + 0.5 * static_cast<double>(i);
+      for (size_t i = 0; i < B.size(); ++i) B[i] = 2.0 - static_cast<double>(i % 5) + 0.25 * static_cast<double>(i);
+      const auto a = [&](int64_t i, int64_t k) { return ta ? A[static_cast<size_t>(k * M + i)] : A[static_cast<size_t>(i * K + k)]; };
+      const auto b = [&](int64_t k, int64_t j) { return tb ? B[static_cast<size_t>(j * K + k)] : B[static_cast<size_t>(k * N + j)]; };
+      const std::vector<double> d = cublaslt_semantics(p, B, A);  // cuBLASLt's A is our B
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < K; ++k) want += a(i, k) * b(k, j);
+          // Row-major C[i,j] is column-major element (j, i) of D, ld N.
+          EXPECT_DOUBLE_EQ(d[static_cast<size_t>(i * p.d.ld + j)], want) << "ta=" << ta << " tb=" << tb << " i=" << i << " j=" << j;
+        }
+      EXPECT_EQ(p.d.ld, N);
+      EXPECT_EQ(p.compute, GemmCompute::f32);  // fp32 accumulation, never TF32
+      EXPECT_EQ(p.a.type, DType::bf16);
+    }
+  }
+}
+
+TEST(LtLinearPlan, RefusesOtherTypesAndEmptyShapes) {
+  LinearGemm g;
+  g.m = g.n = g.k = 8;
+  g.type = DType::f16;
+  EXPECT_THROW(make_lt_linear_plan(g), UsageError);
+  g.type = DType::f32;
+  g.k = 0;
+  EXPECT_THROW(make_lt_linear_plan(g), UsageError);
+  g.k = 8;
+  g.bias = true;
+  g.accumulate = true;
+  EXPECT_EQ(describe(g), "nn m=8 n=8 k=8 fp32 +bias +=C");
+}
+
+}  // namespace
+}  // namespace gcb::kernels
