@@ -15,12 +15,15 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/phase_timer.hpp"
+#include "core/timeline.hpp"
 
 namespace gcb {
 class Communicator;
@@ -62,6 +65,13 @@ struct View {
     return {static_cast<std::byte*>(data) + elements * dtype_size(dtype), dtype};
   }
   explicit operator bool() const { return data != nullptr; }
+};
+
+// What a backend chose and measured that belongs beside a run's figures: the device, the kernels
+// it picked and why, the device allocator's own counters. Empty for the CPU oracle.
+struct BackendNotes {
+  std::vector<std::pair<std::string, std::string>> text;
+  std::vector<std::pair<std::string, double>> figures;
 };
 
 class Backend;
@@ -212,6 +222,11 @@ class Backend {
   // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.
   void set_phase_timer(PhaseTimer* t) { phases_ = t; }
   PhaseTimer* phase_timer() const { return phases_; }
+  // The timeline a run times this backend's work on (the steps and their phase split): the host
+  // clock by default, where every op has completed when it returns; a device backend's marks are
+  // events on its compute stream.
+  virtual Timeline& timeline() { return host_timeline_; }
+  virtual BackendNotes notes() const { return {}; }
 
  protected:
   // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
@@ -225,6 +240,7 @@ class Backend {
   void release(void* p, size_t bytes, MemCategory cat);
   MemoryStats mem_;
   PhaseTimer* phases_ = nullptr;
+  HostTimeline host_timeline_;
 };
 
 // Runs `collective` on `comm` in order with the compute enqueued before and after it.

@@ -1,0 +1,47 @@
+// The few runtime calls a device backend's bookkeeping makes — stream-ordered allocation from a
+// pool, copies, events and waits — behind one small interface, so that the host side of the CUDA
+// backend (device_backend.hpp: memory, ordering against communicators, copies, the event timeline)
+// is plain C++ that tests drive with a fake device (tests/models/fake_device.hpp). The CUDA one
+// (cuda_device_ops.cpp) is one runtime call per function. Streams and events are opaque handles
+// (cudaStream_t, cudaEvent_t).
+#pragma once
+
+#include <cstddef>
+
+namespace gcb::models {
+
+using DeviceStream = void*;
+using DeviceEvent = void*;
+
+// The device allocator's own counters (cudaMemPoolAttrUsedMemCurrent / High, ReservedMemHigh):
+// what it handed out, rounded to its granularity, and what it holds from the driver.
+struct PoolCounters {
+  size_t used_current = 0, used_high = 0, reserved_high = 0;
+};
+
+class DeviceOps {
+ public:
+  virtual ~DeviceOps() = default;
+  virtual int device() const = 0;
+  // cudaMallocFromPoolAsync / cudaFreeAsync / cudaMemsetAsync(0) on `s`.
+  virtual void* alloc_async(size_t bytes, DeviceStream s) = 0;
+  virtual void free_async(void* p, DeviceStream s) = 0;
+  virtual void zero_async(void* p, size_t bytes, DeviceStream s) = 0;
+  // cudaMemcpyAsync(cudaMemcpyDefault) on `s` (unified addressing tells host from device).
+  virtual void copy_async(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
+  // Page-locked host memory (cudaHostAlloc / cudaFreeHost), for asynchronous uploads.
+  virtual void* host_alloc(size_t bytes) = 0;
+  virtual void host_free(void* p) = 0;
+  // Events: timing ones can be subtracted (elapsed_seconds), the others only order streams.
+  virtual DeviceEvent create_event(bool timing) = 0;
+  virtual void destroy_event(DeviceEvent e) = 0;
+  virtual void record(DeviceEvent e, DeviceStream s) = 0;  // cudaEventRecord
+  virtual void wait(DeviceStream s, DeviceEvent e) = 0;    // cudaStreamWaitEvent
+  virtual void event_synchronize(DeviceEvent e) = 0;
+  virtual void synchronize(DeviceStream s) = 0;
+  // Seconds between two recorded timing events; waits for `to`.
+  virtual double elapsed_seconds(DeviceEvent from, DeviceEvent to) = 0;
+  virtual PoolCounters pool() const = 0;
+};
+
+}  // namespace gcb::models

@@ -1,0 +1,210 @@
+// The host side of the CUDA backend (models/device_backend.hpp) on a fake device
+// (fake_device.hpp), without a GPU: the ordering plan against communicators' streams under the
+// real engine for ZeRO 0–3 with and without --overlap, tp/sp and pp; that the checks catch a plan
+// missing either half; stream-ordered, zeroed allocation; asynchronous small uploads; the event
+// timeline.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/thread_communicator.hpp"
+#include "core/phase_timer.hpp"
+#include "models/engine.hpp"
+#include "models/rank_context.hpp"
+#include "tests/models/fake_device.hpp"
+#include "tests/models/layout_runs.hpp"
+
+namespace gcb::models::test {
+namespace {
+
+const auto kCompute = reinterpret_cast<DeviceStream>(uintptr_t{1});
+constexpr uintptr_t kFirstCommStream = 100;
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 5; ++i) s += v[i] + "\n";
+  return s;
+}
+
+// One collective between two kernels, then the buffer freed: what every gradient bucket does.
+struct OneCollective {
+  std::vector<std::string> missing_compute, racing_frees;
+  bool later_kernel_after_collective = false;
+};
+OneCollective one_collective(FakeDeviceBackend::Broken broken) {
+  OneCollective out;
+  run_ranks(1, [&](Communicator& world) {
+    FakeDeviceOps ops(kCompute);
+    auto comm = FakeStreamComm::wrap(world, ops, kFirstCommStream);
+    {
+      FakeDeviceBackend be(ops, kCompute, broken);
+      Buffer b = be.alloc(MemCategory::grads, DType::f32, 64);
+      be.fill(b.view(), 64, 1.0f);
+      ordered_collective(be, *comm, [&] { comm->all_reduce(b.data(), b.data(), 64, DType::f32, ReduceOp::sum); });
+      be.scale(b.view(), 0.5, 64);
+      b.reset();
+      be.synchronize();
+    }
+    out.missing_compute = ops.collectives_missing_compute();
+    out.racing_frees = ops.frees_racing_collectives();
+    const auto& log = ops.log();
+    for (size_t i = 0; i < log.size(); ++i) {
+      if (log[i].kind != FakeDeviceOps::Op::collective) continue;
+      for (size_t j = i + 1; j < log.size(); ++j) {
+        if (log[j].what != "scale") continue;
+        const auto it = log[j].ts.find(log[i].stream);
+        out.later_kernel_after_collective = it != log[j].ts.end() && it->second >= log[i].ts.at(log[i].stream);
+      }
+    }
+  });
+  return out;
+}
+
+TEST(DeviceBackend, ComputeAndCollectivesAreOrderedBothWays) {
+  const OneCollective ok = one_collective(FakeDeviceBackend::Broken::none);
+  EXPECT_TRUE(ok.missing_compute.empty()) << joined(ok.missing_compute);
+  EXPECT_TRUE(ok.racing_frees.empty()) << joined(ok.racing_frees);
+  EXPECT_TRUE(ok.later_kernel_after_collective);
+}
+
+TEST(DeviceBackend, TheChecksCatchAPlanMissingEitherHalf) {
+  const OneCollective no_begin = one_collective(FakeDeviceBackend::Broken::comm_begin);
+  EXPECT_FALSE(no_begin.missing_compute.empty());
+  const OneCollective no_end = one_collective(FakeDeviceBackend::Broken::comm_end);
+  EXPECT_FALSE(no_end.racing_frees.empty());
+  EXPECT_FALSE(no_end.later_kernel_after_collective);
+}
+
+// The real engine on the fake device: every collective sees the compute before it, nothing is
+// freed under a running collective, and the losses equal the CPU backend's bit for bit (the
+// bookkeeping — staged uploads, zeroed allocations, stream-ordered frees — changes no value).
+struct EngineCase {
+  const char* name;
+  ParallelLayout lay;
+  ZeroStage zero;
+  bool overlap, sp;
+  PipeSchedule schedule = PipeSchedule::one_f_one_b;
+  FakeDeviceBackend::Broken broken = FakeDeviceBackend::Broken::none;  // must be caught
+};
+
+class DeviceBackendEngine : public ::testing::TestWithParam<EngineCase> {};
+
+TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
+  const EngineCase& k = GetParam();
+  TrainOptions o = tiny_options(2, 2, 2);
+  o.zero = k.zero;
+  o.overlap_comm = k.overlap;
+  o.sp = k.sp;
+  o.schedule = k.schedule;
+  const int n = k.lay.world();
+  std::vector<std::vector<double>> losses(static_cast<size_t>(n));
+  std::vector<std::vector<std::string>> missing(static_cast<size_t>(n)), racing(static_cast<size_t>(n));
+  std::vector<size_t> collectives(static_cast<size_t>(n));
+  run_ranks(n, [&](Communicator& world) {
+    const auto r = static_cast<size_t>(world.rank());
+    FakeDeviceOps ops(kCompute);
+    auto w = FakeStreamComm::wrap(world, ops, kFirstCommStream);
+    RankContext ctx = make_rank_context(*w, k.lay);
+    {
+      FakeDeviceBackend be(ops, kCompute, k.broken);
+      auto engine = make_training_step(be, ctx, o);
+      for (int s = 0; s < 2; ++s) losses[r].push_back(engine->step());
+    }
+    missing[r] = ops.collectives_missing_compute();
+    racing[r] = ops.frees_racing_collectives();
+    collectives[r] = ops.collectives();
+  });
+  if (k.broken != FakeDeviceBackend::Broken::none) {
+    bool caught = false;
+    for (const auto& v : k.broken == FakeDeviceBackend::Broken::comm_end ? racing : missing) caught = caught || !v.empty();
+    EXPECT_TRUE(caught) << "a plan missing half of its ordering must be caught";
+    return;
+  }
+  const std::vector<RankOutcome> cpu = run_layout(k.lay, o, 2);
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<size_t>(r);
+    EXPECT_TRUE(missing[i].empty()) << "rank " << r << "\n" << joined(missing[i]);
+    EXPECT_TRUE(racing[i].empty()) << "rank " << r << "\n" << joined(racing[i]);
+    EXPECT_GT(collectives[i], 0u) << "rank " << r;
+    EXPECT_EQ(losses[i], cpu[i].losses) << "rank " << r;  // bitwise
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, DeviceBackendEngine,
+    ::testing::Values(EngineCase{"dp2", {2, 1, 1}, ZeroStage::none, false, false},
+                      EngineCase{"dp2_zero0_overlap", {2, 1, 1}, ZeroStage::none, true, false},
+                      EngineCase{"dp2_zero1_overlap", {2, 1, 1}, ZeroStage::one, true, false},
+                      EngineCase{"dp2_zero2_overlap", {2, 1, 1}, ZeroStage::two, true, false},
+                      EngineCase{"dp2_zero3", {2, 1, 1}, ZeroStage::three, false, false},
+                      EngineCase{"dp2_zero3_overlap", {2, 1, 1}, ZeroStage::three, true, false},
+                      EngineCase{"tp2_sp", {1, 2, 1}, ZeroStage::none, false, true},
+                      EngineCase{"pp2_1f1b", {1, 1, 2}, ZeroStage::none, false, false},
+                      EngineCase{"pp2_gpipe", {1, 1, 2}, ZeroStage::none, false, false, PipeSchedule::gpipe},
+                      EngineCase{"dp2_tp2_zero3_overlap", {2, 2, 1}, ZeroStage::three, true, false},
+                      EngineCase{"dp2_pp2_zero2_overlap", {2, 1, 2}, ZeroStage::two, true, false},
+                      EngineCase{"dp2_zero3_overlap_without_comm_end", {2, 1, 1}, ZeroStage::three, true, false,
+                                 PipeSchedule::one_f_one_b, FakeDeviceBackend::Broken::comm_end},
+                      EngineCase{"tp2_sp_without_comm_begin", {1, 2, 1}, ZeroStage::none, false, true,
+                                 PipeSchedule::one_f_one_b, FakeDeviceBackend::Broken::comm_begin}),
+    [](const ::testing::TestParamInfo<EngineCase>& i) { return std::string(i.param.name); });
+
+TEST(DeviceBackend, AllocationsAreZeroedInStreamOrderAndFreedOnTheComputeStream) {
+  FakeDeviceOps ops(kCompute);
+  FakeDeviceBackend be(ops, kCompute);
+  {
+    Buffer b = be.alloc(MemCategory::activations, DType::bf16, 5);
+    std::vector<unsigned char> host(10, 0xFF);
+    be.copy_to_host(host.data(), b.data(), 10);
+    EXPECT_EQ(host, std::vector<unsigned char>(10, 0));
+    EXPECT_EQ(be.memory()[MemCategory::activations].current, 10u);  // the accounting counts requested bytes
+  }
+  EXPECT_EQ(be.memory()[MemCategory::activations].current, 0u);
+  std::vector<std::string> order;
+  for (const auto& op : ops.log())
+    if (op.stream == kCompute) order.push_back(op.what);
+  EXPECT_EQ(order, (std::vector<std::string>{"alloc", "zero", "copy", "free"}));
+}
+
+TEST(DeviceBackend, SmallUploadsAreStagedWithoutWaitingAndLargeOnesSynchronise) {
+  FakeDeviceOps ops(kCompute);
+  FakeDeviceBackend be(ops, kCompute);
+  Buffer b = be.alloc(MemCategory::workspace, DType::i32, 64);
+  std::vector<int32_t> src(64);
+  for (int round = 0; round < 2 * static_cast<int>(DeviceBackend::kStagingSlots); ++round) {
+    for (size_t i = 0; i < src.size(); ++i) src[i] = round * 100 + static_cast<int>(i);
+    be.copy_from_host(b.data(), src.data(), src.size() * sizeof(int32_t));
+    src.assign(64, -1);  // the caller may reuse its buffer at once
+  }
+  EXPECT_EQ(ops.syncs, 0);  // no upload drained the stream
+  std::vector<int32_t> back(64);
+  be.copy_to_host(back.data(), b.data(), back.size() * sizeof(int32_t));
+  EXPECT_EQ(back[5], 7 * 100 + 5);
+  EXPECT_EQ(ops.syncs, 1);
+  Buffer big = be.alloc(MemCategory::params, DType::i8, DeviceBackend::kStagingBytes + 1);
+  std::vector<char> large(DeviceBackend::kStagingBytes + 1, 3);
+  be.copy_from_host(big.data(), large.data(), large.size());
+  EXPECT_EQ(ops.syncs, 2);
+}
+
+TEST(DeviceBackend, TimelineMarksAreEventsReusedAfterClear) {
+  FakeDeviceOps ops(kCompute);
+  FakeDeviceBackend be(ops, kCompute);
+  Timeline& tl = be.timeline();
+  EXPECT_EQ(tl.kind(), "cuda events on the compute stream");
+  const size_t a = tl.mark(), b = tl.mark(), c = tl.mark();
+  EXPECT_DOUBLE_EQ(tl.seconds(a, c), 2e-3);  // the fake advances 1 ms per record
+  EXPECT_DOUBLE_EQ(tl.seconds(a, b), 1e-3);
+  const uint64_t records = ops.records;
+  tl.clear();
+  EXPECT_EQ(tl.mark(), 0u);
+  EXPECT_EQ(ops.records, records + 1);
+  PhaseTimer phases(tl);  // the phase split reads the same events
+  phases.push("forward");
+  phases.pop();
+  EXPECT_GT(phases.exclusive().at("forward"), 0.0);
+}
+
+}  // namespace
+}  // namespace gcb::models::test
