@@ -100,6 +100,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.steps = o.steps;
   r.warmup = o.warmup;
   r.backend = o.backend;
+  r.attn = o.attn;
   r.peak_flops = o.peak_flops;
   r.peak_source = "flag:--peak-flops";
   r.peak_size = o.peak_size;
@@ -110,8 +111,17 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   return r;
 }
 
-void print_train_tables(const std::vector<Result>& results, const std::string& title) {
+void print_train_tables(const std::vector<Result>& all, const std::string& title) {
   fmt::print("\n{}\n", title);
+  std::vector<Result> results;  // the layouts that ran; the others say why not
+  for (const Result& r : all) {
+    if (r.status == Status::pass) {
+      results.push_back(r);
+    } else {
+      fmt::print("{:<30} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+    }
+  }
+  if (results.empty()) return;
   fmt::print("{:<30} {:>10} {:>11} {:>7} {:>10} {:>13} {:>10}\n", "layout", "step ms", "tokens/s", "MFU %",
              "comm ms", "bubble/theory", "loss");
   for (const Result& r : results) {
@@ -187,12 +197,17 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--data", o->data, "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");
   app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
   app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
-  app->add_option("--backend", o->backend, "Compute backend: " + models::compute_backend_names() + " (cuda: not built yet)")
+  app->add_option("--backend", o->backend,
+                  "Compute backend: " + models::compute_backend_names() +
+                      " (cuda: one GPU per rank, NCCL groups; WAIVED rows where no GPU exists)")
+      ->capture_default_str();
+  app->add_option("--attn", o->attn,
+                  "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
   app->add_option("--ranks", o->ranks,
                   "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)");
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
-  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)");
+  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: cuda: the GPU's dense bf16 peak from the spec table, or its measured bf16 GEMM for a GPU the table lacks; cpu: measured sgemm)");
   app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")->capture_default_str();
   app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
   app->add_option("--init-from", o->init_from,
@@ -207,12 +222,14 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     const std::vector<Result> results = models::run_training(request);
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;
+      // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
+      const auto ran = std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
       print_train_tables(results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                                              "{} ranks, recompute {}, precision {}, {}",
+                                              "{} ranks, recompute {}, precision {}, backend {}{}",
                                               c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq,
                                               models::global_batch(request), request.base.micro_batch, request.ranks,
-                                              opts.recompute, opts.precision,
-                                              results[0].extra["peak_source"].get<std::string>()));
+                                              opts.recompute, opts.precision, request.backend,
+                                              ran == results.end() ? "" : ", " + ran->extra["peak_source"].get<std::string>()));
     }
     for (const Result& r : results) session.runner().add(r);
     return session.finish();

@@ -30,6 +30,7 @@ struct TrainCliOptions {
   std::string data;      // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;
   std::string backend = "cpu";
+  std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
   int ranks = 0;  // 0 = dp·tp·pp (single layout) or the MPI world size
   uint64_t seed = 1234;
   std::string sweep;       // LAYOUTS: models/sweep.hpp

@@ -6,18 +6,47 @@
 
 #include "core/error.hpp"
 #include "models/cpu_backend.hpp"
+#if GCB_HAVE_CUDA_TRAINING
+#include "collectives/factory.hpp"
+#include "core/gpu.hpp"
+#include "models/cuda_backend.hpp"
+#endif
 
 namespace gcb::models {
 namespace {
 
 std::unique_ptr<Backend> make_cpu(const BackendSpec&) { return std::make_unique<CpuBackend>(); }
 
+#if GCB_HAVE_CUDA_TRAINING
+std::unique_ptr<Backend> make_cuda(const BackendSpec& spec) {
+  const std::optional<AttentionImpl> attn = parse_attention_impl(spec.attn);
+  if (!attn) throw UsageError(fmt::format("--attn {}: expected auto, ours or cudnn", spec.attn));
+  return std::make_unique<CudaBackend>(CudaBackendOptions{spec.device < 0 ? 0 : spec.device, *attn});
+}
+
+std::string cuda_unavailable() {
+  if (gpu::device_count() == 0) return "no GPU: " + gpu::runtime().unavailable_reason;
+  if (!communicator_backend_built("nccl")) return "the cuda backend's ranks talk through NCCL, which this binary was built without";
+  return "";
+}
+
+std::optional<PeakFlops> cuda_peak(int device) {
+  const auto& devices = gpu::runtime().devices;
+  if (device < 0 || device >= static_cast<int>(devices.size())) return std::nullopt;
+  return spec_peak_flops(devices[static_cast<size_t>(device)].name);
+}
+#endif
+
 }  // namespace
 
 const std::vector<ComputeBackend>& compute_backends() {
   static const std::vector<ComputeBackend> table = {
       {"cpu", MemorySpace::host, "", make_cpu},
-      {"cuda", MemorySpace::device, "the CUDA training backend is not built in this binary (use --backend cpu)", nullptr},
+#if GCB_HAVE_CUDA_TRAINING
+      {"cuda", MemorySpace::device, "", make_cuda, cuda_unavailable, cuda_peak},
+#else
+      {"cuda", MemorySpace::device, "this binary was built without CUDA and cuBLASLt (use --backend cpu)", nullptr},
+#endif
   };
   return table;
 }
@@ -34,6 +63,11 @@ std::string backend_error(std::string_view name) {
   if (it == table.end()) return fmt::format("--backend {}: expected one of {}", name, compute_backend_names());
   if (!it->built()) return fmt::format("--backend {}: {}", name, it->missing);
   return "";
+}
+
+std::string backend_unavailable(std::string_view name) {
+  const ComputeBackend& b = compute_backend(name);
+  return b.unavailable == nullptr ? "" : b.unavailable();
 }
 
 const ComputeBackend& compute_backend(std::string_view name) {

@@ -47,10 +47,13 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
               {"backend", m.backend},
               {"ranks", m.ranks}};
   r.samples = m.samples;
+  r.sample_flags = m.sample_flags;
   r.stats = summarize(m.samples);
   r.stop_reason = "max_samples";
   r.batch = 1;
-  r.timer = "host steady_clock";
+  r.timer = m.timer;
+  r.clocks = m.clocks;
+  for (const RankFigures& f : m.ranks_figures) r.throttled = r.throttled || f.throttle != 0;
   const RankFigures& f0 = m.ranks_figures[0];
   const double step = f0.step_median;
   const auto tokens = static_cast<double>(theory.tokens_per_step);
@@ -77,13 +80,18 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["peak_flops"] = peak;
   ex["peak_source"] = peak_source;
   ex["blas_threads"] = m.blas_threads;
-  double mn = step, mx = step;
-  for (const RankFigures& f : m.ranks_figures) {
-    mn = std::min(mn, f.step_median);
-    mx = std::max(mx, f.step_median);
+  // Step time across ranks (each rank's median): min, median, max and the slowest rank, which
+  // every synchronous step waits for.
+  std::vector<double> rank_steps;
+  size_t slowest = 0;
+  for (size_t i = 0; i < m.ranks_figures.size(); ++i) {
+    rank_steps.push_back(m.ranks_figures[i].step_median);
+    if (rank_steps[i] > rank_steps[slowest]) slowest = i;
   }
-  ex["step_time_min_rank"] = mn;
-  ex["step_time_max_rank"] = mx;
+  ex["step_time_min_rank"] = *std::min_element(rank_steps.begin(), rank_steps.end());
+  ex["step_time_median_rank"] = percentile(rank_steps, 0.5);
+  ex["step_time_max_rank"] = rank_steps[slowest];
+  ex["slowest_rank"] = slowest;
   // Time split (rank 0, mean seconds per timed step; step_time_mean is its denominator). Every
   // comm:* phase blocked the rank's compute thread: that is the exposed communication. With
   // --overlap the gradient reductions ran on the comm lane instead; the rank blocked only in
@@ -154,7 +162,40 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["bubble"] = {{"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble},
                   {"micro_batches", t.grad_accum}};
   ex["losses"] = m.losses;
+  if (!m.notes.text.empty() || !m.notes.figures.empty()) {
+    nlohmann::json b = nlohmann::json::object();
+    for (const auto& [k, v] : m.notes.text) b[k] = v;
+    for (const auto& [k, v] : m.notes.figures) b[k] = v;
+    ex["backend_notes"] = b;
+    // The device allocator's own peak next to the sum of the categories' peaks (the accounting
+    // counts requested bytes; the pool rounds them and holds freed memory for reuse).
+    ex["memory_device_note"] =
+        "backend_notes.pool_used_peak / pool_reserved_peak: the device memory pool's own counters (allocation "
+        "granularity and stream-ordered reuse included); memory.*: requested bytes per category";
+  }
+  nlohmann::json clocks = nlohmann::json::object();
+  double clock_min = 0;
+  uint64_t throttle = 0;
+  for (const RankFigures& f : m.ranks_figures) {
+    if (f.sm_clock_mhz > 0) clock_min = clock_min == 0 ? f.sm_clock_mhz : std::min(clock_min, f.sm_clock_mhz);
+    throttle |= f.throttle;
+  }
+  if (clock_min > 0 || throttle != 0) {
+    ex["sm_clock_mhz_min_rank"] = clock_min;
+    ex["throttle_reasons_any_rank"] = throttle;
+  }
   r.extra = ex;
+  return r;
+}
+
+Result waived_training_result(const LayoutSpec& l, const TrainOptions& o, const std::string& backend,
+                              const std::string& reason) {
+  Result r;
+  r.key = "train/" + l.name;
+  r.params = {{"model", o.model.name}, {"layout", l.name}, {"dp", l.dp}, {"tp", l.tp}, {"pp", l.pp},
+              {"precision", std::string(precision_name(o.precision))}, {"backend", backend}};
+  r.status = Status::waived;
+  r.reason = reason;
   return r;
 }
 

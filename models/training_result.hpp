@@ -26,6 +26,8 @@ struct RankFigures {
   double comm_lane = 0;     // seconds per step the overlap lane was busy
   std::vector<double> phases;                    // per train_phase_names(), seconds per step
   std::vector<double> memory_peak;               // per MemCategory, bytes
+  double sm_clock_mhz = 0;  // NVML after the timed steps (0: no GPU or no NVML)
+  uint64_t throttle = 0;    // NVML slowdown reasons seen during any timed step (kThrottleMask bits)
 };
 
 struct LayoutMeasurement {
@@ -40,9 +42,17 @@ struct LayoutMeasurement {
   CommStats comm;                          // rank 0's last step
   std::string backend;
   int blas_threads = 0;
+  std::string timer = "host steady_clock";  // what timed the steps (the backend's timeline)
+  BackendNotes notes;                       // rank 0's backend: device, kernels chosen, allocator counters
+  std::vector<uint64_t> sample_flags;       // rank 0: NVML slowdown reasons per timed step
+  nlohmann::json clocks = nlohmann::json::object();  // rank 0: NVML before and after the timed steps
 };
 
 // peak: FLOP/s for MFU (peak_source says where it comes from).
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
+
+// The row of a layout that did not run, and why (no GPU, too few GPUs, …).
+Result waived_training_result(const LayoutSpec& l, const TrainOptions& o, const std::string& backend,
+                              const std::string& reason);
 
 }  // namespace gcb::models

@@ -1,9 +1,10 @@
 // The rank program of a training run: every rank times its steps through the harness (measure()
-// with a HostTimer and a fixed number of samples, so that every rank runs the same number of
-// collective steps; each step ends by reading the loss back, so host time covers the device
-// work too); core/phase_timer.hpp divides the timed steps among forward / backward / optimizer /
-// comm:<kind> and tallies the matmul span. Rank 0 assembles the result from an all-gather of every
-// rank's figures (training_result.hpp).
+// on the backend's timeline — the host clock on the CPU, CUDA events on the compute stream on a
+// GPU — with a fixed number of samples, so that every rank runs the same number of collective
+// steps); core/phase_timer.hpp divides the timed steps among forward / backward / optimizer /
+// comm:<kind> on the same timeline and tallies the matmul span. On a GPU, NVML's slowdown reasons
+// are sampled after every step and the clocks before and after. Rank 0 assembles the result from
+// an all-gather of every rank's figures (training_result.hpp).
 #include "models/training_run.hpp"
 
 #include <fmt/format.h>
@@ -13,9 +14,13 @@
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "core/harness.hpp"
+#include "core/nvml.hpp"
 #include "core/phase_timer.hpp"
 #include "core/stats.hpp"
+#include "core/timeline.hpp"
+#include "models/attention_choice.hpp"
 #include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/engine.hpp"
@@ -28,21 +33,42 @@ namespace gcb::models {
 namespace {
 
 // Per-rank figures as one flat vector of doubles (gathered over the host communicator).
-size_t flat_size() { return 7 + train_phase_names().size() + kMemCategories; }
+constexpr size_t kScalars = 9;
+size_t flat_size() { return kScalars + train_phase_names().size() + kMemCategories; }
 
 std::vector<double> flatten(const RankFigures& f) {
-  std::vector<double> v = {f.step_median, f.step_p10, f.step_p90, f.step_mean, f.loss, f.matmul, f.comm_lane};
+  std::vector<double> v = {f.step_median, f.step_p10, f.step_p90, f.step_mean, f.loss, f.matmul, f.comm_lane,
+                           f.sm_clock_mhz, static_cast<double>(f.throttle)};
   v.insert(v.end(), f.phases.begin(), f.phases.end());
   v.insert(v.end(), f.memory_peak.begin(), f.memory_peak.end());
   return v;
 }
 
 RankFigures unflatten(const double* v) {
-  RankFigures f{v[0], v[1], v[2], v[3], v[4], v[5], v[6], {}, {}};
+  RankFigures f{v[0], v[1], v[2], v[3], v[4], v[5], v[6], {}, {}, v[7], static_cast<uint64_t>(v[8])};
   const size_t phases = train_phase_names().size();
-  f.phases.assign(v + 7, v + 7 + phases);
-  f.memory_peak.assign(v + 7 + phases, v + 7 + phases + kMemCategories);
+  f.phases.assign(v + kScalars, v + kScalars + phases);
+  f.memory_peak.assign(v + kScalars + phases, v + kScalars + phases + kMemCategories);
   return f;
+}
+
+// NVML's view of the rank's GPU (empty bus id: no GPU, nothing sampled).
+std::string bus_id_of(int device) {
+  const auto& devices = gpu::runtime().devices;
+  if (device < 0 || device >= static_cast<int>(devices.size())) return {};
+  return devices[static_cast<size_t>(device)].pci_bus_id;
+}
+
+nlohmann::json clock_sample(const std::string& bus_id) {
+  const std::optional<nvml::DeviceSample> s = bus_id.empty() ? std::nullopt : nvml::sample(bus_id);
+  if (!s) return nullptr;
+  const auto field = [](const std::optional<unsigned>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"sm_clock_mhz", field(s->sm_clock_mhz)},
+                      {"sm_clock_max_mhz", field(s->sm_clock_max_mhz)},
+                      {"temperature_c", field(s->temperature_c)},
+                      {"power_mw", field(s->power_mw)}};
+  if (s->throttle_reasons) j["throttle_reasons"] = nvml::throttle_reason_names(*s->throttle_reasons);
+  return j;
 }
 
 void write_dump(const std::string& path, const std::vector<double>& losses, const std::vector<float>& params) {
@@ -64,8 +90,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   w.ranks = req.ranks;
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
-    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device});
-    PhaseTimer phases;
+    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device, req.attn});
+    PhaseTimer phases(be->timeline());
     RankFigures mine;
     LayoutMeasurement m;
     {
@@ -73,7 +99,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       if (!initial.empty()) engine->load_params(initial);
       be->set_phase_timer(&phases);
       engine->set_phase_timer(&phases);
-      HostTimer timer(steady_clock(), 1);  // never flushes
+      TimelineTimer timer(be->timeline());  // never flushes
       HarnessOptions h;
       h.warmup = req.warmup;
       h.min_samples = h.max_samples = req.steps;  // every rank runs exactly the same steps
@@ -85,7 +111,17 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       hooks.region = [&](bool entering) {
         if (entering) phases.reset();
       };
+      const std::string bus_id = bus_id_of(rc.device);
+      if (!bus_id.empty() && nvml::available()) {
+        hooks.probe = [&bus_id] { return nvml::throttle_reasons(bus_id).value_or(0) & nvml::kThrottleMask; };
+      }
+      m.clocks["before"] = clock_sample(bus_id);
       const Measurement meas = measure(timer, [&] { m.losses.push_back(engine->step()); }, h, hooks);
+      m.clocks["after"] = clock_sample(bus_id);
+      if (!m.clocks["after"].is_null()) mine.sm_clock_mhz = m.clocks["after"].value("sm_clock_mhz", 0.0);
+      for (uint64_t f : meas.sample_flags) mine.throttle |= f;
+      m.sample_flags = meas.sample_flags;
+      m.timer = std::string(timer.kind());
       be->set_phase_timer(nullptr);
       engine->set_phase_timer(nullptr);
       const auto n = static_cast<double>(meas.samples.size());
@@ -108,6 +144,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.samples = meas.samples;
       m.memory = be->memory();
       m.comm = engine->last_step_comm();
+      m.notes = be->notes();
       if (!req.dump.empty() || !req.save.empty()) {
         const std::vector<float> params = engine->full_params();  // collective
         if (rc.rank == 0 && !req.dump.empty()) write_dump(req.dump, m.losses, params);
@@ -145,6 +182,7 @@ TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l) {
 
 void check_request(const TrainRequest& r) {
   if (const std::string e = backend_error(r.backend); !e.empty()) throw UsageError(e);
+  if (!parse_attention_impl(r.attn)) throw UsageError(fmt::format("--attn {}: expected auto, ours or cudnn", r.attn));
   if (r.steps < 1 || r.warmup < 0) throw UsageError("--steps must be ≥ 1 and --warmup ≥ 0");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (r.layouts.empty()) throw UsageError("no layout to run");
@@ -172,21 +210,65 @@ void check_request(const TrainRequest& r) {
       throw UsageError(fmt::format("{}: global batch {} is not divisible by dp {} × micro-batch {}", l.name, gb, l.dp,
                                    r.base.micro_batch));
     }
+    // One layout the model cannot take is the user's to fix; in a sweep it is a WAIVED row
+    // (layout_unavailable), so that e.g. GPT-2's odd vocabulary refuses only the tp layouts.
     const TrainOptions t = layout_options(r, l);
-    if (const std::string e = layout_error(t, l.layout()); !e.empty()) throw UsageError(fmt::format("{}: {}", l.name, e));
+    if (const std::string e = layout_error(t, l.layout()); !e.empty() && r.layouts.size() == 1) {
+      throw UsageError(fmt::format("{}: {}", l.name, e));
+    }
   }
 }
 
+std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
+  if (std::string why = layout_error(layout_options(r, l), l.layout()); !why.empty()) return why;
+  if (std::string why = backend_unavailable(r.backend); !why.empty()) return why;
+  const int ranks = l.dp * l.tp * l.pp;
+  if (compute_backend(r.backend).memory == MemorySpace::device && !world_is_processes() && ranks > gpu::device_count()) {
+    return fmt::format("{} ranks need {} GPUs, this host has {} (NCCL refuses two ranks of one communicator on the "
+                       "same GPU)",
+                       ranks, ranks, gpu::device_count());
+  }
+  return "";
+}
+
+namespace {
+
+// The MFU denominator: the flag's, the spec table's for a GPU it knows (device 0 of this
+// process: nodes are taken to hold one GPU model), else measured — the backend's own bf16 GEMM
+// on a GPU, the CPU sgemm on the host.
+std::pair<double, std::string> run_peak(const TrainRequest& r) {
+  if (r.peak_flops > 0) return {r.peak_flops, r.peak_source};
+  const ComputeBackend& b = compute_backend(r.backend);
+  if (b.memory == MemorySpace::device) {
+    if (b.peak != nullptr) {
+      if (const std::optional<PeakFlops> p = b.peak(0)) return {p->flops, p->source};
+    }
+    const std::unique_ptr<Backend> be = make_backend(r.backend, {0, r.attn});
+    const int n = 8192;
+    return {measure_backend_gemm_peak(*be, n), fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend, n)};
+  }
+  return {measure_sgemm_peak(r.peak_size),
+          fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl())};
+}
+
+}  // namespace
+
 std::vector<Result> run_training(const TrainRequest& r) {
   check_request(r);
-  const bool given = r.peak_flops > 0;
-  const double peak = given ? r.peak_flops : measure_sgemm_peak(r.peak_size);
-  const std::string source =
-      given ? r.peak_source
-            : fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl());
-  const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   std::vector<Result> results;
+  bool any = false;
+  for (const LayoutSpec& l : r.layouts) any = any || layout_unavailable(r, l).empty();
+  if (!any) {  // nothing will run: no peak to measure, no weights to load
+    for (const LayoutSpec& l : r.layouts) results.push_back(waived_training_result(l, layout_options(r, l), r.backend, layout_unavailable(r, l)));
+    return results;
+  }
+  const auto [peak, source] = run_peak(r);
+  const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   for (const LayoutSpec& l : r.layouts) {
+    if (const std::string why = layout_unavailable(r, l); !why.empty()) {
+      results.push_back(waived_training_result(l, layout_options(r, l), r.backend, why));
+      continue;
+    }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
     if (m) results.push_back(training_result(*m, peak, source));
   }
@@ -207,6 +289,26 @@ double measure_sgemm_peak(int n) {
   h.batch = 1;
   const Measurement m = measure(timer, [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); }, h);
   // Peak = the best sample: the rate the machine demonstrably reaches on this shape.
+  return 2.0 * static_cast<double>(n) * static_cast<double>(nn) / m.stats.min;
+}
+
+double measure_backend_gemm_peak(Backend& be, int n) {
+  const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
+  Buffer a = be.alloc(MemCategory::workspace, DType::bf16, nn), b = be.alloc(MemCategory::workspace, DType::bf16, nn),
+         c = be.alloc(MemCategory::workspace, DType::bf16, nn);
+  be.fill(a.view(), nn, 1.0f / static_cast<float>(n));
+  be.fill(b.view(), nn, 0.5f);
+  TimelineTimer timer(be.timeline());
+  HarnessOptions h;
+  h.warmup = 2;
+  h.min_samples = 5;
+  h.max_samples = 20;
+  h.min_time = 0.1;
+  h.max_time = 3.0;
+  h.noise = 0.02;
+  h.batch = 1;
+  const Measurement m = measure(timer, [&] { be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}}); }, h);
+  be.timeline().clear();
   return 2.0 * static_cast<double>(n) * static_cast<double>(nn) / m.stats.min;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/backend.hpp"
 #include "models/sweep.hpp"
 #include "models/train_options.hpp"
 #include "reports/result.hpp"
@@ -23,7 +24,8 @@ struct TrainRequest {
   int global_batch = 0;   // sequences per step; 0 = ranks × micro-batch
   int steps = 5, warmup = 1;
   std::string backend = "cpu";  // backend_factory.hpp
-  double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = measure the CPU matmul
+  std::string attn = "auto";    // the CUDA backend's attention kernels: auto | ours | cudnn
+  double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
   std::string peak_source;      // where a given peak comes from
   int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak
   std::string dump;             // write every step's loss and the final weights (hex floats) here
@@ -36,14 +38,26 @@ int global_batch(const TrainRequest& r);
 // The options of one layout of the request.
 TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l);
 // Everything that can be checked before any allocation (config, backend, layouts, divisibility,
-// batch, steps); gcb::UsageError with one line.
+// batch, steps); gcb::UsageError with one line. In a sweep, a layout the model cannot take is
+// left to layout_unavailable (a WAIVED row).
 void check_request(const TrainRequest& r);
 
 // Runs every layout. Collective over the world when the process was started by a launcher.
-// Returns the results on world rank 0 (and nothing on other ranks).
+// Returns the results on world rank 0 (and nothing on other ranks). A backend that cannot run on
+// this machine (no GPU), or a layout that needs more GPUs than the host has, gives WAIVED rows
+// with the reason instead.
 std::vector<Result> run_training(const TrainRequest& r);
+
+// Why layout `l` of the request cannot run here ("" when it can): the model refuses it (a sweep's
+// layout; a single one is a UsageError in check_request), the backend is unavailable (no GPU), or
+// rank threads on a device backend need one GPU each (NCCL refuses two ranks of one communicator
+// on the same GPU) and the host has fewer.
+std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l);
 
 // FLOP/s of the CPU matmul on n×n×n, best of the harness samples: the CPU's MFU denominator.
 double measure_sgemm_peak(int n);
+// FLOP/s of `be`'s own bf16 GEMM on n×n×n timed on its timeline, best sample: the peak of a GPU
+// the spec table does not know.
+double measure_backend_gemm_peak(Backend& be, int n);
 
 }  // namespace gcb::models

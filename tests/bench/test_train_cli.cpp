@@ -15,6 +15,7 @@
 #include "bench/runner.hpp"
 #include "bench/train.hpp"
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
 
@@ -37,7 +38,6 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--pp 3", "pp 3 > layers 2"},
       {"--dp 2 --ranks 4", "≠ 4 ranks"},
       {"--dp 2 --global-batch 3", "not divisible"},
-      {"--backend cuda", "CUDA training backend is not built"},
       {"--tp 2 --zero 4", "expected 0, 1, 2 or 3"},
       {"--recompute some", "expected none, selective or full"},
       {"--schedule zigzag", "expected gpipe or 1f1b"},
@@ -52,6 +52,32 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
     EXPECT_NE(r.out.find(msg), std::string::npos) << args << "\n" << r.out;
   }
 }
+
+#if GCB_HAVE_CUDA_TRAINING
+// Without a GPU, the cuda backend's sweep is a row per layout, WAIVED with the reason (exit 0):
+// nothing is measured and nothing fails. GPT-2's vocabulary (50257) refuses tp2 on its own.
+TEST(TrainCli, CudaSweepWithoutAGpuIsWaivedRowsWithTheReason) {
+  if (gpu::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  const std::string json = temp("cuda-waived.json");
+  const test::CliRun r = gcbench("--backend cuda --model gpt2-124m --sweep dp,zero1,tp2,pp2-1f1b --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 0 failed, 4 waived"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no GPU"), std::string::npos) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(doc["results"].size(), 4u);
+  for (const auto& row : doc["results"]) {
+    EXPECT_EQ(row["status"], "WAIVED") << row.dump();
+    EXPECT_EQ(row["params"]["backend"], "cuda");
+  }
+  fs::remove(json);
+}
+#else
+TEST(TrainCli, CudaNotBuiltIsAUsageError) {
+  const test::CliRun r = gcbench("--backend cuda --quiet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("built without CUDA"), std::string::npos) << r.out;
+}
+#endif
 
 TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
   Runner runner(RunnerOptions{}, nullptr);

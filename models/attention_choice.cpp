@@ -1,0 +1,56 @@
+#include "models/attention_choice.hpp"
+
+#include <fmt/format.h>
+
+namespace gcb::models {
+
+std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
+  if (name == "auto") return AttentionImpl::automatic;
+  if (name == "ours") return AttentionImpl::ours;
+  if (name == "cudnn") return AttentionImpl::cudnn;
+  return std::nullopt;
+}
+
+std::string_view attention_impl_name(AttentionImpl a) {
+  switch (a) {
+    case AttentionImpl::automatic: return "auto";
+    case AttentionImpl::ours: return "ours";
+    case AttentionImpl::cudnn: return "cudnn";
+  }
+  return "?";
+}
+
+std::string_view attention_path_name(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::simple: return "simple";
+    case AttentionPath::ours: return "ours";
+    case AttentionPath::cudnn: return "cudnn";
+  }
+  return "?";
+}
+
+AttentionChoice choose_attention(AttentionImpl asked, DType t, const std::string& ours_unsupported,
+                                 const std::string& cudnn_unsupported, const std::optional<AttentionTimes>& times) {
+  if (t == DType::f32)
+    return {AttentionPath::simple, false,
+            "fp32: our flash kernels and cuDNN SDPA are 16-bit, so the exact fp32 row kernel runs (--attn ignored)"};
+  const bool ours = ours_unsupported.empty(), cudnn = cudnn_unsupported.empty();
+  if (!ours && !cudnn)
+    return {AttentionPath::simple, false,
+            fmt::format("the simple row kernel: ours: {}; cudnn: {}", ours_unsupported, cudnn_unsupported)};
+  if (asked == AttentionImpl::ours || (asked == AttentionImpl::automatic && !cudnn)) {
+    if (ours) return {AttentionPath::ours, false, asked == AttentionImpl::ours ? "--attn ours" : "ours (cudnn: " + cudnn_unsupported + ")"};
+    return {AttentionPath::cudnn, false, "cudnn (ours: " + ours_unsupported + ")"};
+  }
+  if (asked == AttentionImpl::cudnn || !ours) {
+    if (cudnn) return {AttentionPath::cudnn, false, asked == AttentionImpl::cudnn ? "--attn cudnn" : "cudnn (ours: " + ours_unsupported + ")"};
+    return {AttentionPath::ours, false, "ours (cudnn: " + cudnn_unsupported + ")"};
+  }
+  if (!times) return {AttentionPath::ours, true, "auto: to be timed"};
+  const bool faster = times->ours <= times->cudnn;
+  return {faster ? AttentionPath::ours : AttentionPath::cudnn, false,
+          fmt::format("auto: the faster forward + backward on this GPU and shape: ours {:.3f} ms, cudnn {:.3f} ms",
+                      1e3 * times->ours, 1e3 * times->cudnn)};
+}
+
+}  // namespace gcb::models

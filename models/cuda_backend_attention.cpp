@@ -1,0 +1,154 @@
+// CudaBackend attention (attention_choice.hpp says which kernels and why). The flash kernels and
+// cuDNN read [B, NH, T, hs] tensors, so q, k and v are copied out of the fused qkv rows into
+// head-major scratch (llm.c's permute), and the outputs copied back; the scratch is workspace
+// memory freed in stream order when the op returns. The simple row kernel reads the fused layout
+// directly. Compiles, unvalidated.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/attention/cudnn_sdpa.hpp"
+#include "kernels/attention/flash_attn.hpp"
+#include "kernels/train/train_kernels.hpp"
+#include "models/cuda_backend.hpp"
+
+namespace gcb::models {
+namespace k = gcb::kernels::train;
+namespace attn = gcb::kernels::attn;
+
+namespace {
+
+attn::AttnShape shape_of(int B, int T, int C, int NH) {
+  attn::AttnShape a;
+  a.batch = B;
+  a.heads = NH;
+  a.seq = T;
+  a.head_dim = C / NH;
+  a.causal = true;
+  return a;
+}
+
+// q, k, v (and o, do, dq, dk, dv) of one problem in the head-major layout.
+struct HeadTensors {
+  Buffer q, k, v, o;
+};
+
+}  // namespace
+
+CudaBackend::AttnPlan& CudaBackend::attention_plan(DType t, int B, int T, int C, int NH) {
+  GCB_CHECK(NH > 0 && C % NH == 0, "attention: C must be a multiple of the head count");
+  const AttnKey key{B, T, NH, C / NH};
+  auto it = attn_.find(key);
+  if (it != attn_.end()) return *it->second;
+  auto p = std::make_unique<AttnPlan>();
+  p->shape = shape_of(B, T, C, NH);
+  std::string cudnn_reason = "not asked for";
+  if (t != DType::f32 && options_.attn != AttentionImpl::ours) {
+    p->cudnn_fwd = std::make_unique<attn::CudnnSdpaForward>(t, p->shape, compute_stream());
+    p->cudnn_bwd = std::make_unique<attn::CudnnSdpaBackward>(t, p->shape, compute_stream());
+    cudnn_reason = !p->cudnn_fwd->unsupported().empty() ? p->cudnn_fwd->unsupported() : p->cudnn_bwd->unsupported();
+  }
+  p->choice = choose_attention(options_.attn, t, attn::flash_unsupported(t, p->shape), cudnn_reason);
+  if (p->choice.needs_timing) time_attention(*p, t);
+  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p->choice.path), p->choice.why, B,
+                           NH, T, C / NH);
+  return *attn_.emplace(key, std::move(p)).first->second;
+}
+
+// Forward + backward of ours and of cuDNN on the problem's shape (zeroed inputs are as fast as
+// any: neither kernel's work depends on the values), 3 runs each after one warm-up, best of 3.
+void CudaBackend::time_attention(AttnPlan& p, DType t) {
+  const size_t n = p.shape.elements();
+  std::vector<Buffer> io;
+  for (int i = 0; i < 8; ++i) io.push_back(alloc(MemCategory::workspace, t, n));  // q k v o do dq dk dv
+  Buffer lse = alloc(MemCategory::workspace, DType::f32, p.shape.rows());
+  const size_t ws_bytes = std::max({attn::flash_backward_workspace_bytes(p.shape), p.cudnn_fwd->workspace_bytes(),
+                                    p.cudnn_bwd->workspace_bytes()});
+  Buffer ws = alloc(MemCategory::workspace, DType::i8, ws_bytes);
+  const auto d = [&](int i) { return io[static_cast<size_t>(i)].data(); };
+  const DeviceStream s = compute_stream();
+  const auto run = [&](AttentionPath path) {
+    if (path == AttentionPath::ours) {
+      attn::flash_forward(t, p.shape, d(0), d(1), d(2), d(3), lse.f32(), s);
+      attn::flash_backward(t, p.shape, d(0), d(1), d(2), d(3), d(4), lse.f32(), d(5), d(6), d(7), ws.data(), s);
+    } else {
+      p.cudnn_fwd->run(d(0), d(1), d(2), d(3), lse.f32(), ws.data());
+      p.cudnn_bwd->run(d(0), d(1), d(2), d(3), d(4), lse.f32(), d(5), d(6), d(7), ws.data());
+    }
+  };
+  const DeviceEvent start = ops().create_event(true), stop = ops().create_event(true);
+  AttentionTimes times;
+  for (AttentionPath path : {AttentionPath::ours, AttentionPath::cudnn}) {
+    run(path);
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      ops().record(start, s);
+      run(path);
+      ops().record(stop, s);
+      best = std::min(best, ops().elapsed_seconds(start, stop));
+    }
+    (path == AttentionPath::ours ? times.ours : times.cudnn) = best;
+  }
+  ops().destroy_event(start);
+  ops().destroy_event(stop);
+  p.choice = choose_attention(options_.attn, t, "", "", times);
+}
+
+void CudaBackend::attention_forward(View out, float* lse, View qkv, int B, int T, int C, int NH) {
+  const DType t = qkv.dtype;
+  GCB_CHECK(out.dtype == t, "CudaBackend::attention_forward: out and qkv of one type");
+  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  const DeviceStream s = compute_stream();
+  if (p.choice.path == AttentionPath::simple) {
+    k::simple_attention_forward(t, out.data, lse, qkv.data, B, T, C, NH, s);
+    return;
+  }
+  const int hs = C / NH;
+  const size_t n = p.shape.elements();
+  HeadTensors h{alloc(MemCategory::workspace, t, n), alloc(MemCategory::workspace, t, n),
+                alloc(MemCategory::workspace, t, n), alloc(MemCategory::workspace, t, n)};
+  k::rows_to_heads(t, h.q.data(), qkv.data, 3 * C, 0, B, T, NH, hs, s);
+  k::rows_to_heads(t, h.k.data(), qkv.data, 3 * C, C, B, T, NH, hs, s);
+  k::rows_to_heads(t, h.v.data(), qkv.data, 3 * C, 2 * C, B, T, NH, hs, s);
+  if (p.choice.path == AttentionPath::ours) {
+    attn::flash_forward(t, p.shape, h.q.data(), h.k.data(), h.v.data(), h.o.data(), lse, s);
+  } else {
+    Buffer ws = alloc(MemCategory::workspace, DType::i8, p.cudnn_fwd->workspace_bytes());
+    p.cudnn_fwd->run(h.q.data(), h.k.data(), h.v.data(), h.o.data(), lse, ws.data());
+  }
+  k::heads_to_rows(t, out.data, h.o.data(), C, 0, B, T, NH, hs, s);
+}
+
+void CudaBackend::attention_backward(View dqkv, View dout, View qkv, View out, const float* lse, int B, int T, int C,
+                                     int NH) {
+  const DType t = qkv.dtype;
+  GCB_CHECK(out.dtype == t && dout.dtype == t && dqkv.dtype == t, "CudaBackend::attention_backward: one element type");
+  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  const DeviceStream s = compute_stream();
+  const size_t rows = p.shape.rows();
+  if (p.choice.path == AttentionPath::simple) {
+    Buffer D = alloc(MemCategory::workspace, DType::f32, rows);
+    k::simple_attention_backward(t, dqkv.data, dout.data, qkv.data, out.data, lse, B, T, C, NH, D.f32(), s);
+    return;
+  }
+  const int hs = C / NH;
+  const size_t n = p.shape.elements();
+  std::vector<Buffer> x;  // q k v o do dq dk dv, head-major
+  for (int i = 0; i < 8; ++i) x.push_back(alloc(MemCategory::workspace, t, n));
+  const auto d = [&](int i) { return x[static_cast<size_t>(i)].data(); };
+  for (int i = 0; i < 3; ++i) k::rows_to_heads(t, d(i), qkv.data, 3 * C, i * C, B, T, NH, hs, s);
+  k::rows_to_heads(t, d(3), out.data, C, 0, B, T, NH, hs, s);
+  k::rows_to_heads(t, d(4), dout.data, C, 0, B, T, NH, hs, s);
+  if (p.choice.path == AttentionPath::ours) {
+    Buffer ws = alloc(MemCategory::workspace, DType::i8, attn::flash_backward_workspace_bytes(p.shape));
+    attn::flash_backward(t, p.shape, d(0), d(1), d(2), d(3), d(4), lse, d(5), d(6), d(7), ws.data(), s);
+  } else {
+    Buffer ws = alloc(MemCategory::workspace, DType::i8, p.cudnn_bwd->workspace_bytes());
+    p.cudnn_bwd->run(d(0), d(1), d(2), d(3), d(4), lse, d(5), d(6), d(7), ws.data());
+  }
+  for (int i = 0; i < 3; ++i) k::heads_to_rows(t, dqkv.data, d(5 + i), 3 * C, i * C, B, T, NH, hs, s);
+}
+
+}  // namespace gcb::models
