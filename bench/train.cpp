@@ -155,6 +155,18 @@ void print_train_tables(const std::vector<Result>& all, const std::string& title
   }
 }
 
+void print_torch_ratios(const std::vector<Result>& ratios) {
+  fmt::print("\nagainst torch (tokens/s ours ÷ torch; loss after every step)\n");
+  for (const Result& r : ratios) {
+    if (r.metrics.empty()) {
+      fmt::print("{:<44} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+      continue;
+    }
+    fmt::print("{:<44} {:>7.3f}x  loss Δ {:.2e} (tolerance {:.1e}) {}\n", r.key.substr(6), *r.metrics[0].value,
+               r.extra["loss_max_rel_diff"].get<double>(), r.extra["loss_tolerance"].get<double>(), status_name(r.status));
+  }
+}
+
 void run_train_quick(Runner& runner) {
   TrainCliOptions o;
   o.model = "tiny";
@@ -204,6 +216,9 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--attn", o->attn,
                   "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
+  app->add_flag("--peer-torch", o->peer_torch,
+                "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
+                "train/<layout>/vs_torch_eager|compile and the loss against ours");
   app->add_option("--ranks", o->ranks,
                   "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)");
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
@@ -232,6 +247,11 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                                               ran == results.end() ? "" : ", " + ran->extra["peak_source"].get<std::string>()));
     }
     for (const Result& r : results) session.runner().add(r);
+    if (opts.peer_torch) {
+      const std::vector<Result> ratios = train_torch_peer_results(request, results);
+      if (!common->quiet) print_torch_ratios(ratios);
+      for (const Result& r : ratios) session.runner().add(r);
+    }
     return session.finish();
   };
 }
