@@ -66,7 +66,7 @@ Result Runner::run(Case& c) {
     c.setup();
     std::unique_ptr<Timer> timer;
     if (c.gpu() >= 0)
-      timer = gpu::make_event_timer(c.gpu(), c.stream());
+      timer = gpu::make_event_timer(c.gpu(), c.stream(), c.host_synchronous() ? gpu::Latch::off : gpu::Latch::on);
     else
       timer = std::make_unique<HostTimer>();
     HarnessHooks hooks;
