@@ -132,11 +132,12 @@ class GpuGemmCase final : public Case {
       nlohmann::json cands = nlohmann::json::array();
       for (size_t i = 0; i < tune_.candidates.size(); ++i) {
         nlohmann::json c = to_json(tune_.candidates[i]);
-        c["median_s"] = i < tune_.median_seconds.size() && std::isfinite(tune_.median_seconds[i])
-                            ? nlohmann::json(tune_.median_seconds[i]) : nlohmann::json();
+        c["mean_round_median_s"] = i < tune_.seconds.size() && std::isfinite(tune_.seconds[i])
+                                       ? nlohmann::json(tune_.seconds[i]) : nlohmann::json();
         cands.push_back(std::move(c));
       }
-      e["autotune"] = {{"chosen_rank", tune_.chosen_rank}, {"from_cache", tune_.from_cache}, {"candidates", cands}};
+      e["autotune"] = {{"chosen_rank", tune_.chosen_rank}, {"from_cache", tune_.from_cache}, {"rounds", tune_.rounds},
+                       {"order", "alternating forward/backward per round"}, {"candidates", cands}};
     }
     return e;
   }
