@@ -3,10 +3,12 @@
 // Status: compiles on the CPU-only build machines; not yet validated on a GPU.
 #include "collectives/nccl_communicator.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <fmt/format.h>
-#include <thread>
 
+#include "collectives/stream_poll.hpp"
 #include "core/error.hpp"
 
 namespace gcb {
@@ -150,21 +152,19 @@ void NcclCommunicator::barrier() {
 
 void NcclCommunicator::synchronize() {
   GCB_CHECK(comm_ != nullptr, "NCCL communicator was aborted");
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
+  StreamPoll poll;
+  poll.done = [this] {
     const cudaError_t status = cudaStreamQuery(stream_);
-    if (status == cudaSuccess) return;
     if (status != cudaErrorNotReady) CUDA_CHECK(status);
-    // A peer that died leaves our kernels spinning: only the async error or a timeout tells.
+    return status == cudaSuccess;
+  };
+  poll.async_error = [this]() -> std::string {
     ncclResult_t async = ncclSuccess;
     NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
-    if (async != ncclSuccess && async != ncclInProgress)
-      abort_and_throw(fmt::format("asynchronous error: {}", ncclGetErrorString(async)));
-    if (std::chrono::steady_clock::now() - start > timeout_)
-      abort_and_throw(fmt::format("stream not done after {:.1f} s",
-                                  static_cast<double>(timeout_.count()) / 1e3));
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+    return async == ncclSuccess || async == ncclInProgress ? "" : ncclGetErrorString(async);
+  };
+  poll.yield = [] { sched_yield(); };
+  if (const std::string why = poll_stream(poll, timeout_); !why.empty()) abort_and_throw(why);
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
