@@ -89,7 +89,7 @@ struct CudnnGraphPlan::Descriptors {
   }
 };
 
-CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::make_unique<Descriptors>()) {
+CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::make_unique<Descriptors>()), stream_(stream) {
   if (const std::string bad = graph_problem(g); !bad.empty()) {
     unsupported_ = "malformed SDPA graph: " + bad;  // a bug in sdpa_graph.cpp, reported, not run
     return;
@@ -107,6 +107,7 @@ CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::ma
   for (const auto& t : g.tensors)
     if (t.kind == TensorKind::by_value) by_value_.emplace_back(t.uid, t.value);
   scratch_ = scratch_layout(g, &scratch_bytes_);
+  zero_before_execute_ = scratch_to_zero(g, static_cast<int>(cudnnGetVersion()));
   unsupported_ = build(g);
 }
 
@@ -267,6 +268,9 @@ void CudnnGraphPlan::execute(const std::vector<std::pair<int64_t, void*>>& devic
   pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()), ptrs.data());
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   CUDNN_CHECK(pack.finalize());
+  for (const auto& z : zero_before_execute_)
+    CUDA_CHECK(cudaMemsetAsync(static_cast<unsigned char*>(workspace) + cudnn_workspace_ + z.offset, 0, z.bytes,
+                               static_cast<cudaStream_t>(stream_)));
   CUDNN_CHECK(cudnnBackendExecute(handle_, keep_->plan->get(), pack.get()));
 }
 
