@@ -121,6 +121,7 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   const double start = wall.now();
   for (;;) {
     if (o.cold) timer.flush();
+    if (hooks.sample_start) hooks.sample_start();
     const auto [batch_seconds, latch_timed_out] = timed(batch);
     const double t = batch_seconds / batch;
     if (latch_timed_out) m.latch_timeouts.push_back(m.samples.size());

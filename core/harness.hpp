@@ -88,6 +88,8 @@ struct Measurement {
   std::string timer;
 };
 
+// Called just before each timed sample (after any cache flush), e.g. to read running counters.
+using SampleStart = std::function<void()>;
 // Called after each sample; returns flags recorded beside it (0 = nothing to report).
 using SampleProbe = std::function<uint64_t()>;
 // Called with true just before the first timed sample and false after the last (used for
@@ -95,6 +97,7 @@ using SampleProbe = std::function<uint64_t()>;
 using RegionHook = std::function<void(bool entering)>;
 
 struct HarnessHooks {
+  SampleStart sample_start;
   SampleProbe probe;
   RegionHook region;
 };

@@ -2,6 +2,7 @@
 // sample value and every elapsed second is known.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -135,6 +136,21 @@ TEST(Harness, ProbeFlagsAndRegionHook) {
   ASSERT_EQ(m.sample_flags.size(), m.samples.size());
   EXPECT_EQ(m.sample_flags[2], 0x8u);
   EXPECT_EQ(region, (std::vector<bool>{true, false}));
+}
+
+TEST(Harness, SampleStartBracketsEverySampleWithTheProbe) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  std::string order;
+  HarnessHooks hooks;
+  hooks.sample_start = [&] { order += '['; };
+  hooks.probe = [&] {
+    order += ']';
+    return uint64_t{0};
+  };
+  const Measurement m = measure(timer, [] {}, quiet_options(), hooks, clock);
+  ASSERT_EQ(m.samples.size(), 5u);
+  EXPECT_EQ(order, "[][][][][]");  // one pair per sample; warm-ups are not bracketed
 }
 
 TEST(Harness, RejectsImpossibleOptions) {
