@@ -24,8 +24,13 @@ ncclDataType_t nccl_type(DType t) {
     case DType::tf32: return ncclFloat32;  // stored as fp32
     case DType::f16: return ncclFloat16;
     case DType::bf16: return ncclBfloat16;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 3)  // FP8 types first appear in NCCL 2.24.3
     case DType::fp8_e4m3: return ncclFloat8e4m3;
     case DType::fp8_e5m2: return ncclFloat8e5m2;
+#else
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2: break;  // built against an older NCCL: reported below
+#endif
     case DType::i8: return ncclInt8;
     case DType::i32: return ncclInt32;
   }

@@ -185,6 +185,11 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
         op->set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, io(o.outputs, 0));
         break;
       case OpKind::sdpa_forward:
+#if CUDNN_VERSION < 91301
+        // The unified SDPA operation's descriptors first appear in cuDNN 9.13.1's headers
+        // (cudnn-frontend guards its UnifiedSDPANode the same way); PyTorch's wheels often carry older.
+        return fmt::format("built against cuDNN {} headers, which have no SDPA_FWD operation (9.13.1+)", CUDNN_VERSION);
+#else
         op = &k.make(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, io(o.inputs, 0));
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, io(o.inputs, 1));
@@ -193,6 +198,7 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, io(o.outputs, 0));
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, io(o.outputs, 1));
         break;
+#endif
     }
     if (const cudnnStatus_t st = op->finalize(); st != CUDNN_STATUS_SUCCESS)
       return fmt::format("cuDNN rejected operation {}: {}", o.name, last_error(st));
