@@ -7,15 +7,12 @@
 #include <string>
 
 #include "collectives/stream_poll.hpp"
+#include "tests/core/fake_clock.hpp"
 
 namespace gcb {
 namespace {
 
-class FakeClock final : public Clock {
- public:
-  double now() const override { return t; }
-  double t = 0;
-};
+using test_support::FakeClock;
 
 struct FakeStream {
   long done_after = 0;  // polls until the stream reports done (< 0: never)

@@ -7,15 +7,12 @@
 
 #include "core/error.hpp"
 #include "core/harness.hpp"
+#include "tests/core/fake_clock.hpp"
 
 namespace gcb {
 namespace {
 
-class FakeClock final : public Clock {
- public:
-  double now() const override { return t; }
-  double t = 0;
-};
+using test_support::FakeClock;
 
 // Returns scripted batch times (cycling) and advances the fake clock by what it reports.
 class FakeTimer final : public Timer {
