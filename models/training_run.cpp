@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <functional>
 
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
@@ -118,7 +119,11 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.clocks["before"] = clock_sample(bus_id);
       const Measurement meas = measure(timer, [&] { m.losses.push_back(engine->step()); }, h, hooks);
       m.clocks["after"] = clock_sample(bus_id);
-      if (!m.clocks["after"].is_null()) mine.sm_clock_mhz = m.clocks["after"].value("sm_clock_mhz", 0.0);
+      // NVML may lack the SM clock (a null field): then 0, "not sampled".
+      if (const nlohmann::json& after = m.clocks["after"]; after.is_object() && after.contains("sm_clock_mhz") &&
+                                                           after.at("sm_clock_mhz").is_number()) {
+        mine.sm_clock_mhz = after.at("sm_clock_mhz").get<double>();
+      }
       for (uint64_t f : meas.sample_flags) mine.throttle |= f;
       m.sample_flags = meas.sample_flags;
       m.timer = std::string(timer.kind());
@@ -275,21 +280,32 @@ std::vector<Result> run_training(const TrainRequest& r) {
   return results;
 }
 
+namespace {
+
+// FLOP/s of the best sample of an n×n×n matmul `run` timed on `timer`: the rate the machine
+// demonstrably reaches on this shape (2n³ FLOPs a run).
+double best_matmul_rate(Timer& timer, int n, int warmup, int min_samples, double min_time,
+                        const std::function<void()>& run) {
+  HarnessOptions h;
+  h.warmup = warmup;
+  h.min_samples = min_samples;
+  h.max_samples = 20;
+  h.min_time = min_time;
+  h.max_time = 3.0;
+  h.noise = 0.02;
+  h.batch = 1;
+  const Measurement m = measure(timer, run, h);
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / m.stats.min;
+}
+
+}  // namespace
+
 double measure_sgemm_peak(int n) {
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   std::vector<float> a(nn, 1.0f / static_cast<float>(n)), b(nn, 0.5f), c(nn, 0.0f);
   HostTimer timer(steady_clock(), 1);
-  HarnessOptions h;
-  h.warmup = 1;
-  h.min_samples = 3;
-  h.max_samples = 20;
-  h.min_time = 0.2;
-  h.max_time = 3.0;
-  h.noise = 0.02;
-  h.batch = 1;
-  const Measurement m = measure(timer, [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); }, h);
-  // Peak = the best sample: the rate the machine demonstrably reaches on this shape.
-  return 2.0 * static_cast<double>(n) * static_cast<double>(nn) / m.stats.min;
+  return best_matmul_rate(timer, n, 1, 3, 0.2,
+                          [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); });
 }
 
 double measure_backend_gemm_peak(Backend& be, int n) {
@@ -299,17 +315,11 @@ double measure_backend_gemm_peak(Backend& be, int n) {
   be.fill(a.view(), nn, 1.0f / static_cast<float>(n));
   be.fill(b.view(), nn, 0.5f);
   TimelineTimer timer(be.timeline());
-  HarnessOptions h;
-  h.warmup = 2;
-  h.min_samples = 5;
-  h.max_samples = 20;
-  h.min_time = 0.1;
-  h.max_time = 3.0;
-  h.noise = 0.02;
-  h.batch = 1;
-  const Measurement m = measure(timer, [&] { be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}}); }, h);
+  const double rate = best_matmul_rate(timer, n, 2, 5, 0.1, [&] {
+    be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}});
+  });
   be.timeline().clear();
-  return 2.0 * static_cast<double>(n) * static_cast<double>(nn) / m.stats.min;
+  return rate;
 }
 
 }  // namespace gcb::models

@@ -12,8 +12,9 @@
 #     GCB_CHECK_STEPS="build tests" scripts/gpu-check.sh OUT_DIR
 #     GCB_CHECK_STEPS="mem gemm" scripts/gpu-check.sh OUT_DIR
 #     GCB_CHECK_STEPS="attn coll quick" scripts/gpu-check.sh OUT_DIR
+#     GCB_CHECK_STEPS="train" scripts/gpu-check.sh OUT_DIR
 # Steps (default: all, in this order): build (configure + gcbench), tests (the gpu-labelled test
-# binaries + ctest -L gpu), mem, gemm, attn, coll, quick. Each step is killed after
+# binaries + ctest -L gpu), mem, gemm, attn, coll, quick, train. Each step is killed after
 # GCB_STEP_TIMEOUT seconds (default 540), so one command of a few steps fits a 10-minute limit;
 # the build directory (BUILD_DIR, default build-gpu) is reused by later commands. A failed step is
 # recorded and the next one still runs; the exit code is 1 if any failed.
@@ -40,7 +41,7 @@ out=${1:-results/gpu-check}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build_dir=${BUILD_DIR:-build-gpu}
-steps=${GCB_CHECK_STEPS:-build tests mem gemm attn coll quick}
+steps=${GCB_CHECK_STEPS:-build tests mem gemm attn coll quick train}
 step_timeout=${GCB_STEP_TIMEOUT:-540}
 gcbench="$build_dir/bench/gcbench"
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -135,12 +136,16 @@ has attn && step attn "$gcbench" attn --device gpu --batch 4 --seq 4096 --heads 
 # One GPU: NCCL with one rank (the World, the unique id, the graph mode); all GPUs: one rank each.
 has coll && step coll "$gcbench" coll --backend nccl -b 8 -e 64M -f 4 --json "$out/coll.json"
 has quick && step quick "$gcbench" run --suite quick --max-time 1 --json "$out/quick.json"
+# GPT-2 124M at T = 1024 on one GPU, bf16, the single-rank layouts (tp/pp rows need two GPUs), next
+# to torch eager and torch.compile training the same weights on the same tokens.
+has train && step train "$gcbench" train --backend cuda --model gpt2-124m --ranks 1 --sweep dp,zero1 \
+    --precision bf16 --micro-batch 8 --steps 5 --warmup 2 --peer-torch --json "$out/train.json"
 
 # Short table: headlines of every GPU result and the same-run peer ratios.
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 rows = []
-for name in ("mem", "gemm", "attn", "coll", "quick"):
+for name in ("mem", "gemm", "attn", "coll", "quick", "train"):
     path = os.path.join(sys.argv[1], name + ".json")
     if not os.path.exists(path):
         continue
@@ -149,7 +154,7 @@ for name in ("mem", "gemm", "attn", "coll", "quick"):
             continue
         k = r["key"]
         device = str(r["params"].get("device", ""))
-        if "vs" not in k and not k.endswith("fit") and not device.startswith("gpu") and not k.startswith("coll/"):
+        if "vs" not in k and not k.endswith("fit") and not device.startswith("gpu") and not k.startswith(("coll/", "train/")):
             continue
         m = r["metrics"][0]
         p = " ".join(f"{a}={b}" for a, b in r["params"].items() if a != "device")[:52]
