@@ -211,14 +211,16 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
   app->add_option("--backend", o->backend,
                   "Compute backend: " + models::compute_backend_names() +
-                      " (cuda: one GPU per rank, NCCL groups; WAIVED rows where no GPU exists)")
+                      " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
+                      "GPU exists)")
       ->capture_default_str();
   app->add_option("--attn", o->attn,
                   "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
   app->add_flag("--peer-torch", o->peer_torch,
                 "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
-                "train/<layout>/vs_torch_eager|compile and the loss against ours");
+                "train/<layout>/vs_torch_eager|compile and the loss against ours (cpu: torch on the CPU with the same "
+                "threads; cuda: unvalidated)");
   app->add_option("--ranks", o->ranks,
                   "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)");
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
