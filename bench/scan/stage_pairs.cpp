@@ -1,0 +1,97 @@
+// Stage 4: inter-node pairs. Rounds of disjoint node pairs (plan.hpp) measured at the same time,
+// each rank pair rail-aligned in its own two-rank sub-world running p2p's rank-pair measures
+// (send bandwidth both ways, bidirectional bandwidth and ping-pong latency once); then the
+// bisection: every node of the first half against its partner in the second, bidirectional, all
+// at once.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bench/p2p.hpp"
+#include "bench/scan/exchange.hpp"
+#include "bench/scan/judge.hpp"
+#include "bench/scan/plan.hpp"
+#include "bench/scan/scan_run.hpp"
+
+namespace gcb::scan {
+
+void ScanRun::pairs() {
+  const int nodes = static_cast<int>(layout_.nodes.size());
+  const double budget = begin_stage("pairs",
+                                    "rank-pair bandwidth and latency between nodes in rounds of disjoint "
+                                    "pairs, rail-aligned, then half against half");
+  if (nodes < 2) {
+    skip_stage("pairs", "one node: no inter-node pair");
+    return;
+  }
+  const std::vector<Round> rounds = round_robin_rounds(nodes);
+  const Round bisection = bisection_pairs(nodes);
+  // Sequential measurements per rank: per round, send both ways + bidirectional + latency; one
+  // bidirectional for the bisection. 70 % of the budget is sampling, the rest set-up and warm-up.
+  const double count = static_cast<double>(rounds.size()) * 4 + 1;
+  const HarnessOptions h = [&] {
+    HarnessOptions x = harness_for(budget * 0.7 / count, 3);
+    x.warmup = std::min(x.warmup, 1);
+    return x;
+  }();
+  const uint64_t bytes =
+      o_.pair_size > 0 ? o_.pair_size : (ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20);
+  std::vector<Result> results;
+  auto measure_round = [&](const Round& round, const std::string& stage, int index, int total) {
+    const double t0 = leader() ? elapsed() : 0;
+    // My pair, if any: color = the rank pair's number in the round, key 0 on the lower node.
+    int color = -1, key = 0, rail = -1, partner = -1;
+    int slot = 0;
+    for (const auto& [a, b] : round) {
+      const auto rp =
+          rail_pairs(layout_.ranks_of_node[static_cast<size_t>(a)], layout_.ranks_of_node[static_cast<size_t>(b)]);
+      for (size_t i = 0; i < rp.size(); ++i, ++slot) {
+        if (rp[i].first == ctx_.rank) color = slot, key = 0, rail = static_cast<int>(i), partner = rp[i].second;
+        if (rp[i].second == ctx_.rank) color = slot, key = 1, rail = static_cast<int>(i), partner = rp[i].first;
+      }
+    }
+    SubWorld sub(ctx_, color, key, 2);
+    std::vector<Result> mine;
+    if (sub.member()) {
+      bench::P2pOptions p2p;
+      p2p.modes = {"rank"};
+      p2p.size = bytes;
+      p2p.latency_size = 8;
+      p2p.symmetric_once = true;
+      if (stage == "bisection") p2p.rank_measures = {"bidir_bandwidth"};
+      bench::validate(p2p);
+      bench::Runner local(bench::RunnerOptions{h, false, true}, nullptr);
+      bench::run_p2p_ranks_on_rank(p2p, h, sub.ctx(), &local, seed_);
+      const int world_of[2] = {key == 0 ? ctx_.rank : partner, key == 0 ? partner : ctx_.rank};
+      for (Result r : local.results()) {
+        const int s = r.params.value("src", -1), d = r.params.value("dst", -1);
+        if (s >= 0 && d >= 0) {
+          r.params["src"] = world_of[s];
+          r.params["dst"] = world_of[d];
+          tag(r, {{"src_node", layout_.ranks[static_cast<size_t>(world_of[s])].node},
+                  {"dst_node", layout_.ranks[static_cast<size_t>(world_of[d])].node}});
+        }
+        tag(r, {{"stage", stage}, {"rail", rail}, {"round", index}});
+        mine.push_back(std::move(r));
+      }
+    }
+    auto all = gather(mine);
+    if (leader()) {
+      std::string pairs_text;
+      for (const auto& [a, b] : round)
+        pairs_text += fmt::format("{}{}-{}", pairs_text.empty() ? "" : " ", layout_.nodes[static_cast<size_t>(a)],
+                                  layout_.nodes[static_cast<size_t>(b)]);
+      say("      {} {}/{}: {} ({:.1f} s)\n", stage == "bisection" ? "bisection" : "round", index + 1, total, pairs_text,
+          elapsed() - t0);
+      results.insert(results.end(), all.begin(), all.end());
+    }
+  };
+  for (size_t r = 0; r < rounds.size(); ++r)
+    measure_round(rounds[r], "pairs", static_cast<int>(r), static_cast<int>(rounds.size()));
+  if (!bisection.empty()) measure_round(bisection, "bisection", 0, 1);
+  if (!leader()) return;
+  auto findings = judge_pairs(results, layout_.nodes, o_.rule);
+  end_stage("pairs", std::move(results), std::move(findings));
+}
+
+}  // namespace gcb::scan
