@@ -8,7 +8,7 @@
 #   scripts/netns-cluster.sh [--name NAME] check               exit 0 if namespaces can be made here,
 #                                                              else 77 and why
 #   scripts/netns-cluster.sh [--name NAME] up N                nodes node1..nodeN at 10.77.0.1..N/24
-#   scripts/netns-cluster.sh [--name NAME] down                remove nodes, bridge, hogs and state
+#   scripts/netns-cluster.sh [--name NAME] down                remove nodes, bridge, slow-node limits, state
 #   scripts/netns-cluster.sh [--name NAME] exec NODE CMD...    run CMD inside NODE (network + hostname)
 #   scripts/netns-cluster.sh [--name NAME] mpirun [ARGS] -- CMD...
 #                                 mpirun -np N from node1 across all nodes, one rank per node, TCP over
@@ -16,12 +16,14 @@
 #   scripts/netns-cluster.sh [--name NAME] throttle NODE RATE  tc tbf on NODE's uplink (what it sends),
 #                                                              e.g. 40mbit
 #   scripts/netns-cluster.sh [--name NAME] unthrottle NODE
-#   scripts/netns-cluster.sh [--name NAME] hog NODE CPU [NICE] NODE's ranks run on CPU only at nice NICE
-#                                 (default 15) beside a busy loop pinned to CPU: a slow host
-#   scripts/netns-cluster.sh [--name NAME] unhog NODE
+#   scripts/netns-cluster.sh [--name NAME] slow NODE PERCENT   a slow host: NODE's ranks get at most PERCENT
+#                                 % of one CPU (a CPU-bandwidth cgroup, v2 cpu.max or v1 cfs quota); without
+#                                 a writable cgroup, they run on the last CPU at nice 15 beside a busy loop
+#   scripts/netns-cluster.sh [--name NAME] unslow NODE
 #
 # NAME (default gcbscan, at most 8 of [a-z0-9]) keeps clusters apart, so tests can run side by
-# side. State lives in /run/gcb-netns/NAME: hostfile, the agent, UTS namespace files, hog pids.
+# side. State lives in /run/gcb-netns/NAME: hostfile, the agent, UTS namespace files, the slow
+# node's wrapper and cgroup or busy-loop pid.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,13 +48,14 @@ node_index() {  # node3 -> 3
 }
 ns() { echo "$name-node$1"; }
 
-# Enter node i: its network namespace and its UTS namespace (hostname), then run "$@".
+# Enter node i: its network namespace and its UTS namespace (hostname), then run "$@" — through
+# the node's wrapper when `slow` gave it one.
 enter() {
   local i=$1
   shift
-  local prefix=()
-  [ -s "$(state)/node$i.prefix" ] && read -r -a prefix <"$(state)/node$i.prefix"
-  exec nsenter --net="/run/netns/$(ns "$i")" --uts="$(state)/node$i.uts" -- "${prefix[@]}" "$@"
+  local wrap=()
+  [ -x "$(state)/node$i.wrap" ] && wrap=("$(state)/node$i.wrap")
+  exec nsenter --net="/run/netns/$(ns "$i")" --uts="$(state)/node$i.uts" -- "${wrap[@]}" "$@"
 }
 
 check() {
@@ -114,10 +117,8 @@ EOF
 down() {
   local n
   n=$(cat "$(state)/nodes" 2>/dev/null || echo 0)
-  for pidfile in "$(state)"/*.hog; do
-    [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
-  done
   for i in $(seq 1 "$n"); do
+    unslow "node$i"
     umount "$(state)/node$i.uts" 2>/dev/null || true
     ip netns del "$(ns "$i")" 2>/dev/null || true
   done
@@ -149,11 +150,12 @@ run_mpi() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # One rank per node over TCP on the veth subnet; no shared memory between "nodes". The nodes
   # share this machine's cores, so waiting ranks yield instead of spinning (a spinning rank would
-  # take the core its peer needs to answer).
+  # take the core its peer needs to answer), and Open MPI binds nothing (a `slow` node's CPUs are
+  # its wrapper's to choose).
   nsenter --net="/run/netns/$(ns 1)" --uts="$(state)/node1.uts" -- \
     mpirun --mca plm_rsh_agent "$(state)/agent" --hostfile "$(state)/hostfile" -np "$n" --map-by node \
     --mca btl tcp,self --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
-    --mca mpi_yield_when_idle 1 "${mpi_args[@]}" "$@"
+    --mca mpi_yield_when_idle 1 --bind-to none "${mpi_args[@]}" "$@"
 }
 
 throttle() {
@@ -172,21 +174,54 @@ unthrottle() {
   ip netns exec "$(ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
 }
 
-hog() {
-  local i
-  i=$(node_index "$1")
-  local cpu=$2 nice=${3:-15}
-  [[ "$cpu" =~ ^[0-9]+$ ]] || die "hog NODE CPU [NICE]: CPU is a number"
-  echo "taskset -c $cpu nice -n $nice" >"$(state)/node$i.prefix"
-  taskset -c "$cpu" sh -c 'while :; do :; done' &
-  echo $! >"$(state)/node$i.hog"
+# A CPU-bandwidth cgroup for node i limited to PERCENT % of one CPU: the kernel's smallest quota,
+# 1 ms, per period of 100/PERCENT ms — as short a period as the limit allows, so that measurements
+# of a few milliseconds see the limit rather than a lucky full quota. Prints its directory, or
+# nothing when no writable cgroup with the cpu controller exists.
+make_cpu_cgroup() {
+  local i=$1 pct=$2 dir
+  if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+    dir=/sys/fs/cgroup/gcb-$name-node$i
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    mkdir -p "$dir" 2>/dev/null && echo "1000 $(( 100000 / pct ))" >"$dir/cpu.max" 2>/dev/null && { echo "$dir"; return; }
+    rmdir "$dir" 2>/dev/null
+  elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+    dir=/sys/fs/cgroup/cpu/gcb-$name-node$i
+    mkdir -p "$dir" 2>/dev/null && echo "$(( 100000 / pct ))" >"$dir/cpu.cfs_period_us" 2>/dev/null &&
+      echo 1000 >"$dir/cpu.cfs_quota_us" 2>/dev/null && { echo "$dir"; return; }
+    rmdir "$dir" 2>/dev/null
+  fi
+  return 0
 }
 
-unhog() {
+slow() {
   local i
   i=$(node_index "$1")
-  [ -e "$(state)/node$i.hog" ] && kill "$(cat "$(state)/node$i.hog")" 2>/dev/null || true
-  rm -f "$(state)/node$i.hog" "$(state)/node$i.prefix"
+  local pct=$2
+  [[ "$pct" =~ ^[0-9]+$ ]] && [ "$pct" -ge 1 ] && [ "$pct" -le 100 ] || die "slow NODE PERCENT: 1..100"
+  local dir
+  dir=$(make_cpu_cgroup "$i" "$pct")
+  if [ -n "$dir" ]; then
+    echo "$dir" >"$(state)/node$i.cgroup"
+    printf '#!/bin/sh\necho $$ >"%s/cgroup.procs"\nexec "$@"\n' "$dir" >"$(state)/node$i.wrap"
+    echo "netns-cluster: node$i limited to $pct % of a CPU ($dir)"
+  else
+    local cpu=$(( $(nproc) - 1 ))
+    taskset -c "$cpu" sh -c 'while :; do :; done' &
+    echo $! >"$(state)/node$i.hog"
+    printf '#!/bin/sh\nexec taskset -c %s nice -n 15 "$@"\n' "$cpu" >"$(state)/node$i.wrap"
+    echo "netns-cluster: no writable cpu cgroup: node$i runs on CPU $cpu at nice 15 beside a busy loop"
+  fi
+  chmod +x "$(state)/node$i.wrap"
+}
+
+unslow() {
+  local i
+  i=$(node_index "$1")
+  [ -e "$(state)/node$i.hog" ] && kill "$(cat "$(state)/node$i.hog")" 2>/dev/null
+  [ -e "$(state)/node$i.cgroup" ] && rmdir "$(cat "$(state)/node$i.cgroup")" 2>/dev/null
+  rm -f "$(state)/node$i.hog" "$(state)/node$i.cgroup" "$(state)/node$i.wrap"
+  return 0
 }
 
 case "$cmd" in
@@ -197,7 +232,7 @@ case "$cmd" in
   mpirun) run_mpi "$@" ;;
   throttle) [ "$#" -eq 2 ] || die "throttle NODE RATE"; throttle "$1" "$2" ;;
   unthrottle) [ "$#" -eq 1 ] || die "unthrottle NODE"; unthrottle "$1" ;;
-  hog) [ "$#" -ge 2 ] || die "hog NODE CPU [NICE]"; hog "$1" "$2" "${3:-15}" ;;
-  unhog) [ "$#" -eq 1 ] || die "unhog NODE"; unhog "$1" ;;
+  slow) [ "$#" -eq 2 ] || die "slow NODE PERCENT"; slow "$1" "$2" ;;
+  unslow) [ "$#" -eq 1 ] || die "unslow NODE"; unslow "$1" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

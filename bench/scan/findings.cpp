@@ -156,9 +156,16 @@ Culprits rank_culprits(const std::vector<Finding>& findings) {
       if (stage == f.stage && (node == f.node || node == f.peer)) return true;
     return false;
   };
+  // A node's rollup repeats its worst GPU (or host) finding: list the device, not both.
+  auto repeats_device = [&](const Finding& f) {
+    if (f.kind != SubjectKind::node) return false;
+    return std::any_of(findings.begin(), findings.end(), [&](const Finding& g) {
+      return g.kind == SubjectKind::gpu && g.verdict != Verdict::ok && g.stage == f.stage && g.node == f.node;
+    });
+  };
   auto& out = c.ranked;
   for (const auto& f : findings) {
-    if (f.verdict == Verdict::ok) continue;
+    if (f.verdict == Verdict::ok || repeats_device(f)) continue;
     if (explained(f)) {
       ++c.explained_links;
       continue;

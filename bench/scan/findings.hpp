@@ -73,7 +73,8 @@ std::vector<Finding> node_rollup(const std::string& stage, const std::vector<std
 
 // Findings that are not OK, most severe first: FAIL and MISSING, then SLOW; nodes and GPUs before
 // the job, subsets and links; larger shortfalls first. A link whose end is a culprit node of the
-// same stage is explained by it: counted, not listed (it stays in the JSON).
+// same stage is explained by it: counted, not listed (it stays in the JSON); a node's rollup of a
+// GPU finding is not listed beside that GPU.
 struct Culprits {
   std::vector<Finding> ranked;
   size_t explained_links = 0;

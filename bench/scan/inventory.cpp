@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/nvml.hpp"
 
@@ -13,7 +14,8 @@ namespace {
 
 std::string pcie_text(int gen, int width) {
   if (gen <= 0 && width <= 0) return "unknown";
-  return fmt::format("gen{} x{}", gen > 0 ? std::to_string(gen) : "?", width > 0 ? std::to_string(width) : "?");
+  if (width <= 0) return fmt::format("gen{}", gen);  // VMs often report no width
+  return fmt::format("gen{} x{}", gen > 0 ? std::to_string(gen) : "?", width);
 }
 
 std::string json_text(const nlohmann::json& v) {
@@ -26,10 +28,6 @@ std::optional<double> leading_number(const std::string& s) {
   const size_t i = s.find_first_of("0123456789");
   if (i == std::string::npos) return std::nullopt;
   return std::stod(s.substr(i));
-}
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.ends_with(suffix);
 }
 
 }  // namespace
@@ -102,17 +100,32 @@ void add_context_fields(const nlohmann::json& ctx, Inventory& inv) {
     }
 }
 
+bool ordered_field(const std::string& field) {
+  return field == "gpu.count" || field == "nic.count" || field.ends_with(".pcie") || field.ends_with(".nvlinks") ||
+         field.ends_with(".rate") || field.ends_with("sm_clock_max_mhz");
+}
+
+// "gen4 x16" → 2^4 · 16: each PCIe generation since gen3 doubles the lane rate, so this orders
+// links by bandwidth (gen4 x16 = gen5 x8); an unknown width counts as 1.
+std::optional<double> pcie_order(const std::string& s) {
+  int gen = 0, width = 1;
+  if (std::sscanf(s.c_str(), "gen%d x%d", &gen, &width) < 1) return std::nullopt;
+  return std::ldexp(static_cast<double>(width), gen);
+}
+
 Verdict verdict_of_difference(const std::string& field, const std::string& value, const std::string& majority) {
-  const auto v = leading_number(value), m = leading_number(majority);
+  const bool pcie = field.ends_with(".pcie");
+  const auto v = pcie ? pcie_order(value) : leading_number(value);
+  const auto m = pcie ? pcie_order(majority) : leading_number(majority);
   const bool fewer = v && m && *v < *m;
   if (field == "gpu.count" || field == "nic.count")
     return fewer || value == "(absent)" ? Verdict::missing : Verdict::fail;
   if (value == "(absent)") return Verdict::missing;
-  if (ends_with(field, ".state")) return Verdict::missing;  // a port that is not up carries nothing
-  if (ends_with(field, ".pcie") || ends_with(field, ".nvlinks") || ends_with(field, ".rate") ||
-      ends_with(field, "sm_clock_max_mhz"))
+  if (field.ends_with(".state")) return Verdict::missing;  // a port that is not up carries nothing
+  if (field.ends_with(".pcie") || field.ends_with(".nvlinks") || field.ends_with(".rate") ||
+      field.ends_with("sm_clock_max_mhz"))
     return fewer ? Verdict::slow : Verdict::fail;
-  if (ends_with(field, ".throttle_now")) return Verdict::slow;
+  if (field.ends_with(".throttle_now")) return Verdict::slow;
   return Verdict::fail;
 }
 
@@ -155,15 +168,28 @@ std::vector<Finding> judge_inventory(const std::vector<std::string>& nodes, cons
     // No majority (e.g. two nodes that differ): every node is named with every value.
     std::string all;
     for (size_t i = 0; i < n; ++i) all += fmt::format("{}{} {}", i ? ", " : "", nodes[i], values[i]);
-    // Judge each value against the best-looking one (the largest leading number), so a pair of
-    // nodes with gen5 and gen4 names the gen4 one SLOW and the gen5 one only as differing.
+    // Ordered fields (counts, link rates, clocks) are judged against the best value, whose holder
+    // is named but OK; for anything else nobody can tell which node is right: all FAIL.
+    auto order = [&](const std::string& v) {
+      return (field.ends_with(".pcie") ? pcie_order(v) : leading_number(v)).value_or(0);
+    };
     std::string best = values[0];
     for (const auto& v : values)
-      if (leading_number(v).value_or(0) > leading_number(best).value_or(0)) best = v;
-    for (size_t i = 0; i < n; ++i)
-      diffs[i].push_back({fmt::format("{} differs, no majority ({})", field, all),
-                          values[i] == best ? Verdict::fail : verdict_of_difference(field, values[i], best)});
+      if (order(v) > order(best)) best = v;
+    const bool ordered = ordered_field(field);
+    for (size_t i = 0; i < n; ++i) {
+      const Verdict v = ordered && values[i] == best ? Verdict::ok
+                        : ordered                    ? verdict_of_difference(field, values[i], best)
+                                                     : Verdict::fail;
+      diffs[i].push_back({fmt::format("{} differs, no majority ({})", field, all), v});
+    }
   }
+  // The fingerprint hashes the GPUs, paths and NICs: once a field says what differs, it adds nothing.
+  for (auto& d : diffs)
+    if (d.size() > 1)
+      d.erase(std::remove_if(d.begin(), d.end(),
+                             [](const Difference& x) { return x.text.rfind("topology.fingerprint", 0) == 0; }),
+              d.end());
   std::vector<Finding> out;
   for (size_t i = 0; i < n; ++i) {
     Finding f;

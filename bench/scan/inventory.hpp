@@ -27,9 +27,14 @@ void add_context_fields(const nlohmann::json& context, Inventory& inv);
 // active → MISSING; a slower PCIe link, fewer NVLinks, a lower clock limit or a throttle reason
 // → SLOW; anything else (versions, models, topology fingerprint) → FAIL.
 Verdict verdict_of_difference(const std::string& field, const std::string& value, const std::string& majority);
+// Fields where more (or faster) is better and a lower value is a fault.
+bool ordered_field(const std::string& field);
 
 // One finding per node: OK ("N fields match the majority"), or every differing field with the
-// majority's value (or, where no value has a majority, every node's). `health` holds a node's own
+// majority's value. Where no value has a majority (e.g. two nodes), every node's value is named:
+// for ordered fields (counts, PCIe, NVLinks, port rates, clock limits) the lower values are judged
+// against the highest, whose holder stays OK; any other field fails on every node. The topology
+// fingerprint is named only when no other field explains it. `health` holds a node's own
 // topology warnings (health_checks), shown as notes.
 std::vector<Finding> judge_inventory(const std::vector<std::string>& nodes, const std::vector<Inventory>& inventories,
                                      const std::vector<std::vector<std::string>>& health = {});

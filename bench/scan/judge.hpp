@@ -31,7 +31,9 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
 // Inter-node pairs and bisection: each directional link (send bandwidth), each pair (bidir
 // bandwidth, latency) and each bisection pair against the fleet; a node is SLOW when more than
 // half of its links of one kind (outgoing, incoming, or either for symmetric figures) are SLOW —
-// otherwise the links themselves are the culprits.
+// otherwise the links themselves are the culprits. A link measured more than once (a
+// confirmation) is judged on its best measurement — a transient only ever slows a link — unless
+// one of them failed, which stands.
 std::vector<Finding> judge_pairs(const std::vector<Result>& results, const std::vector<std::string>& nodes,
                                  const RobustRule& rule);
 // Collectives: the whole job against its expected bus bandwidth (when known), the search's slow

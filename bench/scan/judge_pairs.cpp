@@ -31,6 +31,34 @@ constexpr LinkKind kKinds[] = {
     {"p2p/bidir_bandwidth", "bisection", "bisection bidirectional bandwidth", false},
 };
 
+// One result per link of `kind` (key, stage, both nodes, rail) with how many measured it: the
+// failed one if any failed, else the best by the judged metric.
+std::vector<std::pair<const Result*, size_t>> best_per_link(const std::vector<Result>& results, const LinkKind& kind) {
+  std::vector<std::pair<const Result*, size_t>> out;
+  std::map<std::string, size_t> index;
+  for (const auto& r : results) {
+    if (r.key != kind.key || str(r.params, "stage") != kind.stage) continue;
+    const std::string id = str(r.params, "src_node") + "|" + str(r.params, "dst_node") + "|" + str(r.params, "rail");
+    const auto it = index.find(id);
+    if (it == index.end()) {
+      index[id] = out.size();
+      out.emplace_back(&r, 1);
+      continue;
+    }
+    auto& [kept, count] = out[it->second];
+    ++count;
+    if (kept->status != Status::pass) continue;  // a failure stands
+    if (r.status != Status::pass) {
+      kept = &r;
+      continue;
+    }
+    const Metric* a = judged_metric(*kept);
+    const Metric* b = judged_metric(r);
+    if (!a || (b && (b->higher_is_better ? *b->value > *a->value : *b->value < *a->value))) kept = &r;
+  }
+  return out;
+}
+
 // Attribution of one kind's link findings to nodes; returns node findings (one per node that has
 // links of this kind) with the verdict SLOW when a majority of the node's links are SLOW.
 std::vector<Finding> attribute(const LinkKind& kind, const std::vector<Finding>& links,
@@ -117,8 +145,8 @@ std::vector<Finding> judge_pairs(const std::vector<Result>& results, const std::
   for (const auto& kind : kKinds) {
     std::vector<Figure> group;
     std::vector<Finding> links;
-    for (const auto& r : results) {
-      if (r.key != kind.key || str(r.params, "stage") != kind.stage) continue;
+    for (const auto& [best, measurements] : best_per_link(results, kind)) {
+      const Result& r = *best;
       Finding s;
       s.stage = kind.stage;
       s.kind = SubjectKind::link;
@@ -141,7 +169,7 @@ std::vector<Finding> judge_pairs(const std::vector<Result>& results, const std::
         s.expected = r.extra.at("expected_gbps").get<double>();
         s.expected_source = r.extra.value("expected_source", "");
       }
-      group.push_back({s, *m->value, {}});
+      group.push_back({s, *m->value, measurements > 1 ? fmt::format("best of {} measurements", measurements) : ""});
     }
     auto judged = judge_figures(group, rule);
     links.insert(links.end(), judged.begin(), judged.end());

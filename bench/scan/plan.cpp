@@ -32,6 +32,21 @@ Round bisection_pairs(int nodes) {
   return r;
 }
 
+std::vector<Round> pack_rounds(const std::vector<NodePair>& pairs) {
+  std::vector<Round> rounds;
+  for (const auto& p : pairs) {
+    auto fits = [&](const Round& r) {
+      return std::none_of(r.begin(), r.end(), [&](const NodePair& q) {
+        return q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second;
+      });
+    };
+    auto it = std::find_if(rounds.begin(), rounds.end(), fits);
+    if (it == rounds.end()) rounds.push_back({p});
+    else it->push_back(p);
+  }
+  return rounds;
+}
+
 std::vector<std::pair<int, int>> rail_pairs(const std::vector<int>& ranks_of_a, const std::vector<int>& ranks_of_b) {
   std::vector<std::pair<int, int>> out;
   const size_t n = std::min(ranks_of_a.size(), ranks_of_b.size());

@@ -21,6 +21,10 @@ std::vector<Round> round_robin_rounds(int nodes);
 // is odd. Empty for n < 2.
 Round bisection_pairs(int nodes);
 
+// Packs node pairs into as few rounds of disjoint pairs as a greedy first fit gives, in order
+// (for re-measuring the links that looked slow).
+std::vector<Round> pack_rounds(const std::vector<NodePair>& pairs);
+
 // Rank pairs of one node pair, rail-aligned: the i-th rank of node a with the i-th rank of node
 // b, for i below the smaller rank count. `ranks_of_a`/`ranks_of_b` are world ranks in local
 // order.

@@ -2,24 +2,35 @@
 
 #include <string>
 
-#include "bench/gemm.hpp"
-#include "bench/mem.hpp"
 #include "bench/p2p.hpp"
 
 namespace gcb::scan {
 
-DeviceCases device_cases(int gpu, const ScanOptions& o, uint64_t seed) {
-  const int size = o.gemm_size > 0 ? o.gemm_size : (gpu >= 0 ? 8192 : 1024);
+bench::MemOptions device_mem_options(bool gpu, const ScanOptions& o) {
   bench::MemOptions mem;
   mem.groups = {"stream"};
   mem.kernels = {"triad"};
-  mem.dtypes = {gpu >= 0 ? "fp32" : "fp64"};
+  mem.dtypes = {gpu ? "fp32" : "fp64"};
+  mem.vector_bytes = {16};
   mem.peers = false;
   mem.size = o.device_size;
+  bench::validate(mem);
+  return mem;
+}
+
+bench::GemmOptions device_gemm_options(bool gpu, const ScanOptions& o) {
+  const int size = o.gemm_size > 0 ? o.gemm_size : (gpu ? 8192 : 1024);
   bench::GemmOptions gemm;
   gemm.m = gemm.n = gemm.k = {std::to_string(size)};
-  gemm.dtypes = {gpu >= 0 ? "bf16" : "fp32"};
+  gemm.dtypes = {gpu ? "bf16" : "fp32"};
   gemm.tune = false;
+  bench::validate(gemm);
+  return gemm;
+}
+
+DeviceCases device_cases(int gpu, const ScanOptions& o, uint64_t seed) {
+  const bench::MemOptions mem = device_mem_options(gpu >= 0, o);
+  const bench::GemmOptions gemm = device_gemm_options(gpu >= 0, o);
   DeviceCases c;
   if (gpu >= 0) {
     bench::DeviceSelection sel;

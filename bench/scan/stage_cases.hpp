@@ -7,9 +7,17 @@
 #include <cstdint>
 
 #include "bench/case.hpp"
+#include "bench/gemm.hpp"
+#include "bench/mem.hpp"
 #include "bench/scan/scan.hpp"
 
 namespace gcb::scan {
+
+// What the per-device stage asks of the mem and gemm families: STREAM triad only (fp32 with
+// 16-byte accesses on a GPU, fp64 on the host), no peers; one square GEMM (bf16 on a GPU, fp32
+// sgemm on the host) without autotuning.
+bench::MemOptions device_mem_options(bool gpu, const ScanOptions& o);
+bench::GemmOptions device_gemm_options(bool gpu, const ScanOptions& o);
 
 struct DeviceCases {
   bench::CaseList memory;  // STREAM triad: fp32 HBM on a GPU, fp64 host DRAM on a CPU-only node

@@ -28,8 +28,8 @@ std::string sku_of(int gpu) {
 }  // namespace
 
 void ScanRun::device() {
-  const double budget = begin_stage("device", gpu_ >= 0 ? "HBM triad and a bf16 GEMM burn per GPU"
-                                                        : "host STREAM triad (fp64) and sgemm per node");
+  const double budget = begin_stage(
+      "device", gpu_ >= 0 ? "HBM triad and a bf16 GEMM burn per GPU" : "host STREAM triad (fp64) and sgemm per node");
   std::vector<Result> mine;
   if (gpu_ >= 0 || me().local == 0) {  // CPU-only nodes: the node's first rank measures the host
     DeviceCases cases = device_cases(gpu_, o_, seed_);

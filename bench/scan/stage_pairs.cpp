@@ -27,8 +27,9 @@ void ScanRun::pairs() {
   const std::vector<Round> rounds = round_robin_rounds(nodes);
   const Round bisection = bisection_pairs(nodes);
   // Sequential measurements per rank: per round, send both ways + bidirectional + latency; one
-  // bidirectional for the bisection. 70 % of the budget is sampling, the rest set-up and warm-up.
-  const double count = static_cast<double>(rounds.size()) * 4 + 1;
+  // bidirectional for the bisection; a confirmation round or two. 70 % of the budget is sampling,
+  // the rest set-up and warm-up.
+  const double count = static_cast<double>(rounds.size() + 1) * 4 + 1;
   const HarnessOptions h = [&] {
     HarnessOptions x = harness_for(budget * 0.7 / count, 3);
     x.warmup = std::min(x.warmup, 1);
@@ -37,7 +38,7 @@ void ScanRun::pairs() {
   const uint64_t bytes =
       o_.pair_size > 0 ? o_.pair_size : (ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20);
   std::vector<Result> results;
-  auto measure_round = [&](const Round& round, const std::string& stage, int index, int total) {
+  auto measure_round = [&](const Round& round, const std::string& stage, int index, int total, bool confirm = false) {
     const double t0 = leader() ? elapsed() : 0;
     // My pair, if any: color = the rank pair's number in the round, key 0 on the lower node.
     int color = -1, key = 0, rail = -1, partner = -1;
@@ -72,6 +73,7 @@ void ScanRun::pairs() {
                   {"dst_node", layout_.ranks[static_cast<size_t>(world_of[d])].node}});
         }
         tag(r, {{"stage", stage}, {"rail", rail}, {"round", index}});
+        if (confirm) r.params["confirm"] = true;
         mine.push_back(std::move(r));
       }
     }
@@ -81,13 +83,33 @@ void ScanRun::pairs() {
       for (const auto& [a, b] : round)
         pairs_text += fmt::format("{}{}-{}", pairs_text.empty() ? "" : " ", layout_.nodes[static_cast<size_t>(a)],
                                   layout_.nodes[static_cast<size_t>(b)]);
-      say("      {} {}/{}: {} ({:.1f} s)\n", stage == "bisection" ? "bisection" : "round", index + 1, total, pairs_text,
-          elapsed() - t0);
+      if (confirm) say("      confirm: {} ({:.1f} s)\n", pairs_text, elapsed() - t0);
+      else
+        say("      {} {}/{}: {} ({:.1f} s)\n", stage == "bisection" ? "bisection" : "round", index + 1, total,
+            pairs_text, elapsed() - t0);
       results.insert(results.end(), all.begin(), all.end());
     }
   };
   for (size_t r = 0; r < rounds.size(); ++r)
     measure_round(rounds[r], "pairs", static_cast<int>(r), static_cast<int>(rounds.size()));
+  // Confirmation: the pairs of every link that looked SLOW or failed are measured once more (in
+  // rounds of disjoint pairs); judge_pairs keeps each link's best, so a transient is forgiven
+  // and a fault is seen twice.
+  nlohmann::json recheck = nlohmann::json::array();
+  if (leader()) {
+    std::vector<NodePair> suspects;
+    for (const auto& f : judge_pairs(results, layout_.nodes, o_.rule)) {
+      if (f.kind != SubjectKind::link || f.stage != "pairs" || f.verdict == Verdict::ok) continue;
+      const int a = layout_.index_of(f.node), b = layout_.index_of(f.peer);
+      const NodePair p{std::min(a, b), std::max(a, b)};
+      if (std::find(suspects.begin(), suspects.end(), p) == suspects.end()) suspects.push_back(p);
+    }
+    for (const auto& round : pack_rounds(suspects)) recheck.push_back(round);
+  }
+  recheck = broadcast_json(ctx_.host_comm, recheck);
+  for (size_t r = 0; r < recheck.size(); ++r)
+    measure_round(recheck[r].get<Round>(), "pairs", static_cast<int>(rounds.size() + r),
+                  static_cast<int>(rounds.size()), true);
   if (!bisection.empty()) measure_round(bisection, "bisection", 0, 1);
   if (!leader()) return;
   auto findings = judge_pairs(results, layout_.nodes, o_.rule);
