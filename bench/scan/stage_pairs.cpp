@@ -67,8 +67,12 @@ void ScanRun::pairs() {
       for (Result r : local.results()) {
         const int s = r.params.value("src", -1), d = r.params.value("dst", -1);
         if (s >= 0 && d >= 0) {
-          r.params["src"] = world_of[s];
-          r.params["dst"] = world_of[d];
+          // Nodes and rail name the link; world ranks change with every launch, so they are kept
+          // out of the params (which pair results across scans) and recorded beside them.
+          r.params.erase("src");
+          r.params.erase("dst");
+          r.extra["src_rank"] = world_of[s];
+          r.extra["dst_rank"] = world_of[d];
           tag(r, {{"src_node", layout_.ranks[static_cast<size_t>(world_of[s])].node},
                   {"dst_node", layout_.ranks[static_cast<size_t>(world_of[d])].node}});
         }
