@@ -216,12 +216,18 @@ slow() {
 }
 
 unslow() {
-  local i
+  local i dir pid
   i=$(node_index "$1")
-  [ -e "$(state)/node$i.hog" ] && kill "$(cat "$(state)/node$i.hog")" 2>/dev/null
-  [ -e "$(state)/node$i.cgroup" ] && rmdir "$(cat "$(state)/node$i.cgroup")" 2>/dev/null
+  if [ -e "$(state)/node$i.hog" ]; then kill "$(cat "$(state)/node$i.hog")" 2>/dev/null || true; fi
+  if [ -e "$(state)/node$i.cgroup" ]; then
+    dir=$(cat "$(state)/node$i.cgroup")
+    # Processes still inside (a run that is ending) go back to the parent group first.
+    if [ -f "$dir/cgroup.procs" ]; then
+      while read -r pid; do echo "$pid" >"$dir/../cgroup.procs" 2>/dev/null || true; done <"$dir/cgroup.procs"
+    fi
+    rmdir "$dir" 2>/dev/null || true
+  fi
   rm -f "$(state)/node$i.hog" "$(state)/node$i.cgroup" "$(state)/node$i.wrap"
-  return 0
 }
 
 case "$cmd" in

@@ -194,8 +194,8 @@ Culprits rank_culprits(const std::vector<Finding>& findings) {
 std::string render_culprits(const Culprits& culprits, const RobustRule& rule) {
   const auto& ranked = culprits.ranked;
   std::string out = fmt::format(
-      "\n# culprits, ranked (SLOW = more than {} MAD worse than the peer median (MAD scaled by {}) and more than "
-      "{:.0f} % short of it, or below {:.0f} % of the expected value)\n",
+      "\n# culprits, ranked (SLOW = more than {} MAD worse than the peer median on a log scale (MAD × {} = σ) and "
+      "more than {:.0f} % short of it, or below {:.0f} % of the expected value)\n",
       rule.mad_threshold, kMadToSigma, rule.tolerance * 100, rule.min_percent_of_expected);
   if (ranked.empty()) return out + "  none: every node, GPU and link is OK\n";
   size_t i = 0;

@@ -46,7 +46,10 @@ void HalvingSearch::plan_probes() {
   probes_left_.clear();
   probe_values_.clear();
   for (size_t i = 0; i < suspects_.size(); ++i) probes_left_.emplace_back(suspects_[i], good_[i % good_.size()]);
-  // Pack the next round: probes whose good partner is still free in it.
+  pack_probe_round();
+}
+
+void HalvingSearch::pack_probe_round() {
   pending_.clear();
   std::vector<int> used;
   for (const auto& [s, g] : probes_left_)
@@ -102,16 +105,7 @@ void HalvingSearch::record(const std::vector<GroupBusbw>& measured) {
         probe_values_.emplace_back(suspect, measured[i]);
         probes_left_.erase(std::find(probes_left_.begin(), probes_left_.end(), std::pair{suspect, pending_[i][1]}));
       }
-      if (!probes_left_.empty()) {  // more rounds: pack the rest
-        pending_.clear();
-        std::vector<int> used;
-        for (const auto& [s, g] : probes_left_)
-          if (std::find(used.begin(), used.end(), g) == used.end()) {
-            pending_.push_back({s, g});
-            used.push_back(g);
-          }
-        return;
-      }
+      if (!probes_left_.empty()) return pack_probe_round();  // more rounds
       GroupBusbw best;
       for (const auto& [s, v] : probe_values_)
         if (v.busbw > best.busbw) best = v;

@@ -50,6 +50,8 @@ class HalvingSearch {
   enum class State { whole, halves, probes, done };
   void plan_halves();
   void plan_probes();
+  // The next probe round: the probes left whose good partner is still free in it.
+  void pack_probe_round();
   void finish(std::string note);
   bool clearly_slower(const GroupBusbw& x, const GroupBusbw& reference) const {
     return x.busbw < (1 - tolerance_) * reference.busbw && x.best < reference.worst;

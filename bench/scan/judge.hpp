@@ -45,6 +45,11 @@ std::vector<Finding> judge_coll(const std::vector<Result>& results, const Halvin
 std::vector<Finding> judge_reference(const std::vector<Result>& results, const std::vector<std::string>& nodes,
                                      const RobustRule& rule);
 
+// A param as text (strings as they are, anything else as JSON) or as an integer; "" / fallback
+// when absent.
+std::string param_text(const nlohmann::json& params, const char* key);
+int param_int(const nlohmann::json& params, const char* key, int fallback = -1);
+
 // The figure a result is judged on: bandwidth_median, tflops, latency (median), busbw,
 // step_time; nullopt when the result has none of them (or no value).
 const Metric* judged_metric(const Result& r);

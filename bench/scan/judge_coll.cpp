@@ -10,11 +10,6 @@ namespace gcb::scan {
 
 namespace {
 
-std::string str(const nlohmann::json& p, const char* k) {
-  if (!p.contains(k)) return {};
-  return p.at(k).is_string() ? p.at(k).get<std::string>() : p.at(k).dump();
-}
-
 std::string names_of(const std::vector<int>& idx, const std::vector<std::string>& nodes) {
   std::string s;
   for (int i : idx) {
@@ -53,12 +48,14 @@ std::vector<Finding> judge_coll(const std::vector<Result>& results, const Halvin
       nodes);
   bool any = false;
   for (const auto& r : results) {
-    if (str(r.params, "stage") != "coll" || str(r.params, "subset") != everyone || r.key.ends_with("/fit")) continue;
+    if (param_text(r.params, "stage") != "coll" || param_text(r.params, "subset") != everyone ||
+        r.key.ends_with("/fit"))
+      continue;
     any = true;
     Finding f;
     f.stage = "coll";
     f.kind = SubjectKind::job;
-    f.figure = str(r.params, "op") + " busbw";
+    f.figure = param_text(r.params, "op") + " busbw";
     if (r.status != Status::pass) {
       f.verdict = Verdict::fail;
       f.evidence = fmt::format("{} {}: {}", r.key, status_name(r.status), r.reason);

@@ -12,18 +12,10 @@ namespace gcb::scan {
 
 namespace {
 
-std::string str(const nlohmann::json& p, const char* k) {
-  if (!p.contains(k)) return {};
-  return p.at(k).is_string() ? p.at(k).get<std::string>() : p.at(k).dump();
-}
-int num(const nlohmann::json& p, const char* k, int fallback = -1) {
-  return p.contains(k) && p.at(k).is_number_integer() ? p.at(k).get<int>() : fallback;
-}
-
 std::string device_figure_name(const Result& r) {
   if (r.key == "mem/hbm/triad") return "HBM triad bandwidth";
   if (r.key == "mem/host/triad") return "host triad bandwidth";
-  if (r.family() == "gemm") return str(r.params, "dtype") + " GEMM";
+  if (r.family() == "gemm") return param_text(r.params, "dtype") + " GEMM";
   return r.key;
 }
 
@@ -56,8 +48,8 @@ Finding failed(const std::string& stage, const Result& r, SubjectKind kind) {
   Finding f;
   f.stage = stage;
   f.kind = kind;
-  f.node = str(r.params, "node");
-  f.gpu = num(r.params, "gpu");
+  f.node = param_text(r.params, "node");
+  f.gpu = param_int(r.params, "gpu");
   f.figure = r.key;
   f.verdict = Verdict::fail;
   f.evidence = fmt::format("{} {}: {}", r.key, status_name(r.status), r.reason);
@@ -68,8 +60,8 @@ Finding waived(const std::string& stage, const Result& r) {
   Finding f;
   f.stage = stage;
   f.kind = SubjectKind::gpu;
-  f.node = str(r.params, "node");
-  f.gpu = num(r.params, "gpu");
+  f.node = param_text(r.params, "node");
+  f.gpu = param_int(r.params, "gpu");
   f.figure = r.key;
   f.evidence = fmt::format("{} WAIVED: {}", r.key, r.reason);
   return f;
@@ -84,7 +76,33 @@ void judge_groups(const std::map<std::string, std::vector<Figure>>& groups, cons
   }
 }
 
+// A GPU's (or the host's) figure of `stage`, from a result tagged with node and gpu.
+Figure device_figure(const std::string& stage, const Result& r, const std::string& figure, const Metric& m) {
+  Figure fig;
+  Finding& s = fig.subject;
+  s.stage = stage;
+  s.kind = SubjectKind::gpu;
+  s.node = param_text(r.params, "node");
+  s.gpu = param_int(r.params, "gpu");
+  s.figure = figure;
+  s.unit = m.unit;
+  s.higher_is_better = m.higher_is_better;
+  s.expected = m.peak;
+  s.expected_source = m.peak_source;
+  fig.value = *m.value;
+  return fig;
+}
+
 }  // namespace
+
+std::string param_text(const nlohmann::json& p, const char* k) {
+  if (!p.contains(k)) return {};
+  return p.at(k).is_string() ? p.at(k).get<std::string>() : p.at(k).dump();
+}
+
+int param_int(const nlohmann::json& p, const char* k, int fallback) {
+  return p.contains(k) && p.at(k).is_number_integer() ? p.at(k).get<int>() : fallback;
+}
 
 const Metric* judged_metric(const Result& r) {
   for (const char* name : {"bandwidth_median", "tflops", "latency", "busbw", "step_time"})
@@ -98,7 +116,7 @@ std::vector<Finding> judge_device(const std::vector<Result>& results, const std:
   std::map<std::string, std::vector<Figure>> groups;
   std::vector<Finding> throttled;
   for (const auto& r : results) {
-    if (str(r.params, "stage") != "device") continue;
+    if (param_text(r.params, "stage") != "device") continue;
     if (r.status == Status::waived) {
       out.push_back(waived("device", r));
       continue;
@@ -109,21 +127,11 @@ std::vector<Finding> judge_device(const std::vector<Result>& results, const std:
     }
     const Metric* m = judged_metric(r);
     if (!m) continue;
-    Figure fig;
-    Finding& s = fig.subject;
-    s.stage = "device";
-    s.kind = SubjectKind::gpu;
-    s.node = str(r.params, "node");
-    s.gpu = num(r.params, "gpu");
-    s.figure = device_figure_name(r);
-    s.unit = m->unit;
-    s.higher_is_better = m->higher_is_better;
-    s.expected = m->peak;
-    s.expected_source = m->peak_source;
-    fig.value = *m->value;
+    Figure fig = device_figure("device", r, device_figure_name(r), *m);
+    const Finding& s = fig.subject;
     bool abnormal = false;
     fig.note = throttle_note(r, abnormal);
-    groups[r.key + "|" + str(r.params, "dtype") + "|" + str(r.params, "sku")].push_back(fig);
+    groups[r.key + "|" + param_text(r.params, "dtype") + "|" + param_text(r.params, "sku")].push_back(fig);
     if (abnormal) {
       Finding t = s;
       t.verdict = Verdict::slow;
@@ -145,15 +153,15 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
   std::map<std::string, std::vector<Figure>> groups;
   std::vector<std::string> judged_nodes;
   for (const auto& r : results) {
-    if (str(r.params, "stage") != "links") continue;
-    const int src = num(r.params, "src"), dst = num(r.params, "dst");
+    if (param_text(r.params, "stage") != "links") continue;
+    const int src = param_int(r.params, "src"), dst = param_int(r.params, "dst");
     if (r.status == Status::waived || src < 0 || dst < 0) continue;  // no pair on this node
-    judged_nodes.push_back(str(r.params, "node"));
+    judged_nodes.push_back(param_text(r.params, "node"));
     Figure fig;
     Finding& s = fig.subject;
     s.stage = "links";
     s.kind = SubjectKind::link;
-    s.node = str(r.params, "node");
+    s.node = param_text(r.params, "node");
     s.gpu = src;
     s.peer = fmt::format("GPU{}", dst);
     if (r.status != Status::pass) {
@@ -166,7 +174,7 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
     const Metric* m = judged_metric(r);
     if (!m) continue;
     const std::string link_type = r.extra.value("expected_source", "unknown link");
-    s.figure = fmt::format("{} copy{} bandwidth ({})", str(r.params, "engine"),
+    s.figure = fmt::format("{} copy{} bandwidth ({})", param_text(r.params, "engine"),
                            r.key == "p2p/bidir_bandwidth" ? " bidirectional" : "", link_type);
     s.unit = m->unit;
     s.higher_is_better = m->higher_is_better;
@@ -175,7 +183,8 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
       s.expected_source = link_type;
     }
     fig.value = *m->value;
-    groups[r.key + "|" + str(r.params, "engine") + "|" + str(r.params, "peer_access") + "|" + link_type].push_back(fig);
+    groups[r.key + "|" + param_text(r.params, "engine") + "|" + param_text(r.params, "peer_access") + "|" + link_type]
+        .push_back(fig);
   }
   judge_groups(groups, rule, out);
   // A node's verdict is its worst link; nodes with fewer than two GPUs have none to judge.
@@ -209,24 +218,15 @@ std::vector<Finding> judge_reference(const std::vector<Result>& results, const s
   std::vector<Finding> out;
   std::vector<Figure> group;
   for (const auto& r : results) {
-    if (str(r.params, "stage") != "reference") continue;
+    if (param_text(r.params, "stage") != "reference") continue;
     if (r.status != Status::pass) {
       out.push_back(failed("reference", r, SubjectKind::gpu));
       continue;
     }
     const Metric* m = r.metric("step_time");
     if (!m || !m->value) continue;
-    Figure fig;
-    Finding& s = fig.subject;
-    s.stage = "reference";
-    s.kind = SubjectKind::gpu;
-    s.node = str(r.params, "node");
-    s.gpu = num(r.params, "gpu");
-    s.figure = fmt::format("rank {} step time", num(r.params, "rank", 0));
-    s.unit = m->unit;
-    s.higher_is_better = false;
-    fig.value = *m->value;
-    group.push_back(fig);
+    group.push_back(
+        device_figure("reference", r, fmt::format("rank {} step time", param_int(r.params, "rank", 0)), *m));
   }
   auto judged = judge_figures(group, rule);
   out.insert(out.end(), judged.begin(), judged.end());

@@ -13,11 +13,6 @@ namespace gcb::scan {
 
 namespace {
 
-std::string str(const nlohmann::json& p, const char* k) {
-  if (!p.contains(k)) return {};
-  return p.at(k).is_string() ? p.at(k).get<std::string>() : p.at(k).dump();
-}
-
 struct LinkKind {
   const char* key;     // result key
   const char* stage;   // pairs | bisection
@@ -37,8 +32,9 @@ std::vector<std::pair<const Result*, size_t>> best_per_link(const std::vector<Re
   std::vector<std::pair<const Result*, size_t>> out;
   std::map<std::string, size_t> index;
   for (const auto& r : results) {
-    if (r.key != kind.key || str(r.params, "stage") != kind.stage) continue;
-    const std::string id = str(r.params, "src_node") + "|" + str(r.params, "dst_node") + "|" + str(r.params, "rail");
+    if (r.key != kind.key || param_text(r.params, "stage") != kind.stage) continue;
+    const std::string id =
+        param_text(r.params, "src_node") + "|" + param_text(r.params, "dst_node") + "|" + param_text(r.params, "rail");
     const auto it = index.find(id);
     if (it == index.end()) {
       index[id] = out.size();
@@ -150,8 +146,8 @@ std::vector<Finding> judge_pairs(const std::vector<Result>& results, const std::
       Finding s;
       s.stage = kind.stage;
       s.kind = SubjectKind::link;
-      s.node = str(r.params, "src_node");
-      s.peer = str(r.params, "dst_node");
+      s.node = param_text(r.params, "src_node");
+      s.peer = param_text(r.params, "dst_node");
       s.rail = r.params.value("rail", -1);
       s.figure = kind.figure;
       if (r.status == Status::waived) continue;

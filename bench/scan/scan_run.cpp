@@ -57,6 +57,17 @@ HarnessOptions ScanRun::harness_for(double seconds, int min_samples) const {
   return h;
 }
 
+HarnessOptions ScanRun::transfer_harness(double seconds) const {
+  HarnessOptions h = harness_for(seconds, 3);
+  h.warmup = std::min(h.warmup, 1);
+  return h;
+}
+
+uint64_t ScanRun::transfer_bytes(uint64_t requested) const {
+  if (requested > 0) return requested;
+  return ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20;
+}
+
 std::vector<Result> ScanRun::gather(const std::vector<Result>& mine) {
   return all_gather_results(ctx_.host_comm, mine);
 }

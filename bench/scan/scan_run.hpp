@@ -38,6 +38,10 @@ class ScanRun {
   std::vector<Result> gather(const std::vector<Result>& mine);
   // Harness settings for one measurement given its share of the budget.
   HarnessOptions harness_for(double seconds, int min_samples) const;
+  // For transfers between ranks (pairs, collectives): one warm-up, three samples at least.
+  HarnessOptions transfer_harness(double seconds) const;
+  // A message size: `requested`, else 256 MiB on NCCL (device memory) and 8 MiB on host memory.
+  uint64_t transfer_bytes(uint64_t requested) const;
   // Progress line on rank 0 (not with --quiet).
   template <typename... Args>
   void say(fmt::format_string<Args...> f, Args&&... args) const {

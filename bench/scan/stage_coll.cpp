@@ -77,13 +77,8 @@ void ScanRun::coll() {
   int levels = 0;
   for (int n = nodes; n > 3; n /= 2) ++levels;
   const double cells = static_cast<double>(ops.size()) + levels + 2;
-  const HarnessOptions h = [&] {
-    HarnessOptions x = harness_for(budget * 0.7 / cells, 3);
-    x.warmup = std::min(x.warmup, 1);
-    return x;
-  }();
-  const uint64_t bytes =
-      o_.coll_size > 0 ? o_.coll_size : (ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20);
+  const HarnessOptions h = transfer_harness(budget * 0.7 / cells);
+  const uint64_t bytes = transfer_bytes(o_.coll_size);
   std::vector<Result> results;
   int step = 0;
   while (!search.done()) {

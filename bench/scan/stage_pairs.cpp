@@ -30,13 +30,8 @@ void ScanRun::pairs() {
   // bidirectional for the bisection; a confirmation round or two. 70 % of the budget is sampling,
   // the rest set-up and warm-up.
   const double count = static_cast<double>(rounds.size() + 1) * 4 + 1;
-  const HarnessOptions h = [&] {
-    HarnessOptions x = harness_for(budget * 0.7 / count, 3);
-    x.warmup = std::min(x.warmup, 1);
-    return x;
-  }();
-  const uint64_t bytes =
-      o_.pair_size > 0 ? o_.pair_size : (ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20);
+  const HarnessOptions h = transfer_harness(budget * 0.7 / count);
+  const uint64_t bytes = transfer_bytes(o_.pair_size);
   std::vector<Result> results;
   auto measure_round = [&](const Round& round, const std::string& stage, int index, int total, bool confirm = false) {
     const double t0 = leader() ? elapsed() : 0;
