@@ -69,6 +69,7 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
   std::map<std::string, std::set<std::string>> verdict_nodes;  // stage → nodes with a node verdict
   std::set<std::string> stages_measured;
   size_t pair_results = 0;
+  std::map<std::string, size_t> measures;  // "stage key" → count
   for (const auto& res : doc["results"]) {
     const auto& p = res["params"];
     if (res["key"] == "scan/verdict") {
@@ -78,6 +79,7 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
     }
     ASSERT_TRUE(p.contains("stage")) << res.dump();
     stages_measured.insert(p["stage"].get<std::string>());
+    ++measures[p["stage"].get<std::string>() + " " + res["key"].get<std::string>()];
     if (p["stage"] == "pairs" && res["key"] == "p2p/bandwidth") {
       ++pair_results;
       EXPECT_NE(p["src_node"], p["dst_node"]);
@@ -86,7 +88,11 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
       EXPECT_TRUE(p.contains("subset")) << res.dump();
     }
   }
-  EXPECT_EQ(pair_results, 12u);  // 4 nodes: every ordered pair once
+  EXPECT_EQ(pair_results, 12u);                          // 4 nodes: every ordered pair once
+  EXPECT_EQ(measures["pairs p2p/bidir_bandwidth"], 6u);  // symmetric measures once per pair
+  EXPECT_EQ(measures["pairs p2p/latency"], 6u);
+  EXPECT_EQ(measures["bisection p2p/bidir_bandwidth"], 2u);  // {1,3}, {2,4}
+  EXPECT_EQ(measures["bisection p2p/bandwidth"], 0u);
   EXPECT_EQ(stages_measured, (std::set<std::string>{"inventory", "device", "pairs", "bisection", "coll", "reference"}));
   for (const char* stage : {"inventory", "device", "pairs", "bisection", "coll", "reference"})
     EXPECT_EQ(verdict_nodes[stage].size(), 4u) << stage;
