@@ -59,16 +59,25 @@ enter() {
 }
 
 check() {
-  if [ "$(id -u)" -ne 0 ]; then echo "netns-cluster: not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN"; exit 77; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "netns-cluster: not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN"
+    exit 77
+  fi
   for tool in ip nsenter unshare tc mpirun; do
     command -v "$tool" >/dev/null || { echo "netns-cluster: '$tool' not found"; exit 77; }
   done
   local probe="gcbprobe$$"
-  if ! ip netns add "$probe" 2>/dev/null; then echo "netns-cluster: 'ip netns add' failed (no permission in this container?)"; exit 77; fi
+  if ! ip netns add "$probe" 2>/dev/null; then
+    echo "netns-cluster: 'ip netns add' failed (no permission in this container?)"
+    exit 77
+  fi
   local ok=1
   ip -n "$probe" link add br0 type bridge 2>/dev/null || ok=0
   ip link add "gcbp$$a" type veth peer name "gcbp$$b" 2>/dev/null && ip link del "gcbp$$a" || ok=0
-  unshare --uts true 2>/dev/null || ok=0
+  # A persistent UTS namespace (bound to a file, as `up` makes one per node).
+  mkdir -p "$state_root" && touch "$state_root/$probe.uts" &&
+    unshare --uts="$state_root/$probe.uts" true 2>/dev/null && umount "$state_root/$probe.uts" || ok=0
+  rm -f "$state_root/$probe.uts"
   ip netns del "$probe"
   [ "$ok" = 1 ] || { echo "netns-cluster: bridges, veth pairs or UTS namespaces cannot be made here"; exit 77; }
   exit 0
@@ -182,8 +191,10 @@ make_cpu_cgroup() {
   local i=$1 pct=$2 dir
   if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
     dir=/sys/fs/cgroup/gcb-$name-node$i
-    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-    mkdir -p "$dir" 2>/dev/null && echo "1000 $(( 100000 / pct ))" >"$dir/cpu.max" 2>/dev/null && { echo "$dir"; return; }
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
+      echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    mkdir -p "$dir" 2>/dev/null && echo "1000 $(( 100000 / pct ))" >"$dir/cpu.max" 2>/dev/null &&
+      { echo "$dir"; return; }
     rmdir "$dir" 2>/dev/null
   elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
     dir=/sys/fs/cgroup/cpu/gcb-$name-node$i

@@ -194,9 +194,12 @@ TEST(P2pRanks, ChosenMeasuresAndSymmetricOnce) {
   WorldOptions w;
   w.ranks = 3;
   w.timeout = std::chrono::milliseconds(30'000);
-  run_world(w, [&](RankContext& ctx) { return static_cast<int>(run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3)); });
+  run_world(w, [&](RankContext& ctx) {
+    return static_cast<int>(run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3));
+  });
   std::map<std::string, std::set<std::pair<int, int>>> cells;
-  for (const auto& r : runner.results()) cells[r.key].insert({r.params.at("src").get<int>(), r.params.at("dst").get<int>()});
+  for (const auto& r : runner.results())
+    cells[r.key].insert({r.params.at("src").get<int>(), r.params.at("dst").get<int>()});
   EXPECT_EQ(cells.size(), 2u);  // no latency
   EXPECT_EQ(cells["p2p/bandwidth"].size(), 6u);  // both orders
   EXPECT_EQ(cells["p2p/bidir_bandwidth"], (std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}}));
