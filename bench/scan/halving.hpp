@@ -1,11 +1,13 @@
 // The collective stage's search for a slow subset (`gcbench scan`, stage 5): measure the whole
 // job; when it falls short (or no expected value is known), measure its two halves at the same
-// time and keep the slower when it is clearly slower — its bus bandwidth below (1 − tolerance) ×
-// the faster's AND its best sample below the faster's worst sample (two groups measured once each
-// give no spread to test against, so the sample ranges must not overlap); repeat inside it. Once the suspect set has
-// two or three nodes, each suspect is measured with a node from a half that was fast ("probes"), so a slow probe names
-// one node. A pure state machine: the caller measures next_groups() (disjoint, concurrently) and record()s the bus
-// bandwidths in the same order.
+// time and keep the slower when it is clearly slower — its bus bandwidth (of its median sample)
+// below (1 − tolerance) × the faster's AND even its best sample below the faster's median (one
+// measurement per group gives no spread to test against; a stall only ever slows samples, so the
+// faster group's median and the slower group's best sample are what a stall cannot fake); repeat
+// inside it. Once the suspect set has two or three nodes, each suspect is measured with a node
+// from a half that was fast ("probes"), so a slow probe names one node. A pure state machine: the
+// caller measures next_groups() (disjoint, concurrently) and record()s the bus bandwidths in the
+// same order.
 #pragma once
 
 #include <optional>
@@ -14,9 +16,9 @@
 
 namespace gcb::scan {
 
-// One group's bus bandwidth (GB/s): the measurement's value and its best and worst sample.
+// One group's bus bandwidth (GB/s): of its median sample and of its best (fastest) sample.
 struct GroupBusbw {
-  double busbw = 0, best = 0, worst = 0;
+  double busbw = 0, best = 0;
 };
 
 struct HalvingStep {
@@ -54,7 +56,7 @@ class HalvingSearch {
   void pack_probe_round();
   void finish(std::string note);
   bool clearly_slower(const GroupBusbw& x, const GroupBusbw& reference) const {
-    return x.busbw < (1 - tolerance_) * reference.busbw && x.best < reference.worst;
+    return x.busbw < (1 - tolerance_) * reference.busbw && x.best < reference.busbw;
   }
 
   int nodes_;

@@ -41,19 +41,14 @@ std::optional<double> expected_busbw(RankContext& ctx) {
   return lowest;
 }
 
-// busbw of a coll result and of its fastest and slowest sample: bytes × factor / seconds.
+// busbw of a coll result's median and fastest sample: bytes × busbw factor / seconds (the result's
+// own busbw metric divides by the mean time, as nccl-tests does, which one stall drags down).
 GroupBusbw group_busbw(const Result& r) {
   GroupBusbw g;
-  const Metric* m = r.metric("busbw");
-  if (!m || !m->value) return g;
-  g.busbw = *m->value;
   const double bytes = r.model.value("bytes", 0.0) * r.model.value("busbw_factor", 0.0);
-  if (r.stats && r.stats->min > 0 && r.stats->max > 0 && bytes > 0) {
-    g.best = bytes / r.stats->min / 1e9;
-    g.worst = bytes / r.stats->max / 1e9;
-  } else {
-    g.best = g.worst = g.busbw;
-  }
+  if (!r.stats || !(r.stats->median > 0) || !(r.stats->min > 0) || !(bytes > 0)) return g;
+  g.busbw = bytes / r.stats->median / 1e9;
+  g.best = bytes / r.stats->min / 1e9;
   return g;
 }
 
@@ -109,7 +104,7 @@ void ScanRun::coll() {
       }
     }
     const auto all = gather(mine);
-    // Each group's bus bandwidth of the first op, out of place, with its best and worst sample;
+    // Each group's bus bandwidth of the first op, from its median and its best sample;
     // a group with no value counts as 0 (it failed), so the search takes it for the slow one.
     std::vector<GroupBusbw> busbw;
     for (const auto& g : groups) {
@@ -124,9 +119,8 @@ void ScanRun::coll() {
     if (leader()) {
       std::string text;
       for (size_t g = 0; g < groups.size(); ++g)
-        text += fmt::format("{}{{{}}} {} (samples {}..{})", g ? ", " : "", subset_name(groups[g], layout_),
-                            format_figure(busbw[g].busbw, "GB/s"), format_value(busbw[g].worst),
-                            format_value(busbw[g].best));
+        text += fmt::format("{}{{{}}} {} (best sample {})", g ? ", " : "", subset_name(groups[g], layout_),
+                            format_figure(busbw[g].busbw, "GB/s"), format_figure(busbw[g].best, "GB/s"));
       say("      {}: {} ({:.1f} s)\n", search.outcome().steps.back().purpose, text, elapsed() - t0);
       results.insert(results.end(), all.begin(), all.end());
     }

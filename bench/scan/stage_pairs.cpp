@@ -15,6 +15,10 @@
 
 namespace gcb::scan {
 
+namespace {
+constexpr int kConfirmationPasses = 3;
+}  // namespace
+
 void ScanRun::pairs() {
   const int nodes = static_cast<int>(layout_.nodes.size());
   const double budget = begin_stage("pairs",
@@ -94,21 +98,29 @@ void ScanRun::pairs() {
   // Confirmation: the pairs of every link that looked SLOW or failed are measured once more (in
   // rounds of disjoint pairs); judge_pairs keeps each link's best, so a transient is forgiven
   // and a fault is seen twice.
-  nlohmann::json recheck = nlohmann::json::array();
-  if (leader()) {
-    std::vector<NodePair> suspects;
-    for (const auto& f : judge_pairs(results, layout_.nodes, o_.rule)) {
-      if (f.kind != SubjectKind::link || f.stage != "pairs" || f.verdict == Verdict::ok) continue;
-      const int a = layout_.index_of(f.node), b = layout_.index_of(f.peer);
-      const NodePair p{std::min(a, b), std::max(a, b)};
-      if (std::find(suspects.begin(), suspects.end(), p) == suspects.end()) suspects.push_back(p);
+  // Replacing a transient by its better value moves the fleet's median and spread, which can tip
+  // another link over: up to three passes, each re-measuring only pairs not yet confirmed.
+  std::vector<NodePair> confirmed;
+  int next_round = static_cast<int>(rounds.size());
+  for (int pass = 0; pass < kConfirmationPasses; ++pass) {
+    nlohmann::json recheck = nlohmann::json::array();
+    if (leader()) {
+      std::vector<NodePair> suspects;
+      for (const auto& f : judge_pairs(results, layout_.nodes, o_.rule)) {
+        if (f.kind != SubjectKind::link || f.stage != "pairs" || f.verdict == Verdict::ok) continue;
+        const int a = layout_.index_of(f.node), b = layout_.index_of(f.peer);
+        const NodePair p{std::min(a, b), std::max(a, b)};
+        if (std::find(confirmed.begin(), confirmed.end(), p) != confirmed.end()) continue;
+        if (std::find(suspects.begin(), suspects.end(), p) == suspects.end()) suspects.push_back(p);
+      }
+      confirmed.insert(confirmed.end(), suspects.begin(), suspects.end());
+      for (const auto& round : pack_rounds(suspects)) recheck.push_back(round);
     }
-    for (const auto& round : pack_rounds(suspects)) recheck.push_back(round);
+    recheck = broadcast_json(ctx_.host_comm, recheck);
+    if (recheck.empty()) break;
+    for (const auto& round : recheck)
+      measure_round(round.get<Round>(), "pairs", next_round++, static_cast<int>(rounds.size()), true);
   }
-  recheck = broadcast_json(ctx_.host_comm, recheck);
-  for (size_t r = 0; r < recheck.size(); ++r)
-    measure_round(recheck[r].get<Round>(), "pairs", static_cast<int>(rounds.size() + r),
-                  static_cast<int>(rounds.size()), true);
   if (!bisection.empty()) measure_round(bisection, "bisection", 0, 1);
   if (!leader()) return;
   auto findings = judge_pairs(results, layout_.nodes, o_.rule);

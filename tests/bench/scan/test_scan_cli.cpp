@@ -99,6 +99,17 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
   fs::remove(out);
 }
 
+// --fail-fast: a rule so strict (any shortfall, 0.0001 MAD) that the slowest of three devices is
+// SLOW, so the scan stops after the device stage.
+TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
+  const auto r = run_gcbench(
+      "scan --ranks 3 --test-fake-nodes --stages device,pairs --budget 0.2 --device-size 1M "
+      "--gemm-size 128 --tolerance 0 --mad-threshold 0.0001 --fail-fast");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("--fail-fast: stopping after per device"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[2/2]"), std::string::npos) << r.out;
+}
+
 // Drift: a baseline in which one node's host triad was a hundred times faster than it is now.
 TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   const fs::path base = temp("base.json"), now = temp("now.json");
