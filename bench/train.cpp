@@ -14,7 +14,19 @@
 #include "models/hf_gpt2.hpp"
 
 namespace gcb::bench {
+
 namespace {
+
+// The MFU denominator and, when measured, how steady its probe was.
+std::string peak_line(const Result& r) {
+  std::string line = r.extra["peak_source"].get<std::string>();
+  if (r.extra.contains("peak_probe")) {
+    const nlohmann::json& p = r.extra["peak_probe"];
+    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
+                        p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
+  }
+  return line;
+}
 
 using models::PipeSchedule;
 using models::Recompute;
@@ -246,7 +258,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                                               c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq,
                                               models::global_batch(request), request.base.micro_batch, request.ranks,
                                               opts.recompute, opts.precision, request.backend,
-                                              ran == results.end() ? "" : ", " + ran->extra["peak_source"].get<std::string>()));
+                                              ran == results.end() ? "" : ", " + peak_line(*ran)));
     }
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {

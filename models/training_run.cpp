@@ -238,22 +238,48 @@ std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
 
 namespace {
 
-// The MFU denominator: the flag's, the spec table's for a GPU it knows (device 0 of this
-// process: nodes are taken to hold one GPU model), else measured — the backend's own bf16 GEMM
-// on a GPU, the CPU sgemm on the host.
-std::pair<double, std::string> run_peak(const TrainRequest& r) {
-  if (r.peak_flops > 0) return {r.peak_flops, r.peak_source};
+// The MFU denominator and where it comes from: the flag's, the spec table's for a GPU it knows
+// (device 0 of this process: nodes are taken to hold one GPU model), else measured — the
+// backend's own bf16 GEMM on a GPU, the CPU sgemm on the host (with the probe's spread).
+struct RunPeak {
+  double flops = 0;
+  std::string source;
+  std::optional<PeakProbe> probe;  // when the CPU sgemm measured it
+};
+
+RunPeak run_peak(const TrainRequest& r) {
+  if (r.peak_flops > 0) return {r.peak_flops, r.peak_source, std::nullopt};
   const ComputeBackend& b = compute_backend(r.backend);
   if (b.memory == MemorySpace::device) {
     if (b.peak != nullptr) {
-      if (const std::optional<PeakFlops> p = b.peak(0)) return {p->flops, p->source};
+      if (const std::optional<PeakFlops> p = b.peak(0)) return {p->flops, p->source, std::nullopt};
     }
     const std::unique_ptr<Backend> be = make_backend(r.backend, {0, r.attn});
     const int n = 8192;
-    return {measure_backend_gemm_peak(*be, n), fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend, n)};
+    return {measure_backend_gemm_peak(*be, n),
+            fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend, n), std::nullopt};
   }
-  return {measure_sgemm_peak(r.peak_size),
-          fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl())};
+  const PeakProbe probe = measure_sgemm_peak(r.peak_size);
+  return {probe.best, fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl()),
+          probe};
+}
+
+// An n×n×n matmul `run` timed on `timer`, 2 warm-up calls (the first pay for page faults, a BLAS
+// thread pool's start, a GPU library's first launch), then at least 5 repetitions and 0.3 s.
+PeakProbe matmul_probe(Timer& timer, int n, const std::function<void()>& run) {
+  HarnessOptions h;
+  h.warmup = 2;
+  h.min_samples = 5;
+  h.max_samples = 30;
+  h.min_time = 0.3;
+  h.max_time = 3.0;
+  h.noise = 0.02;
+  h.batch = 1;
+  const Measurement m = measure(timer, run, h);
+  const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  // Peak = the best repetition: the rate the machine demonstrably reaches on this shape. The
+  // median and worst say how far a busy or throttling host strays from it.
+  return {flop / m.stats.min, flop / m.stats.median, flop / m.stats.max, static_cast<int>(m.samples.size()), n};
 }
 
 }  // namespace
@@ -267,7 +293,7 @@ std::vector<Result> run_training(const TrainRequest& r) {
     for (const LayoutSpec& l : r.layouts) results.push_back(waived_training_result(l, layout_options(r, l), r.backend, layout_unavailable(r, l)));
     return results;
   }
-  const auto [peak, source] = run_peak(r);
+  const RunPeak peak = run_peak(r);
   const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   for (const LayoutSpec& l : r.layouts) {
     if (const std::string why = layout_unavailable(r, l); !why.empty()) {
@@ -275,37 +301,27 @@ std::vector<Result> run_training(const TrainRequest& r) {
       continue;
     }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
-    if (m) results.push_back(training_result(*m, peak, source));
+    if (!m) continue;
+    results.push_back(training_result(*m, peak.flops, peak.source));
+    if (peak.probe) record_peak_probe(results.back(), *peak.probe);
   }
   return results;
 }
 
-namespace {
-
-// FLOP/s of the best sample of an n×n×n matmul `run` timed on `timer`: the rate the machine
-// demonstrably reaches on this shape (2n³ FLOPs a run).
-double best_matmul_rate(Timer& timer, int n, int warmup, int min_samples, double min_time,
-                        const std::function<void()>& run) {
-  HarnessOptions h;
-  h.warmup = warmup;
-  h.min_samples = min_samples;
-  h.max_samples = 20;
-  h.min_time = min_time;
-  h.max_time = 3.0;
-  h.noise = 0.02;
-  h.batch = 1;
-  const Measurement m = measure(timer, run, h);
-  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / m.stats.min;
-}
-
-}  // namespace
-
-double measure_sgemm_peak(int n) {
+PeakProbe measure_sgemm_peak(int n) {
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   std::vector<float> a(nn, 1.0f / static_cast<float>(n)), b(nn, 0.5f), c(nn, 0.0f);
   HostTimer timer(steady_clock(), 1);
-  return best_matmul_rate(timer, n, 1, 3, 0.2,
-                          [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); });
+  return matmul_probe(timer, n, [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); });
+}
+
+void record_peak_probe(Result& r, const PeakProbe& p) {
+  r.extra["peak_probe"] = {{"n", p.n},
+                           {"repetitions", p.repetitions},
+                           {"best_flops", p.best},
+                           {"median_flops", p.median},
+                           {"worst_flops", p.worst},
+                           {"spread", p.best > 0 ? 1.0 - p.median / p.best : 0.0}};
 }
 
 double measure_backend_gemm_peak(Backend& be, int n) {
@@ -315,11 +331,9 @@ double measure_backend_gemm_peak(Backend& be, int n) {
   be.fill(a.view(), nn, 1.0f / static_cast<float>(n));
   be.fill(b.view(), nn, 0.5f);
   TimelineTimer timer(be.timeline());
-  const double rate = best_matmul_rate(timer, n, 2, 5, 0.1, [&] {
-    be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}});
-  });
+  const PeakProbe p = matmul_probe(timer, n, [&] { be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}}); });
   be.timeline().clear();
-  return rate;
+  return p.best;
 }
 
 }  // namespace gcb::models

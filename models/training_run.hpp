@@ -54,10 +54,21 @@ std::vector<Result> run_training(const TrainRequest& r);
 // on the same GPU) and the host has fewer.
 std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l);
 
-// FLOP/s of the CPU matmul on n×n×n, best of the harness samples: the CPU's MFU denominator.
-double measure_sgemm_peak(int n);
-// FLOP/s of `be`'s own bf16 GEMM on n×n×n timed on its timeline, best sample: the peak of a GPU
-// the spec table does not know.
+// The CPU's MFU denominator, measured: FLOP/s of the CPU matmul on n×n×n over several timed
+// repetitions (at least 5 and 0.3 s), with their spread so a result shows how steady the probe was.
+struct PeakProbe {
+  double best = 0;    // FLOP/s of the fastest repetition: the peak used for MFU / HFU
+  double median = 0;  // FLOP/s of the median repetition
+  double worst = 0;   // FLOP/s of the slowest repetition
+  int repetitions = 0;
+  int n = 0;
+};
+PeakProbe measure_sgemm_peak(int n);
+// The probe's figures as the result's extra "peak_probe" object (FLOP/s, count, and
+// spread = 1 − median / best).
+void record_peak_probe(Result& r, const PeakProbe& p);
+// FLOP/s of `be`'s own bf16 GEMM on n×n×n timed on its timeline, best repetition: the peak of a
+// GPU the spec table does not know.
 double measure_backend_gemm_peak(Backend& be, int n);
 
 }  // namespace gcb::models
