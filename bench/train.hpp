@@ -71,6 +71,8 @@ std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nl
                                        models::Precision precision);
 // Relative loss tolerance against torch: fp32 1e-4; bf16 2⁻⁷.
 double torch_loss_tolerance(models::Precision p);
+// Runs the peer and returns train_torch_ratios; when none of `ours` ran, runs nothing and returns
+// the WAIVED rows.
 std::vector<Result> train_torch_peer_results(const models::TrainRequest& r, const std::vector<Result>& ours);
 
 void add_train_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);

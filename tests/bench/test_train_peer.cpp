@@ -3,6 +3,7 @@
 // figure. (The live run of scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -69,6 +70,26 @@ TEST(TrainPeer, NoPeerOrNoRunOfOursIsWaived) {
   for (const Result& r : rows) {
     EXPECT_EQ(r.status, Status::waived);
     EXPECT_NE(r.reason.find("no GPU"), std::string::npos) << r.reason;
+  }
+}
+
+// When none of our layouts ran, torch is not run: the rows say why ours did not (were the script
+// run, the missing peers folder would give one "train/vs_torch" row about the script instead).
+TEST(TrainPeer, NothingOfOursRanSoTorchIsNotRun) {
+  ASSERT_EQ(setenv("GCB_PEERS_DIR", "/nonexistent/peers", 1), 0);
+  Result waived = ours({});
+  waived.status = Status::waived;
+  waived.reason = "no GPU: no NVIDIA driver found";
+  waived.metrics.clear();
+  models::TrainRequest r;
+  const std::vector<Result> rows = train_torch_peer_results(r, {waived});
+  unsetenv("GCB_PEERS_DIR");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, "train/dp1/vs_torch_eager");
+  EXPECT_EQ(rows[1].key, "train/dp1/vs_torch_compile");
+  for (const Result& x : rows) {
+    EXPECT_EQ(x.status, Status::waived);
+    EXPECT_NE(x.reason.find("no NVIDIA driver"), std::string::npos) << x.reason;
   }
 }
 
