@@ -188,6 +188,12 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   return r;
 }
 
+double sampled_sm_clock(const nlohmann::json& sample) {
+  if (!sample.is_object() || !sample.contains("sm_clock_mhz")) return 0;
+  const nlohmann::json& mhz = sample.at("sm_clock_mhz");
+  return mhz.is_number() ? mhz.get<double>() : 0;
+}
+
 Result waived_training_result(const LayoutSpec& l, const TrainOptions& o, const std::string& backend,
                               const std::string& reason) {
   Result r;

@@ -48,6 +48,10 @@ struct LayoutMeasurement {
   nlohmann::json clocks = nlohmann::json::object();  // rank 0: NVML before and after the timed steps
 };
 
+// The SM clock (MHz) of one NVML sample as a run records it (clocks.before / after: an object
+// whose fields are null where NVML gave nothing), 0 when the sample or its SM clock is null.
+double sampled_sm_clock(const nlohmann::json& sample);
+
 // peak: FLOP/s for MFU (peak_source says where it comes from).
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
 

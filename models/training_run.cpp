@@ -119,11 +119,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.clocks["before"] = clock_sample(bus_id);
       const Measurement meas = measure(timer, [&] { m.losses.push_back(engine->step()); }, h, hooks);
       m.clocks["after"] = clock_sample(bus_id);
-      // NVML may lack the SM clock (a null field): then 0, "not sampled".
-      if (const nlohmann::json& after = m.clocks["after"]; after.is_object() && after.contains("sm_clock_mhz") &&
-                                                           after.at("sm_clock_mhz").is_number()) {
-        mine.sm_clock_mhz = after.at("sm_clock_mhz").get<double>();
-      }
+      mine.sm_clock_mhz = sampled_sm_clock(m.clocks["after"]);
       for (uint64_t f : meas.sample_flags) mine.throttle |= f;
       m.sample_flags = meas.sample_flags;
       m.timer = std::string(timer.kind());
