@@ -35,6 +35,7 @@ struct PlanCliOptions {
   std::string layout;  // --layout: only these
   int top = 10, rejected = 5;
   int verify = 0, verify_repeats = 1, steps = 3, warmup = 1;
+  double verify_tolerance = 0.25;  // |predicted / measured − 1| above it fails; 0 = not judged
   std::string published;  // a CSV of published runs
   bool shapes = false;    // print the GEMM / attention shapes of the shown layouts
 };
@@ -55,9 +56,11 @@ void print_published(const std::vector<models::planner::PublishedCheck>& checks,
 
 // --verify (plan_verify.cpp): the first `n` predictions that this machine can run, each run
 // `repeats` times through models::run_training (rounds interleaved); prints predicted against
-// measured (median over rounds) and returns the measurements and a comparison result per layout.
+// measured (median over rounds) and returns the measurements and a comparison result per layout:
+// FAIL when a memory category differs (activations: by more than 10 %) or, with tolerance > 0,
+// when the step time is off by more than that fraction.
 std::vector<Result> verify_plan(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& fits,
-                                int n, int repeats, int steps, int warmup);
+                                int n, int repeats, int steps, int warmup, double tolerance);
 
 void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 

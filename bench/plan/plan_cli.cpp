@@ -230,6 +230,9 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--rejected", o->rejected, "Out-of-memory layouts shown (closest first)")->capture_default_str();
   app->add_option("--verify", o->verify, "Run the top N layouts this machine can run through the training library")->capture_default_str();
   app->add_option("--verify-repeats", o->verify_repeats, "Rounds of --verify (interleaved; the median is compared)")->capture_default_str();
+  app->add_option("--verify-tolerance", o->verify_tolerance,
+                  "--verify fails a layout whose step time is off by more than this fraction (0 = report only)")
+      ->capture_default_str();
   app->add_option("--steps", o->steps, "Timed steps per --verify run")->capture_default_str();
   app->add_option("--warmup", o->warmup, "Untimed steps per --verify run")->capture_default_str();
   app->add_option("--published", o->published, "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
@@ -277,7 +280,7 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       session.runner().add(prediction_result(out.oom[i], pm, 0));
     }
     if (opts.verify > 0) {
-      for (Result& r : verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup)) session.runner().add(std::move(r));
+      for (Result& r : verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup, opts.verify_tolerance)) session.runner().add(std::move(r));
     }
     return session.finish();
   };

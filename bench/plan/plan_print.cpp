@@ -41,7 +41,9 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
              pm.attention.flash ? "flash" : pm.attention.dropout ? "materialized with dropout" : "materialized");
   fmt::print("cluster: {} × {}", c.gpus, c.device);
   if (!c.is_cpu()) fmt::print(", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
-  fmt::print("\n  peak {:.1f} TFLOP/s per device ({}); memory limit {:.2f} GiB ({})\n", c.peak_flops / 1e12, c.peak_source,
+  fmt::print("\n  peak {} per device ({}); memory limit {:.2f} GiB ({})\n",
+             c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12) : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
+             c.peak_source,
              c.memory_bytes / kGiB, c.memory_source);
   fmt::print("  memory bandwidth {} ({})\n", c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
              c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
