@@ -41,8 +41,17 @@ TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;             // and the ones that cannot run
   EXPECT_TRUE(has(r.out, "pp 128 > 96 layers")) << r.out;
   EXPECT_TRUE(has(r.out, "not divisible by dp")) << r.out;
+  // `gcbench report` gives the predictions a section of their own, a layout table.
+  const std::string html = temp("175b.html");
+  const test::CliRun rep = test::run_gcbench("report " + json + " -o " + html, true);
+  ASSERT_EQ(rep.code, 0) << rep.out;
+  const std::string page = test::read_file(html);
+  fs::remove(html);
+  EXPECT_TRUE(has(page, "Planner predictions (plan)"));
+  EXPECT_TRUE(has(page, "Predicted, not measured"));
   const ResultDocument doc = load_document(json);
   fs::remove(json);
+  EXPECT_TRUE(has(page, doc.results.front().params.at("layout").get<std::string>()));
   int ranked = 0;
   double previous = 0;
   for (const Result& res : doc.results) {
