@@ -142,7 +142,8 @@ class AttnGpuCase final : public Case {
     gpu::synchronize(stream_);
     const size_t n = p_.shape.elements();
     AttnHostOutputs out;
-    if (writes_forward) {
+    // A backward pass's dK/dV check needs the O and LSE it consumed (from setup's forward for bwd).
+    if (writes_forward || p_.pass != AttnPass::fwd) {
       out.o = download(p_.dtype, o_, n, stream_);
       if (lse_.data()) out.lse = download(DType::f32, lse_, p_.shape.rows(), stream_);
     }

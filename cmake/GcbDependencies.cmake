@@ -52,6 +52,9 @@ find_package(OpenMP QUIET COMPONENTS CXX)
 set(GCB_HAVE_OPENMP ${OpenMP_CXX_FOUND})
 
 # --- CUDA libraries -------------------------------------------------------------------------
+include(GcbFindCudaLibrary)
+set(GCB_NCCL_ROOT "" CACHE PATH "Folder with include/nccl.h and lib/libnccl.so[.2]; only it is searched when set")
+set(GCB_CUDNN_ROOT "" CACHE PATH "Folder with include/cudnn.h and lib/libcudnn.so[.9]; only it is searched when set")
 set(GCB_HAVE_NCCL OFF)
 set(GCB_HAVE_CUBLASLT OFF)
 set(GCB_HAVE_CUDNN OFF)
@@ -60,23 +63,18 @@ if(GCB_HAVE_CUDA)
   if(TARGET CUDA::cublasLt)
     set(GCB_HAVE_CUBLASLT ON)
   endif()
-  find_path(GCB_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
-  find_library(GCB_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
-  if(GCB_NCCL_INCLUDE AND GCB_NCCL_LIBRARY)
-    add_library(gcb_nccl INTERFACE)
+  # NCCL ≥ 2.18 (ncclCommSplit); cuDNN ≥ 9.0 (the backend graph API as used in
+  # kernels/attention/cudnn_backend.cpp). GCB_NCCL_ROOT / GCB_CUDNN_ROOT point at a folder with
+  # include/ and lib/, e.g. PyTorch's site-packages/nvidia/nccl (scripts/gpu-check.sh finds them).
+  gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
+                        MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl)
+  if(GCB_HAVE_NCCL)
     add_library(gcb::nccl ALIAS gcb_nccl)
-    target_include_directories(gcb_nccl SYSTEM INTERFACE ${GCB_NCCL_INCLUDE})
-    target_link_libraries(gcb_nccl INTERFACE ${GCB_NCCL_LIBRARY})
-    set(GCB_HAVE_NCCL ON)
   endif()
-  find_path(GCB_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
-  find_library(GCB_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
-  if(GCB_CUDNN_INCLUDE AND GCB_CUDNN_LIBRARY)
-    add_library(gcb_cudnn INTERFACE)
+  gcb_find_cuda_library(CUDNN HEADER cudnn.h NAMES cudnn SONAME libcudnn.so.9 VERSION_HEADER cudnn_version.h
+                        MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn)
+  if(GCB_HAVE_CUDNN)
     add_library(gcb::cudnn ALIAS gcb_cudnn)
-    target_include_directories(gcb_cudnn SYSTEM INTERFACE ${GCB_CUDNN_INCLUDE})
-    target_link_libraries(gcb_cudnn INTERFACE ${GCB_CUDNN_LIBRARY})
-    set(GCB_HAVE_CUDNN ON)
   endif()
 endif()
 # NVTX3 is header-only (needs only -ldl); the CUDA toolkit ships it.

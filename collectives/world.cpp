@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "collectives/factory.hpp"
+#include "collectives/gpu_choice.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
@@ -95,16 +96,20 @@ void check_arguments(const std::vector<RankRecord>& all) {
 }
 
 void check_gpus(const std::vector<RankRecord>& all) {
+  std::vector<GpuClaim> claims;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].device < 0)
-      throw UsageError(fmt::format("rank {} on host {} has no GPU: its local rank needs a GPU but the host shows {} "
+      throw UsageError(fmt::format("rank {} on host {} has no GPU: the process sees {} devices "
                                    "(check CUDA_VISIBLE_DEVICES and --ntasks-per-node/--gpus-per-node)",
                                    r, host_of(all[r]), all[r].device_count));
-    for (size_t q = 0; q < r; ++q)
-      if (all[q].host_hash == all[r].host_hash && all[q].gpu_hash == all[r].gpu_hash)
-        throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
-                                     "(device {} / {}); NCCL ≤ 2.29 refuses two ranks per GPU",
-                                     q, r, host_of(all[r]), all[q].device, all[r].device));
+    claims.push_back({all[r].host_hash, all[r].gpu_hash});
+  }
+  if (const auto dup = duplicate_gpu(claims)) {
+    const auto [q, r] = *dup;
+    throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
+                                 "(device {} of {} / device {} of {} visible); NCCL ≤ 2.29 refuses two ranks per GPU",
+                                 q, r, host_of(all[r]), all[q].device, all[q].device_count, all[r].device,
+                                 all[r].device_count));
   }
 }
 
@@ -118,15 +123,12 @@ RankRecord my_record(uint64_t args_hash) {
   return rec;
 }
 
-// Fills device + gpu_hash for a rank whose local rank picks the GPU (one GPU per local rank).
+// Fills device + gpu_hash for a rank: device_for_local_rank (gpu_choice.hpp) of what it sees.
 void choose_gpu(RankRecord& rec, int local_rank) {
   const auto& devices = gpu::runtime().devices;
-  if (local_rank >= static_cast<int>(devices.size())) {
-    rec.device = -1;
-    return;
-  }
-  rec.device = local_rank;
-  const auto& uuid = devices[static_cast<size_t>(local_rank)].uuid;
+  rec.device = device_for_local_rank(local_rank, static_cast<int>(devices.size()));
+  if (rec.device < 0) return;
+  const auto& uuid = devices[static_cast<size_t>(rec.device)].uuid;
   rec.gpu_hash = fnv1a(uuid.data(), uuid.size()) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
 }
 

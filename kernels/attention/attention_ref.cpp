@@ -126,6 +126,29 @@ void reference_row(const AttnShape& a, const float* q, const float* k, const flo
   }
 }
 
+void reference_key_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o,
+                       const float* lse, const double* delta, size_t head, int key, double* dk, double* dv) {
+  check_shape(a);
+  const auto d = static_cast<size_t>(a.head_dim);
+  std::fill(dk, dk + d, 0.0);
+  std::fill(dv, dv + d, 0.0);
+  const size_t kj = at(a, head, key);
+  for (int i = a.causal ? key : 0; i < a.seq; ++i) {  // causal: only rows i ≥ j see key j
+    const size_t qi = at(a, head, i);
+    double s = 0, dp = 0;
+    for (size_t e = 0; e < d; ++e) {
+      s += static_cast<double>(q[qi + e]) * k[kj + e];
+      dp += static_cast<double>(d_o[qi + e]) * v[kj + e];
+    }
+    const double p = std::exp(s * a.scale() - lse[static_cast<size_t>(i)]);
+    const double ds = p * (dp - delta[static_cast<size_t>(i)]) * a.scale();
+    for (size_t e = 0; e < d; ++e) {
+      dv[e] += p * d_o[qi + e];
+      dk[e] += ds * q[qi + e];
+    }
+  }
+}
+
 void tiled_forward(const AttnShape& a, Tiles t, const float* q, const float* k, const float* v, float* o, float* lse) {
   check_shape(a);
   const int step = t.score_cols > 0 ? t.score_cols : t.cols;

@@ -25,6 +25,14 @@ void naive_backward(const AttnShape& a, const double* q, const double* k, const 
 void reference_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o, size_t head,
                    int row, double* o, double* lse, double* dq);
 
+// One key row of one head in FP64: dK_j = scale·Σ_i dS_ij Q_i and dV_j = Σ_i P_ij dO_i over the
+// query rows i that see key j, with P_ij = exp(scale·Q_i·K_j − lse_i) and
+// dS_ij = P_ij (dO_i·V_j − delta_i). `lse` and `delta` are the head's per-row LSE (natural log) and
+// D_i = rowsum(dO_i∘O_i), as the backward pass under test consumed them: given those, a key row
+// costs O(s·d), so sampled key rows can be checked at any sequence length.
+void reference_key_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o,
+                       const float* lse, const double* delta, size_t head, int key, double* dk, double* dv);
+
 // Tile sizes of the GPU kernels (flash_fwd.cu, flash_bwd.cu; the kernels' values come from
 // forward_tiles() and backward_tiles() in flash_tiling.hpp): Br query rows × Bc key columns,
 // the forward's online softmax stepping score_cols keys at a time (0: all Bc at once).
