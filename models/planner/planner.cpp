@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "models/theory.hpp"
+#include "models/training_result.hpp"
 
 namespace gcb::models::planner {
 
@@ -59,24 +60,12 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   const LayoutSpec& l = c.layout;
   Result r;
   r.key = "plan/" + c.name();
-  r.params = {{"model", pm.model.name},
-              {"layout", l.name},
-              {"dp", l.dp},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"sp", l.sp},
-              {"zero", static_cast<int>(l.zero)},
-              {"schedule", l.schedule == PipeSchedule::gpipe ? "gpipe" : "1f1b"},
-              {"overlap", l.overlap},
-              {"virtual_stages", c.virtual_stages},
-              {"micro_batch", c.micro_batch},
-              {"recompute", std::string(recompute_name(c.recompute))},
-              {"global_batch", pm.global_batch},
-              {"precision", std::string(precision_name(pm.precision))},
-              {"gpus", pm.cluster.gpus},
-              {"gpus_per_node", pm.cluster.gpus_per_node},
-              {"device", pm.cluster.device},
-              {"rank", rank}};
+  r.params = layout_params(l, p.options, pm.global_batch);
+  r.params.update({{"virtual_stages", c.virtual_stages},
+                   {"gpus", pm.cluster.gpus},
+                   {"gpus_per_node", pm.cluster.gpus_per_node},
+                   {"device", pm.cluster.device},
+                   {"rank", rank}});
   r.status = Status::pass;
   if (!p.fits()) {
     r.status = Status::waived;

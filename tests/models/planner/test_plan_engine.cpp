@@ -13,13 +13,7 @@ namespace gcb::models::planner {
 namespace {
 
 struct Case {
-  const char* name;
-  ParallelLayout lay;
-  int layers, micro_batch, grad_accum;
-  bool sp;
-  ZeroStage zero;
-  PipeSchedule schedule;
-  Recompute recompute;
+  test::LayoutCase run;
   bool overlap;
   Precision precision;
 };
@@ -27,13 +21,9 @@ struct Case {
 class PlanAgainstEngine : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PlanAgainstEngine, MemoryPeaksAndCommunicationEqualTheEngine) {
-  const Case& k = GetParam();
-  TrainOptions o = test::tiny_options(k.layers, k.micro_batch, k.grad_accum, k.precision);
-  o.sp = k.sp;
-  o.zero = k.zero;
-  o.schedule = k.schedule;
-  o.recompute = k.recompute;
-  o.overlap_comm = k.overlap;
+  const test::LayoutCase& k = GetParam().run;
+  TrainOptions o = test::case_options(k, GetParam().precision);
+  o.overlap_comm = GetParam().overlap;
   const std::vector<test::RankOutcome> ranks = test::run_layout(k.lay, o, 2);
   for (const test::RankOutcome& r : ranks) {
     const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
@@ -66,23 +56,23 @@ constexpr Precision f32 = Precision::fp32, bf16 = Precision::bf16;
 INSTANTIATE_TEST_SUITE_P(
     Layouts, PlanAgainstEngine,
     ::testing::Values(
-        Case{"dp2", {2, 1, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_zero1", {2, 1, 1}, 2, 2, 1, false, Z::one, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_zero2_m1", {2, 1, 1}, 3, 1, 1, false, Z::two, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_zero2_m2", {2, 1, 1}, 2, 1, 2, false, Z::two, PS::one_f_one_b, RC::none, false, bf16},
-        Case{"dp2_zero3_m1", {2, 1, 1}, 2, 2, 1, false, Z::three, PS::one_f_one_b, RC::full, false, f32},
-        Case{"dp2_zero3_m3", {2, 1, 1}, 2, 1, 3, false, Z::three, PS::one_f_one_b, RC::selective, false, bf16},
-        Case{"dp2_zero2_overlap", {2, 1, 1}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none, true, f32},
-        Case{"tp2", {1, 2, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::full, false, f32},
-        Case{"tp2_sp", {1, 2, 1}, 2, 2, 1, true, Z::none, PS::one_f_one_b, RC::none, false, bf16},
-        Case{"tp2_sp_full", {1, 2, 1}, 2, 1, 2, true, Z::none, PS::one_f_one_b, RC::full, false, f32},
-        Case{"pp2_1f1b", {1, 1, 2}, 3, 1, 4, false, Z::none, PS::one_f_one_b, RC::none, false, f32},
-        Case{"pp2_gpipe", {1, 1, 2}, 2, 2, 3, false, Z::none, PS::gpipe, RC::selective, false, bf16},
-        Case{"pp3_1f1b_m2", {1, 1, 3}, 4, 1, 2, false, Z::none, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_pp2_zero2_m1", {2, 1, 2}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_tp2_zero3", {2, 2, 1}, 2, 2, 2, true, Z::three, PS::one_f_one_b, RC::none, false, f32},
-        Case{"dp2_tp2_pp2", {2, 2, 2}, 2, 2, 2, true, Z::one, PS::one_f_one_b, RC::full, true, bf16}),
-    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+        Case{{"dp2", {2, 1, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero1", {2, 1, 1}, 2, 2, 1, false, Z::one, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero2_m1", {2, 1, 1}, 3, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero2_m2", {2, 1, 1}, 2, 1, 2, false, Z::two, PS::one_f_one_b, RC::none}, false, bf16},
+        Case{{"dp2_zero3_m1", {2, 1, 1}, 2, 2, 1, false, Z::three, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"dp2_zero3_m3", {2, 1, 1}, 2, 1, 3, false, Z::three, PS::one_f_one_b, RC::selective}, false, bf16},
+        Case{{"dp2_zero2_overlap", {2, 1, 1}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, true, f32},
+        Case{{"tp2", {1, 2, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"tp2_sp", {1, 2, 1}, 2, 2, 1, true, Z::none, PS::one_f_one_b, RC::none}, false, bf16},
+        Case{{"tp2_sp_full", {1, 2, 1}, 2, 1, 2, true, Z::none, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"pp2_1f1b", {1, 1, 2}, 3, 1, 4, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"pp2_gpipe", {1, 1, 2}, 2, 2, 3, false, Z::none, PS::gpipe, RC::selective}, false, bf16},
+        Case{{"pp3_1f1b_m2", {1, 1, 3}, 4, 1, 2, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_pp2_zero2_m1", {2, 1, 2}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_tp2_zero3", {2, 2, 1}, 2, 2, 2, true, Z::three, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_tp2_pp2", {2, 2, 2}, 2, 2, 2, true, Z::one, PS::one_f_one_b, RC::full}, true, bf16}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.run.name); });
 
 }  // namespace
 }  // namespace gcb::models::planner
