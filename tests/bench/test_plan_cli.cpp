@@ -93,6 +93,18 @@ TEST(PlanCli, LayoutPredictsOnePublishedRow) {
   EXPECT_TRUE(has(r.out, "dp24-tp8-pp8-1f1b-v2")) << r.out;
 }
 
+TEST(PlanCli, TopologyGivesGpusPerNodeNvlinksAndNics) {
+  // An 8 × H100 VM's NCCL topology: 18 NVLinks per GPU (× 25 GB/s = 450 GB/s bus bandwidth, an
+  // 8-rank all-reduce's algorithm bandwidth 450 / (2·7/8) = 257.1 GB/s) and its NICs per GPU.
+  const test::CliRun r = plan("--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
+                              "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "cluster: 32 × H100 SXM5 80GB, 4 nodes of 8")) << r.out;
+  EXPECT_TRUE(has(r.out, "β 257.1 GB/s (topology")) << r.out;
+  EXPECT_TRUE(has(r.out, "18 NVLinks per GPU")) << r.out;
+  EXPECT_TRUE(has(r.out, "NIC rate per GPU")) << r.out;
+}
+
 TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
   const std::pair<const char*, const char*> cases[] = {
       {"--model tiny --gpu cpu --gpus 2", "--global-batch G"},
