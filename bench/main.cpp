@@ -18,6 +18,7 @@
 #include "bench/plan/plan.hpp"
 #include "bench/report.hpp"
 #include "bench/run.hpp"
+#include "bench/scan/scan.hpp"
 #include "bench/topo.hpp"
 #include "bench/train.hpp"
 #include "core/context.hpp"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   bench::add_plan_command(app, commands["plan"], args);
   bench::add_compare_command(app, commands["compare"]);
   bench::add_export_command(app, commands["export"]);
+  scan::add_scan_command(app, commands["scan"], args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 
 #include "reports/render.hpp"
 #include "reports/report_charts.hpp"
+#include "reports/scan/section.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace gcb::report {
@@ -179,6 +180,7 @@ std::string family_title(const std::string& f) {
   if (f == "p2p") return "Point-to-point (p2p)";
   if (f == "train") return "Training (train)";
   if (f == "plan") return "Planner predictions (plan)";
+  if (f == "scan") return "Cluster scan (scan)";
   return "Family " + f;
 }
 
@@ -214,6 +216,8 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
       out += "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
              "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
       out += layout_table(runs, family);
+    } else if (family == "scan") {
+      out += scan_section_html(runs);
     } else {
       out += compare_table(runs, family_rows(runs, family), true);
     }
