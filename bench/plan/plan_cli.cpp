@@ -181,8 +181,8 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   }
   if (r.cluster.is_cpu() && r.calibration.gemm.empty()) {
     // No gemm results: the host's sgemm peak as `gcbench train` measures it, × the efficiency.
-    r.cluster.peak_flops = models::measure_sgemm_peak(512);
-    r.cluster.peak_source = "measured: sgemm 512³ here (no gemm results)";
+    r.cluster.peak_flops = models::measure_sgemm_peak(512).best;
+    r.cluster.peak_source = "measured: sgemm 512³ here, fastest repetition (no gemm results)";
   }
   return r;
 }
