@@ -78,18 +78,8 @@ std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpa
                 if (v > 1 && (pp == 1 || sched != PipeSchedule::one_f_one_b)) continue;
                 for (int mb : space.micro_batches) {
                   for (Recompute rc : space.recompute) {
-                    Candidate c;
-                    c.layout.dp = dp;
-                    c.layout.tp = tp;
-                    c.layout.pp = pp;
-                    c.layout.sp = sp;
-                    c.layout.zero = z;
-                    c.layout.schedule = sched;
-                    c.layout.overlap = overlap;
-                    c.layout.name = layout_name(c.layout);
-                    c.micro_batch = mb;
-                    c.recompute = rc;
-                    c.virtual_stages = v;
+                    const Candidate c = make_candidate(
+                        {.name = {}, .dp = dp, .tp = tp, .pp = pp, .sp = sp, .zero = z, .schedule = sched, .overlap = overlap}, mb, rc, v);
                     if (std::string e = candidate_error(pm, c, space.tp_across_nodes); !e.empty()) {
                       rejected.push_back({c.name(), e, 1});
                     } else {

@@ -119,6 +119,11 @@ std::string Candidate::name() const {
   return s + fmt::format("-mb{}-{}", micro_batch, recompute_name(recompute));
 }
 
+Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages) {
+  layout.name = layout_name(layout);
+  return {std::move(layout), micro_batch, recompute, virtual_stages};
+}
+
 int padded_vocab(int vocab, int tp) {
   if (tp <= 1 || vocab % tp == 0) return vocab;
   const int multiple = 128 * tp;

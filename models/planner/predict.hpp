@@ -31,6 +31,10 @@ struct Candidate {
 
 std::string_view recompute_name(Recompute r);
 
+// A candidate of `layout` (its canonical name filled in) with the given micro-batch,
+// recomputation and interleaving.
+Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages = 1);
+
 // What a prediction needs besides the layout.
 struct PlanModel {
   GptConfig model;

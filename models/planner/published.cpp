@@ -89,16 +89,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
 }
 
 Candidate published_candidate(const PublishedRun& run) {
-  Candidate c;
-  c.layout.dp = run.dp;
-  c.layout.tp = run.tp;
-  c.layout.pp = run.pp;
-  c.layout.schedule = PipeSchedule::one_f_one_b;
-  c.layout.name = layout_name(c.layout);
-  c.micro_batch = run.micro_batch;
-  c.recompute = run.recompute;
-  c.virtual_stages = run.virtual_stages;
-  return c;
+  return make_candidate({.name = {}, .dp = run.dp, .tp = run.tp, .pp = run.pp, .schedule = PipeSchedule::one_f_one_b}, run.micro_batch,
+                        run.recompute, run.virtual_stages);
 }
 
 PlanRequest published_request(const PublishedRun& run, const GpuSpec& spec, int gpus_per_node, double e) {

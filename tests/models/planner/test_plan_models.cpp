@@ -34,16 +34,8 @@ PlanRequest request(const GptConfig& m, int global_batch, Cluster c) {
   return r;
 }
 
-Candidate candidate(int dp, int tp, int pp, int mb, int v = 1, Recompute rc = Recompute::none) {
-  Candidate c;
-  c.layout.dp = dp;
-  c.layout.tp = tp;
-  c.layout.pp = pp;
-  c.layout.name = layout_name(c.layout);
-  c.micro_batch = mb;
-  c.virtual_stages = v;
-  c.recompute = rc;
-  return c;
+Candidate candidate(int dp, int tp, int pp, int mb, int v = 1) {
+  return make_candidate({.name = {}, .dp = dp, .tp = tp, .pp = pp}, mb, Recompute::none, v);
 }
 
 TEST(PlanModels, PipelineOfEqualStagesHasTheoryBubble) {
@@ -129,9 +121,7 @@ TEST(PlanModels, MixedPrecisionAdamIsSixteenBytesPerParameterWithoutZero) {
     q.precision = Precision::bf16;
     return q;
   }());
-  Candidate z3 = candidate(8, 1, 1, 1);
-  z3.layout.zero = ZeroStage::three;
-  z3.layout.name = layout_name(z3.layout);
+  const Candidate z3 = make_candidate({.name = {}, .dp = 8, .zero = ZeroStage::three}, 1, Recompute::none);
   const Prediction p8 = predict(pm8, z3);
   EXPECT_LT(p8.memory.at(MemCategory::adam_m), p.memory.at(MemCategory::adam_m) / 7.9);
 }
