@@ -55,8 +55,12 @@ double sampled_sm_clock(const nlohmann::json& sample);
 // peak: FLOP/s for MFU (peak_source says where it comes from).
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
 
+// The parameters every layout result carries, measured (train) or predicted (plan): the model,
+// the layout and its parts, micro- and global batch, recomputation, precision.
+nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch);
+
 // The row of a layout that did not run, and why (no GPU, too few GPUs, …).
-Result waived_training_result(const LayoutSpec& l, const TrainOptions& o, const std::string& backend,
+Result waived_training_result(const LayoutSpec& l, const TrainOptions& o, int global_batch, const std::string& backend,
                               const std::string& reason);
 
 }  // namespace gcb::models

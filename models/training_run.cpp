@@ -286,14 +286,17 @@ std::vector<Result> run_training(const TrainRequest& r) {
   bool any = false;
   for (const LayoutSpec& l : r.layouts) any = any || layout_unavailable(r, l).empty();
   if (!any) {  // nothing will run: no peak to measure, no weights to load
-    for (const LayoutSpec& l : r.layouts) results.push_back(waived_training_result(l, layout_options(r, l), r.backend, layout_unavailable(r, l)));
+    for (const LayoutSpec& l : r.layouts) {
+      results.push_back(
+          waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, layout_unavailable(r, l)));
+    }
     return results;
   }
   const RunPeak peak = run_peak(r);
   const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   for (const LayoutSpec& l : r.layouts) {
     if (const std::string why = layout_unavailable(r, l); !why.empty()) {
-      results.push_back(waived_training_result(l, layout_options(r, l), r.backend, why));
+      results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, why));
       continue;
     }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);

@@ -68,11 +68,12 @@ TEST(TrainingResult, ThrottleFlagsAndTheLowestClockOverRanksAndTheBackendNotes) 
 
 TEST(TrainingResult, WaivedRowCarriesTheLayoutAndTheReason) {
   const LayoutSpec l = parse_sweep("tp2", 2)[0];
-  const Result r = waived_training_result(l, apply_layout(test::tiny_options(2, 1, 1), l), "cuda", "no GPU: no driver");
+  const Result r = waived_training_result(l, apply_layout(test::tiny_options(2, 1, 1), l), 4, "cuda", "no GPU: no driver");
   EXPECT_EQ(r.key, "train/" + l.name);
   EXPECT_EQ(r.status, Status::waived);
   EXPECT_EQ(r.reason, "no GPU: no driver");
   EXPECT_EQ(r.params["tp"], 2);
+  EXPECT_EQ(r.params["global_batch"], 4);
   EXPECT_EQ(r.params["backend"], "cuda");
   EXPECT_TRUE(r.metrics.empty());
 }
