@@ -7,11 +7,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/size.hpp"
 #include "reports/render.hpp"
 #include "reports/result.hpp"
@@ -20,15 +19,6 @@
 namespace gcb::bench {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot read topology file '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (ss.str().empty()) throw UsageError(fmt::format("topology file '{}' is empty", path));
-  return ss.str();
-}
 
 std::string summary_text(const topo::Topology& t) {
   std::string out = fmt::format("host: {}   source: {}{}\n", t.hostname.empty() ? "?" : t.hostname, t.source,
@@ -103,7 +93,7 @@ std::string overlay_text(const ResultDocument& doc) {
 }  // namespace
 
 topo::Topology load_topology(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_input_file(path, "topology file");
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (const std::string version = topo::hwloc_xml_version(text); !version.empty()) {
     // hwloc 2.x reads v1 and v2 exports only (reference/reports-ci-topology.md §3.3).
@@ -115,13 +105,7 @@ topo::Topology load_topology(const std::string& path) {
   }
   if (first != std::string::npos && text[first] == '<') return topo::parse_nccl_topo_xml(text);
   if (first != std::string::npos && text[first] == '{') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
-    }
-    return topo::from_json(j);
+    return topo::from_json(parse_json_input(text, fmt::format("'{}'", path)));
   }
   return topo::parse_nvidia_smi_topo(text);
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "reports/render.hpp"
@@ -110,6 +112,43 @@ TEST(ResultIo, JsonlSurvivesACrashMidRun) {
   ASSERT_EQ(doc.results.size(), 2u);
   EXPECT_EQ(doc.results[1].key, "mem/host/triad");
   EXPECT_EQ(doc.results[1].metrics[0].value, 2.0);
+}
+
+TEST(ResultIo, MalformedButParseableDocumentsAreBadInput) {
+  const nlohmann::json good = to_json(ResultDocument{{{"host", "h"}}, {sample_result("mem/host/copy", 1)}});
+  ASSERT_NO_THROW(document_from_json(good));
+  using Edit = std::function<void(nlohmann::json&)>;
+  auto result = [](nlohmann::json& j) -> nlohmann::json& { return j["results"][0]; };
+  const std::vector<std::pair<const char*, Edit>> cases = {
+      {"schema a number", [](auto& j) { j["schema"] = 1; }},
+      {"schema null", [](auto& j) { j["schema"] = nullptr; }},
+      {"document an array", [](auto& j) { j = nlohmann::json::array({j}); }},
+      {"context an array", [](auto& j) { j["context"] = nlohmann::json::array(); }},
+      {"context a string", [](auto& j) { j["context"] = "x"; }},
+      {"results an object", [](auto& j) { j["results"] = nlohmann::json::object(); }},
+      {"a result a number", [](auto& j) { j["results"][0] = 1; }},
+      {"key a number", [&](auto& j) { result(j)["key"] = 1; }},
+      {"params an array", [&](auto& j) { result(j)["params"] = nlohmann::json::array(); }},
+      {"params a string", [&](auto& j) { result(j)["params"] = "x"; }},
+      {"status a number", [&](auto& j) { result(j)["status"] = 1; }},
+      {"metrics an object", [&](auto& j) { result(j)["metrics"] = nlohmann::json::object(); }},
+      {"a metric a number", [&](auto& j) { result(j)["metrics"][0] = 1; }},
+      {"metric value a string", [&](auto& j) { result(j)["metrics"][0]["value"] = "fast"; }},
+      {"metric unit a number", [&](auto& j) { result(j)["metrics"][0]["unit"] = 1; }},
+      {"samples a number", [&](auto& j) { result(j)["samples"] = 1; }},
+      {"a sample a string", [&](auto& j) { result(j)["samples"][0] = "x"; }},
+      {"statistics an array", [&](auto& j) { result(j)["statistics"] = nlohmann::json::array(); }},
+      {"model an array", [&](auto& j) { result(j)["model"] = nlohmann::json::array(); }},
+      {"clocks a number", [&](auto& j) { result(j)["clocks"] = 1; }},
+      {"harness an array", [&](auto& j) { result(j)["harness"] = nlohmann::json::array(); }},
+      {"extra an array", [&](auto& j) { result(j)["extra"] = nlohmann::json::array(); }},
+      {"throttled a string", [&](auto& j) { result(j)["throttled"] = "yes"; }},
+  };
+  for (const auto& [name, edit] : cases) {
+    nlohmann::json bad = good;
+    edit(bad);
+    EXPECT_THROW(document_from_json(bad), UsageError) << name;
+  }
 }
 
 TEST(ResultIo, DocumentsAreWrittenAtomicallyAndLoadBack) {
