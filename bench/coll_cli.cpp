@@ -1,5 +1,5 @@
 // The `gcbench coll` command line: nccl-tests' short and long flags with the same meanings,
-// plus --backend, --ranks, --mode and --timeout. Only the root process writes files.
+// plus --backend, --ranks, --mode and --timeout. Only world rank 0 writes files (bench/cli.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -148,15 +148,9 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     validate(options);
     validate(harness);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    const LauncherInfo launcher = detect_launcher();
-    if (launcher.launched && launcher.rank != 0) {
-      // Only rank 0 prints and writes files; the others measure into a runner nobody reads.
-      Runner silent(RunnerOptions{harness, false, true}, nullptr);
-      return run_coll(options, harness, silent, true, args);
-    }
     CommonOptions session_options = *common;
     session_options.quiet = true;  // the coll table replaces the generic per-case rows
-    Session session(session_options, argv);
+    Session session(session_options, argv);  // on ranks other than 0: measures into a runner nobody reads
     const int code = run_coll(options, harness, session.runner(), common->quiet, args);
     nlohmann::json versions = nlohmann::json::object();
     if (const std::string v = nccl_version_string(); !v.empty()) versions["nccl"] = v;

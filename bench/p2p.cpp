@@ -172,17 +172,12 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     validate(common->harness);
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    const LauncherInfo launcher = detect_launcher();
-    if (launcher.launched && launcher.rank != 0) {
-      // Only rank 0 prints, writes files and measures this process's own GPUs.
-      if (!has_mode(options, "rank")) return kExitOk;
-      Runner silent(RunnerOptions{common->harness, false, true}, nullptr);
-      return run_p2p_ranks(options, common->harness, silent, common->seed, args);
-    }
     Session session(*common, argv);
     int code = kExitOk;
     if (has_mode(options, "rank"))
       code = run_p2p_ranks(options, common->harness, session.runner(), common->seed, args);
+    // Only the writing process (world rank 0) measures this process's own GPUs and prints.
+    if (!session.writes()) return code;
     run_local(options, sel, common->seed, session.runner());
     if (!common->quiet) {
       fmt::print("{}", render_p2p_matrices(session.runner().results()));

@@ -9,6 +9,7 @@
 
 #include <map>
 
+#include "bench/cli.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/size.hpp"
@@ -160,7 +161,7 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--results", o->results, "Overlay measured p2p bandwidth and collective bus bandwidth from FILE");
   app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   run = [o] {
-    if (!o->output.empty()) check_writable(o->output);
+    const Outputs outputs({{"-o", o->output}}, {{"--from", o->from}, {"--expect", o->expect}, {"--results", o->results}});
     const topo::Topology t = o->from.empty() ? live_topology() : load_topology(o->from);
     const std::vector<std::string> diffs =
         o->expect.empty() ? std::vector<std::string>{} : topo::compare_topology(load_topology(o->expect), t);
@@ -172,7 +173,7 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
     if (o->output.empty())
       fmt::print("{}", text);
     else
-      write_file_atomic(o->output, text);
+      outputs.write(o->output, text);
     if (!o->expect.empty()) {
       for (const auto& d : diffs) fmt::print(stderr, "topology differs: {}\n", d);
       if (!diffs.empty()) return kExitVerifyFailed;

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 #include "bench/cli.hpp"
@@ -21,6 +20,7 @@
 #include "core/stats.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/gpt.hpp"
+#include "reports/writer.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -175,10 +175,10 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
       if (!o.dump.empty()) {
         const std::vector<float> params = engine->full_params();
         if (rc.rank == 0) {
-          std::ofstream f(o.dump);
-          for (float x : losses) f << fmt::format("loss {:a}\n", x);
-          for (float x : params) f << fmt::format("{:a}\n", x);
-          if (!f) throw UsageError(fmt::format("cannot write --dump {}", o.dump));
+          std::string text;
+          for (float x : losses) text += fmt::format("loss {:a}\n", x);
+          for (float x : params) text += fmt::format("{:a}\n", x);
+          write_output(o.dump, text);
         }
       }
     }
@@ -588,7 +588,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     TrainCliOptions opts = *o;
     opts.seed = common->seed;  // --seed: parameter initialisation (data: a fixed seed)
     const TrainPlan plan = plan_train(opts);  // every check before any allocation
-    Session session(*common, argv);
+    Session session(*common, argv, {{{"--dump", opts.dump}}, {{"--model", opts.model}}});
     run_train(opts, plan, session.runner(), common->quiet);
     return session.finish();
   };

@@ -214,7 +214,10 @@ ResultDocument load_document(const std::string& path) {
   const std::string text = read_input_file(path, "result file");
   std::string not_a_document;
   try {
-    return document_from_json(parse_json_input(text, fmt::format("result file '{}'", path)));
+    const nlohmann::json whole = parse_json_input(text, fmt::format("result file '{}'", path));
+    // A JSONL file of a single line is one JSON value too: a record, not a document.
+    if (!(whole.is_object() && whole.contains("result") && !whole.contains("results")))
+      return document_from_json(whole);
   } catch (const JsonSyntaxError& e) {
     // Not one JSON document: maybe JSONL (one result per line, as written during a run).
     not_a_document = e.what();

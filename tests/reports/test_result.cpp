@@ -114,6 +114,50 @@ TEST(ResultIo, JsonlSurvivesACrashMidRun) {
   EXPECT_EQ(doc.results[1].metrics[0].value, 2.0);
 }
 
+TEST(ResultIo, JsonlWithAPartialLineKeepsEveryCompleteLine) {
+  const fs::path dir = temp_dir();
+  const fs::path path = dir / "cut.jsonl";
+  {
+    JsonlSink sink(path.string());
+    sink.append(sample_result("mem/host/copy", 1));
+    sink.append(sample_result("mem/host/triad", 2));
+  }
+  const std::string whole = [&] {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }();
+  // The last line cut in the middle (a kill or a full disk during the write).
+  std::ofstream(path, std::ios::trunc) << whole.substr(0, whole.size() - 40);
+  ResultDocument d = load_document(path.string());
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].key, "mem/host/copy");
+  // A rerun appended after the cut line: the cut line sits in the middle and is skipped too.
+  {
+    JsonlSink sink(path.string());
+    sink.append(sample_result("mem/host/dot", 3));
+  }
+  d = load_document(path.string());
+  ASSERT_EQ(d.results.size(), 2u);
+  EXPECT_EQ(d.results[1].key, "mem/host/dot");
+  // A line that is complete but not JSON is still bad input.
+  std::ofstream(path, std::ios::app) << "this is not a result\n";
+  EXPECT_THROW(load_document(path.string()), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(ResultIo, AJsonlOfOneLineLoads) {
+  // One line is also one JSON value; it used to be read as a document without "results".
+  const fs::path dir = temp_dir();
+  {
+    JsonlSink sink((dir / "one.jsonl").string());
+    sink.append(sample_result("mem/host/copy", 1));
+  }
+  EXPECT_EQ(load_document((dir / "one.jsonl").string()).results.size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST(ResultIo, MalformedButParseableDocumentsAreBadInput) {
   const nlohmann::json good = to_json(ResultDocument{{{"host", "h"}}, {sample_result("mem/host/copy", 1)}});
   ASSERT_NO_THROW(document_from_json(good));

@@ -1,0 +1,186 @@
+// Failure behaviour of the gcbench binary (README "Failure behaviour"), as a careless user, a
+// hostile input or a full disk meets it: outputs never replace devices or inputs, JSONL appends,
+// nothing measured is lost when the final write fails, write errors on any output (stdout
+// included) are not exit 0, and hostile inputs are exit 2 with one line, never a crash or a hang.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::CliRun;
+using test::read_file;
+
+// One copy result in a fraction of a second.
+const std::string kFast =
+    " --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-time 0.2 --min-time 0 "
+    "--no-peers -q ";
+
+class FailureCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gcb-failure-cli-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  CliRun gcbench(const std::string& args, const std::string& prefix = "") {
+    return test::run_gcbench(args, false, prefix);
+  }
+  // A small valid result document at path(name).
+  std::string measured(const std::string& name) {
+    const CliRun r = gcbench("mem" + kFast + "--json " + path(name));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(FailureCli, DevicesGivenAsOutputsStayDevices) {
+  // The atomic writer renamed a temporary file over /dev/null (as root: /dev/null became a file).
+  const CliRun r = gcbench("mem" + kFast + "--json /dev/null --csv /dev/null --jsonl /dev/null");
+  EXPECT_EQ(r.code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // /dev/stdout is written in place: the document appears on standard output.
+  const CliRun out = gcbench("mem" + kFast + "--json /dev/stdout");
+  EXPECT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("\"schema\": \"gcbench.result/1\""), std::string::npos) << out.out;
+}
+
+TEST_F(FailureCli, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
+  const std::string base = measured("base.json");
+  const std::string other = measured("other.json");
+  const std::string before = read_file(base);
+  for (const std::string& args :
+       {"report " + base + " -o " + base, "report " + base + " --md " + base, "report " + base + " --csv " + base,
+        "export --format csv " + base + " -o " + base, "compare " + other + " " + base + " --md " + base,
+        "compare " + other + " " + base + " --junit " + other, "topo --from " + base + " -o " + base,
+        "mem" + kFast + "--json " + base + " --csv " + base, "mem" + kFast + "--json " + base + " --jsonl " + base,
+        "train --model tiny --steps 1 --warmup 0 --peak-flops 1e9 -q --json " + base + " --dump " + base}) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    EXPECT_EQ(read_file(base), before) << args;
+  }
+}
+
+TEST_F(FailureCli, JsonlAppendsAcrossRuns) {
+  // Help and README say "append"; a rerun after an interruption used to wipe the earlier lines.
+  for (int run = 1; run <= 2; ++run) {
+    const CliRun r = gcbench("mem" + kFast + "--jsonl " + path("r.jsonl"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(load_document(path("r.jsonl")).results.size(), static_cast<size_t>(run));
+  }
+}
+
+TEST_F(FailureCli, WriteErrorsOnStandardOutputAreNotExitZero) {
+  const std::string base = measured("base.json");
+  EXPECT_EQ(gcbench("export --format gbench " + base + " > /dev/full").code, 3);
+  EXPECT_EQ(gcbench("mem" + kFast + " > /dev/full").code, 3);
+  const CliRun r = gcbench("topo --from " + base + " > /dev/full");
+  EXPECT_NE(r.code, 0) << r.err;
+}
+
+TEST_F(FailureCli, AFullDiskAtTheEndKeepsWhatWasMeasured) {
+  // The document goes to a fallback file, named on stderr; the exit code says fault, not bad input.
+  CliRun r = gcbench("mem" + kFast + "--jsonl " + path("r.jsonl") + " --json /dev/full");
+  EXPECT_EQ(r.code, 3) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("written to '([^']+)' instead"))) << r.err;
+  const std::string rescued = m[1];
+  EXPECT_EQ(load_document(rescued).results.size(), 1u);
+  fs::remove(rescued);
+  EXPECT_EQ(load_document(path("r.jsonl")).results.size(), 1u);
+  EXPECT_NE(r.err.find("1 results appended to"), std::string::npos) << r.err;
+
+  // A regular file that cannot grow (a 2 KiB file size limit stands in for the full disk):
+  // nothing half-written at the target, the JSONL line kept, exit 3.
+  r = gcbench("mem" + kFast + "--jsonl " + path("small.jsonl") + " --json " + path("big.json"),
+              "ulimit -f 4 &&");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_FALSE(fs::exists(path("big.json")));
+  EXPECT_EQ(load_document(path("small.jsonl")).results.size(), 1u);
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+    if (e.path().filename().string().starts_with("gcbench-rescued-") &&
+        e.path().filename().string().ends_with("big.json"))
+      fs::remove(e.path());
+}
+
+TEST_F(FailureCli, HostileInputsAreBadInputNeverACrashOrAHang) {
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  fs::create_directories(path("folder"));
+  std::ofstream(path("deep.json")) << std::string(100000, '[') + std::string(100000, ']');
+  std::string deep_xml;
+  for (int i = 0; i < 100000; ++i) deep_xml += "<a>";
+  for (int i = 0; i < 100000; ++i) deep_xml += "</a>";
+  std::ofstream(path("deep.xml")) << deep_xml;
+  std::ofstream(path("big.json")) << R"({"schema": "gcbench.result/1", "context": {}, "results": [], "x": 1e400})";
+  const std::string base = measured("base.json");
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : {Case{"report " + path("fifo") + " --md " + path("r.md"), "a FIFO"},
+                        Case{"report /dev/zero --md " + path("r.md"), "a character device"},
+                        Case{"export --format csv " + path("folder"), "a folder"},
+                        Case{"topo --from " + path("fifo"), "a FIFO"},
+                        Case{"report " + path("deep.json") + " --md " + path("r.md"), "nested more than"},
+                        Case{"compare " + base + " " + path("deep.json"), "nested more than"},
+                        Case{"export --format bmf " + path("deep.json"), "nested more than"},
+                        Case{"topo --from " + path("deep.xml"), "nested more than 64"},
+                        Case{"export --format csv " + path("big.json"), "number overflow"},
+                        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"}}) {
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = gcbench(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << c.args;
+    EXPECT_FALSE(fs::exists(path("r.md")));
+  }
+}
+
+TEST_F(FailureCli, MalformedButParseableDocumentsAreBadInputInEveryReader) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<std::pair<std::string, nlohmann::json>> edits = {
+      {"/schema", 1},
+      {"/context", nlohmann::json::array()},
+      {"/results/0/params", nlohmann::json::array()},
+      {"/results/0/key", 7},
+      {"/results/0/metrics/0/value", "fast"},
+      {"/results/0/metrics", nlohmann::json::object()},
+      {"/results/0/extra", nlohmann::json::array()},
+      {"/results/0/statistics", "none"},
+  };
+  for (const auto& [pointer, value] : edits) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(path("bad.json"), std::ios::trunc) << bad.dump();
+    for (const std::string& args : {"report " + path("bad.json") + " --md " + path("r.md"),
+                                    "compare " + path("base.json") + " " + path("bad.json"),
+                                    "export --format gbench " + path("bad.json"),
+                                    "topo --from " + path("base.json") + " --results " + path("bad.json")}) {
+      const CliRun r = gcbench(args);
+      EXPECT_EQ(r.code, 2) << pointer << ": " << args << "\n" << r.err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gcb
