@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -15,12 +17,42 @@
 
 namespace gcb::bench {
 
+namespace {
+
+CLI::Validator number_at_least(double floor, bool inclusive, const char* what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        const bool number = ec == std::errc() && end == text.data() + text.size() && std::isfinite(v);
+        if (number && (inclusive ? v >= floor : v > floor)) return {};
+        return fmt::format("'{}' is not {}", text, what);
+      },
+      what);
+}
+
+}  // namespace
+
+CLI::Validator positive() { return number_at_least(0, false, "a positive number"); }
+CLI::Validator non_negative() { return number_at_least(0, true, "a non-negative number"); }
+
+void add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
+  app.add_option("--timeout", seconds,
+                 fmt::format("Seconds {} may last before the run ends with exit 3, naming the rank that timed out and "
+                             "any rank of this host that is stopped or gone (README \"Failure behaviour\")",
+                             what))
+      ->check(positive())
+      ->capture_default_str();
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device, bool with_harness) {
   app.add_option("--json", o.json, "Write the result document (gcbench.result/1) to FILE at the end")
       ->type_name("FILE");
   app.add_option("--jsonl", o.jsonl, "Append one JSON line per case to FILE as each case ends")->type_name("FILE");
   app.add_option("--csv", o.csv, "Write one CSV row per result and metric to FILE")->type_name("FILE");
-  app.add_option("--seed", o.seed, "Seed of all generated inputs (recorded in results)")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of all generated inputs (recorded in results)")
+      ->check(non_negative())
+      ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "Print only the summary line");
   if (with_device) {
     app.add_option("--device", o.device, "cpu | gpu | gpu:N | all (all devices that exist)")->capture_default_str();
@@ -60,8 +92,9 @@ DeviceSelection select_devices(const std::string& spec) {
     const std::string idx = spec.substr(4);
     if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError(fmt::format("unknown device '{}' (expected cpu, gpu, gpu:N or all)", spec));
-    const int i = std::stoi(idx);
-    if (i >= count)
+    int i = 0;
+    const auto [end, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), i);
+    if (ec != std::errc() || end != idx.data() + idx.size() || i >= count)
       throw UsageError(count == 0 ? fmt::format("unknown device '{}': no GPU ({})", spec, gpu::runtime().unavailable_reason)
                                   : fmt::format("unknown device '{}': this machine has {} GPU(s)", spec, count));
     sel.gpu_requested = true;

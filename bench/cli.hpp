@@ -24,6 +24,14 @@ struct CommonOptions {
   HarnessOptions harness;
 };
 
+// Validators for numeric flags whose absence means "the default" (often stored as 0): given
+// explicitly, a value must be a finite number > 0 (positive) or ≥ 0 (non_negative).
+CLI::Validator positive();
+CLI::Validator non_negative();
+
+// --timeout SECONDS (> 0), the same words in every subcommand: `what` says what it bounds.
+void add_timeout_option(CLI::App& app, double& seconds, const std::string& what);
+
 // `with_device` = the subcommand runs on devices (mem, gemm, ...); `with_harness` = it times.
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device = true, bool with_harness = true);
 

@@ -390,14 +390,27 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
   });
 }
 
-int run_checked_world(const std::string& backend, int ranks, double timeout_s,
-                      const std::vector<std::string>& args,
-                      const std::function<uint64_t(RankContext&)>& fn) {
+namespace {
+
+WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
   if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
+  return w;
+}
+
+}  // namespace
+
+int checked_world_size(const std::string& backend, int ranks) {
+  return planned_world_size(checked_world_options(backend, ranks, 1));
+}
+
+int run_checked_world(const std::string& backend, int ranks, double timeout_s,
+                      const std::vector<std::string>& args,
+                      const std::function<uint64_t(RankContext&)>& fn) {
+  WorldOptions w = checked_world_options(backend, ranks, timeout_s);
   w.args = args;
   return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }

@@ -11,6 +11,7 @@
 #include "bench/waived_case.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
+#include "core/host_memory.hpp"
 #include "core/size.hpp"
 
 namespace gcb::bench {
@@ -93,6 +94,16 @@ CaseList waived_p2p_host_cases(const P2pOptions& o, const std::string& reason) {
   return cases;
 }
 
+void check_p2p_rank_memory(const P2pOptions& o, int world_size) {
+  const std::string backend = o.backend.empty() ? default_coll_backend() : o.backend;
+  if (backend == "nccl") return;  // device buffers
+  const LauncherInfo launcher = detect_launcher();
+  const int here = !launcher.launched ? world_size : std::max(launcher.local_size, 1);
+  // Per rank (p2p_rank.cpp): the send and receive buffers and the pattern written and read back.
+  check_host_memory(4.0 * static_cast<double>(o.size) * here,
+                    fmt::format("p2p --size {} on {} rank(s) of this host", format_bytes(static_cast<double>(o.size)), here));
+}
+
 int run_p2p_ranks(const P2pOptions& o, const HarnessOptions& harness, Runner& runner, uint64_t seed,
                   const std::vector<std::string>& args) {
   validate(o);
@@ -161,8 +172,9 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
   app->add_option("--iters", o->iters, "Round trips per launch of the GPU flag ping-pong")->capture_default_str();
   app->add_option("--backend", o->backend,
                   "Rank mode: threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
-  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)");
-  app->add_option("--timeout", o->timeout, "Seconds a rank may wait before the run aborts")->capture_default_str();
+  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
+      ->check(positive());
+  add_timeout_option(*app, o->timeout, "a rank may wait in one send, receive or MPI call");
   run = [=, &argv] {
     P2pOptions options = *o;
     if (!mode_tokens->empty()) options.modes = expand_modes(*mode_tokens);
@@ -170,6 +182,7 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     options.latency_size = parse_size(*latency_size);
     validate(options);
     validate(common->harness);
+    if (has_mode(options, "rank")) check_p2p_rank_memory(options, checked_world_size(options.backend, options.ranks));
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
     Session session(*common, argv);

@@ -16,7 +16,9 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/harness.hpp"
+#include "core/host_memory.hpp"
 #include "core/phase_timer.hpp"
+#include "core/watchdog.hpp"
 #include "core/stats.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/gpt.hpp"
@@ -121,6 +123,7 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
   WorldOptions w;
   w.backend = world_is_processes() ? "mpi" : "threads";
   w.ranks = ranks;
+  w.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1e3));
   run_world(w, [&](RankContext& rc) -> int {
     models::RankContext ctx = models::make_rank_context(rc.world_comm, {l.dp, l.tp, l.pp});
     models::CpuBackend be;
@@ -148,7 +151,11 @@ LayoutOutcome run_layout(const TrainCliOptions& o, const models::TrainOptions& t
         if (entering) phases.reset();
       };
       const Measurement m = measure(
-          timer, [&] { losses.push_back(engine->step()); }, h, hooks);
+          timer, [&] {
+            const WatchScope watch("training step");  // --timeout bounds every step
+            losses.push_back(engine->step());
+          },
+          h, hooks);
       samples = m.samples;
       mine[kMedian] = m.stats.median;
       mine[kP10] = percentile(m.samples, 0.10);
@@ -455,6 +462,8 @@ TrainPlan plan_train(const TrainCliOptions& o) {
   if (o.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (o.zero < 0 || o.zero > 3) throw UsageError(fmt::format("--zero {}: expected 0, 1, 2 or 3", o.zero));
   (void)parse_recompute(o.recompute);
+  if (o.peak_flops <= 0)  // the peak sgemm holds three n×n float matrices
+    check_host_memory(12.0 * o.peak_size * o.peak_size, fmt::format("--peak-size {}", o.peak_size));
   TrainPlan plan;
   plan.config = resolve_config(o);
   const LauncherInfo launcher = detect_launcher();
@@ -492,6 +501,7 @@ TrainPlan plan_train(const TrainCliOptions& o) {
     std::string e = models::layout_error(t, {l.dp, l.tp, l.pp});
     if (e.empty()) e = models::overlap_error(t, {l.dp, l.tp, l.pp});
     if (!e.empty()) throw UsageError(fmt::format("{}: {}", l.name, e));
+    check_train_host_memory(train_rank_host_bytes(t, {l.dp, l.tp, l.pp}), plan.ranks, l.name);
   }
   return plan;
 }
@@ -579,10 +589,15 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
   app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
   app->add_option("--backend", o->backend, "Compute backend: cpu | cuda (cuda not built yet)")->capture_default_str();
-  app->add_option("--ranks", o->ranks, "Rank threads (default dp·tp·pp; under mpirun the world size)");
+  app->add_option("--ranks", o->ranks, "Rank threads (default dp·tp·pp; under mpirun the world size)")
+      ->check(positive());
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
-  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)");
-  app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")->capture_default_str();
+  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)")
+      ->check(positive());
+  app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")
+      ->check(positive())
+      ->capture_default_str();
+  add_timeout_option(*app, o->timeout, "one training step (warm-up included), or a wait for another rank inside it,");
   app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
   run = [=, &argv] {
     TrainCliOptions opts = *o;

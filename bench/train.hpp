@@ -45,6 +45,7 @@ struct TrainCliOptions {
   double peak_flops = 0;   // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = 1024;
   std::string dump;        // write the final loss and every parameter (hex) to this file
+  double timeout = 300;    // seconds one step (or a wait for another rank) may take; exit 3 past it
 };
 
 // Sweep grammar: layouts separated by ',', each a '-'-separated list of tokens:
@@ -65,6 +66,12 @@ struct TrainPlan {
   int ranks = 1;
 };
 TrainPlan plan_train(const TrainCliOptions& o);
+
+// Host bytes one rank of `layout` holds at least (model states + activations, the analytic
+// formulas of models/engine.hpp; bench/train_memory.cpp). plan_train refuses a plan whose ranks
+// on this host need more than is available (core/host_memory.hpp).
+uint64_t train_rank_host_bytes(const models::TrainOptions& t, const models::ParallelLayout& layout);
+void check_train_host_memory(uint64_t rank_bytes, int world_ranks, const std::string& layout);
 
 // CPU peak: FLOP/s of cblas_sgemm (or the naive loop) on n×n×n, best of the harness samples.
 double measure_sgemm_peak(int n);

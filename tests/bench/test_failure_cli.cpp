@@ -182,5 +182,44 @@ TEST_F(FailureCli, MalformedButParseableDocumentsAreBadInputInEveryReader) {
   }
 }
 
+TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
+  const std::string outs = " --json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv");
+  for (const std::string& bad : std::vector<std::string>{
+           "mem --size 0", "mem --size ''", "mem --latency-max 0", "mem --threads 100000", "mem --threads 0",
+           "mem --seed -1", "mem --device gpu:99999999999999999999", "mem --size 1e400", "run --noise 0",
+           "coll --ranks 0", "coll --backend threads --ranks 2 -r 5 -b 1K -e 1K", "coll --backend nccl -b 1K -e 1K",
+           "coll --timeout 0", "p2p --mode rank --ranks 0", "train --ranks 0", "train --peak-flops 0",
+           "train --peak-flops nan", "train --peak-size 0", "train --timeout -1",
+           "train --model tiny --steps 1 --dump " + path("no/such/folder/dump.txt")}) {
+    const CliRun r = gcbench(bad + outs);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("r.json")) || fs::exists(path("r.jsonl")) || fs::exists(path("r.csv"))) << bad;
+  }
+}
+
+TEST_F(FailureCli, TooLittleHostMemoryIsRefusedUpFront) {
+  // Sizes no test machine has: refused in well under a second instead of allocating for minutes.
+  for (const std::string big :
+       {"coll --backend threads --ranks 4 -b 64T -e 64T", "p2p --mode rank --backend threads --ranks 1024 --size 2000M",
+        "train --model gpt3-175b", "mem --device cpu --size 64T"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = gcbench(big + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << big << "\n" << r.err;
+    EXPECT_NE(r.err.find("of host memory;"), std::string::npos) << big << "\n" << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << big;
+    EXPECT_FALSE(fs::exists(path("r.jsonl"))) << big;
+  }
+}
+
+TEST_F(FailureCli, TrainTimeoutEndsAStepThatLastsTooLong) {
+  // One layer of gpt2-124m at 128 tokens takes about a second per step on a small CPU; 0.05 s
+  // is far below any machine's step time. The watchdog ends the run and names the step.
+  const CliRun r = gcbench("train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup 0 --peak-flops 1e9 -q "
+                           "--timeout 0.05");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("in training step (--timeout 0.05 s)"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace gcb
