@@ -1,5 +1,6 @@
 // The run context recorded with every result document: machine, software versions, GPUs,
-// scheduler job, and only the environment variables that change what is measured.
+// scheduler job, and only the environment variables that change what is measured, secrets
+// redacted (core/environment.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,9 +21,6 @@ nlohmann::json collect_run_context(const ContextOptions& options);
 // Versions of the GPU libraries found at run time (dlopen; none is a link dependency of the
 // context): NCCL, cuBLASLt, cuDNN, MPI's library name. Missing ones are absent from the object.
 nlohmann::json probe_library_versions();
-
-// Only NCCL_*, UCX_*, FI_*, CUDA_*, OMP_*, SLURM_* (the list), sorted by name.
-nlohmann::json filtered_environment(char** envp);
 
 // Host facts used elsewhere (first-touch placement, thread counts).
 int numa_node_count();
