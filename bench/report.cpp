@@ -5,6 +5,7 @@
 
 #include "bench/cli.hpp"
 #include "core/error.hpp"
+#include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/markdown.hpp"
 #include "reports/render.hpp"
@@ -30,13 +31,7 @@ std::string combined_csv(const std::vector<report::Run>& runs) {
         header = false;
         continue;
       }
-      std::string label = runs[i].label;
-      if (label.find_first_of(",\"\n") != std::string::npos) {
-        std::string quoted = "\"";
-        for (char c : label) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-        label = quoted + "\"";
-      }
-      out += label + "," + line + "\n";
+      out += csv_field(runs[i].label) + "," + line + "\n";
     }
   }
   return out;

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/size.hpp"
+#include "reports/escape.hpp"
 #include "reports/render.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
@@ -168,7 +169,9 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
     std::string text = render_topology(t, o->format);
     if (!o->results.empty()) {
       const std::string overlay = overlay_text(load_document(o->results));
-      if (o->format == "text" || o->format == "md") text += overlay;
+      if (o->format == "text") text += overlay;
+      // Names from the results file stay literal inside a fence (markdown_fenced keeps it closed).
+      if (o->format == "md") text += "\n```text" + markdown_fenced(overlay) + "```\n";
     }
     if (o->output.empty())
       fmt::print("{}", text);

@@ -2,6 +2,7 @@
 // hostile input or a full disk meets it: outputs never replace devices or inputs, JSONL appends,
 // nothing measured is lost when the final write fails, write errors on any output (stdout
 // included) are not exit 0, and hostile inputs are exit 2 with one line, never a crash or a hang.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -219,6 +220,58 @@ TEST_F(FailureCli, TrainTimeoutEndsAStepThatLastsTooLong) {
                            "--timeout 0.05");
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("in training step (--timeout 0.05 s)"), std::string::npos) << r.err;
+}
+
+TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
+  const std::string script = "<script>alert(1)</script>";
+  const std::string img = "<img src=x onerror=alert(1)>";
+  nlohmann::json doc = nlohmann::json::parse(read_file(measured("base.json")));
+  nlohmann::json crafted = doc["results"][0];  // beside the original, so compare has a pair
+  crafted["key"] = "mem/" + script;
+  crafted["params"]["note"] = img;
+  doc["results"].push_back(crafted);
+  crafted["key"] = "=HYPERLINK(\"http://evil\",\"x\")";
+  doc["results"].push_back(crafted);
+  std::ofstream(path("crafted.json")) << doc.dump();
+  auto clean = [&](const std::string& file, const std::string& what) {
+    const std::string text = read_file(path(file));
+    EXPECT_FALSE(text.empty()) << what;
+    EXPECT_EQ(text.find(script), std::string::npos) << what << "\n" << text;
+    EXPECT_EQ(text.find(img), std::string::npos) << what << "\n" << text;
+  };
+  ASSERT_EQ(gcbench("compare " + path("base.json") + " " + path("crafted.json") + " --md " + path("c.md") + " --junit " +
+                    path("c.xml") + " -q")
+                .code,
+            0);
+  clean("c.md", "compare --md");
+  clean("c.xml", "compare --junit");
+  ASSERT_EQ(gcbench("report " + path("crafted.json") + " --md " + path("r.md") + " -o " + path("r.html") + " --csv " +
+                    path("r.csv"))
+                .code,
+            0);
+  clean("r.md", "report --md");
+  clean("r.html", "report -o");
+  // No CSV cell a spreadsheet would run: the formula key is a quoted text starting with '.
+  for (const std::string& csv : {read_file(path("r.csv")), gcbench("export --format csv " + path("crafted.json")).out}) {
+    EXPECT_EQ(csv.find(",=HYPERLINK"), std::string::npos) << csv;
+    EXPECT_EQ(csv.find("\n=HYPERLINK"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("'=HYPERLINK"), std::string::npos) << csv;
+  }
+
+  // A topology whose GPU name and hostname try to leave their labels.
+  nlohmann::json topo = nlohmann::json::parse(
+      gcbench("topo --format json --from tests/fixtures/topology/nvidia-smi-topo-m_hgx-8xh100-8nic.txt").out);
+  topo["gpus"][0]["name"] = "H100\"] --> X[\"" + script;
+  topo["hostname"] = img;
+  std::ofstream(path("topo.json")) << topo.dump();
+  for (const char* format : {"md", "svg", "nccl-xml", "dot"}) {
+    const std::string out = fmt::format("topo.{}", format);
+    ASSERT_EQ(gcbench(fmt::format("topo --from {} --format {} -o {}", path("topo.json"), format, path(out))).code, 0)
+        << format;
+    if (std::string(format) != "dot") clean(out, format);  // DOT quoted strings may hold '<' as text
+  }
+  EXPECT_EQ(read_file(path("topo.md")).find("H100\"]"), std::string::npos);  // the mermaid label stays closed
+  EXPECT_NE(read_file(path("topo.dot")).find("H100\\\"] --> X[\\\""), std::string::npos);  // DOT quotes escaped
 }
 
 }  // namespace
