@@ -15,7 +15,7 @@ namespace {
 std::string value_text(const std::optional<double>& v) { return v ? format_value(*v) : "-"; }
 
 std::string change_text(const Comparison& c) {
-  return c.change ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
+  return c.change && std::isfinite(*c.change) ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
 }
 
 std::string p_text(const Comparison& c) { return c.p_adjusted ? fmt::format("{:.3g}", *c.p_adjusted) : "-"; }
