@@ -56,29 +56,32 @@ class CpuTiledCase final : public Case {
   void launch() override {
     if (p_.pass != AttnPass::bwd) forward();
     if (p_.pass != AttnPass::fwd)
-      kernels::attn::tiled_backward(p_.shape, kernels::attn::kBackwardTiles, in_.q.data(), in_.k.data(), in_.v.data(),
-                                    out_.o.data(), in_.d_o.data(), out_.lse.data(), out_.dq.data(), out_.dk.data(),
-                                    out_.dv.data());
+      kernels::attn::tiled_backward(p_.shape, kernels::attn::backward_tiles(p_.shape.head_dim), in_.q.data(),
+                                    in_.k.data(), in_.v.data(), out_.o.data(), in_.d_o.data(), out_.lse.data(),
+                                    out_.dq.data(), out_.dk.data(), out_.dv.data());
   }
   std::string verify() override {
     for (auto* x : {&out_.o, &out_.lse, &out_.dq, &out_.dk, &out_.dv}) std::fill(x->begin(), x->end(), NAN);  // poison
     if (p_.pass == AttnPass::bwd) forward();
     launch();
-    AttnHostOutputs shown = out_;
-    if (p_.pass == AttnPass::bwd) shown.o.clear();  // O and LSE came from setup's forward, not this pass
-    if (p_.pass == AttnPass::bwd) shown.lse.clear();
-    const AttnVerdict v = verify_attention(p_.shape, DType::f32, in_, shown, check_rows_);
+    // A bwd pass also hands over the O and LSE it consumed (from the forward above).
+    const AttnVerdict v = verify_attention(p_.shape, DType::f32, in_, out_, check_rows_);
     errors_ = v.errors;
     return v.failure;
   }
   std::vector<Metric> metrics(const Statistics& s) const override { return attn_metrics(p_, s, std::nullopt, ""); }
   nlohmann::json model() const override { return attn_model(p_); }
-  nlohmann::json extra() override { return {{"errors", errors_}, {"tiles", "64x64 (same as the GPU kernels)"}}; }
+  nlohmann::json extra() override {
+    const auto f = kernels::attn::forward_tiles(p_.shape.head_dim);
+    const auto b = kernels::attn::backward_tiles(p_.shape.head_dim);
+    return {{"errors", errors_},
+            {"tiles", fmt::format("fwd {}x{}, bwd {}x{} (the GPU kernels')", f.rows, f.cols, b.rows, b.cols)}};
+  }
 
  private:
   void forward() {
-    kernels::attn::tiled_forward(p_.shape, kernels::attn::kForwardTiles, in_.q.data(), in_.k.data(), in_.v.data(),
-                                 out_.o.data(), out_.lse.data());
+    kernels::attn::tiled_forward(p_.shape, kernels::attn::forward_tiles(p_.shape.head_dim), in_.q.data(),
+                                 in_.k.data(), in_.v.data(), out_.o.data(), out_.lse.data());
   }
   AttnProblem p_;
   int check_rows_;
@@ -225,7 +228,8 @@ double attn_hbm_bytes(const AttnProblem& p) {
   namespace ka = kernels::attn;
   const double e = static_cast<double>(dtype_size(p.dtype));
   if (p.impl == AttnImpl::unfused) return ka::unfused_forward_bytes(p.shape, e);
-  const double f = ka::fused_forward_bytes(p.shape, e), b = ka::fused_backward_bytes(p.shape, e, ka::kBackwardTiles.cols);
+  const double f = ka::fused_forward_bytes(p.shape, e);
+  const double b = ka::fused_backward_bytes(p.shape, e, ka::backward_tiles(p.shape.head_dim).cols);
   return p.pass == AttnPass::fwd ? f : p.pass == AttnPass::bwd ? b : f + b;
 }
 

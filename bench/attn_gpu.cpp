@@ -142,7 +142,8 @@ class AttnGpuCase final : public Case {
     gpu::synchronize(stream_);
     const size_t n = p_.shape.elements();
     AttnHostOutputs out;
-    if (writes_forward) {
+    // A backward pass's dK/dV check needs the O and LSE it consumed (from setup's forward for bwd).
+    if (writes_forward || p_.pass != AttnPass::fwd) {
       out.o = download(p_.dtype, o_, n, stream_);
       if (lse_.data()) out.lse = download(DType::f32, lse_, p_.shape.rows(), stream_);
     }
@@ -171,8 +172,13 @@ class AttnGpuCase final : public Case {
     nlohmann::json x = {{"errors", errors_},
                         {"peak_memory_bytes", device_bytes()},
                         {"peak_memory_counts", "buffers this case allocates (inputs, outputs, LSE, workspace, scores)"}};
-    if (p_.impl == AttnImpl::ours)
-      x["tiles"] = p_.pass == AttnPass::fwd ? "64x64, 4 warps" : "fwd 64x64 / bwd 64x64, 4 warps";
+    if (p_.impl == AttnImpl::ours) {
+      const auto f = ka::forward_tiles(p_.shape.head_dim), b = ka::backward_tiles(p_.shape.head_dim);
+      const auto fwd = fmt::format("fwd {}x{}, {} warps", f.rows, f.cols, ka::ForwardTiling<128>::kWarps);
+      x["tiles"] = p_.pass == AttnPass::fwd
+                       ? fwd
+                       : fmt::format("{} / bwd {}x{}, {} warps", fwd, b.rows, b.cols, ka::BackwardTiling<128>::kWarps);
+    }
     if (p_.impl == AttnImpl::unfused)
       x["score_matrix_bytes"] = ka::unfused_scores_bytes(p_.dtype, p_.shape);
     if (cudnn_) {

@@ -40,6 +40,7 @@ std::vector<Result> attn_torch_ratios(const std::vector<Result>& rs, const nlohm
   join.key = [](const Result& r) { return fmt::format("attn/{}/vs_torch", r.params.at("pass").get<std::string>()); };
   join.what = "gcbench flash kernel / torch SDPA (flash backend) TFLOP/s, FA convention, medians";
   join.no_entry = "torch peer has no entry for this case";
+  join.entry_fields = {"calls_per_sample"};
   return torch_ratios(rs, peer, join);
 }
 

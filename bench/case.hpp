@@ -24,6 +24,9 @@ class Case {
   virtual std::string waived_reason() const { return {}; }
   virtual void setup() = 0;                        // allocate, seed, warm nothing
   virtual gpu::Stream stream() const { return nullptr; }  // GPU cases: where launch() enqueues
+  // GPU cases whose launch() blocks the host until (part of) its work is done, e.g. a pageable
+  // cudaMemcpyAsync: timed with events but without the blocking kernel (gpu.hpp Latch::off).
+  virtual bool host_synchronous() const { return false; }
   virtual void launch() = 0;                       // one unit of work
   // After timing: "" when the output is right, else what is wrong (first indices). FAIL then.
   virtual std::string verify() = 0;

@@ -73,6 +73,15 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_device, bool 
                "Wrap only timed regions in cudaProfilerStart/Stop (nsys --capture-range=cudaProfilerApi)");
 }
 
+HarnessOptions microsecond_family_harness(const CLI::App& app, HarnessOptions h, int samples) {
+  if (app.count("--noise") > 0) return h;
+  const bool min_given = app.count("--min-samples") > 0, max_given = app.count("--max-samples") > 0;
+  const int n = max_given ? h.max_samples : min_given ? h.min_samples : samples;
+  if (!min_given) h.min_samples = n;
+  if (!max_given) h.max_samples = std::max(n, h.min_samples);
+  return h;
+}
+
 DeviceSelection select_devices(const std::string& spec) {
   DeviceSelection sel;
   const int count = gpu::device_count();

@@ -35,6 +35,15 @@ void add_timeout_option(CLI::App& app, double& seconds, const std::string& what)
 // `with_device` = the subcommand runs on devices (mem, gemm, ...); `with_harness` = it times.
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device = true, bool with_harness = true);
 
+// Families whose samples take microseconds (collectives, rank pairs) stop on a sample count by
+// default, as nccl-tests takes one measurement of -n iterations per size: a relative-stddev target
+// rarely converges at that scale (the noise is the machine's), and a sweep would then run every
+// size to --max-samples. The noise rule applies when --noise is given; an explicit
+// --min-samples or --max-samples sets the count. `samples` is the family's default count.
+inline constexpr int kMicrosecondFamilySamples = 10;
+HarnessOptions microsecond_family_harness(const CLI::App& app, HarnessOptions h,
+                                          int samples = kMicrosecondFamilySamples);
+
 struct DeviceSelection {
   bool cpu = false;
   bool gpu_requested = false;

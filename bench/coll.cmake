@@ -1,5 +1,5 @@
-# `gcbench coll` (bench/coll*.cpp) in gcb_bench, and bench/mpi_overhead (MPI_Allreduce vs
-# MpiCommunicator, isolated 8 B all-reduce) when MPI was found.
+# `gcbench coll` (bench/coll*.cpp) in gcb_bench, and bench/coll_peers (the bare MPI library vs
+# our MPI and threads backends, same run) when MPI was found.
 target_sources(gcb_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/coll.cpp
   ${CMAKE_CURRENT_LIST_DIR}/coll_case.cpp
@@ -11,7 +11,7 @@ target_sources(gcb_bench PRIVATE
 target_link_libraries(gcb_bench PUBLIC gcb_collectives)
 
 if(GCB_HAVE_MPI)
-  add_executable(gcb_mpi_overhead ${CMAKE_CURRENT_LIST_DIR}/mpi_overhead.cpp)
-  target_link_libraries(gcb_mpi_overhead PRIVATE gcb_bench MPI::MPI_C)
-  gcb_target_warnings(gcb_mpi_overhead)
+  add_executable(gcb_coll_peers ${CMAKE_CURRENT_LIST_DIR}/coll_peers.cpp)
+  target_link_libraries(gcb_coll_peers PRIVATE gcb_bench MPI::MPI_C)
+  gcb_target_warnings(gcb_coll_peers)
 endif()

@@ -14,6 +14,7 @@
 #include "bench/coll_case.hpp"
 #include "bench/coll_graph.hpp"
 #include "bench/coll_timing.hpp"
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
 #include "core/size.hpp"
@@ -52,6 +53,9 @@ struct Cell {
   uint64_t wrong = 0;
   bool checked = false;
   RankSkew skew;
+  size_t samples = 0;
+  StopReason stop = StopReason::converged;
+  double wall_s = 0;  // the whole cell on rank 0: buffers, inputs, warm-up, samples, checks
 };
 
 std::string env_or_empty(const char* name) {
@@ -141,6 +145,7 @@ class CollRun {
   }
 
   Cell measure_cell(const Sweep& s, const CollShape& shape, bool in_place) {
+    const double start = steady_clock().now();
     Cell cell;
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, seed_};
     CollCase c(ctx_, spec);
@@ -172,6 +177,9 @@ class CollRun {
       cell.wrong = static_cast<uint64_t>(sum);
       cell.checked = true;
     }
+    cell.samples = m.samples.size();
+    cell.stop = m.stop;
+    cell.wall_s = steady_clock().now() - start;
     if (runner_) runner_->add(to_result(s, shape, in_place, cell, m));
     return cell;
   }
@@ -205,9 +213,10 @@ class CollRun {
                {"skew_median", cell.skew.median_skew},
                {"slowest_rank", cell.skew.slowest_rank},
                {"slowest_rank_share", cell.skew.slowest_share},
+               {"wall_seconds", cell.wall_s},
                {"busbw_formula", busbw_formula(s.op)}};
-    const std::string nccl = nccl_version_string();
-    if (ctx_.world_comm.backend() == "nccl" && !nccl.empty()) r.extra["nccl_version"] = nccl;
+    if (const std::string v = ctx_.world_comm.library_version(); !v.empty())
+      r.extra[fmt::format("{}_version", ctx_.world_comm.backend())] = v;
     for (const char* v : {"NCCL_ALGO", "NCCL_PROTO"})
       if (const std::string e = env_or_empty(v); !e.empty()) r.extra[v] = e;
     if (cell.wrong > 0) {
@@ -245,12 +254,14 @@ class CollRun {
                        c.algbw, c.busbw, c.checked ? fmt::to_string(c.wrong) : std::string("N/A"));
   }
 
-  static std::string stats_text(const Cell& c) {
+  std::string stats_text(const Cell& c) const {
     if (!c.measured) return fmt::format("{:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}", "N/A", "", "", "", "", "", "");
     const auto& s = c.stats;
-    return fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
-                       s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
-                       fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
+    std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
+                                   s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
+                                   fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
+    if (o_.verbose) text += fmt::format(" {:>7} {:>11} {:9.2f}", c.samples, stop_reason_name(c.stop), c.wall_s * 1e3);
+    return text;
   }
 
   void run_sweep(const Sweep& s, const std::vector<uint64_t>& sizes, int cycle) {
@@ -310,8 +321,9 @@ class CollRun {
       fmt::print("# statistics: us per op over the samples ({}); skew = median over samples of (max-min)/max across "
                  "ranks; slowest = rank slowest most often\n",
                  timing_mode_name(o_.mode));
-      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}\n", "size", "placement", "min", "median",
-                 "p95", "max", "CV%", "skew%", "slowest");
+      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}{}\n", "size", "placement", "min", "median",
+                 "p95", "max", "CV%", "skew%", "slowest",
+                 o_.verbose ? fmt::format(" {:>7} {:>11} {:>9}", "samples", "stop", "wall(ms)") : std::string());
       for (const auto& r : rows) {
         fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "out", stats_text(r.out));
         if (r.in.measured) fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "in", stats_text(r.in));
@@ -396,7 +408,9 @@ WorldOptions checked_world_options(const std::string& backend, int ranks, double
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
-  if (w.ranks == 0 && w.backend == "threads") w.ranks = 4;
+  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
+  const CommunicatorBackend& b = communicator_backend(w.backend);
+  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
   return w;
 }
@@ -412,6 +426,9 @@ int run_checked_world(const std::string& backend, int ranks, double timeout_s,
                       const std::function<uint64_t(RankContext&)>& fn) {
   WorldOptions w = checked_world_options(backend, ranks, timeout_s);
   w.args = args;
+  // The MPI library's own collectives are what a user of this family measures; the inputs are
+  // small integers, so any summation order gives the exact reference (coll_case.hpp).
+  w.reduction_order = ReductionOrder::library;
   return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }
 

@@ -137,12 +137,13 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
       ->check(positive());
   add_timeout_option(*app, o->timeout, "a rank may wait in one collective or MPI call");
+  app->add_flag("-v,--verbose", o->verbose, "Statistics table also shows samples, stop reason and wall seconds per size");
   app->add_option("--test-corrupt", f->corrupt, "Test hook: RANK:INDEX flips one checked output element")->group("");
   app->add_option("--test-fail-rank", o->fail_rank, "Test hook: this rank throws before its first timed op")->group("");
   run = [=, &argv] {
     CollOptions options = *o;
     apply(*f, options);
-    HarnessOptions harness = common->harness;
+    HarnessOptions harness = microsecond_family_harness(*app, common->harness);
     // -w wins; else the common --warmup; else nccl-tests' default of 1.
     if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;
     validate(options);

@@ -8,8 +8,6 @@
 #if GCB_HAVE_NCCL
 #include <cuda_runtime.h>
 #include <nccl.h>
-
-#include "collectives/nccl_communicator.hpp"
 #endif
 
 namespace gcb::bench {
@@ -31,15 +29,16 @@ class NcclGraph final : public CollGraph {
 }  // namespace
 
 std::string graph_waived_reason(const Communicator& comm) {
-  if (dynamic_cast<const NcclCommunicator*>(&comm) == nullptr)
-    return fmt::format("graph mode replays CUDA graphs of NCCL calls; the {} backend has none", comm.backend());
+  if (comm.stream() == nullptr)
+    return fmt::format("graph mode replays CUDA graphs of NCCL calls; the {} backend has no CUDA stream to capture",
+                       comm.backend());
   return {};
 }
 
 std::unique_ptr<CollGraph> capture_graph(Communicator& comm, const std::function<void()>& launch, int ops) {
-  auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
-  GCB_CHECK(nccl != nullptr, graph_waived_reason(comm));
-  const cudaStream_t stream = nccl->stream();
+  GCB_CHECK(comm.stream() != nullptr, graph_waived_reason(comm));
+  // A communicator's stream handle is a cudaStream_t (communicator.hpp).
+  const auto stream = static_cast<cudaStream_t>(comm.stream());
   comm.synchronize();
   // Thread-local capture: other rank threads of this process capture their own streams.
   CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

@@ -183,8 +183,8 @@ void validate(const CollOptions& o) {
   if (o.cudagraph < 0) throw bad("-G/--cudagraph must be ≥ 0");
   if (o.ranks < 0) throw bad("--ranks must be ≥ 1");
   if (!(o.timeout > 0)) throw bad("--timeout must be > 0 seconds");
-  if (!o.backend.empty() && o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw bad(fmt::format("--backend {}: expected threads, mpi or nccl", o.backend));
+  if (!o.backend.empty() && !communicator_backend_known(o.backend))
+    throw bad(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (!o.backend.empty() && !communicator_backend_built(o.backend))
     throw bad(fmt::format("--backend {} was not built into this binary", o.backend));
 }
@@ -206,7 +206,8 @@ double coll_host_bytes_per_rank(const CollOptions& o, int nranks) {
 
 void check_coll_host_memory(const CollOptions& o, int world_size) {
   const std::string backend = o.backend.empty() ? default_coll_backend() : o.backend;
-  if (backend == "nccl") return;  // device buffers; the device-memory check belongs to the GPU path
+  // Device buffers: the device-memory check belongs to the GPU path.
+  if (communicator_backend_known(backend) && communicator_backend(backend).memory == MemorySpace::device) return;
   const LauncherInfo launcher = detect_launcher();
   // Rank threads share this process; MPI ranks on this host share its memory.
   const int here = !launcher.launched ? world_size : std::max(launcher.local_size, 1);
@@ -214,10 +215,21 @@ void check_coll_host_memory(const CollOptions& o, int world_size) {
                     fmt::format("coll up to -e {} on {} rank(s) of this host", format_bytes(static_cast<double>(o.max_bytes)), here));
 }
 
+// Device memory when GPUs exist and a device backend is built, else host memory; one that spans
+// processes under a launcher, else one of this process.
 std::string default_coll_backend() {
-  if (communicator_backend_built("nccl") && gpu::device_count() > 0) return "nccl";
-  if (world_is_processes() && communicator_backend_built("mpi")) return "mpi";
-  return "threads";
+  const bool processes = world_is_processes();
+  if (gpu::device_count() > 0) {
+    try {
+      return std::string(communicator_for(MemorySpace::device, processes));
+    } catch (const UsageError&) {  // no device backend built: measure host memory
+    }
+  }
+  try {
+    return std::string(communicator_for(MemorySpace::host, processes));
+  } catch (const UsageError&) {  // under a launcher without MPI: the World says why
+    return std::string(communicator_backends().front().name);
+  }
 }
 
 }  // namespace gcb::bench

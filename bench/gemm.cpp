@@ -38,6 +38,16 @@ std::vector<Metric> gemm_metrics(const kernels::GemmShape& s, DType input, const
   return m;
 }
 
+nlohmann::json gemm_accuracy_json(const kernels::GemmCheck& c, int samples) {
+  return {{"samples", samples},
+          {"max_rel_error", c.max_rel_error},
+          {"max_error_vs_bound", c.max_error_vs_bound},
+          {"bound", {{"output", c.bound.output}, {"accumulation", c.bound.accumulation}}},
+          {"worst", {c.worst_i, c.worst_j}},
+          {"reference", "FP64 dot products of the stored (dequantised) inputs; allowed |error| = output*|ref| + "
+                        "accumulation*sqrt(sum_k (a_ik*b_jk)^2); max_rel_error = |error| / sqrt(sum_k (a_ik*b_jk)^2)"}};
+}
+
 std::vector<Result> gemm_derived_results(const std::vector<Result>& rs) {
   std::vector<Result> out;
   for (const auto& tuned : rs) {

@@ -74,6 +74,9 @@ void validate(const GemmOptions& o);
 std::vector<Metric> gemm_metrics(const kernels::GemmShape& s, DType input, const Statistics& seconds,
                                  std::optional<double> peak_tflops, std::optional<double> peak_gbps,
                                  const std::string& peak_source, std::optional<double> max_rel_error);
+// The accuracy block of a gemm result's extra: errors, the bound they are held to, the worst
+// sample and how the reference is computed.
+nlohmann::json gemm_accuracy_json(const kernels::GemmCheck& c, int samples);
 
 CaseList host_gemm_cases(const GemmOptions& o, uint64_t seed);
 CaseList gpu_gemm_cases(const GemmOptions& o, const DeviceSelection& sel, uint64_t seed);

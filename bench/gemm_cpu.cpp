@@ -41,7 +41,7 @@ class HostGemmCase final : public Case {
   std::string verify() override {
     const kernels::GemmOperandsView v{dtype_, dtype_, a_.data(), b_.data(), 1.0, 1.0, dtype_, d_.data()};
     check_ = kernels::check_gemm(shape_.shape, v, kernels::gemm_samples(shape_.shape, samples_, seed_),
-                                 kernels::gemm_tolerance(dtype_, shape_.shape.k));
+                                 kernels::gemm_error_bound(dtype_, shape_.shape.k));
     return check_.failure;
   }
   std::vector<Metric> metrics(const Statistics& s) const override {
@@ -49,9 +49,7 @@ class HostGemmCase final : public Case {
   }
   nlohmann::json extra() override {
     return {{"library", kernels::cpu_gemm_library()},
-            {"accuracy", {{"samples", samples_}, {"max_rel_error", check_.max_rel_error},
-                          {"tolerance", check_.tolerance}, {"worst", {check_.worst_i, check_.worst_j}},
-                          {"reference", "FP64 dot products; error / sum|a*b|"}}}};
+            {"accuracy", gemm_accuracy_json(check_, samples_)}};
   }
   void teardown() override {
     a_ = {};

@@ -105,7 +105,7 @@ class GpuGemmCase final : public Case {
     const kernels::GemmOperandsView v{plan_.b.type, plan_.a.type, a_host_.data(), b_host_.data(),
                                       dequant_a_, dequant_b_, plan_.d.type, d_host_.data()};
     check_ = kernels::check_gemm(shape_.shape, v, kernels::gemm_samples(shape_.shape, opts_.samples, seed_),
-                                 kernels::gemm_tolerance(dtype_, shape_.shape.k, plan_.fast_accum));
+                                 kernels::gemm_error_bound(dtype_, shape_.shape.k, plan_.fast_accum));
     return check_.failure;
   }
   std::vector<Metric> metrics(const Statistics& s) const override {
@@ -123,20 +123,19 @@ class GpuGemmCase final : public Case {
     nlohmann::json e = {{"library", kernels::cublaslt_version()},
                         {"workspace_bytes", kernels::kLtWorkspaceBytes},
                         {"algorithm", to_json(mm_->chosen())},
-                        {"accuracy", {{"samples", opts_.samples}, {"max_rel_error", check_.max_rel_error},
-                                      {"tolerance", check_.tolerance}, {"worst", {check_.worst_i, check_.worst_j}},
-                                      {"reference", "FP64 dot products of the stored (dequantised) inputs; error / sum|a*b|"}}}};
+                        {"accuracy", gemm_accuracy_json(check_, opts_.samples)}};
     if (is_fp8(dtype_)) e["fp8"] = {{"a_dequant", dequant_a_}, {"b_dequant", dequant_b_}, {"a_type", dtype_name(plan_.b.type)},
                                     {"b_type", dtype_name(plan_.a.type)}};
     if (tuned_) {
       nlohmann::json cands = nlohmann::json::array();
       for (size_t i = 0; i < tune_.candidates.size(); ++i) {
         nlohmann::json c = to_json(tune_.candidates[i]);
-        c["median_s"] = i < tune_.median_seconds.size() && std::isfinite(tune_.median_seconds[i])
-                            ? nlohmann::json(tune_.median_seconds[i]) : nlohmann::json();
+        c["mean_round_median_s"] = i < tune_.seconds.size() && std::isfinite(tune_.seconds[i])
+                                       ? nlohmann::json(tune_.seconds[i]) : nlohmann::json();
         cands.push_back(std::move(c));
       }
-      e["autotune"] = {{"chosen_rank", tune_.chosen_rank}, {"from_cache", tune_.from_cache}, {"candidates", cands}};
+      e["autotune"] = {{"chosen_rank", tune_.chosen_rank}, {"from_cache", tune_.from_cache}, {"rounds", tune_.rounds},
+                       {"order", "alternating forward/backward per round"}, {"candidates", cands}};
     }
     return e;
   }

@@ -34,7 +34,7 @@ std::vector<Result> gemm_torch_ratios(const std::vector<Result>& rs, const nlohm
   join.key = [](const Result& r) { return fmt::format("gemm/{}/vs_torch", r.params.at("dtype").get<std::string>()); };
   join.what = "gcbench cuBLASLt / torch.matmul TFLOP/s (median; torch: CUDA events, median)";
   join.no_entry = "torch peer has no entry for this shape and dtype";
-  join.entry_fields = {"op"};
+  join.entry_fields = {"op", "calls_per_sample"};
   return torch_ratios(rs, peer, join);
 }
 

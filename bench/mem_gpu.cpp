@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bench/mem.hpp"
+#include "bench/mem_copy_rules.hpp"
 #include "bench/mem_metrics.hpp"
 #include "bench/waived_case.hpp"
 #include "core/buffer.hpp"
@@ -39,12 +40,12 @@ std::pair<std::optional<double>, std::string> hbm_peak(int g) {
   return {std::nullopt, ""};
 }
 
-// Host link peak per direction from the current PCIe generation and width (NVML).
+// Host link peak per direction at the link's maximum PCIe generation and width (NVML).
 std::pair<std::optional<double>, std::string> link_peak(int g) {
   const auto s = nvml::static_info(info(g).pci_bus_id);
-  if (!s || !s->pcie_gen_current || !s->pcie_width_current) return {std::nullopt, ""};
-  const int gen = static_cast<int>(*s->pcie_gen_current), width = static_cast<int>(*s->pcie_width_current);
-  return {pcie_gbps(gen, width), fmt::format("pcie:gen{} x{}", gen, width)};
+  if (!s) return {std::nullopt, ""};
+  const LinkPeak p = pcie_link_peak(*s);
+  return {p.gbps, p.source};
 }
 
 int gpu_numa_node(int g) {
@@ -98,13 +99,14 @@ class GpuStreamCase final : public GpuCase {
     a_ = DeviceBuffer(gpu_, bytes);
     b_ = DeviceBuffer(gpu_, bytes);
     c_ = DeviceBuffer(gpu_, bytes);
-    sum_ = DeviceBuffer(gpu_, sizeof(double));
+    sum_ = DeviceBuffer(gpu_, kernels::gpu_stream_sum_bytes(gpu_));
+    gpu::memset_async(sum_.data(), 0, sum_.size(), stream_);  // once: the kernels keep it ready
     arrays_ = {a_.data(), b_.data(), c_.data(), n(), dtype_};
     kernels::gpu_stream_init(arrays_, seed_, static_cast<cudaStream_t>(stream_));
     gpu::synchronize(stream_);
   }
   void launch() override {
-    kernels::gpu_stream_launch(op_, arrays_, vector_bytes_, sum_.as<double>(), static_cast<cudaStream_t>(stream_));
+    kernels::gpu_stream_launch(op_, arrays_, vector_bytes_, sum_.data(), static_cast<cudaStream_t>(stream_));
   }
   std::string verify() override {
     const size_t bytes = n() * dtype_size(dtype_);
@@ -136,18 +138,9 @@ class GpuStreamCase final : public GpuCase {
   kernels::GpuStreamArrays arrays_;
 };
 
-enum class Path { h2d, d2h, d2d };
-enum class Engine { ce, sm };
-enum class Numa { none, local, remote };
-
-struct CopySpec {
-  Path path = Path::h2d;
-  Engine engine = Engine::ce;
-  HostMemory memory = HostMemory::pinned;
-  Numa numa = Numa::none;
-  bool bidirectional = false;
-  size_t bytes = 0;
-};
+using Path = CopyPath;
+using Engine = CopyEngine;
+using Numa = NumaPlacement;
 
 std::string_view path_name(Path p) { return p == Path::h2d ? "h2d" : p == Path::d2h ? "d2h" : "d2d"; }
 
@@ -168,11 +161,7 @@ class GpuCopyCase final : public GpuCase {
   }
   std::string waived_reason() const override {
     if (auto r = missing_gpu(gpu_); !r.empty()) return r;
-    if (spec_.path != Path::d2d && spec_.engine == Engine::sm && spec_.memory == HostMemory::pageable &&
-        !info(gpu_).pageable_memory_access)
-      return "SM copies from pageable memory need pageable memory access (HMM/ATS), absent here";
-    if (spec_.path != Path::d2d && spec_.engine == Engine::sm && !info(gpu_).unified_addressing)
-      return "SM copies to host memory need unified addressing";
+    if (auto r = sm_host_copy_waiver(info(gpu_), spec_); !r.empty()) return r;
     if (spec_.numa != Numa::none) {
       const int local = gpu_numa_node(gpu_);
       if (local < 0) return "the GPU's NUMA node is unknown (sysfs numa_node = -1)";
@@ -198,9 +187,15 @@ class GpuCopyCase final : public GpuCase {
     if (spec_.path != Path::d2d) {
       host_a_ = HostBuffer(b, spec_.memory, spec_.memory == HostMemory::pinned ? -1 : host_node());
       host_b_ = HostBuffer(b, spec_.memory, spec_.memory == HostMemory::pinned ? -1 : host_node());
+      // A kernel addresses pinned and registered memory by its device pointer; pageable memory
+      // (ATS only, see sm_host_copy_waiver) by its host address.
+      const bool mapped = spec_.engine == Engine::sm && spec_.memory != HostMemory::pageable;
+      host_a_view_ = mapped ? gpu::host_device_pointer(host_a_.data()) : host_a_.data();
+      host_b_view_ = mapped ? gpu::host_device_pointer(host_b_.data()) : host_b_.data();
     }
     fill_source();
   }
+  bool host_synchronous() const override { return copy_is_host_synchronous(spec_); }
   void launch() override {
     if (!spec_.bidirectional) {
       copy_one(forward_dst(), forward_src(), forward_kind(), stream_);
@@ -216,12 +211,9 @@ class GpuCopyCase final : public GpuCase {
   }
   std::string verify() override {
     gpu::synchronize(stream_);
-    std::vector<uint8_t> got(spec_.bytes);
-    gpu::copy_async(got.data(), forward_dst(), spec_.bytes, gpu::CopyKind::default_kind, stream_);
-    gpu::synchronize(stream_);
-    for (size_t i = 0; i < spec_.bytes; ++i) {
-      if (got[i] != pattern(i)) return fmt::format("destination byte {} = {} (expected {})", i, got[i], pattern(i));
-    }
+    gpu::synchronize(stream2_);
+    if (auto wrong = check_destination(forward_dst(), "destination"); !wrong.empty()) return wrong;
+    if (spec_.bidirectional) return check_destination(reverse_dst(), "reverse-direction destination");
     return {};
   }
   std::vector<Metric> metrics(const Statistics& s) const override {
@@ -242,6 +234,15 @@ class GpuCopyCase final : public GpuCase {
     return b * (spec_.bidirectional ? 2 : 1);
   }
   uint8_t pattern(size_t i) const { return static_cast<uint8_t>(kernels::mix64(seed_ + i) >> 56); }
+  // The first byte of `dst` (host or device memory) that differs from the pattern, or "".
+  std::string check_destination(const void* dst, const char* what) {
+    std::vector<uint8_t> got(spec_.bytes);
+    gpu::copy_async(got.data(), dst, spec_.bytes, gpu::CopyKind::default_kind, stream_);
+    gpu::synchronize(stream_);
+    for (size_t i = 0; i < spec_.bytes; ++i)
+      if (got[i] != pattern(i)) return fmt::format("{} byte {} = {} (expected {})", what, i, got[i], pattern(i));
+    return {};
+  }
   void fill_source() {
     std::vector<uint8_t> p(spec_.bytes);
     for (size_t i = 0; i < p.size(); ++i) p[i] = pattern(i);
@@ -272,13 +273,20 @@ class GpuCopyCase final : public GpuCase {
     if (spec_.engine == Engine::ce)
       gpu::copy_async(dst, src, spec_.bytes, kind, s);
     else
-      kernels::gpu_sm_copy(dst, src, spec_.bytes, static_cast<cudaStream_t>(s));
+      kernels::gpu_sm_copy(device_view(dst), device_view(src), spec_.bytes, static_cast<cudaStream_t>(s));
+  }
+  // The address a kernel uses for one of this case's buffers.
+  void* device_view(const void* p) const {
+    if (p == host_a_.data()) return host_a_view_;
+    if (p == host_b_.data()) return host_b_view_;
+    return const_cast<void*>(p);
   }
   void release() override {
     dev_a_ = DeviceBuffer();
     dev_b_ = DeviceBuffer();
     host_a_ = HostBuffer();
     host_b_ = HostBuffer();
+    host_a_view_ = host_b_view_ = nullptr;
     gpu::destroy_event(start_);
     gpu::destroy_event(done2_);
     gpu::destroy_stream(stream2_);
@@ -288,6 +296,8 @@ class GpuCopyCase final : public GpuCase {
   uint64_t seed_;
   DeviceBuffer dev_a_, dev_b_;
   HostBuffer host_a_, host_b_;
+  void* host_a_view_ = nullptr;  // host_a_ / host_b_ as kernels address them
+  void* host_b_view_ = nullptr;
   gpu::Stream stream2_ = nullptr;
   gpu::Event start_ = nullptr, done2_ = nullptr;
 };

@@ -9,6 +9,7 @@
 #include "bench/coll.hpp"
 #include "bench/p2p_internal.hpp"
 #include "bench/waived_case.hpp"
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/host_memory.hpp"
@@ -63,8 +64,8 @@ void validate(const P2pOptions& o) {
   if (o.latency_size == 0) throw UsageError("--latency-size must be at least 1 byte");
   if (o.latency_size > o.size) throw UsageError("--latency-size must not exceed --size");
   if (o.iters < 1) throw UsageError("--iters must be at least 1");
-  if (!o.backend.empty() && o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("--backend {}: expected threads, mpi or nccl", o.backend));
+  if (!o.backend.empty() && !communicator_backend_known(o.backend))
+    throw UsageError(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (o.ranks < 0) throw UsageError("--ranks must be ≥ 0");
   if (!(o.timeout > 0)) throw UsageError("--timeout must be positive");
 }
@@ -147,15 +148,15 @@ P2pOptions quick_p2p_options() {
   return o;
 }
 
-int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& harness, Runner& runner, uint64_t seed) {
+int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& rank_harness, Runner& runner, uint64_t seed) {
   P2pOptions o = quick_p2p_options();
   o.modes = {"device", "host"};
   run_local(o, sel, seed, runner);
   P2pOptions r = quick_p2p_options();
   r.modes = {"rank"};
   r.size = uint64_t{1} << 20;
-  if (default_coll_backend() == "threads") r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
-  return run_p2p_ranks(r, harness, runner, seed, {"run", "--suite", "quick"});
+  if (!communicator_backend(default_coll_backend()).spans_processes) r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
+  return run_p2p_ranks(r, rank_harness, runner, seed, {"run", "--suite", "quick"});
 }
 
 void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
@@ -183,12 +184,15 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     validate(options);
     validate(common->harness);
     if (has_mode(options, "rank")) check_p2p_rank_memory(options, checked_world_size(options.backend, options.ranks));
+    // Rank pairs are microsecond-scale messages; device pairs and the host aggregate keep the
+    // common stopping rule.
+    const HarnessOptions rank_harness = microsecond_family_harness(*app, common->harness);
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    Session session(*common, argv);
+    Session session(*common, argv);  // on ranks other than 0: measures into a runner nobody reads
     int code = kExitOk;
     if (has_mode(options, "rank"))
-      code = run_p2p_ranks(options, common->harness, session.runner(), common->seed, args);
+      code = run_p2p_ranks(options, rank_harness, session.runner(), common->seed, args);
     // Only the writing process (world rank 0) measures this process's own GPUs and prints.
     if (!session.writes()) return code;
     run_local(options, sel, common->seed, session.runner());

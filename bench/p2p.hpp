@@ -87,9 +87,10 @@ int run_p2p_ranks(const P2pOptions& o, const HarnessOptions& harness, Runner& ru
 // For `gcbench run --suite quick`: device pairs and the host aggregate of the selected GPUs at
 // 64 MiB (WAIVED where they cannot run), rank pairs at 1 MiB over the default backend (2 rank
 // threads on a CPU-only box; the GPUs or the launcher's ranks elsewhere). Returns 1 when bytes
-// arrived wrong (the results say FAIL too).
+// arrived wrong (the results say FAIL too). Device pairs use `runner`'s harness, rank pairs
+// `rank_harness` (a microsecond family's: see microsecond_family_harness).
 P2pOptions quick_p2p_options();
-int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& harness, Runner& runner, uint64_t seed);
+int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& rank_harness, Runner& runner, uint64_t seed);
 
 void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 

@@ -14,6 +14,7 @@
 #include "bench/p2p.hpp"
 #include "bench/p2p_links.hpp"
 #include "bench/runner.hpp"
+#include "collectives/factory.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
@@ -36,9 +37,8 @@ const char* measure_key(Measure m) {
 
 // What the numbers of a backend are a measurement of (shown in the matrix titles).
 std::string path_label(std::string_view backend, bool processes) {
-  if (backend == "threads") return "memcpy through the ThreadCommunicator in one process (not a link)";
-  if (backend == "mpi") return processes ? "MPI between processes, host memory" : "MPI, host memory";
-  return "NCCL send/recv, device memory";
+  const CommunicatorBackend& b = communicator_backend(backend);
+  return processes && b.spans_processes ? fmt::format("{}, between processes", b.link) : std::string(b.link);
 }
 
 uint8_t pattern(uint64_t seed, int rank, size_t i) {
@@ -103,7 +103,7 @@ class RankPairs {
   }
 
  private:
-  bool device_memory() const { return ctx_.world_comm.backend() == "nccl"; }
+  bool device_memory() const { return ctx_.world_comm.memory() == MemorySpace::device; }
 
   // Every rank's host name and device, for the link a pair crosses.
   void gather_places() {

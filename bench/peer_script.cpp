@@ -66,7 +66,8 @@ std::vector<Result> torch_ratios(const std::vector<Result>& rs, const nlohmann::
                  {"ours_tflops", *ours->value},
                  {"torch_tflops", theirs},
                  {"torch", peer.value("torch", "")}};
-      for (const auto& f : join.entry_fields) x.extra["torch_" + f] = it->second->value(f, "");
+      for (const auto& f : join.entry_fields)
+        x.extra["torch_" + f] = it->second->contains(f) ? it->second->at(f) : nlohmann::json(nullptr);
     }
     out.push_back(std::move(x));
   }

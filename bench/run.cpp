@@ -55,8 +55,9 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const std::vecto
     run_attn(quick ? quick_attn_options() : AttnOptions{}, sel, options.seed, session.runner());
     // Collectives over the ranks this launch has (threads here; GPUs or mpirun's ranks elsewhere);
     // their nccl-tests table is not printed on top of the runner's rows.
-    run_coll_quick(options.harness, session.runner(), /*quiet=*/true);
-    run_p2p_quick(sel, options.harness, session.runner(), options.seed);
+    const HarnessOptions micro = microsecond_family_harness(*app, options.harness, quick ? 5 : kMicrosecondFamilySamples);
+    run_coll_quick(micro, session.runner(), /*quiet=*/true);
+    run_p2p_quick(sel, micro, session.runner(), options.seed);
     return session.finish();
   };
 }

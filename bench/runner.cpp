@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/nvml.hpp"
+#include "core/nvml_window.hpp"
 #include "core/nvtx.hpp"
 #include "reports/render.hpp"
 
@@ -27,7 +28,31 @@ std::string bus_id_of(int gpu_index) {
   return devices[static_cast<size_t>(gpu_index)].pci_bus_id;
 }
 
+// What NVML saw during the timed samples: mean power from the energy counter, the fraction of time
+// any limiter held the clocks below application clocks, how many samples a limiter touched, and
+// the mean of the SM-clock samples the driver took during the run.
+nlohmann::json during_json(const nvml::WindowMonitor& m, const std::optional<nvml::ClockSamples>& clocks) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"mean_power_w", opt(m.mean_power_w())},
+                      {"throttled_fraction", opt(m.throttled_fraction())},
+                      {"samples_throttled", m.samples_throttled()},
+                      {"samples", m.samples()}};
+  j["sm_clock_mean_mhz"] = clocks && clocks->count ? nlohmann::json(clocks->mean_mhz) : nlohmann::json(nullptr);
+  j["sm_clock_samples"] = clocks ? clocks->count : 0;
+  return j;
+}
+
 }  // namespace
+
+void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std::string& why) {
+  bool any = false;
+  for (auto& m : metrics) {
+    any = any || m.peak.has_value();
+    m.peak.reset();
+    m.peak_source.clear();
+  }
+  if (any) extra["peak_waived"] = why;
+}
 
 Runner::Runner(RunnerOptions options, JsonlSink* sink) : options_(std::move(options)), sink_(sink) {
   validate(options_.harness);
@@ -66,12 +91,22 @@ Result Runner::run(Case& c) {
     c.setup();
     std::unique_ptr<Timer> timer;
     if (c.gpu() >= 0)
-      timer = gpu::make_event_timer(c.gpu(), c.stream());
+      timer = gpu::make_event_timer(c.gpu(), c.stream(), c.host_synchronous() ? gpu::Latch::off : gpu::Latch::on);
     else
       timer = std::make_unique<HostTimer>();
     HarnessHooks hooks;
+    std::optional<nvml::WindowMonitor> monitor;
+    uint64_t clock_mark = 0;  // NVML time stamp of the last SM-clock sample before the run
     if (!bus_id.empty() && nvml::available()) {
-      hooks.probe = [&bus_id] { return nvml::throttle_reasons(bus_id).value_or(0) & nvml::kThrottleMask; };
+      monitor.emplace([&bus_id] { return nvml::counters(bus_id); });
+      hooks.sample_start = [&monitor] { monitor->start(); };
+      // Flags from the counters integrated over the sample; where NVML has none, the throttle
+      // reasons of the moment after it.
+      hooks.probe = [&monitor, &bus_id] {
+        if (const auto flags = monitor->finish()) return *flags;
+        return nvml::throttle_reasons(bus_id).value_or(0) & nvml::kThrottleMask;
+      };
+      if (const auto cs = nvml::sm_clock_samples(bus_id, 0)) clock_mark = cs->last_us;
     }
     if (options_.profile_range && c.gpu() >= 0) {
       hooks.region = [](bool entering) { entering ? gpu::profiler_start() : gpu::profiler_stop(); };
@@ -83,11 +118,17 @@ Result Runner::run(Case& c) {
     if (!bus_id.empty()) {
       if (const auto s = nvml::sample(bus_id)) r.clocks["after"] = clocks_json(*s);
     }
+    if (monitor) r.clocks["during"] = during_json(*monitor, nvml::sm_clock_samples(bus_id, clock_mark));
     r.take(m);
     for (uint64_t f : m.sample_flags) r.throttled = r.throttled || f != 0;
     const std::string wrong = c.verify();
     r.metrics = c.metrics(m.stats);
     r.extra = c.extra();
+    if (!bus_id.empty()) {
+      if (const auto s = nvml::static_info(bus_id); s && s->mig_enabled.value_or(false))
+        waive_peaks(r.metrics, r.extra, "MIG mode is on: a GPU instance has a fraction of the GPU's SMs and memory "
+                                        "bandwidth, so the full-GPU peak does not apply");
+    }
     if (!wrong.empty()) {
       r.status = Status::fail;
       r.reason = "verification failed: " + wrong;

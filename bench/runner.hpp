@@ -20,6 +20,11 @@ struct RunnerOptions {
   bool quiet = false;          // no per-case console rows
 };
 
+// Under MIG a GPU instance has a fraction of the GPU's SMs and memory bandwidth, so the full-GPU
+// peak does not apply: drops every metric's peak (and so its % of peak) and says why in
+// extra.peak_waived.
+void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std::string& why);
+
 class Runner {
  public:
   Runner(RunnerOptions options, JsonlSink* sink);

@@ -52,6 +52,9 @@ find_package(OpenMP QUIET COMPONENTS CXX)
 set(GCB_HAVE_OPENMP ${OpenMP_CXX_FOUND})
 
 # --- CUDA libraries -------------------------------------------------------------------------
+include(GcbFindCudaLibrary)
+set(GCB_NCCL_ROOT "" CACHE PATH "Folder with include/nccl.h and lib/libnccl.so[.2]; only it is searched when set")
+set(GCB_CUDNN_ROOT "" CACHE PATH "Folder with include/cudnn.h and lib/libcudnn.so[.9]; only it is searched when set")
 set(GCB_HAVE_NCCL OFF)
 set(GCB_HAVE_CUBLASLT OFF)
 set(GCB_HAVE_CUDNN OFF)
@@ -60,23 +63,18 @@ if(GCB_HAVE_CUDA)
   if(TARGET CUDA::cublasLt)
     set(GCB_HAVE_CUBLASLT ON)
   endif()
-  find_path(GCB_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
-  find_library(GCB_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
-  if(GCB_NCCL_INCLUDE AND GCB_NCCL_LIBRARY)
-    add_library(gcb_nccl INTERFACE)
+  # NCCL ≥ 2.18 (ncclCommSplit); cuDNN ≥ 9.0 (the backend graph API as used in
+  # kernels/attention/cudnn_backend.cpp). GCB_NCCL_ROOT / GCB_CUDNN_ROOT point at a folder with
+  # include/ and lib/, e.g. PyTorch's site-packages/nvidia/nccl (scripts/gpu-check.sh finds them).
+  gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
+                        MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl)
+  if(GCB_HAVE_NCCL)
     add_library(gcb::nccl ALIAS gcb_nccl)
-    target_include_directories(gcb_nccl SYSTEM INTERFACE ${GCB_NCCL_INCLUDE})
-    target_link_libraries(gcb_nccl INTERFACE ${GCB_NCCL_LIBRARY})
-    set(GCB_HAVE_NCCL ON)
   endif()
-  find_path(GCB_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
-  find_library(GCB_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
-  if(GCB_CUDNN_INCLUDE AND GCB_CUDNN_LIBRARY)
-    add_library(gcb_cudnn INTERFACE)
+  gcb_find_cuda_library(CUDNN HEADER cudnn.h NAMES cudnn SONAME libcudnn.so.9 VERSION_HEADER cudnn_version.h
+                        MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn)
+  if(GCB_HAVE_CUDNN)
     add_library(gcb::cudnn ALIAS gcb_cudnn)
-    target_include_directories(gcb_cudnn SYSTEM INTERFACE ${GCB_CUDNN_INCLUDE})
-    target_link_libraries(gcb_cudnn INTERFACE ${GCB_CUDNN_LIBRARY})
-    set(GCB_HAVE_CUDNN ON)
   endif()
 endif()
 # NVTX3 is header-only (needs only -ldl); the CUDA toolkit ships it.
@@ -100,11 +98,35 @@ if(PkgConfig_FOUND)
   if(HWLOC_FOUND)
     set(GCB_HAVE_HWLOC ON)
   endif()
+  # OpenBLAS built on OpenMP shares our loops' thread pool; the default pthreads build keeps a
+  # pool of its own whose threads spin while OpenMP's work, and the other way round. Debian
+  # installs the variants side by side (libopenblas-openmp-dev) and points the plain
+  # openblas.pc at the highest-priority one, so the OpenMP variant's own .pc is looked up first.
+  find_file(GCB_OPENBLAS_OPENMP_PC openblas.pc
+            PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/pkgconfig lib/openblas-openmp/pkgconfig
+            NO_CACHE)
+  set(_gcb_pc_path "$ENV{PKG_CONFIG_PATH}")
+  if(GCB_OPENBLAS_OPENMP_PC)
+    get_filename_component(_gcb_pc_dir ${GCB_OPENBLAS_OPENMP_PC} DIRECTORY)
+    set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_dir}:${_gcb_pc_path}")
+  endif()
   pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+  if(OPENBLAS_FOUND)
+    pkg_get_variable(_gcb_openblas_config openblas openblas_config)
+  endif()
+  set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_path}")
 endif()
 set(GCB_HAVE_OPENBLAS ${OPENBLAS_FOUND})
 if(NOT GCB_HAVE_OPENBLAS)
   set(GCB_HAVE_OPENBLAS OFF)
+endif()
+set(GCB_OPENBLAS_THREADING "")
+if(GCB_HAVE_OPENBLAS)
+  if(_gcb_openblas_config MATCHES "USE_OPENMP=1")
+    set(GCB_OPENBLAS_THREADING "OpenMP")
+  else()
+    set(GCB_OPENBLAS_THREADING "own pthreads pool: competes with the OpenMP loops (install libopenblas-openmp-dev)")
+  endif()
 endif()
 
 # --- test and benchmark frameworks ----------------------------------------------------------

@@ -121,6 +121,10 @@ std::optional<ReduceOp> parse_reduce_op(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view reduction_order_name(ReductionOrder o) {
+  return o == ReductionOrder::library ? "library" : "rank_ordered";
+}
+
 void reduce_into(DType t, ReduceOp op, void* acc, const void* in, size_t count) {
   switch (t) {
     case DType::f64: return reduce_native<double>(op, acc, in, count);

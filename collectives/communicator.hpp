@@ -1,7 +1,7 @@
 // The one narrow, stream-ordered interface every collective backend implements (DESIGN.md
 // "Communicator"). Host backends (threads, MPI) complete each call before returning; the NCCL
-// backend enqueues on its CUDA stream and synchronize() waits. Buffers live in the backend's
-// memory space: host memory for threads/MPI, device memory for NCCL.
+// backend enqueues on its CUDA stream and synchronize() waits. A communicator describes itself
+// (memory(), stream(), thread_support()), so callers never compare backend names or downcast.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/buffer.hpp"
 #include "core/dtype.hpp"
 
 namespace gcb {
@@ -18,6 +19,14 @@ namespace gcb {
 enum class ReduceOp : uint8_t { sum, prod, min, max, avg };
 std::string_view reduce_op_name(ReduceOp op);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
+
+// How a backend with a choice (MPI) combines contributions. `rank_ordered`: every element in rank
+// order 0..n-1 on the host, so the threads and MPI backends, reruns and layouts agree bit for bit
+// (what the training engines ask for). `library`: the library's own collectives as an
+// application calls them (MPI_Allreduce, …), in whatever order its algorithm picks (what `coll`
+// measures). The threads backend is always rank ordered, NCCL always the library's.
+enum class ReductionOrder : uint8_t { rank_ordered, library };
+std::string_view reduction_order_name(ReductionOrder o);
 
 // Host-side element-wise reduction shared by the host backends, so that they agree bitwise.
 // acc[i] = acc[i] (op) in[i] for fp64, fp32, fp16, bf16, int32 and int8 (gcb::UsageError for any
@@ -30,12 +39,32 @@ void reduce_into(DType t, ReduceOp op, void* acc, const void* in, size_t count);
 // integers: C++ division, truncating toward zero, as NCCL's integer avg). No-op for other ops.
 void finish_reduction(DType t, ReduceOp op, void* acc, size_t count, int nranks);
 
+// Which threads may call communicators of one process (MPI's thread levels, in order).
+// `train --overlap` calls the dp group from a second thread while the rank's own thread goes on
+// with its tp and pp groups: that needs `concurrent`; dp alone needs `serialized`.
+enum class ThreadSupport : uint8_t {
+  creating_thread,  // only the thread that created it (MPI_THREAD_SINGLE / FUNNELED)
+  serialized,       // any thread, one at a time across the process (MPI_THREAD_SERIALIZED)
+  concurrent,       // different communicators from different threads at once (MPI_THREAD_MULTIPLE)
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string_view backend() const = 0;  // "threads", "mpi", "nccl"
+  // The factory's name of the backend ("threads", "mpi", "nccl"): for reports only.
+  virtual std::string_view backend() const = 0;
+  // Where send and receive buffers must live (host memory for threads/MPI, device memory for
+  // NCCL): a compute backend checks it against its own memory before it communicates.
+  virtual MemorySpace memory() const = 0;
+  // The stream this communicator enqueues on, as an opaque handle (a cudaStream_t for NCCL), or
+  // null when every call completes on the calling thread before it returns. Callers that order
+  // device work against it (a compute backend's events, CUDA graph capture) cast it back.
+  virtual void* stream() const { return nullptr; }
+  // The library underneath and its version (e.g. "2.21.5" for NCCL), "" for in-process backends;
+  // recorded in results as "<backend>_version".
+  virtual std::string library_version() const { return {}; }
 
   // count = elements per rank's contribution unless stated. send == recv means in place.
   virtual void all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) = 0;
@@ -59,9 +88,7 @@ class Communicator {
   // Collective over this communicator: ranks with the same color form a new communicator,
   // ordered by key (then by old rank), as MPI_Comm_split.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
-  // Whether a thread other than the creating one may call this communicator (one thread at a
-  // time), as `train --overlap` does. MPI: only at MPI_THREAD_SERIALIZED or above.
-  virtual bool callable_from_any_thread() const { return true; }
+  virtual ThreadSupport thread_support() const { return ThreadSupport::concurrent; }
 };
 
 }  // namespace gcb

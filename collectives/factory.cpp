@@ -1,9 +1,10 @@
-// Backend selection by name. The only file that knows which backends were compiled in
-// (GCB_HAVE_MPI / GCB_HAVE_NCCL come from collectives/CMakeLists.txt).
+// The backend table. The only file that knows which backends were compiled in (GCB_HAVE_MPI /
+// GCB_HAVE_NCCL come from collectives/CMakeLists.txt).
 #include "collectives/factory.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
@@ -18,50 +19,86 @@ namespace gcb {
 
 namespace {
 
-constexpr std::array<std::string_view, 3> kKnownBackends{"threads", "mpi", "nccl"};
+std::unique_ptr<Communicator> make_threads(const CommunicatorSpec& spec) {
+  if (spec.thread_world == nullptr)
+    throw UsageError("the threads backend needs a ThreadWorld shared by all rank threads");
+  return spec.thread_world->communicator(spec.rank);
+}
 
-std::string known_list() { return fmt::format("{}", fmt::join(kKnownBackends, ", ")); }
+#if GCB_HAVE_MPI
+std::unique_ptr<Communicator> make_mpi(const CommunicatorSpec& spec) {
+  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, false, spec.reduction_order);
+}
+#else
+constexpr std::unique_ptr<Communicator> (*make_mpi)(const CommunicatorSpec&) = nullptr;
+#endif
+
+#if GCB_HAVE_NCCL
+std::unique_ptr<Communicator> make_nccl(const CommunicatorSpec& spec) {
+  return std::make_unique<NcclCommunicator>(spec.nccl_unique_id, spec.size, spec.rank, spec.device, spec.timeout);
+}
+#else
+constexpr std::unique_ptr<Communicator> (*make_nccl)(const CommunicatorSpec&) = nullptr;
+#endif
 
 }  // namespace
 
+const std::vector<CommunicatorBackend>& communicator_backends() {
+  static const std::vector<CommunicatorBackend> table = {
+      {"threads", MemorySpace::host, false, false, "memcpy through the ThreadCommunicator in one process (not a link)",
+       "", make_threads},
+      {"mpi", MemorySpace::host, true, true, "MPI, host memory", "MPI", make_mpi},
+      {"nccl", MemorySpace::device, true, false, "NCCL send/recv, device memory", "CUDA and NCCL", make_nccl},
+  };
+  return table;
+}
+
+std::string communicator_backend_names() {
+  std::vector<std::string_view> known;
+  for (const auto& b : communicator_backends()) known.push_back(b.name);
+  return fmt::format("{}", fmt::join(known, ", "));
+}
+
+bool communicator_backend_known(std::string_view name) {
+  const auto& table = communicator_backends();
+  return std::any_of(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
+}
+
+const CommunicatorBackend& communicator_backend(std::string_view name) {
+  const auto& table = communicator_backends();
+  const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
+  if (it == table.end())
+    throw UsageError(fmt::format("unknown communicator backend '{}' (known: {})", name, communicator_backend_names()));
+  return *it;
+}
+
 std::vector<std::string_view> built_communicator_backends() {
-  std::vector<std::string_view> names{"threads"};
-#if GCB_HAVE_MPI
-  names.emplace_back("mpi");
-#endif
-#if GCB_HAVE_NCCL
-  names.emplace_back("nccl");
-#endif
+  std::vector<std::string_view> names;
+  for (const auto& b : communicator_backends())
+    if (b.built()) names.push_back(b.name);
   return names;
 }
 
 bool communicator_backend_built(std::string_view name) {
-  const auto built = built_communicator_backends();
-  return std::find(built.begin(), built.end(), name) != built.end();
+  const auto& table = communicator_backends();
+  return std::any_of(table.begin(), table.end(), [name](const auto& b) { return b.name == name && b.built(); });
 }
 
 std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec) {
-  if (std::find(kKnownBackends.begin(), kKnownBackends.end(), spec.backend) == kKnownBackends.end())
-    throw UsageError(fmt::format("unknown communicator backend '{}' (known: {})", spec.backend, known_list()));
-  if (!communicator_backend_built(spec.backend))
+  const CommunicatorBackend& b = communicator_backend(spec.backend);
+  if (!b.built())
     throw UsageError(fmt::format("communicator backend '{}' was not built into this binary (built: {}); "
                                  "reconfigure with {} available",
-                                 spec.backend, fmt::join(built_communicator_backends(), ", "),
-                                 spec.backend == "mpi" ? "MPI" : "CUDA and NCCL"));
-  if (spec.backend == "threads") {
-    if (spec.thread_world == nullptr)
-      throw UsageError("the threads backend needs a ThreadWorld shared by all rank threads");
-    return spec.thread_world->communicator(spec.rank);
+                                 spec.backend, fmt::join(built_communicator_backends(), ", "), b.needs));
+  return b.make(spec);
+}
+
+std::string_view communicator_for(MemorySpace memory, bool processes) {
+  for (const CommunicatorBackend& b : communicator_backends()) {
+    if (b.built() && b.memory == memory && (processes ? b.spans_processes : !b.needs_processes)) return b.name;
   }
-#if GCB_HAVE_MPI
-  if (spec.backend == "mpi") return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
-#endif
-#if GCB_HAVE_NCCL
-  if (spec.backend == "nccl")
-    return std::make_unique<NcclCommunicator>(spec.nccl_unique_id, spec.size, spec.rank, spec.device,
-                                              spec.timeout);
-#endif
-  throw UsageError(fmt::format("communicator backend '{}' is not available", spec.backend));
+  throw UsageError(fmt::format("no communicator backend built into this binary moves {} memory {}",
+                               memory_space_name(memory), processes ? "between processes" : "within one process"));
 }
 
 }  // namespace gcb

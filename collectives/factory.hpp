@@ -1,11 +1,14 @@
-// The one place a Communicator backend is chosen by name ("threads", "mpi", "nccl"). Adding a
-// backend means: its file pair, one case here, one line in collectives/CMakeLists.txt.
+// The one place Communicator backends are named ("threads", "mpi", "nccl"): a table of what each
+// backend is and how to make one. Adding a backend means: its file pair, one row in the table
+// (factory.cpp), one line in collectives/CMakeLists.txt. Callers ask the table (or the
+// communicator itself) about properties; none compares backend names.
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,14 +31,40 @@ struct CommunicatorSpec {
   int size = 1;
   int device = 0;
   std::array<std::byte, 128> nccl_unique_id{};
+  // mpi: rank-ordered host reductions (bitwise = threads) or the MPI library's collectives.
+  ReductionOrder reduction_order = ReductionOrder::rank_ordered;
   std::chrono::milliseconds timeout{300'000};
 };
 
-// Names of the backends compiled into this binary, in a fixed order.
+// One row of the backend table.
+struct CommunicatorBackend {
+  std::string_view name;
+  MemorySpace memory;          // where its buffers live (device: one GPU per rank)
+  bool spans_processes;        // can join ranks of different processes
+  bool needs_processes;        // runs only with one process per rank (MPI's world)
+  std::string_view link;       // what a transfer through it is, for result labels
+  std::string_view needs;      // what to reconfigure with when it is not built
+  // Null when this binary was built without the backend.
+  std::unique_ptr<Communicator> (*make)(const CommunicatorSpec&);
+  bool built() const { return make != nullptr; }
+};
+
+// Every known backend, built or not, in a fixed order.
+const std::vector<CommunicatorBackend>& communicator_backends();
+// "threads, mpi, nccl": every known name, for messages.
+std::string communicator_backend_names();
+bool communicator_backend_known(std::string_view name);
+// The row of `name`; gcb::UsageError naming the known backends for anything else.
+const CommunicatorBackend& communicator_backend(std::string_view name);
+// Names of the backends compiled into this binary, in table order.
 std::vector<std::string_view> built_communicator_backends();
 bool communicator_backend_built(std::string_view name);
 
 // gcb::UsageError for an unknown name, or a known one that this binary was built without.
 std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec);
+
+// The first built backend, in table order, that moves `memory` and fits the launch (one that spans
+// processes when ranks are processes, else one of this process); gcb::UsageError when none does.
+std::string_view communicator_for(MemorySpace memory, bool processes);
 
 }  // namespace gcb

@@ -40,6 +40,37 @@ void partition(size_t count, int n, std::vector<int>& counts, std::vector<int>& 
   }
 }
 
+// MPI_User_function for fp16/bf16 (MPI has no such types): inout[i] = in[i] (op) inout[i], in
+// fp32 with a rounding after the step, as reduce_into() does. Commutative, so argument order is
+// immaterial.
+template <DType T, ReduceOp Op>
+void user_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduce_into(T, Op, inout, in, static_cast<size_t>(*len));
+}
+
+template <DType T>
+MPI_User_function* user_function(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return &user_reduce<T, ReduceOp::prod>;
+    case ReduceOp::min: return &user_reduce<T, ReduceOp::min>;
+    case ReduceOp::max: return &user_reduce<T, ReduceOp::max>;
+    case ReduceOp::sum:
+    case ReduceOp::avg: break;
+  }
+  return &user_reduce<T, ReduceOp::sum>;
+}
+
+MPI_Op native_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return MPI_PROD;
+    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::sum:
+    case ReduceOp::avg: break;
+  }
+  return MPI_SUM;
+}
+
 bool mpi_finalized() {
   int done = 0;
   MPI_Finalized(&done);
@@ -48,7 +79,8 @@ bool mpi_finalized() {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned, ReductionOrder order)
+    : comm_(comm), owned_(owned), order_(order) {
   MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
@@ -58,6 +90,7 @@ MpiCommunicator::~MpiCommunicator() {
   // After MPI_Finalize nothing may be freed; the runtime has released it all anyway.
   if (mpi_finalized()) return;
   for (auto& [bytes, type] : types_) MPI_Type_free(&type);
+  for (auto& [key, op] : user_ops_) MPI_Op_free(&op);
   if (owned_) MPI_Comm_free(&comm_);
 }
 
@@ -70,6 +103,27 @@ MPI_Datatype MpiCommunicator::element_type(DType t) {
   MPI_CHECK(MPI_Type_commit(&type));
   types_.emplace_back(bytes, type);
   return type;
+}
+
+std::pair<MPI_Datatype, MPI_Op> MpiCommunicator::library_reduction(DType t, ReduceOp op) {
+  switch (t) {
+    case DType::f64: return {MPI_DOUBLE, native_op(op)};
+    case DType::f32: return {MPI_FLOAT, native_op(op)};
+    case DType::i32: return {MPI_INT32_T, native_op(op)};
+    case DType::i8: return {MPI_INT8_T, native_op(op)};
+    case DType::f16:
+    case DType::bf16: break;
+    default: throw UsageError(fmt::format("the MPI backend cannot reduce {}", dtype_name(t)));
+  }
+  const ReduceOp combined = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const int key = static_cast<int>(t) * 16 + static_cast<int>(combined);
+  for (const auto& [k, mpi_op] : user_ops_)
+    if (k == key) return {element_type(t), mpi_op};
+  MPI_Op mpi_op = MPI_OP_NULL;
+  MPI_CHECK(MPI_Op_create(t == DType::f16 ? user_function<DType::f16>(combined) : user_function<DType::bf16>(combined),
+                          /*commute=*/1, &mpi_op));
+  user_ops_.emplace_back(key, mpi_op);
+  return {element_type(t), mpi_op};
 }
 
 void MpiCommunicator::reduce_my_block(const void* send, const std::vector<int>& counts,
@@ -112,6 +166,12 @@ void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first
 
 void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI all_reduce");
+  if (order_ == ReductionOrder::library) {
+    const auto [type, mpi_op] = library_reduction(t, op);
+    MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, to_int(count, "all_reduce"), type, mpi_op, comm_));
+    finish_reduction(t, op, recv, count, size_);
+    return;
+  }
   if (count * dtype_size(t) <= kSmallReductionBytes) {
     gather_reduce(send, count, 0, count, recv, t, op);
     return;
@@ -128,6 +188,22 @@ void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DTy
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI reduce_scatter");
   const size_t total = count * static_cast<size_t>(size_);
+  if (order_ == ReductionOrder::library) {
+    const auto [type, mpi_op] = library_reduction(t, op);
+    const size_t bytes = count * dtype_size(t);
+    auto* mine = static_cast<std::byte*>(recv);
+    if (mine == at(send, static_cast<size_t>(rank_) * bytes)) {
+      // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result
+      // at the start of the buffer instead.
+      auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
+      MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
+      if (rank_ != 0 && bytes > 0) std::memmove(mine, whole, bytes);
+    } else {
+      MPI_CHECK(MPI_Reduce_scatter_block(send, recv, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
+    }
+    finish_reduction(t, op, recv, count, size_);
+    return;
+  }
   if (total * dtype_size(t) <= kSmallReductionBytes) {
     // In place (recv = send + rank·count) is safe: the gather has read send before we write.
     gather_reduce(send, total, static_cast<size_t>(rank_) * count, count, recv, t, op);
@@ -143,6 +219,14 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
 
 void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
   const WatchScope watch("MPI reduce");
+  if (order_ == ReductionOrder::library) {
+    const auto [type, mpi_op] = library_reduction(t, op);
+    const bool is_root = rank_ == root;
+    MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr,
+                         to_int(count, "reduce"), type, mpi_op, root, comm_));
+    if (is_root) finish_reduction(t, op, recv, count, size_);
+    return;
+  }
   if (count * dtype_size(t) <= kSmallReductionBytes) {
     gather_reduce(send, count, 0, count, recv, t, op, root);
     return;
@@ -219,10 +303,19 @@ void MpiCommunicator::recv(void* buf, size_t count, DType t, int peer) {
   }
 }
 
-bool MpiCommunicator::callable_from_any_thread() const {
+ThreadSupport MpiCommunicator::thread_support() const {
   int level = MPI_THREAD_SINGLE;
   MPI_CHECK(MPI_Query_thread(&level));
-  return level >= MPI_THREAD_SERIALIZED;
+  if (level >= MPI_THREAD_MULTIPLE) return ThreadSupport::concurrent;
+  return level >= MPI_THREAD_SERIALIZED ? ThreadSupport::serialized : ThreadSupport::creating_thread;
+}
+
+std::string MpiCommunicator::library_version() const {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_CHECK(MPI_Get_library_version(text, &len));
+  const std::string all(text, static_cast<size_t>(len));
+  return all.substr(0, all.find_first_of(",\n"));
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
@@ -230,7 +323,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm child = MPI_COMM_NULL;
   MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child));
   if (child == MPI_COMM_NULL) return nullptr;
-  return std::make_unique<MpiCommunicator>(child, true);
+  return std::make_unique<MpiCommunicator>(child, true, order_);
 }
 
 }  // namespace gcb

@@ -1,9 +1,13 @@
-// MpiCommunicator: ranks are processes of an MPI communicator, buffers are host memory. Every
-// reduction moves data with MPI and reduces in rank order 0..n-1 on the host with reduce_into(),
-// so results are bitwise identical to ThreadCommunicator's (MPI_Allreduce would not promise that).
-// Two data paths: small reductions (≤ kSmallReductionBytes per rank) gather every contribution
-// with one latency-bound MPI call and reduce locally; larger ones reduce-scatter by
-// MPI_Alltoallv and all-gather, the bytes of a ring.
+// MpiCommunicator: ranks are processes of an MPI communicator, buffers are host memory. Data
+// movement (all_gather, broadcast, all_to_all, send/recv) is always the MPI library's own call.
+// Reductions come in two orders (ReductionOrder):
+// - library: MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce with MPI's types and ops (a
+//   user-defined op for fp16/bf16, which MPI has no type for), as an application calls them;
+// - rank_ordered: MPI moves the data and the host reduces in rank order 0..n-1 with
+//   reduce_into(), so results are bitwise identical to ThreadCommunicator's (MPI_Allreduce would
+//   not promise that). Small reductions (≤ kSmallReductionBytes per rank) gather every
+//   contribution with one latency-bound MPI call and reduce locally; larger ones reduce-scatter by
+//   MPI_Alltoallv and all-gather, the bytes of a ring.
 #pragma once
 
 #include <mpi.h>
@@ -24,7 +28,8 @@ class MpiCommunicator final : public Communicator {
 
   // Wraps `comm` (MPI already initialised) and sets MPI_ERRORS_RETURN on it so failures become
   // gcb::Fault through MPI_CHECK. `owned` communicators (from split) are freed on destruction.
-  explicit MpiCommunicator(MPI_Comm comm, bool owned = false);
+  explicit MpiCommunicator(MPI_Comm comm, bool owned = false,
+                           ReductionOrder order = ReductionOrder::rank_ordered);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -32,7 +37,10 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }
+  MemorySpace memory() const override { return MemorySpace::host; }
+  std::string library_version() const override;  // first line of MPI_Get_library_version
   MPI_Comm comm() const { return comm_; }
+  ReductionOrder reduction_order() const { return order_; }
 
   // Blocking; same buffer and in-place conventions as ThreadCommunicator. Element counts per
   // MPI call must fit in an int (elements are sent as one contiguous datatype per dtype).
@@ -50,14 +58,18 @@ class MpiCommunicator final : public Communicator {
   void recv(void* buf, size_t count, DType t, int peer) override;
   void barrier() override;
   void synchronize() override {}
-  // MPI_Comm_split; color < 0 (MPI_UNDEFINED) returns nullptr.
+  // MPI_Comm_split (same reduction order); color < 0 (MPI_UNDEFINED) returns nullptr.
   std::unique_ptr<Communicator> split(int color, int key) override;
-  // MPI_Query_thread() ≥ MPI_THREAD_SERIALIZED.
-  bool callable_from_any_thread() const override;
+  // From MPI_Query_thread(): MULTIPLE → concurrent, SERIALIZED → serialized.
+  ThreadSupport thread_support() const override;
 
  private:
   // Bytes of one element as a committed MPI datatype (counts stay in elements).
   MPI_Datatype element_type(DType t);
+  // The MPI datatype and op a library-order reduction uses: MPI's own for fp64/fp32/int32/int8,
+  // a 2-byte type and a user-defined op (reduce_into) for fp16/bf16; avg is sum, then
+  // finish_reduction() on the result.
+  std::pair<MPI_Datatype, MPI_Op> library_reduction(DType t, ReduceOp op);
   // Reduces block `rank_` (`mine` elements) of every rank's `send` in rank order into `out`; the
   // blocks of `send` are given by counts/displs (elements). One MPI_Alltoallv moves the data.
   void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,
@@ -70,12 +82,14 @@ class MpiCommunicator final : public Communicator {
 
   MPI_Comm comm_;
   bool owned_;
+  ReductionOrder order_;
   int rank_ = 0;
   int size_ = 1;
   int group_depth_ = 0;
   std::vector<MPI_Request> pending_;
   std::vector<std::byte> scratch_;
   std::vector<std::pair<size_t, MPI_Datatype>> types_;  // element size -> contiguous type
+  std::vector<std::pair<int, MPI_Op>> user_ops_;         // (dtype, op) key -> MPI_Op_create
 };
 
 }  // namespace gcb

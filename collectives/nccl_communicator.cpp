@@ -3,10 +3,12 @@
 // Status: compiles on the CPU-only build machines; not yet validated on a GPU.
 #include "collectives/nccl_communicator.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <fmt/format.h>
-#include <thread>
 
+#include "collectives/stream_poll.hpp"
 #include "core/error.hpp"
 
 namespace gcb {
@@ -22,8 +24,13 @@ ncclDataType_t nccl_type(DType t) {
     case DType::tf32: return ncclFloat32;  // stored as fp32
     case DType::f16: return ncclFloat16;
     case DType::bf16: return ncclBfloat16;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 3)  // FP8 types first appear in NCCL 2.24.3
     case DType::fp8_e4m3: return ncclFloat8e4m3;
     case DType::fp8_e5m2: return ncclFloat8e5m2;
+#else
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2: break;  // built against an older NCCL: reported below
+#endif
     case DType::i8: return ncclInt8;
     case DType::i32: return ncclInt32;
   }
@@ -150,21 +157,26 @@ void NcclCommunicator::barrier() {
 
 void NcclCommunicator::synchronize() {
   GCB_CHECK(comm_ != nullptr, "NCCL communicator was aborted");
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
+  StreamPoll poll;
+  poll.done = [this] {
     const cudaError_t status = cudaStreamQuery(stream_);
-    if (status == cudaSuccess) return;
     if (status != cudaErrorNotReady) CUDA_CHECK(status);
-    // A peer that died leaves our kernels spinning: only the async error or a timeout tells.
+    return status == cudaSuccess;
+  };
+  poll.async_error = [this]() -> std::string {
     ncclResult_t async = ncclSuccess;
     NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
-    if (async != ncclSuccess && async != ncclInProgress)
-      abort_and_throw(fmt::format("asynchronous error: {}", ncclGetErrorString(async)));
-    if (std::chrono::steady_clock::now() - start > timeout_)
-      abort_and_throw(fmt::format("stream not done after {:.1f} s",
-                                  static_cast<double>(timeout_.count()) / 1e3));
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+    return async == ncclSuccess || async == ncclInProgress ? "" : ncclGetErrorString(async);
+  };
+  poll.yield = [] { sched_yield(); };
+  if (const std::string why = poll_stream(poll, timeout_); !why.empty()) abort_and_throw(why);
+}
+
+std::string NcclCommunicator::library_version() const {
+  int v = 0;
+  NCCL_CHECK(ncclGetVersion(&v));
+  // NCCL ≥ 2.9 encodes major·10000 + minor·100 + patch.
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {

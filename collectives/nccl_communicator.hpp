@@ -30,7 +30,9 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "nccl"; }
-  cudaStream_t stream() const { return stream_; }
+  MemorySpace memory() const override { return MemorySpace::device; }
+  void* stream() const override { return stream_; }  // the cudaStream_t every call enqueues on
+  std::string library_version() const override;      // ncclGetVersion as major.minor.patch
   ncclComm_t comm() const { return comm_; }
   static std::array<std::byte, 128> new_unique_id();
 
@@ -48,8 +50,9 @@ class NcclCommunicator final : public Communicator {
   void recv(void* buf, size_t count, DType t, int peer) override;
   // NCCL has no barrier: a one-element all-reduce followed by synchronize().
   void barrier() override;
-  // cudaStreamQuery in a loop; on an asynchronous NCCL error or after the timeout the
-  // communicator is aborted (ncclCommAbort) and gcb::Fault is thrown.
+  // cudaStreamQuery in a loop with sched_yield between polls (stream_poll.hpp); on an
+  // asynchronous NCCL error or after the timeout the communicator is aborted (ncclCommAbort) and
+  // gcb::Fault is thrown.
   void synchronize() override;
   // ncclCommSplit; color < 0 (NCCL_SPLIT_NOCOLOR) returns nullptr. The child shares the device,
   // gets its own stream.

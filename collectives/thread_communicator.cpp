@@ -1,6 +1,7 @@
-// ThreadCommunicator: every collective is "publish buffer pointers, rendezvous, each rank builds
-// its own output by reading the others' buffers in rank order, rendezvous". Point-to-point goes
-// through per-(src,dst) mailboxes of copied messages. All waits poll a shared abort flag.
+// ThreadCommunicator: every collective is "publish this rank's input, rendezvous, each rank builds
+// its own output by reading the others' inputs in rank order" (plus a second rendezvous when
+// inputs are read in place). Point-to-point goes through per-(src,dst) mailboxes of copied
+// messages. All waits poll a shared abort flag.
 #include "collectives/thread_communicator.hpp"
 
 #include <unistd.h>
@@ -13,11 +14,12 @@
 #include <deque>
 #include <fmt/format.h>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
+#include "collectives/rendezvous.hpp"
 #include "core/error.hpp"
 
 namespace gcb {
@@ -28,6 +30,7 @@ namespace detail {
 struct ThreadFaultState {
   std::atomic<bool> aborted{false};
   std::atomic<int64_t> timeout_ms{ThreadWorld::kDefaultTimeout.count()};
+  bool spin = true;  // rank threads ≤ usable cores: waiters may spin before they yield and sleep
   std::mutex mu;
   std::string message;  // "rank R on host H: reason", set once by the first abort
 
@@ -38,7 +41,7 @@ struct ThreadFaultState {
     aborted.store(true);
   }
   void throw_if_aborted(const char* what) {
-    if (!aborted.load()) return;
+    if (!aborted.load(std::memory_order_relaxed)) return;
     std::lock_guard lk(mu);
     throw Fault(fmt::format("threads communicator aborted (seen by rank {} in {}): {}", error_rank(),
                             what, message));
@@ -56,64 +59,68 @@ struct OpSignature {
   }
 };
 
+// What one rank publishes for the collective in flight. Written by that rank before it arrives
+// at the rendezvous, read by the others after it (the rendezvous orders the two). Each rank has
+// two slots, used by collectives that start on odd and even rendezvous epochs: a rank may fill
+// one for its next collective while slower ranks still read the other.
+struct alignas(64) RankSlot {
+  OpSignature signature;
+  const std::byte* input = nullptr;   // the send buffer, or inline_input on the small path
+  const std::byte* result = nullptr;  // chunked all_reduce: where this rank's reduced chunk is
+  alignas(64) std::array<std::byte, ThreadCommunicator::kInlineBytes> inline_input;
+};
+
 struct ThreadGroup {
   ThreadGroup(int n, std::shared_ptr<ThreadFaultState> f)
-      : size(n), fault(std::move(f)), here(static_cast<size_t>(n), false),
-        send_slot(static_cast<size_t>(n)), signature(static_cast<size_t>(n)),
-        split_request(static_cast<size_t>(n)), split_result(static_cast<size_t>(n)) {}
+      : size(n), fault(std::move(f)), meet(n, fault->spin), slots(2 * static_cast<size_t>(n)),
+        posted(std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(n) * static_cast<size_t>(n))),
+        mail_waiter(fault->spin), split_request(static_cast<size_t>(n)), split_result(static_cast<size_t>(n)) {}
 
   const int size;
   const std::shared_ptr<ThreadFaultState> fault;
+  Rendezvous meet;
+  std::vector<RankSlot> slots;  // [parity · size + rank]
+  // Point-to-point: messages queued per (src, dst) under mu; posted[src · size + dst] counts the
+  // messages ever queued, so a receiver waits on an atomic instead of the lock.
+  std::unique_ptr<std::atomic<uint64_t>[]> posted;
+  SpinWaiter mail_waiter;
   std::mutex mu;
-  std::condition_variable cv;
-  // Barrier by generation counting; `here` names the ranks that arrived, for timeout messages.
-  uint64_t generation = 0;
-  int arrived = 0;
-  std::vector<bool> here;
-  // Collective slots: written before the first rendezvous, read between the two.
-  std::vector<const void*> send_slot;
-  std::vector<OpSignature> signature;
+  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mailbox;  // (src, dst)
+  // Split requests, under mu.
   std::vector<std::pair<int, int>> split_request;  // (color, key)
   std::vector<std::shared_ptr<ThreadGroup>> split_result;
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mailbox;  // (src, dst)
 
-  // Waits on cv until ready() under `lk`, polling the abort flag; on timeout aborts everything.
-  template <class Ready, class Describe>
-  void wait(std::unique_lock<std::mutex>& lk, const char* what, Ready ready, Describe waiting_for) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto timeout = std::chrono::milliseconds(fault->timeout_ms.load());
-    while (!ready()) {
+  RankSlot& slot(uint64_t parity, int rank) { return slots[parity * static_cast<size_t>(size) + static_cast<size_t>(rank)]; }
+  // Parity of the epoch `rank`'s next rendezvous will be.
+  uint64_t next_parity(int rank) const { return (meet.arrived_epoch(rank) + 1) & 1; }
+  std::atomic<uint64_t>& posted_count(int src, int dst) {
+    return posted[static_cast<size_t>(src) * static_cast<size_t>(size) + static_cast<size_t>(dst)];
+  }
+
+  // The poll of a wait: throws once the world aborted; after the timeout (counted from the first
+  // poll, so the fast path reads no clock) aborts everything, naming waiting_for().
+  template <class Describe>
+  auto poll_for(const char* what, Describe waiting_for) {
+    return [this, what, waiting_for, start = std::optional<std::chrono::steady_clock::time_point>()]() mutable {
       fault->throw_if_aborted(what);
-      if (std::chrono::steady_clock::now() - start > timeout) {
-        const std::string reason = fmt::format("timed out after {:.1f} s in {} waiting for {}",
-                                               static_cast<double>(timeout.count()) / 1e3, what,
-                                               waiting_for());
-        lk.unlock();
-        fault->abort(reason);
-        fault->throw_if_aborted(what);
-      }
-      // Short slices: an abort raised in another group (split) only sets the flag.
-      cv.wait_for(lk, std::chrono::milliseconds(10));
-    }
+      const auto now = std::chrono::steady_clock::now();
+      if (!start) start = now;
+      const auto timeout = std::chrono::milliseconds(fault->timeout_ms.load());
+      if (now - *start <= timeout) return;
+      fault->abort(fmt::format("timed out after {:.1f} s in {} waiting for {}",
+                               static_cast<double>(timeout.count()) / 1e3, what, waiting_for()));
+      fault->throw_if_aborted(what);
+    };
   }
 
   void rendezvous(int rank, const char* what) {
-    std::unique_lock lk(mu);
-    const uint64_t gen = generation;
-    here[static_cast<size_t>(rank)] = true;
-    if (++arrived == size) {
-      arrived = 0;
-      std::fill(here.begin(), here.end(), false);
-      ++generation;
-      cv.notify_all();
-      return;
-    }
-    wait(lk, what, [&] { return generation != gen; }, [&] {
+    meet.arrive_and_wait(rank, poll_for(what, [this, rank] {
+      const uint64_t epoch = meet.arrived_epoch(rank);
       std::string missing;
       for (int r = 0; r < size; ++r)
-        if (!here[static_cast<size_t>(r)]) missing += fmt::format("{}{}", missing.empty() ? "" : ",", r);
+        if (meet.arrived_epoch(r) < epoch) missing += fmt::format("{}{}", missing.empty() ? "" : ",", r);
       return fmt::format("rank(s) {} of this {}-rank communicator", missing, size);
-    });
+    }));
   }
 };
 
@@ -128,8 +135,6 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   return std::less<>{}(pa, pb + b_bytes) && std::less<>{}(pb, pa + a_bytes);
 }
 
-const std::byte* at(const void* base, size_t offset) { return static_cast<const std::byte*>(base) + offset; }
-std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
 
 void copy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
@@ -143,6 +148,8 @@ ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds timeout)
     : fault_(std::make_shared<detail::ThreadFaultState>()) {
   if (size < 1) throw UsageError(fmt::format("a thread world needs at least 1 rank, got {}", size));
   fault_->timeout_ms.store(timeout.count());
+  // More rank threads than cores: a spinning waiter would only steal the core its peer needs.
+  fault_->spin = size <= detail::usable_cpus();
   group_ = std::make_shared<detail::ThreadGroup>(size, fault_);
 }
 
@@ -163,131 +170,169 @@ std::chrono::milliseconds ThreadWorld::timeout() const {
 // --- ThreadCommunicator: collectives ----------------------------------------------------------
 
 ThreadCommunicator::ThreadCommunicator(std::shared_ptr<detail::ThreadGroup> group, int rank)
-    : group_(std::move(group)), rank_(rank) {}
+    : group_(std::move(group)), rank_(rank), inputs_(static_cast<size_t>(group_->size)),
+      received_(static_cast<size_t>(group_->size), 0) {}
 
 ThreadCommunicator::~ThreadCommunicator() = default;
 
 int ThreadCommunicator::size() const { return group_->size; }
 
-void ThreadCommunicator::run_collective(const char* name, const void* send, size_t send_bytes,
-                                        void* recv, size_t recv_bytes,
-                                        const std::function<void(void* out)>& compute) {
+detail::RankSlot& ThreadCommunicator::publish(const detail::OpSignature& sig, const void* send, size_t send_bytes,
+                                             bool copy_inline) {
   auto& g = *group_;
-  g.fault->throw_if_aborted(name);
-  // Other ranks read our send buffer until the second rendezvous, so an output that overlaps
-  // it (in place) is built aside and copied in afterwards.
+  g.fault->throw_if_aborted(sig.name);
+  detail::RankSlot& mine = g.slot(g.next_parity(rank_), rank_);
+  mine.signature = sig;
+  if (copy_inline) {
+    copy(mine.inline_input.data(), send, send_bytes);
+    mine.input = mine.inline_input.data();
+  } else {
+    mine.input = static_cast<const std::byte*>(send);
+  }
+  return mine;
+}
+
+void ThreadCommunicator::meet_and_check(const detail::OpSignature& mine) {
+  auto& g = *group_;
+  const uint64_t parity = g.next_parity(rank_);
+  g.rendezvous(rank_, mine.name);
+  // Every rank checks every signature, so no rank reads a buffer of the wrong size.
+  for (int r = 0; r < size(); ++r) {
+    const detail::RankSlot& s = g.slot(parity, r);
+    inputs_[static_cast<size_t>(r)] = s.input;
+    if (s.signature == mine) continue;
+    const detail::OpSignature& other = s.signature;
+    g.fault->abort(fmt::format(
+        "mismatched collective: group rank {} called {}(count {}, {}, {}) but group rank {} called {}(count {}, {}, {})",
+        rank_, mine.name, mine.count, dtype_name(mine.type), mine.detail, r, other.name, other.count,
+        dtype_name(other.type), other.detail));
+    g.fault->throw_if_aborted(mine.name);
+  }
+}
+
+void ThreadCommunicator::run_collective(const detail::OpSignature& sig, size_t input_bytes, const void* send,
+                                        size_t send_bytes, void* recv, size_t recv_bytes, const Compute& compute) {
+  // Small inputs are copied into this rank's slot: the others read the copy, so the collective
+  // needs one rendezvous and may write recv at once, whatever overlaps what.
+  if (input_bytes <= kInlineBytes) {
+    publish(sig, send, send_bytes, true);
+    meet_and_check(sig);
+    compute(static_cast<std::byte*>(recv), inputs_);
+    return;
+  }
+  // Large inputs are read in place by the others until the second rendezvous, so an output that
+  // overlaps this rank's own send buffer is built aside and copied in afterwards.
   const bool aside = overlaps(send, send_bytes, recv, recv_bytes);
   if (aside) scratch_.resize(recv_bytes);
-  void* out = aside ? static_cast<void*>(scratch_.data()) : recv;
-  {
-    std::lock_guard lk(g.mu);
-    g.send_slot[static_cast<size_t>(rank_)] = send;
-  }
-  g.rendezvous(rank_, name);
-  // Every rank checks every signature, so no rank reads a buffer of the wrong size.
-  detail::OpSignature mine;
-  detail::OpSignature other;
-  int other_rank = -1;
-  {
-    std::lock_guard lk(g.mu);
-    mine = g.signature[static_cast<size_t>(rank_)];
-    for (int r = 0; r < size() && other_rank < 0; ++r)
-      if (!(g.signature[static_cast<size_t>(r)] == mine)) {
-        other = g.signature[static_cast<size_t>(r)];
-        other_rank = r;
-      }
-  }
-  if (other_rank >= 0) {
-    const std::string reason = fmt::format(
-        "mismatched collective: group rank {} called {}(count {}, {}, {}) but group rank {} called {}(count {}, {}, {})",
-        rank_, mine.name, mine.count, dtype_name(mine.type), mine.detail, other_rank, other.name,
-        other.count, dtype_name(other.type), other.detail);
-    g.fault->abort(reason);
-    g.fault->throw_if_aborted(name);
-  }
-  compute(out);
-  g.rendezvous(rank_, name);
+  auto* out = aside ? scratch_.data() : static_cast<std::byte*>(recv);
+  publish(sig, send, send_bytes, false);
+  meet_and_check(sig);
+  compute(out, inputs_);
+  group_->rendezvous(rank_, sig.name);
   if (aside) copy(recv, out, recv_bytes);
 }
 
 namespace {
-// Records what this rank is about to call, for the mismatch check in run_collective.
-void publish_signature(detail::ThreadGroup& g, int rank, const detail::OpSignature& sig) {
-  std::lock_guard lk(g.mu);
-  g.signature[static_cast<size_t>(rank)] = sig;
+
+// out = in[0] (op) in[1] (op) … in rank order, then the avg division: the one reduction order of
+// this backend (and of MpiCommunicator's rank-ordered mode).
+void reduce_in_rank_order(std::byte* out, const std::vector<const std::byte*>& in, size_t offset, size_t count,
+                          DType t, ReduceOp op) {
+  copy(out, in[0] + offset, count * dtype_size(t));
+  for (size_t r = 1; r < in.size(); ++r) reduce_into(t, op, out, in[r] + offset, count);
+  finish_reduction(t, op, out, count, static_cast<int>(in.size()));
 }
+
 }  // namespace
 
 void ThreadCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const size_t bytes = count * dtype_size(t);
-  publish_signature(*group_, rank_, {"all_reduce", count, t, static_cast<int>(op)});
-  run_collective("all_reduce", send, bytes, recv, bytes, [&](void* out) {
-    const auto& slots = group_->send_slot;
-    copy(out, slots[0], bytes);
-    for (int r = 1; r < size(); ++r) reduce_into(t, op, out, slots[static_cast<size_t>(r)], count);
-    finish_reduction(t, op, out, count, size());
+  const detail::OpSignature sig{"all_reduce", count, t, static_cast<int>(op)};
+  if (bytes >= kChunkedBytes && size() > 1) return all_reduce_chunked(sig, send, recv);
+  run_collective(sig, bytes, send, bytes, recv, bytes, [&](std::byte* out, const auto& in) {
+    reduce_in_rank_order(out, in, 0, count, t, op);
   });
+}
+
+void ThreadCommunicator::all_reduce_chunked(const detail::OpSignature& sig, const void* send, void* recv) {
+  // Reduce-scatter then all-gather through shared memory: rank r reduces chunk r of every input
+  // (in rank order, so each element is computed exactly as by the plain path), then every rank
+  // copies the other chunks from their owners. Each rank reads 2× the buffer instead of n×.
+  auto& g = *group_;
+  const size_t es = dtype_size(sig.type), count = sig.count;
+  const auto n = static_cast<size_t>(size());
+  auto chunk = [&](size_t r) {  // [first, first + len) elements; the first count % n ranks get one more
+    const size_t base = count / n, extra = count % n;
+    return std::pair{r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
+  };
+  const uint64_t parity = g.next_parity(rank_);
+  detail::RankSlot& mine = publish(sig, send, count * es, false);
+  const auto [first, len] = chunk(static_cast<size_t>(rank_));
+  // In place (or overlapping) the others still read this chunk of our send buffer: reduce aside.
+  const bool aside = overlaps(send, count * es, recv, count * es);
+  if (aside) scratch_.resize(len * es);
+  std::byte* result = aside ? scratch_.data() : static_cast<std::byte*>(recv) + first * es;
+  mine.result = result;
+  meet_and_check(sig);
+  reduce_in_rank_order(result, inputs_, first * es, len, sig.type, static_cast<ReduceOp>(sig.detail));
+  g.rendezvous(rank_, sig.name);
+  for (size_t r = 0; r < n; ++r) {
+    const auto [f, l] = chunk(r);
+    const std::byte* from = r == static_cast<size_t>(rank_) ? result : g.slot(parity, static_cast<int>(r)).result;
+    if (from != static_cast<std::byte*>(recv) + f * es) copy(static_cast<std::byte*>(recv) + f * es, from, l * es);
+  }
+  g.rendezvous(rank_, sig.name);
 }
 
 void ThreadCommunicator::all_gather(const void* send, void* recv, size_t count, DType t) {
   const size_t bytes = count * dtype_size(t);
-  publish_signature(*group_, rank_, {"all_gather", count, t, 0});
-  run_collective("all_gather", send, bytes, recv, bytes * static_cast<size_t>(size()), [&](void* out) {
-    for (int r = 0; r < size(); ++r)
-      copy(at(out, static_cast<size_t>(r) * bytes), group_->send_slot[static_cast<size_t>(r)], bytes);
-  });
+  run_collective({"all_gather", count, t, 0}, bytes, send, bytes, recv, bytes * static_cast<size_t>(size()),
+                 [&](std::byte* out, const auto& in) {
+                   for (size_t r = 0; r < in.size(); ++r) copy(out + r * bytes, in[r], bytes);
+                 });
 }
 
 void ThreadCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const size_t bytes = count * dtype_size(t);
   const size_t mine = static_cast<size_t>(rank_) * bytes;
-  publish_signature(*group_, rank_, {"reduce_scatter", count, t, static_cast<int>(op)});
-  run_collective("reduce_scatter", send, bytes * static_cast<size_t>(size()), recv, bytes, [&](void* out) {
-    const auto& slots = group_->send_slot;
-    copy(out, at(slots[0], mine), bytes);
-    for (int r = 1; r < size(); ++r) reduce_into(t, op, out, at(slots[static_cast<size_t>(r)], mine), count);
-    finish_reduction(t, op, out, count, size());
-  });
+  const size_t total = bytes * static_cast<size_t>(size());
+  run_collective({"reduce_scatter", count, t, static_cast<int>(op)}, total, send, total,
+                 recv, bytes, [&](std::byte* out, const auto& in) { reduce_in_rank_order(out, in, mine, count, t, op); });
 }
 
 void ThreadCommunicator::broadcast(const void* send, void* recv, size_t count, DType t, int root) {
   check_peer(root, "broadcast root");
   const size_t bytes = count * dtype_size(t);
-  publish_signature(*group_, rank_, {"broadcast", count, t, root});
   // Only the root's send buffer is read by others; elsewhere `send` is ignored.
-  run_collective("broadcast", rank_ == root ? send : nullptr, rank_ == root ? bytes : 0, recv, bytes,
-                 [&](void* out) { copy(out, group_->send_slot[static_cast<size_t>(root)], bytes); });
+  const bool is_root = rank_ == root;
+  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0, recv, bytes,
+                 [&](std::byte* out, const auto& in) { copy(out, in[static_cast<size_t>(root)], bytes); });
 }
 
 void ThreadCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
   check_peer(root, "reduce root");
   const size_t bytes = count * dtype_size(t);
   const bool is_root = rank_ == root;
-  publish_signature(*group_, rank_, {"reduce", count, t, static_cast<int>(op) * 1024 + root});
   // recv is only written (and only needs to exist) on the root.
-  run_collective("reduce", send, bytes, is_root ? recv : nullptr, is_root ? bytes : 0, [&](void* out) {
-    if (!is_root) return;
-    const auto& slots = group_->send_slot;
-    copy(out, slots[0], bytes);
-    for (int r = 1; r < size(); ++r) reduce_into(t, op, out, slots[static_cast<size_t>(r)], count);
-    finish_reduction(t, op, out, count, size());
-  });
+  run_collective({"reduce", count, t, static_cast<int>(op) * 1024 + root}, bytes, send, bytes, is_root ? recv : nullptr,
+                 is_root ? bytes : 0, [&](std::byte* out, const auto& in) {
+                   if (is_root) reduce_in_rank_order(out, in, 0, count, t, op);
+                 });
 }
 
 void ThreadCommunicator::all_to_all(const void* send, void* recv, size_t count, DType t) {
   const size_t bytes = count * dtype_size(t);
   const size_t total = bytes * static_cast<size_t>(size());
-  publish_signature(*group_, rank_, {"all_to_all", count, t, 0});
-  run_collective("all_to_all", send, total, recv, total, [&](void* out) {
-    for (int r = 0; r < size(); ++r)
-      copy(at(out, static_cast<size_t>(r) * bytes),
-           at(group_->send_slot[static_cast<size_t>(r)], static_cast<size_t>(rank_) * bytes), bytes);
+  const size_t mine = static_cast<size_t>(rank_) * bytes;
+  run_collective({"all_to_all", count, t, 0}, total, send, total, recv, total, [&](std::byte* out, const auto& in) {
+    for (size_t r = 0; r < in.size(); ++r) copy(out + r * bytes, in[r] + mine, bytes);
   });
 }
 
 void ThreadCommunicator::barrier() {
-  group_->fault->throw_if_aborted("barrier");
-  group_->rendezvous(rank_, "barrier");
+  const detail::OpSignature sig{"barrier", 0, DType::i8, 0};
+  publish(sig, nullptr, 0, true);
+  meet_and_check(sig);
 }
 
 // --- point-to-point ---------------------------------------------------------------------------
@@ -302,21 +347,29 @@ void ThreadCommunicator::post_send(const void* buf, size_t bytes, int peer) {
   g.fault->throw_if_aborted("send");
   std::vector<std::byte> message(bytes);
   copy(message.data(), buf, bytes);
-  std::lock_guard lk(g.mu);
-  g.mailbox[{rank_, peer}].push_back(std::move(message));
-  g.cv.notify_all();
+  {
+    std::lock_guard lk(g.mu);
+    g.mailbox[{rank_, peer}].push_back(std::move(message));
+  }
+  g.posted_count(rank_, peer).fetch_add(1, std::memory_order_seq_cst);
+  g.mail_waiter.notify();
 }
 
 void ThreadCommunicator::complete_recv(void* buf, size_t bytes, int peer) {
   auto& g = *group_;
   g.fault->throw_if_aborted("recv");
-  std::unique_lock lk(g.mu);
-  auto& queue = g.mailbox[{peer, rank_}];
-  g.wait(lk, "recv", [&] { return !queue.empty(); },
-         [&] { return fmt::format("a message from group rank {} to group rank {}", peer, rank_); });
-  std::vector<std::byte> message = std::move(queue.front());
-  queue.pop_front();
-  lk.unlock();
+  uint64_t& received = received_[static_cast<size_t>(peer)];
+  const std::atomic<uint64_t>& posted = g.posted_count(peer, rank_);
+  g.mail_waiter.wait([&] { return posted.load(std::memory_order_acquire) > received; },
+                     g.poll_for("recv", [&] { return fmt::format("a message from group rank {} to group rank {}", peer, rank_); }));
+  std::vector<std::byte> message;
+  {
+    std::lock_guard lk(g.mu);
+    auto& queue = g.mailbox[{peer, rank_}];
+    message = std::move(queue.front());
+    queue.pop_front();
+  }
+  ++received;
   if (message.size() != bytes) {
     g.fault->abort(fmt::format("recv on group rank {} expected {} B from group rank {}, got {} B", rank_,
                                bytes, peer, message.size()));
@@ -361,12 +414,13 @@ void ThreadCommunicator::recv(void* buf, size_t count, DType t, int peer) {
 
 std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
   auto& g = *group_;
-  g.fault->throw_if_aborted("split");
   {
     std::lock_guard lk(g.mu);
     g.split_request[static_cast<size_t>(rank_)] = {color, key};
   }
-  g.rendezvous(rank_, "split");
+  const detail::OpSignature sig{"split", 0, DType::i8, 0};
+  publish(sig, nullptr, 0, true);
+  meet_and_check(sig);
   // Members of my color ordered by (key, old rank); the first one creates the shared group.
   std::vector<std::pair<int, int>> members;  // (key, old rank)
   {

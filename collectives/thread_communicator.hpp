@@ -16,6 +16,8 @@ namespace gcb {
 namespace detail {
 struct ThreadFaultState;  // abort flag + timeout shared by a world and everything split from it
 struct ThreadGroup;       // rendezvous state of one communicator's ranks
+struct OpSignature;       // what a rank called (op, count, dtype, op detail)
+struct RankSlot;          // what a rank publishes for the collective in flight
 }  // namespace detail
 
 class ThreadCommunicator;
@@ -47,12 +49,20 @@ class ThreadWorld {
 
 class ThreadCommunicator final : public Communicator {
  public:
+  // Per-rank inputs up to this size are copied into the group's shared slots, so the collective
+  // needs one rendezvous instead of two (latency-bound sizes).
+  static constexpr size_t kInlineBytes = 4096;
+  // all_reduce from this size on is a shared-memory reduce-scatter + all-gather (three
+  // rendezvous, 2× the buffer read per rank instead of n×); below, every rank reduces it all.
+  static constexpr size_t kChunkedBytes = size_t{64} << 10;
+
   ThreadCommunicator(std::shared_ptr<detail::ThreadGroup> group, int rank);
   ~ThreadCommunicator() override;
 
   int rank() const override { return rank_; }
   int size() const override;
   std::string_view backend() const override { return "threads"; }
+  MemorySpace memory() const override { return MemorySpace::host; }
 
   // All calls block until this rank's output is complete and no other rank still reads this
   // rank's buffers. Buffers of different ranks must not overlap; in place is send == recv (and,
@@ -84,10 +94,18 @@ class ThreadCommunicator final : public Communicator {
     int peer;
   };
 
-  // Runs one collective: publish buffers, rendezvous, let `compute` produce this rank's output
-  // (into recv directly, or into scratch when recv overlaps this rank's own send), rendezvous.
-  void run_collective(const char* name, const void* send, size_t send_bytes, void* recv,
-                      size_t recv_bytes, const std::function<void(void* out)>& compute);
+  // compute(out, inputs): this rank's output from every rank's input (inputs[r], rank order).
+  using Compute = std::function<void(std::byte* out, const std::vector<const std::byte*>& inputs)>;
+  // Runs one collective: publish the input (a copy when the op's per-rank input, `input_bytes`,
+  // the same on every rank, is small), rendezvous, check that every rank called the same thing,
+  // compute; large inputs are read in place, so a second rendezvous keeps them alive and an
+  // output overlapping this rank's input is built aside.
+  void run_collective(const detail::OpSignature& sig, size_t input_bytes, const void* send, size_t send_bytes,
+                      void* recv, size_t recv_bytes, const Compute& compute);
+  void all_reduce_chunked(const detail::OpSignature& sig, const void* send, void* recv);
+  detail::RankSlot& publish(const detail::OpSignature& sig, const void* send, size_t send_bytes, bool copy_inline);
+  // Rendezvous, then every rank's input pointer into inputs_; a mismatched signature aborts all.
+  void meet_and_check(const detail::OpSignature& mine);
   void post_send(const void* buf, size_t bytes, int peer);
   void complete_recv(void* buf, size_t bytes, int peer);
   void check_peer(int peer, const char* what) const;
@@ -97,6 +115,8 @@ class ThreadCommunicator final : public Communicator {
   int group_depth_ = 0;
   std::vector<PendingP2p> pending_;
   std::vector<std::byte> scratch_;
+  std::vector<const std::byte*> inputs_;
+  std::vector<uint64_t> received_;  // messages taken from each peer's mailbox to this rank
 };
 
 // Runs fn(communicator) on n rank threads of a fresh ThreadWorld. Each thread calls

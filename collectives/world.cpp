@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "collectives/factory.hpp"
+#include "collectives/gpu_choice.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
@@ -100,16 +101,20 @@ void check_arguments(const std::vector<RankRecord>& all) {
 }
 
 void check_gpus(const std::vector<RankRecord>& all) {
+  std::vector<GpuClaim> claims;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].device < 0)
-      throw UsageError(fmt::format("rank {} on host {} has no GPU: its local rank needs a GPU but the host shows {} "
+      throw UsageError(fmt::format("rank {} on host {} has no GPU: the process sees {} devices "
                                    "(check CUDA_VISIBLE_DEVICES and --ntasks-per-node/--gpus-per-node)",
                                    r, host_of(all[r]), all[r].device_count));
-    for (size_t q = 0; q < r; ++q)
-      if (all[q].host_hash == all[r].host_hash && all[q].gpu_hash == all[r].gpu_hash)
-        throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
-                                     "(device {} / {}); NCCL ≤ 2.29 refuses two ranks per GPU",
-                                     q, r, host_of(all[r]), all[q].device, all[r].device));
+    claims.push_back({all[r].host_hash, all[r].gpu_hash});
+  }
+  if (const auto dup = duplicate_gpu(claims)) {
+    const auto [q, r] = *dup;
+    throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
+                                 "(device {} of {} / device {} of {} visible); NCCL ≤ 2.29 refuses two ranks per GPU",
+                                 q, r, host_of(all[r]), all[q].device, all[q].device_count, all[r].device,
+                                 all[r].device_count));
   }
 }
 
@@ -124,15 +129,12 @@ RankRecord my_record(uint64_t args_hash) {
   return rec;
 }
 
-// Fills device + gpu_hash for a rank whose local rank picks the GPU (one GPU per local rank).
+// Fills device + gpu_hash for a rank: device_for_local_rank (gpu_choice.hpp) of what it sees.
 void choose_gpu(RankRecord& rec, int local_rank) {
   const auto& devices = gpu::runtime().devices;
-  if (local_rank >= static_cast<int>(devices.size())) {
-    rec.device = -1;
-    return;
-  }
-  rec.device = local_rank;
-  const auto& uuid = devices[static_cast<size_t>(local_rank)].uuid;
+  rec.device = device_for_local_rank(local_rank, static_cast<int>(devices.size()));
+  if (rec.device < 0) return;
+  const auto& uuid = devices[static_cast<size_t>(rec.device)].uuid;
   rec.gpu_hash = fnv1a(uuid.data(), uuid.size()) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
 }
 
@@ -144,10 +146,11 @@ std::array<std::byte, 128> new_nccl_id() {
 #endif
 }
 
-std::unique_ptr<Communicator> make_nccl(const std::array<std::byte, 128>& id, int size, int rank, int device,
-                                        std::chrono::milliseconds timeout) {
+// The data communicator of a device backend (one GPU per rank), joined with the id rank 0 made.
+std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const std::array<std::byte, 128>& id,
+                                               int size, int rank, int device, std::chrono::milliseconds timeout) {
   CommunicatorSpec spec;
-  spec.backend = "nccl";
+  spec.backend = backend;
   spec.size = size;
   spec.rank = rank;
   spec.device = device;
@@ -177,10 +180,11 @@ void ensure_mpi_initialized() {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized) return;
-    // SERIALIZED: `train --overlap` runs the dp collectives on a second thread of the rank
-    // (models/comm_lane.hpp), never two threads at once. MpiCommunicator reports what was given.
+    // MULTIPLE: `train --overlap` runs the dp collectives on a second thread of the rank
+    // (models/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
+    // MpiCommunicator::thread_support() reports what was given.
     int provided = 0;
-    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
+    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     std::atexit([] {
       int finalized = 0;
       MPI_Finalized(&finalized);
@@ -235,7 +239,7 @@ std::string describe_peers(const std::vector<RankRecord>& all, int me) {
 
 int thread_world_size(const WorldOptions& o) {
   int n = o.ranks;
-  if (o.backend == "nccl") {
+  if (communicator_backend(o.backend).memory == MemorySpace::device) {
     const int gpus = gpu::device_count();
     if (gpus == 0)
       throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
@@ -250,7 +254,7 @@ int thread_world_size(const WorldOptions& o) {
 }
 
 int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
-  const bool nccl = o.backend == "nccl";
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
   const int n = thread_world_size(o);
   ThreadWorld world(n, o.timeout);
   std::vector<std::unique_ptr<ThreadCommunicator>> comms;
@@ -267,7 +271,7 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
     check_arguments(all);
     if (nccl) check_gpus(all);
     std::unique_ptr<Communicator> data;
-    if (nccl) data = make_nccl(nccl_id, n, r, r, o.timeout);
+    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, r, o.timeout);
     RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
@@ -284,6 +288,10 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
 
 #if GCB_HAVE_MPI
 int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std::function<int(RankContext&)>& fn) {
+  if (!communicator_backend(o.backend).spans_processes)
+    throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
+                                 "one process; use --backend mpi or nccl under mpirun/srun",
+                                 launcher.source, launcher.size, o.backend));
   ensure_mpi_initialized();
   int size = 1, rank = 0;
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -297,13 +305,13 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
                     "running it (rebuild with the launcher's MPI, or use srun --mpi=pmix with a PMIx-enabled MPI)"
                   : "the launcher and the MPI library disagree"));
 
-  MpiCommunicator host_comm(MPI_COMM_WORLD);
+  MpiCommunicator host_comm(MPI_COMM_WORLD, false, o.reduction_order);
   std::unique_ptr<Communicator> data;
   RankRecord rec = my_record(hash_arguments(o.args));
   auto all = gather_records(host_comm, rec);
   check_arguments(all);
   const Placement p = placement_of(all, rank);
-  const bool nccl = o.backend == "nccl";
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
   if (nccl) {
     choose_gpu(rec, p.local_rank);
     all = gather_records(host_comm, rec);
@@ -311,7 +319,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     std::array<std::byte, 128> id{};
     if (rank == 0) id = new_nccl_id();
     host_comm.broadcast(id.data(), id.data(), id.size(), DType::i8, 0);
-    data = make_nccl(id, size, rank, rec.device, o.timeout);
+    data = make_device_comm(o.backend, id, size, rank, rec.device, o.timeout);
   }
   RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
                   data ? *data : host_comm, host_comm};
@@ -390,17 +398,16 @@ LauncherInfo detect_launcher() {
 bool world_is_processes() { return detect_launcher().launched; }
 
 int planned_world_size(const WorldOptions& o) {
-  if (o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("unknown backend '{}' (threads, mpi, nccl)", o.backend));
-  if (!communicator_backend_built(o.backend))
-    throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
+  const CommunicatorBackend& backend = communicator_backend(o.backend);  // unknown: UsageError
+  if (!backend.built()) throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
   const LauncherInfo launcher = detect_launcher();
+  const bool processes = launcher.launched || backend.needs_processes;
 #if GCB_HAVE_MPI
-  if (launcher.launched || o.backend == "mpi") {
-    if (o.backend == "threads")
-      throw UsageError(fmt::format("started by a launcher ({}={}) but --backend threads runs all ranks as threads of "
+  if (processes) {
+    if (!backend.spans_processes)
+      throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
                                    "one process; use --backend mpi or nccl under mpirun/srun",
-                                   launcher.source, launcher.size));
+                                   launcher.source, launcher.size, o.backend));
     return launcher.launched ? launcher.size : 1;
   }
 #else
@@ -409,6 +416,7 @@ int planned_world_size(const WorldOptions& o) {
                                  "every rank would run alone; rebuild with MPI",
                                  launcher.size, launcher.source));
 #endif
+  (void)processes;
   return thread_world_size(o);
 }
 
@@ -416,7 +424,7 @@ int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn)
   (void)planned_world_size(o);  // every refusal before anything starts
 #if GCB_HAVE_MPI
   const LauncherInfo launcher = detect_launcher();
-  if (launcher.launched || o.backend == "mpi") return run_processes(o, launcher, fn);
+  if (launcher.launched || communicator_backend(o.backend).needs_processes) return run_processes(o, launcher, fn);
 #endif
   return run_threads(o, fn);
 }

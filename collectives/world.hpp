@@ -51,6 +51,9 @@ struct WorldOptions {
   std::string backend = "threads";  // threads | mpi | nccl
   int ranks = 0;                    // threads mode: number of rank threads (0 = 1 on CPU, one per GPU for nccl)
   std::chrono::milliseconds timeout{300'000};
+  // How the mpi backend reduces (the threads backend is always rank ordered): training asks for
+  // rank_ordered (bitwise equal to threads), measurements of the MPI library for library.
+  ReductionOrder reduction_order = ReductionOrder::rank_ordered;
   // The arguments (without argv[0]) every rank must share; their hash is compared across ranks.
   std::vector<std::string> args;
   // Test hook (threads mode): the arguments rank r claims to have; default `args` for all.

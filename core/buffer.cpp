@@ -37,6 +37,8 @@ void* map_pages(size_t bytes) {
 
 }  // namespace
 
+std::string_view memory_space_name(MemorySpace m) { return m == MemorySpace::device ? "device" : "host"; }
+
 std::string_view host_memory_name(HostMemory m) {
   switch (m) {
     case HostMemory::pageable: return "pageable";

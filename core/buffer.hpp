@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,10 @@ namespace gcb {
 
 enum class HostMemory { pageable, pinned, registered };
 std::string_view host_memory_name(HostMemory m);
+
+// Where a component's buffers live: what a communicator moves and a compute backend allocates.
+enum class MemorySpace : uint8_t { host, device };
+std::string_view memory_space_name(MemorySpace m);
 
 class HostBuffer {
  public:

@@ -146,6 +146,34 @@ nlohmann::json probe_library_versions() {
   return v;
 }
 
+// The BLAS library and thread pools this process computes with, read from the process itself:
+// OpenBLAS's openblas_get_config / openblas_get_parallel / openblas_get_num_threads and OpenMP's
+// omp_get_max_threads are looked up among the libraries already loaded (core links neither), so
+// a binary built without them records null. Two pools (OpenBLAS's pthreads beside our OpenMP
+// loops) spin against each other on a CPU; the record says which one a result ran with.
+nlohmann::json threading_json() {
+  nlohmann::json t;
+  nlohmann::json blas = nullptr;
+  if (auto* config = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
+    blas = {{"library", "OpenBLAS"}, {"config", std::string(config())}};
+    if (auto* parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"))) {
+      static constexpr const char* kKinds[] = {"sequential", "pthreads", "openmp"};
+      const int kind = parallel();
+      blas["threading"] = kind >= 0 && kind <= 2 ? kKinds[kind] : "unknown";
+    }
+    if (auto* threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+      blas["threads"] = threads();
+  }
+  t["blas"] = blas;
+  nlohmann::json openmp = nullptr;
+  if (auto* max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"))) {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    openmp = {{"max_threads", max_threads()}, {"wait_policy", policy ? policy : "default"}};
+  }
+  t["openmp"] = openmp;
+  return t;
+}
+
 nlohmann::json collect_run_context(const ContextOptions& options) {
   utsname u{};
   uname(&u);
@@ -161,6 +189,7 @@ nlohmann::json collect_run_context(const ContextOptions& options) {
   ctx["memory_bytes"] = total_memory_bytes();
   ctx["os"] = {{"name", os_release()}, {"kernel", std::string(u.release)}, {"arch", std::string(u.machine)}};
   ctx["compiler"] = compiler();
+  ctx["threading"] = threading_json();
 
   const gpu::Runtime& rt = gpu::runtime();
   nlohmann::json cuda = {{"built", rt.built},

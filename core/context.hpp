@@ -22,6 +22,10 @@ nlohmann::json collect_run_context(const ContextOptions& options);
 // context): NCCL, cuBLASLt, cuDNN, MPI's library name. Missing ones are absent from the object.
 nlohmann::json probe_library_versions();
 
+// {"blas": {"library", "config", "threading": sequential|pthreads|openmp, "threads"} or null,
+//  "openmp": {"max_threads", "wait_policy"} or null}, read from the running process.
+nlohmann::json threading_json();
+
 // Host facts used elsewhere (first-touch placement, thread counts).
 int numa_node_count();
 std::string cpu_model();

@@ -27,6 +27,9 @@ struct DeviceInfo {
   bool ecc = false;
   bool unified_addressing = false;
   bool pageable_memory_access = false;
+  // cudaDevAttrPageableMemoryAccessUsesHostPageTables: the GPU reads pageable memory through the
+  // host's page tables (ATS) instead of migrating the pages (HMM).
+  bool pageable_memory_uses_host_page_tables = false;
 };
 
 struct Runtime {
@@ -54,6 +57,10 @@ void* host_alloc_pinned(size_t bytes);
 void host_free_pinned(void* p);
 void host_register(void* p, size_t bytes);
 void host_unregister(void* p);
+// The device address of pinned or registered host memory (cudaHostGetDevicePointer): what a
+// kernel must use. For registered memory it may differ from the host address unless the device
+// can use host pointers for registered memory (cudaDevAttrCanUseHostPointerForRegisteredMem).
+void* host_device_pointer(void* host);
 enum class CopyKind { host_to_device, device_to_host, device_to_device, default_kind };
 void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream s);
 void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, size_t bytes, Stream s);
@@ -73,10 +80,16 @@ void destroy_event(Event e);
 void record_event(Event e, Stream s);
 void stream_wait_event(Stream s, Event e);
 
-// A timer of CUDA events on `stream`: a blocking kernel holds the stream while the batch is
-// enqueued, so launch overhead stays out of the measurement (nvbench / nvbandwidth method);
-// flush() overwrites an L2-sized scratch buffer (2 × L2) before cold samples.
-std::unique_ptr<Timer> make_event_timer(int device, Stream stream);
+// A timer of CUDA events on `stream`. With Latch::on a blocking kernel holds the stream while the
+// first launches of a batch are enqueued, so launch overhead stays out of the measurement
+// (nvbench / nvbandwidth method; core/latched_batch.hpp has the order and why only a couple of
+// launches wait behind it). The latch gives up after about 10 s and says so through
+// Timer::latch_timed_out(). Latch::off is for work that blocks the host by nature (pageable
+// cudaMemcpyAsync is host-synchronous: behind a held stream it would wait for the timeout every
+// sample). prime() runs one launch and synchronizes; flush() overwrites an L2-sized scratch
+// buffer (2 × L2) before cold samples.
+enum class Latch { on, off };
+std::unique_ptr<Timer> make_event_timer(int device, Stream stream, Latch latch = Latch::on);
 
 // cudaProfilerStart/Stop, for nsys --capture-range=cudaProfilerApi.
 void profiler_start();

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/gpu_kernels.hpp"
+#include "core/latched_batch.hpp"
 
 namespace gcb::gpu {
 
@@ -41,6 +42,9 @@ DeviceInfo query_device(int d) {
   info.ecc = p.ECCEnabled != 0;
   info.unified_addressing = p.unifiedAddressing != 0;
   info.pageable_memory_access = p.pageableMemoryAccess != 0;
+  int host_page_tables = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&host_page_tables, cudaDevAttrPageableMemoryAccessUsesHostPageTables, d));
+  info.pageable_memory_uses_host_page_tables = host_page_tables != 0;
   return info;
 }
 
@@ -74,12 +78,14 @@ Runtime query_runtime() {
 
 class EventTimer final : public Timer {
  public:
-  EventTimer(int device, Stream stream) : device_(device), stream_(as_stream(stream)) {
+  EventTimer(int device, Stream stream, Latch latch)
+      : device_(device), stream_(as_stream(stream)), latched_(latch == Latch::on) {
     CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
-    CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag_), sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
-    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag_), flag_, 0));
+    CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&words_), sizeof(LatchWords),
+                             cudaHostAllocMapped | cudaHostAllocPortable));
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_words_), words_, 0));
     const DeviceInfo& info = runtime().devices.at(static_cast<size_t>(device_));
     scratch_bytes_ = std::max<size_t>(2 * info.l2_bytes, size_t{8} << 20);
     timeout_cycles_ = static_cast<unsigned long long>(std::max(info.sm_clock_khz, 1000000)) * 10000ull;
@@ -87,24 +93,39 @@ class EventTimer final : public Timer {
   ~EventTimer() override {
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
-    cudaFreeHost(flag_);
+    cudaFreeHost(words_);
     if (scratch_) cudaFree(scratch_);
   }
-  std::string_view kind() const override { return "cuda events (blocking kernel)"; }
+  std::string_view kind() const override {
+    return latched_ ? "cuda events (blocking kernel)" : "cuda events (host-synchronous, no blocking kernel)";
+  }
+
+  void prime(const std::function<void()>& launch) override {
+    CUDA_CHECK(cudaSetDevice(device_));
+    launch();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
 
   double time_batch(const std::function<void()>& launch, int batch) override {
     CUDA_CHECK(cudaSetDevice(device_));
-    std::atomic_ref<int>(*flag_).store(0);
-    launch_blocking_kernel(device_flag_, timeout_cycles_, stream_);
-    CUDA_CHECK(cudaEventRecord(start_, stream_));
-    for (int i = 0; i < batch; ++i) launch();
-    CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    std::atomic_ref<int>(*flag_).store(1);
+    std::atomic_ref<int>(words_->release).store(0);
+    std::atomic_ref<int>(words_->timed_out).store(0);
+    LatchSteps steps;
+    if (latched_) {
+      steps.hold = [this] { launch_blocking_kernel(device_words_, timeout_cycles_, stream_); };
+      steps.release = [this] { std::atomic_ref<int>(words_->release).store(1); };
+    }
+    steps.record_start = [this] { CUDA_CHECK(cudaEventRecord(start_, stream_)); };
+    steps.record_stop = [this] { CUDA_CHECK(cudaEventRecord(stop_, stream_)); };
+    enqueue_latched_batch(steps, launch, batch);
     CUDA_CHECK(cudaEventSynchronize(stop_));
+    timed_out_ = latched_ && std::atomic_ref<int>(words_->timed_out).load() != 0;
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     return static_cast<double>(ms) * 1e-3;
   }
+
+  bool latch_timed_out() const override { return timed_out_; }
 
   void flush() override {
     CUDA_CHECK(cudaSetDevice(device_));
@@ -116,9 +137,11 @@ class EventTimer final : public Timer {
  private:
   int device_;
   cudaStream_t stream_;
+  bool latched_;
   cudaEvent_t start_{}, stop_{};
-  int* flag_ = nullptr;
-  int* device_flag_ = nullptr;
+  LatchWords* words_ = nullptr;         // host-mapped, shared with the blocking kernel
+  LatchWords* device_words_ = nullptr;  // the same words as the kernel addresses them
+  bool timed_out_ = false;
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   int flush_value_ = 0;
@@ -174,6 +197,11 @@ void host_register(void* p, size_t bytes) { CUDA_CHECK(cudaHostRegister(p, bytes
 void host_unregister(void* p) {
   if (p) cudaHostUnregister(p);
 }
+void* host_device_pointer(void* host) {
+  void* device = nullptr;
+  CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+  return device;
+}
 void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream s) {
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, to_cuda(kind), as_stream(s)));
 }
@@ -219,8 +247,8 @@ void record_event(Event e, Stream s) { CUDA_CHECK(cudaEventRecord(static_cast<cu
 void stream_wait_event(Stream s, Event e) {
   CUDA_CHECK(cudaStreamWaitEvent(as_stream(s), static_cast<cudaEvent_t>(e), 0));
 }
-std::unique_ptr<Timer> make_event_timer(int device, Stream stream) {
-  return std::make_unique<EventTimer>(device, stream);
+std::unique_ptr<Timer> make_event_timer(int device, Stream stream, Latch latch) {
+  return std::make_unique<EventTimer>(device, stream, latch);
 }
 void profiler_start() { CUDA_CHECK(cudaProfilerStart()); }
 void profiler_stop() { CUDA_CHECK(cudaProfilerStop()); }

@@ -6,8 +6,15 @@
 
 namespace gcb::gpu {
 
-// Holds `stream` until the host writes a non-zero value to *flag (host-mapped memory), or until
-// `timeout_cycles` SM cycles pass. Stream-ordered; checks the launch.
-void launch_blocking_kernel(const volatile int* flag, unsigned long long timeout_cycles, cudaStream_t stream);
+// Host-mapped words the blocking kernel and the host share.
+struct LatchWords {
+  int release;    // host → device: non-zero lets the kernel end
+  int timed_out;  // device → host: 1 when the kernel gave up waiting (timeout)
+};
+
+// Holds `stream` until the host writes a non-zero `release` (host-mapped memory, device pointer
+// `words`), or until `timeout_cycles` SM cycles pass, in which case it sets `timed_out`.
+// Stream-ordered; checks the launch.
+void launch_blocking_kernel(LatchWords* words, unsigned long long timeout_cycles, cudaStream_t stream);
 
 }  // namespace gcb::gpu

@@ -23,6 +23,7 @@ void* host_alloc_pinned(size_t) { not_built("host_alloc_pinned"); }
 void host_free_pinned(void*) {}
 void host_register(void*, size_t) { not_built("host_register"); }
 void host_unregister(void*) {}
+void* host_device_pointer(void*) { not_built("host_device_pointer"); }
 void copy_async(void*, const void*, size_t, CopyKind, Stream) { not_built("copy_async"); }
 void copy_peer_async(void*, int, const void*, int, size_t, Stream) { not_built("copy_peer_async"); }
 void memset_async(void*, int, size_t, Stream) { not_built("memset_async"); }
@@ -33,7 +34,7 @@ Event create_event(int) { not_built("create_event"); }
 void destroy_event(Event) {}
 void record_event(Event, Stream) { not_built("record_event"); }
 void stream_wait_event(Stream, Event) { not_built("stream_wait_event"); }
-std::unique_ptr<Timer> make_event_timer(int, Stream) { not_built("make_event_timer"); }
+std::unique_ptr<Timer> make_event_timer(int, Stream, Latch) { not_built("make_event_timer"); }
 void profiler_start() {}
 void profiler_stop() {}
 

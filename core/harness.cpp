@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -75,6 +76,7 @@ void validate(const HarnessOptions& o) {
     throw bad(fmt::format("--max-time ({} s) is below --min-time ({} s)", o.max_time, o.min_time));
   if (!(o.noise > 0)) throw bad("--noise must be > 0 (a relative standard deviation, e.g. 0.005)");
   if (o.batch < 0) throw bad("batch must be ≥ 0");
+  if (o.latch_retries < 0) throw bad("latch retries must be ≥ 0");
 }
 
 Measurement measure(Timer& timer, const std::function<void()>& launch, const HarnessOptions& o,
@@ -83,6 +85,19 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   Measurement m;
   m.timer = std::string(timer.kind());
 
+  // One timed batch, retaken while its latch timed out (bounded); true in `.second` when every
+  // try timed out.
+  const auto timed = [&](int n) {
+    double t = timer.time_batch(launch, n);
+    for (int retry = 0; retry < o.latch_retries && timer.latch_timed_out(); ++retry) {
+      ++m.latch_retakes;
+      if (o.cold) timer.flush();
+      t = timer.time_batch(launch, n);
+    }
+    return std::pair{t, timer.latch_timed_out()};
+  };
+
+  timer.prime(launch);
   // The budget (max_time) covers warm-up and sampling: no launch starts once it is spent, except
   // the first warm-up launch and the one sample every measurement has.
   const double start = wall.now();
@@ -92,7 +107,7 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   for (int i = 0; i < std::max(o.warmup, batch == 0 ? 1 : 0); ++i) {
     if (i > 0 && wall.now() - start >= o.max_time) break;
     if (o.cold) timer.flush();
-    const double t = timer.time_batch(launch, 1);
+    const double t = i == 0 && batch == 0 ? timed(1).first : timer.time_batch(launch, 1);
     if (i == 0) first_launch = t;
     if (i == 0 && batch == 0) {
       const double per = std::max(t, 1e-9);
@@ -118,7 +133,10 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   const double sampling_start = wall.now();
   for (;;) {
     if (o.cold) timer.flush();
-    const double t = timer.time_batch(launch, batch) / batch;
+    if (hooks.sample_start) hooks.sample_start();
+    const auto [batch_seconds, latch_timed_out] = timed(batch);
+    const double t = batch_seconds / batch;
+    if (latch_timed_out) m.latch_timeouts.push_back(m.samples.size());
     m.samples.push_back(t);
     measured += t * batch;
     if (hooks.probe) m.sample_flags.push_back(hooks.probe());

@@ -50,8 +50,8 @@ std::optional<uint64_t> cgroup_room(const std::string& proc_root, const std::str
 
 }  // namespace
 
-HostMemory host_memory_available(const std::string& proc_root, const std::string& cgroup_root) {
-  HostMemory m;
+AvailableMemory host_memory_available(const std::string& proc_root, const std::string& cgroup_root) {
+  AvailableMemory m;
   std::ifstream f(proc_root + "/meminfo");
   for (std::string line; std::getline(f, line);) {
     if (line.rfind("MemAvailable:", 0) != 0) continue;
@@ -64,7 +64,7 @@ HostMemory host_memory_available(const std::string& proc_root, const std::string
   return m;
 }
 
-void check_host_memory(double needed, std::string_view what, const HostMemory& available) {
+void check_host_memory(double needed, std::string_view what, const AvailableMemory& available) {
   if (!available.known || needed <= static_cast<double>(available.available)) return;
   throw UsageError(fmt::format("{} needs {} of host memory; {} are available ({})", what, format_bytes(needed),
                                format_bytes(static_cast<double>(available.available)), available.source));

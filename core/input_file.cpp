@@ -27,6 +27,13 @@ struct TooDeep {};
 
 }  // namespace
 
+void check_input_file(const std::string& path, std::string_view what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw UsageError(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("cannot open {} '{}': it is {}, not a regular file", what, path, kind_of(st.st_mode)));
+}
+
 std::string read_input_file(const std::string& path, std::string_view what, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO with no writer must not block before we can refuse it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -20,6 +20,10 @@ inline constexpr size_t kMaxInputBytes = size_t{1} << 30;
 // Nesting deeper than any document gcbench writes (results: about 6 levels) by a wide margin.
 inline constexpr int kMaxJsonDepth = 256;
 
+// Refuses (gcb::UsageError) a path that is not a regular file, without opening it: for inputs
+// streamed by their reader (token files, checkpoints), whose size the reader bounds itself.
+void check_input_file(const std::string& path, std::string_view what);
+
 // The whole file. `what` names it in messages ("result file", "topology file").
 std::string read_input_file(const std::string& path, std::string_view what, size_t max_bytes = kMaxInputBytes);
 

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
+#include <vector>
 
 namespace gcb::nvml {
 
@@ -13,7 +16,28 @@ using Ret = int;  // nvmlReturn_t
 constexpr Ret kSuccess = 0;
 constexpr unsigned kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
 constexpr unsigned kTemperatureGpu = 0;          // nvmlTemperatureSensors_t
-constexpr Ret kInvalidArgument = 2, kNotSupported = 3;
+constexpr Ret kInvalidArgument = 2, kNotSupported = 3, kNotFound = 6;
+
+// nvmlViolationTime_t: referenceTime in host µs, violationTime in ns (nvml.h).
+struct ViolationTime {
+  unsigned long long reference_us, violation_ns;
+};
+// nvmlPerfPolicyType_t values.
+constexpr unsigned kPolicyPower = 0, kPolicyThermal = 1, kPolicyBoardLimit = 3, kPolicyReliability = 5,
+                   kPolicyTotalAppClocks = 10;
+// nvmlSample_t: host µs time stamp and a value union (8 bytes); NVML_PROCESSOR_CLK_SAMPLES = 5.
+struct Sample {
+  unsigned long long timestamp_us;
+  union {
+    double d;
+    unsigned int ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+  } value;
+};
+constexpr unsigned kProcessorClockSamples = 5;
+enum ValueType : int { kDouble = 0, kUnsignedInt = 1, kUnsignedLong = 2, kUnsignedLongLong = 3, kSignedLongLong = 4 };
 
 // nvmlPciInfo_t as filled by the _v2/_v3 entry points (reference §3.4).
 struct PciInfo {
@@ -46,6 +70,9 @@ struct Api {
   Ret (*nvlink_state)(Device, unsigned, int*) = nullptr;
   Ret (*nvlink_remote_pci)(Device, unsigned, PciInfo*) = nullptr;
   Ret (*nvlink_remote_type)(Device, unsigned, int*) = nullptr;
+  Ret (*total_energy)(Device, unsigned long long*) = nullptr;
+  Ret (*violation_status)(Device, unsigned, ViolationTime*) = nullptr;
+  Ret (*samples)(Device, unsigned, unsigned long long, int*, unsigned*, Sample*) = nullptr;
 };
 
 template <typename F>
@@ -87,6 +114,9 @@ const Api& api() {
     bind(a.handle, a.nvlink_state, "nvmlDeviceGetNvLinkState");
     bind(a.handle, a.nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     bind(a.handle, a.nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
+    bind(a.handle, a.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
+    bind(a.handle, a.violation_status, "nvmlDeviceGetViolationStatus");
+    bind(a.handle, a.samples, "nvmlDeviceGetSamples");
     if (!a.init || !a.handle_by_bus_id) {
       a.reason = "libnvidia-ml.so.1 lacks nvmlInit_v2";
       a.init = nullptr;
@@ -204,6 +234,63 @@ std::optional<DeviceSample> sample(const std::string& bus_id) {
   s.temperature_c = query(a.temperature, *d, kTemperatureGpu);
   s.throttle_reasons = throttle_reasons(bus_id);
   return s;
+}
+
+std::optional<DeviceCounters> counters(const std::string& bus_id) {
+  const auto d = device(bus_id);
+  if (!d) return std::nullopt;
+  const Api& a = api();
+  DeviceCounters c;
+  c.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  unsigned long long energy = 0;
+  if (a.total_energy && a.total_energy(*d, &energy) == kSuccess) c.energy_mj = energy;
+  const auto violation = [&](unsigned policy) -> std::optional<uint64_t> {
+    ViolationTime v{};
+    if (!a.violation_status || a.violation_status(*d, policy, &v) != kSuccess) return std::nullopt;
+    return v.violation_ns;
+  };
+  c.power_violation_ns = violation(kPolicyPower);
+  c.thermal_violation_ns = violation(kPolicyThermal);
+  c.board_violation_ns = violation(kPolicyBoardLimit);
+  c.reliability_violation_ns = violation(kPolicyReliability);
+  c.any_violation_ns = violation(kPolicyTotalAppClocks);
+  return c;
+}
+
+std::optional<ClockSamples> sm_clock_samples(const std::string& bus_id, uint64_t after_us) {
+  const auto d = device(bus_id);
+  const Api& a = api();
+  if (!d || !a.samples) return std::nullopt;
+  int type = 0;
+  unsigned count = 0;
+  // First call without a buffer: NVML says how many samples it may return.
+  const Ret first = a.samples(*d, kProcessorClockSamples, after_us, &type, &count, nullptr);
+  if (first == kNotFound) return ClockSamples{0, 0, after_us};  // nothing sampled since after_us
+  if (first != kSuccess) return std::nullopt;
+  std::vector<Sample> buf(count);
+  if (count > 0 && a.samples(*d, kProcessorClockSamples, after_us, &type, &count, buf.data()) != kSuccess)
+    return std::nullopt;
+  ClockSamples out;
+  out.last_us = after_us;
+  double sum = 0;
+  for (unsigned i = 0; i < std::min<size_t>(count, buf.size()); ++i) {
+    const Sample& s = buf[i];
+    if (s.timestamp_us <= after_us) continue;
+    double mhz = 0;
+    switch (type) {
+      case kDouble: mhz = s.value.d; break;
+      case kUnsignedInt: mhz = s.value.ui; break;
+      case kUnsignedLong: mhz = static_cast<double>(s.value.ul); break;
+      case kUnsignedLongLong: mhz = static_cast<double>(s.value.ull); break;
+      case kSignedLongLong: mhz = static_cast<double>(s.value.sll); break;
+      default: return std::nullopt;
+    }
+    sum += mhz;
+    ++out.count;
+    out.last_us = std::max<uint64_t>(out.last_us, s.timestamp_us);
+  }
+  out.mean_mhz = out.count ? sum / out.count : 0;
+  return out;
 }
 
 std::optional<DeviceStatic> static_info(const std::string& bus_id) {

@@ -45,12 +45,34 @@ struct DeviceStatic {
   std::optional<bool> ecc_enabled, mig_enabled;
 };
 
+// Counters NVML keeps running; read before and after a timed sample, their differences say what
+// happened during it (core/nvml_window.hpp), where one reading after it says only how it ended.
+struct DeviceCounters {
+  double host_seconds = 0;                  // steady clock when read
+  std::optional<uint64_t> energy_mj;        // nvmlDeviceGetTotalEnergyConsumption (Volta+)
+  // nvmlDeviceGetViolationStatus: ns the clocks were held below application clocks by power,
+  // thermal, board-limit and reliability limits, and by any of them (NVML_PERF_POLICY_*).
+  std::optional<uint64_t> power_violation_ns, thermal_violation_ns, board_violation_ns, reliability_violation_ns,
+      any_violation_ns;
+};
+
 // `pci_bus_id` as the CUDA runtime prints it ("0000:1B:00.0"). Matching NVML to CUDA by bus id
 // is what keeps CUDA_VISIBLE_DEVICES reorderings from pairing the wrong devices.
 std::optional<DeviceSample> sample(const std::string& pci_bus_id);
 std::optional<DeviceStatic> static_info(const std::string& pci_bus_id);
 std::optional<uint64_t> throttle_reasons(const std::string& pci_bus_id);
 std::optional<std::string> device_name(const std::string& pci_bus_id);
+std::optional<DeviceCounters> counters(const std::string& pci_bus_id);
+
+// The SM-clock samples the driver buffered (nvmlDeviceGetSamples, NVML_PROCESSOR_CLK_SAMPLES)
+// after the time stamp `after_us` (NVML's own µs clock; 0 = all it holds): their mean and the
+// last time stamp, to pass as `after_us` next time. nullopt when NVML cannot say.
+struct ClockSamples {
+  double mean_mhz = 0;
+  unsigned count = 0;
+  uint64_t last_us = 0;
+};
+std::optional<ClockSamples> sm_clock_samples(const std::string& pci_bus_id, uint64_t after_us);
 
 // One active NVLink of a device: what is at its other end.
 struct NvLinkPeer {

@@ -103,44 +103,116 @@ struct alignas(VB) Vec {
   T lane[kLanes];
 };
 
-// Applies f lane by lane; the inputs arrive by value, so each is exactly one vector load.
+// The raw word of each width, for the streaming-hint intrinsics (__ldcs/__stcs take these).
+template <int VB>
+struct Word;
+template <>
+struct Word<4> {
+  using type = unsigned int;
+};
+template <>
+struct Word<8> {
+  using type = uint2;
+};
+template <>
+struct Word<16> {
+  using type = uint4;
+};
+
+// One vector by value, in a single load with the "evict first" hint (ld.global.cs): each element
+// is touched once per pass over arrays of 4 × L2 or more, so keeping it in L2 only displaces
+// the next pass's data. Reading into a local by value is what makes it one vector load: element
+// access through a reference to global memory compiles to one scalar load per lane.
+template <typename V>
+__device__ V load_streaming(const V* p) {
+  using W = typename Word<sizeof(V)>::type;
+  static_assert(sizeof(W) == sizeof(V));
+  const W w = __ldcs(reinterpret_cast<const W*>(p));
+  V v;
+  memcpy(&v, &w, sizeof(V));
+  return v;
+}
+
+template <typename V>
+__device__ void store_streaming(V* p, const V& v) {
+  using W = typename Word<sizeof(V)>::type;
+  W w;
+  memcpy(&w, &v, sizeof(V));
+  __stcs(reinterpret_cast<W*>(p), w);
+}
+
+// Independent vectors each thread has in flight per step: every load of a step is issued before
+// any result is needed, so one thread covers kInFlight memory latencies at once (Little's law:
+// HBM3 needs tens of KiB in flight per SM, more than one 16-byte access per resident thread).
+constexpr int kInFlight = 4;
+
+template <typename V>
+struct InFlight {
+  V v[kInFlight];
+};
+
+// Vectors v, v + stride, …, v + (kInFlight − 1)·stride of p.
+template <typename V>
+__device__ InFlight<V> load_in_flight(const V* __restrict__ p, size_t v, size_t stride) {
+  InFlight<V> r;
+#pragma unroll
+  for (int u = 0; u < kInFlight; ++u) r.v[u] = load_streaming(p + v + static_cast<size_t>(u) * stride);
+  return r;
+}
+
+// Applies f lane by lane to vectors held by value.
 template <typename V, typename F, typename... Vs>
-__device__ V lanewise(F f, Vs... in) {
+__device__ V lanewise(F f, const Vs&... in) {
   V out;
 #pragma unroll
   for (int k = 0; k < V::kLanes; ++k) out.lane[k] = f(in.lane[k]...);
   return out;
 }
 
-// out[i] = f(in[i]...) over n elements: whole vectors first, then the n % lanes tail one
-// element at a time (the tail starts on a vector boundary, so scalar accesses stay aligned).
+// out[i] = f(in[i]...) over n elements: whole vectors kInFlight at a time (all loads of a step are
+// function arguments, so they are issued before the first store), the leftover vectors one at a
+// time, then the n % lanes tail one element at a time (the tail starts on a vector boundary, so
+// scalar accesses stay aligned).
 template <typename T, int VB, typename F, typename... In>
-__device__ void map_vectors(size_t n, T* out, F f, const In*... in) {
+__device__ void map_vectors(size_t n, T* __restrict__ out, F f, const In* __restrict__... in) {
   using V = Vec<T, VB>;
   const size_t vectors = n / V::kLanes;
-  for (size_t v = grid_thread_index(); v < vectors; v += grid_thread_count())
-    reinterpret_cast<V*>(out)[v] = lanewise<V>(f, reinterpret_cast<const V*>(in)[v]...);
-  for (size_t i = vectors * V::kLanes + grid_thread_index(); i < n; i += grid_thread_count())
-    out[i] = f(in[i]...);
+  const size_t stride = grid_thread_count();
+  auto* out_v = reinterpret_cast<V*>(out);
+  size_t v = grid_thread_index();
+  for (; v + (kInFlight - 1) * stride < vectors; v += kInFlight * stride) {
+    [&](const auto&... x) {
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        store_streaming(out_v + v + static_cast<size_t>(u) * stride, lanewise<V>(f, x.v[u]...));
+    }(load_in_flight(reinterpret_cast<const V*>(in), v, stride)...);
+  }
+  for (; v < vectors; v += stride) store_streaming(out_v + v, lanewise<V>(f, load_streaming(reinterpret_cast<const V*>(in) + v)...));
+  for (size_t i = vectors * V::kLanes + grid_thread_index(); i < n; i += stride) out[i] = f(in[i]...);
 }
 
-// Σ f(in[i]...) over this thread's share, in fp64.
+// Σ f(in[i]...) over this thread's share, in fp64, with the same access pattern as map_vectors.
 template <typename T, int VB, typename F, typename... In>
-__device__ double sum_vectors(size_t n, F f, const In*... in) {
+__device__ double sum_vectors(size_t n, F f, const In* __restrict__... in) {
   using V = Vec<T, VB>;
   const size_t vectors = n / V::kLanes;
-  double partial = 0.0;
-  for (size_t v = grid_thread_index(); v < vectors; v += grid_thread_count()) {
-    const double lanes_sum = [&](const auto&... vecs) {
-      double s = 0.0;
+  const size_t stride = grid_thread_count();
+  const auto lanes_sum = [&](const auto&... vecs) {
+    double s = 0.0;
 #pragma unroll
-      for (int k = 0; k < V::kLanes; ++k) s += f(vecs.lane[k]...);
-      return s;
-    }(reinterpret_cast<const V*>(in)[v]...);
-    partial += lanes_sum;
+    for (int k = 0; k < V::kLanes; ++k) s += f(vecs.lane[k]...);
+    return s;
+  };
+  double partial = 0.0;
+  size_t v = grid_thread_index();
+  for (; v + (kInFlight - 1) * stride < vectors; v += kInFlight * stride) {
+    [&](const auto&... x) {
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) partial += lanes_sum(x.v[u]...);
+    }(load_in_flight(reinterpret_cast<const V*>(in), v, stride)...);
   }
-  for (size_t i = vectors * V::kLanes + grid_thread_index(); i < n; i += grid_thread_count())
-    partial += f(in[i]...);
+  for (; v < vectors; v += stride) partial += lanes_sum(load_streaming(reinterpret_cast<const V*>(in) + v)...);
+  for (size_t i = vectors * V::kLanes + grid_thread_index(); i < n; i += stride) partial += f(in[i]...);
   return partial;
 }
 
@@ -150,7 +222,8 @@ __device__ double warp_sum(double x) {
   return x;
 }
 
-// Block-wide sum, valid in thread 0. Assumes blockDim.x == kBlock.
+// Block-wide sum, valid in thread 0. Assumes blockDim.x == kBlock. Callers separate two calls
+// with a __syncthreads() (the shared slots are reused).
 __device__ double block_sum(double x) {
   __shared__ double warp_sums[kBlock / kWarp];
   const unsigned lane = threadIdx.x % kWarp;
@@ -160,6 +233,20 @@ __device__ double block_sum(double x) {
   __syncthreads();
   if (warp == 0) x = warp_sum(lane < kBlock / kWarp ? warp_sums[lane] : 0.0);
   return x;
+}
+
+// Layout of the dot/read scratch (gpu_stream_sum_bytes): the sum, the count of blocks done, one
+// partial per block.
+struct SumScratch {
+  double* result;
+  unsigned int* blocks_done;
+  double* partials;
+};
+constexpr size_t kSumPartialsOffset = 16;
+__host__ __device__ SumScratch sum_scratch(void* base) {
+  auto* bytes = static_cast<unsigned char*>(base);
+  return {reinterpret_cast<double*>(bytes), reinterpret_cast<unsigned int*>(bytes + sizeof(double)),
+          reinterpret_cast<double*>(bytes + kSumPartialsOffset)};
 }
 
 template <typename T>
@@ -177,27 +264,28 @@ __global__ void __launch_bounds__(kBlock)
 
 // One kernel per (type, width) for the five element-wise ops: the op is uniform across the
 // grid, so the switch costs one branch per thread and keeps instantiations (and the 2-core
-// build) small.
+// build) small. The three arrays never overlap (three allocations), hence __restrict__.
 template <typename T, int VB>
 __global__ void __launch_bounds__(kBlock)
-    stream_elementwise_kernel(StreamOp op, T* a, T* b, T* c, size_t n) {
+    stream_elementwise_kernel(StreamOp op, T* __restrict__ a, T* __restrict__ b, T* __restrict__ c, size_t n) {
   using A = Arith<T>;
   using C = typename A::Compute;
   const auto s = static_cast<C>(kStreamScalar);
   switch (op) {
     case StreamOp::copy:  // c = a, bit for bit: no widening, so bf16 copies stay exact copies
-      map_vectors<T, VB>(n, c, [](T x) { return x; }, a);
+      map_vectors<T, VB>(n, c, [](T x) { return x; }, static_cast<const T*>(a));
       break;
     case StreamOp::scale:  // b = s·c
-      map_vectors<T, VB>(n, b, [s](T x) { return A::narrow(s * A::widen(x)); }, c);
+      map_vectors<T, VB>(n, b, [s](T x) { return A::narrow(s * A::widen(x)); }, static_cast<const T*>(c));
       break;
     case StreamOp::add:  // c = a + b
-      map_vectors<T, VB>(n, c, [](T x, T y) { return A::narrow(A::widen(x) + A::widen(y)); }, a,
-                         b);
+      map_vectors<T, VB>(n, c, [](T x, T y) { return A::narrow(A::widen(x) + A::widen(y)); },
+                         static_cast<const T*>(a), static_cast<const T*>(b));
       break;
     case StreamOp::triad:  // a = b + s·c as fma(s, c, b): one rounding, like std::fma on the host
       map_vectors<T, VB>(
-          n, a, [s](T y, T x) { return A::narrow(A::fma(s, A::widen(x), A::widen(y))); }, b, c);
+          n, a, [s](T y, T x) { return A::narrow(A::fma(s, A::widen(x), A::widen(y))); },
+          static_cast<const T*>(b), static_cast<const T*>(c));
       break;
     case StreamOp::write:  // a = s
       map_vectors<T, VB>(n, a, [s]() { return A::narrow(s); });
@@ -207,11 +295,13 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// dot (Σ a·b) and read (Σ a), accumulated in fp64. One atomic per block keeps the atomics off
-// the bandwidth being measured; *sum_out must be zeroed before the launch.
+// dot (Σ a·b) and read (Σ a), accumulated in fp64. Each block writes its partial; the last block
+// to finish (a counter in the scratch) adds the partials in block order, writes the sum and
+// resets the counter, so no launch needs a memset first and the result does not depend on which
+// block finishes when (the CUDA samples' threadFenceReduction scheme).
 template <typename T, int VB>
 __global__ void __launch_bounds__(kBlock)
-    stream_reduce_kernel(StreamOp op, const T* a, const T* b, size_t n, double* sum_out) {
+    stream_reduce_kernel(StreamOp op, const T* __restrict__ a, const T* __restrict__ b, size_t n, void* scratch) {
   using A = Arith<T>;
   double partial = 0.0;
   if (op == StreamOp::dot) {
@@ -224,8 +314,23 @@ __global__ void __launch_bounds__(kBlock)
   } else {
     partial = sum_vectors<T, VB>(n, [](T x) { return static_cast<double>(A::widen(x)); }, a);
   }
-  const double total = block_sum(partial);
-  if (threadIdx.x == 0) atomicAdd(sum_out, total);
+  const SumScratch out = sum_scratch(scratch);
+  const double block_total = block_sum(partial);
+  __shared__ bool last_block;
+  if (threadIdx.x == 0) {
+    out.partials[blockIdx.x] = block_total;
+    __threadfence();  // the partial is visible device-wide before the counter says so
+    last_block = atomicAdd(out.blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
+  double s = 0.0;
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) s += __ldcg(out.partials + i);  // L2, not a stale L1
+  s = block_sum(s);
+  if (threadIdx.x == 0) {
+    *out.result = s;
+    *out.blocks_done = 0;  // ready for the next pass
+  }
 }
 
 // A dtype comes from a user flag, so an unsupported one is a usage error, not a fault.
@@ -252,7 +357,7 @@ bool op_uses(StreamOp op, int which) {
 }
 
 template <typename T, int VB>
-void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, double* sum_out,
+void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, void* sum_scratch,
                          cudaStream_t stream) {
   auto* a = static_cast<T*>(arrays.a);
   auto* b = static_cast<T*>(arrays.b);
@@ -260,8 +365,7 @@ void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, double* sum
   const unsigned grid =
       grid_for(ceil_div(arrays.n, static_cast<size_t>(Vec<T, VB>::kLanes)));
   if (is_reduction(op)) {
-    CUDA_CHECK(cudaMemsetAsync(sum_out, 0, sizeof(double), stream));
-    stream_reduce_kernel<T, VB><<<grid, kBlock, 0, stream>>>(op, a, b, arrays.n, sum_out);
+    stream_reduce_kernel<T, VB><<<grid, kBlock, 0, stream>>>(op, a, b, arrays.n, sum_scratch);
   } else {
     stream_elementwise_kernel<T, VB><<<grid, kBlock, 0, stream>>>(op, a, b, c, arrays.n);
   }
@@ -271,34 +375,30 @@ void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, double* sum
 // Only widths that hold at least one element are instantiated: 2 for fp64, 3 for fp32 and bf16.
 template <typename T>
 void launch_stream_typed(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                         double* sum_out, cudaStream_t stream) {
+                         void* sum_scratch, cudaStream_t stream) {
   switch (vector_bytes) {
     case 4:
-      if constexpr (sizeof(T) <= 4) launch_stream_width<T, 4>(op, arrays, sum_out, stream);
+      if constexpr (sizeof(T) <= 4) launch_stream_width<T, 4>(op, arrays, sum_scratch, stream);
       return;
-    case 8: launch_stream_width<T, 8>(op, arrays, sum_out, stream); return;
-    case 16: launch_stream_width<T, 16>(op, arrays, sum_out, stream); return;
+    case 8: launch_stream_width<T, 8>(op, arrays, sum_scratch, stream); return;
+    case 16: launch_stream_width<T, 16>(op, arrays, sum_scratch, stream); return;
     default: return;  // rejected by the caller
   }
 }
 
 // ---- SM copy and pointer chase ------------------------------------------------------------
 
-// vec16: both pointers 16-byte aligned, so the body moves uint4s and only the last
+// vec16: both pointers 16-byte aligned, so the body moves 16-byte vectors kInFlight at a time (a
+// host-mapped source over PCIe needs even more bytes in flight than HBM) and only the last
 // bytes % 16 go byte by byte; otherwise every byte does (the pointers can't share a vector
 // boundary in general).
 __global__ void __launch_bounds__(kBlock)
-    sm_copy_kernel(unsigned char* dst, const unsigned char* src, size_t bytes, bool vec16) {
-  size_t done = 0;
+    sm_copy_kernel(unsigned char* __restrict__ dst, const unsigned char* __restrict__ src, size_t bytes, bool vec16) {
   if (vec16) {
-    const size_t vectors = bytes / sizeof(uint4);
-    auto* dst16 = reinterpret_cast<uint4*>(dst);
-    const auto* src16 = reinterpret_cast<const uint4*>(src);
-    for (size_t v = grid_thread_index(); v < vectors; v += grid_thread_count())
-      dst16[v] = src16[v];
-    done = vectors * sizeof(uint4);
+    map_vectors<unsigned char, 16>(bytes, dst, [](unsigned char x) { return x; }, src);
+    return;
   }
-  for (size_t i = done + grid_thread_index(); i < bytes; i += grid_thread_count()) dst[i] = src[i];
+  for (size_t i = grid_thread_index(); i < bytes; i += grid_thread_count()) dst[i] = src[i];
 }
 
 // A clock read that the compiler may not move across memory operations ("memory" clobber);
@@ -356,8 +456,21 @@ void gpu_stream_init(const GpuStreamArrays& arrays, uint64_t seed, cudaStream_t 
   CUDA_CHECK(cudaGetLastError());
 }
 
+size_t gpu_stream_sum_bytes(int device) {
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // grid_for never launches more than kMaxBlocksPerSm blocks per SM: one partial each.
+  return kSumPartialsOffset + static_cast<size_t>(sms) * kMaxBlocksPerSm * sizeof(double);
+}
+
+double gpu_stream_sum_result(const void* host_copy_of_scratch) {
+  double r = 0;
+  std::memcpy(&r, host_copy_of_scratch, sizeof(r));
+  return r;
+}
+
 void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                       double* sum_out, cudaStream_t stream) {
+                       void* sum_scratch, cudaStream_t stream) {
   // User-facing parameters first (UsageError, exit 2), before any CUDA call.
   const DType t = arrays.dtype;
   require_stream_dtype(t);
@@ -376,12 +489,13 @@ void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_by
     GCB_CHECK(is_aligned(arrays_abc[which], width),
               "STREAM array is not aligned to the vector width");
   }
-  GCB_CHECK(!is_reduction(op) || sum_out != nullptr, "dot and read need sum_out");
+  GCB_CHECK(!is_reduction(op) || (sum_scratch != nullptr && is_aligned(sum_scratch, sizeof(double))),
+            "dot and read need their sum scratch (gpu_stream_sum_bytes, zeroed once)");
 
   switch (t) {
-    case DType::f64: launch_stream_typed<double>(op, arrays, vector_bytes, sum_out, stream); break;
-    case DType::f32: launch_stream_typed<float>(op, arrays, vector_bytes, sum_out, stream); break;
-    default: launch_stream_typed<__nv_bfloat16>(op, arrays, vector_bytes, sum_out, stream); break;
+    case DType::f64: launch_stream_typed<double>(op, arrays, vector_bytes, sum_scratch, stream); break;
+    case DType::f32: launch_stream_typed<float>(op, arrays, vector_bytes, sum_scratch, stream); break;
+    default: launch_stream_typed<__nv_bfloat16>(op, arrays, vector_bytes, sum_scratch, stream); break;
   }
 }
 

@@ -26,13 +26,21 @@ struct GpuStreamArrays {
 // Stream-ordered.
 void gpu_stream_init(const GpuStreamArrays& arrays, uint64_t seed, cudaStream_t stream);
 
-// Enqueues one pass of `op`. vector_bytes ∈ {4, 8, 16}: bytes each thread loads per access
-// (must be ≥ sizeof(dtype); n need not be a multiple, the tail is handled). Arithmetic in the
-// element type for f64/f32 (triad uses fma, as the host reference does), in fp32 with one
-// round-to-nearest-even for bf16. dot and read write their sum (accumulated in fp64) to
-// *sum_out (device memory, overwritten each pass). Stream-ordered.
+// Device scratch of dot and read on `device`: their sum (a double at offset 0), a counter of
+// finished blocks and one partial per block. Zero it once after allocating it; every pass leaves
+// the counter at zero again, so no pass needs a memset (one would be timed with it).
+size_t gpu_stream_sum_bytes(int device);
+// The sum from the first bytes of the scratch, copied to the host.
+double gpu_stream_sum_result(const void* host_copy_of_scratch);
+
+// Enqueues one pass of `op`. vector_bytes ∈ {4, 8, 16}: bytes each thread loads per access, one
+// vector load per access (must be ≥ sizeof(dtype); n need not be a multiple, the tail is
+// handled). Arithmetic in the element type for f64/f32 (triad uses fma, as the host reference
+// does), in fp32 with one round-to-nearest-even for bf16. dot and read write their sum
+// (accumulated in fp64, in an order fixed by the grid) into `sum_scratch` (above).
+// Stream-ordered.
 void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                       double* sum_out, cudaStream_t stream);
+                       void* sum_scratch, cudaStream_t stream);
 
 // SM copy: a grid-stride copy of `bytes` from src to dst with 16-byte loads where aligned.
 // Either pointer may be host-mapped (pinned / registered) or a peer device's memory.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace gcb::models {
 
 std::string_view mem_category_name(MemCategory c) {
@@ -23,28 +25,39 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     reset();
     owner_ = std::exchange(o.owner_, nullptr);
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
+    view_ = std::exchange(o.view_, View{});
+    count_ = std::exchange(o.count_, 0);
     cat_ = o.cat_;
   }
   return *this;
 }
 
 void Buffer::reset() {
-  if (ptr_ != nullptr && owner_ != nullptr) owner_->release(ptr_, bytes_, cat_);
+  if (view_.data != nullptr && owner_ != nullptr) owner_->release(view_.data, bytes(), cat_);
   owner_ = nullptr;
-  ptr_ = nullptr;
-  bytes_ = 0;
+  view_ = View{};
+  count_ = 0;
 }
 
-Buffer Backend::alloc(MemCategory cat, size_t bytes) {
+float* Buffer::f32() const {
+  GCB_CHECK(view_.dtype == DType::f32, "buffer holds " + std::string(dtype_name(view_.dtype)) + ", not fp32");
+  return static_cast<float*>(view_.data);
+}
+
+int32_t* Buffer::i32() const {
+  GCB_CHECK(view_.dtype == DType::i32, "buffer holds " + std::string(dtype_name(view_.dtype)) + ", not int32");
+  return static_cast<int32_t*>(view_.data);
+}
+
+Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
+  const size_t bytes = count * dtype_size(dtype);
   void* p = raw_alloc(bytes);
   auto& c = mem_.by_category[static_cast<size_t>(cat)];
   c.current += bytes;
   c.peak = std::max(c.peak, c.current);
   mem_.total.current += bytes;
   mem_.total.peak = std::max(mem_.total.peak, mem_.total.current);
-  return Buffer(this, p, bytes, cat);
+  return Buffer(this, View{p, dtype}, count, cat);
 }
 
 void Backend::release(void* p, size_t bytes, MemCategory cat) {

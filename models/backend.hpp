@@ -1,10 +1,15 @@
-// The compute Backend the training engines see (DESIGN.md "Backend"): memory allocated by
-// category with current and peak bytes, and the ops a GPT-2 decoder needs. All ops are
+// The compute Backend the training engine sees (DESIGN.md "Backend"): memory allocated by category
+// and element type with current and peak bytes, and the ops a GPT-2 decoder needs. All ops are
 // stream-ordered: they are enqueued on the backend's compute stream and may return before the
-// result exists (CpuBackend completes them at once). Pointers are backend memory (host memory for
-// CpuBackend, device memory for a CUDA backend); the host may touch it only through
-// copy_to_host / copy_from_host, which synchronise. Engines read nothing back inside a step
-// except the loss. Tensors are row-major fp32 unless a DType says otherwise.
+// result exists (CpuBackend completes them at once). Memory is the backend's (host memory for
+// CpuBackend, device memory for a CUDA backend); the host touches it only through copy_to_host /
+// copy_from_host, which synchronise. The engine reads nothing back inside a step except the loss.
+//
+// Tensors carry their element type (View): parameters, gradients and activations may be fp32 or
+// bf16 (fp16 where a backend supports it); LayerNorm statistics, attention log-sum-exps, per-token
+// losses, fp32 master weights and Adam moments are always fp32 (plain float*). Every op computes
+// in fp32 and rounds each value it stores to its destination type once, to nearest even; an op
+// that accumulates (+=) reads the destination, adds in fp32 and rounds once.
 #pragma once
 
 #include <array>
@@ -13,20 +18,25 @@
 #include <string_view>
 #include <utility>
 
+#include "core/buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/phase_timer.hpp"
+
+namespace gcb {
+class Communicator;
+}
 
 namespace gcb::models {
 
 enum class MemCategory : uint8_t {
-  params,       // model weights (working copy used by forward/backward)
-  grads,        // weight gradients (full buffers or shards)
-  master,       // fp32 master weights (mixed precision; unused by the fp32 CPU backend)
-  adam_m,       // AdamW first moment
-  adam_v,       // AdamW second moment
-  activations,  // saved forward activations and activation gradients
+  params,       // model weights (the working copy forward and backward read)
+  grads,        // weight gradients (full buffers, buckets or shards)
+  master,       // fp32 master weights (mixed precision only)
+  adam_m,       // AdamW first moment (fp32)
+  adam_v,       // AdamW second moment (fp32)
+  activations,  // saved forward activations, activation gradients and layer scratch
   comm,         // communication staging buffers
-  workspace,    // scratch (token ids, loss accumulators, temporaries)
+  workspace,    // token ids, loss accumulators, op scratch, temporaries
 };
 inline constexpr size_t kMemCategories = 8;
 std::string_view mem_category_name(MemCategory c);
@@ -41,14 +51,28 @@ struct MemoryStats {
   const MemCounter& operator[](MemCategory c) const { return by_category[static_cast<size_t>(c)]; }
 };
 
+// A typed, non-owning view of backend memory: an address and the element type stored there.
+// Element counts come from each op's shape arguments.
+struct View {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+
+  // The view `elements` elements further on.
+  View at(size_t elements) const {
+    return {static_cast<std::byte*>(data) + elements * dtype_size(dtype), dtype};
+  }
+  explicit operator bool() const { return data != nullptr; }
+};
+
 class Backend;
 
-// Owning handle to backend memory; frees (and updates the accounting) on destruction.
+// Owning handle to backend memory of `count` elements of one type; frees (and updates the
+// accounting) on destruction.
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(Backend* owner, void* ptr, size_t bytes, MemCategory cat)
-      : owner_(owner), ptr_(ptr), bytes_(bytes), cat_(cat) {}
+  Buffer(Backend* owner, View view, size_t count, MemCategory cat)
+      : owner_(owner), view_(view), count_(count), cat_(cat) {}
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
   Buffer& operator=(Buffer&& o) noexcept;
   Buffer(const Buffer&) = delete;
@@ -56,30 +80,34 @@ class Buffer {
   ~Buffer() { reset(); }
 
   void reset();
-  void* data() const { return ptr_; }
-  float* f32() const { return static_cast<float*>(ptr_); }
-  size_t bytes() const { return bytes_; }
+  View view() const { return view_; }
+  View at(size_t elements) const { return view_.at(elements); }
+  void* data() const { return view_.data; }
+  // The memory as fp32 / int32; gcb::Fault when the buffer holds another type.
+  float* f32() const;
+  int32_t* i32() const;
+  size_t count() const { return count_; }
+  size_t bytes() const { return count_ * dtype_size(view_.dtype); }
   MemCategory category() const { return cat_; }
-  explicit operator bool() const { return ptr_ != nullptr; }
+  explicit operator bool() const { return view_.data != nullptr; }
 
  private:
   Backend* owner_ = nullptr;
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
+  View view_{};
+  size_t count_ = 0;
   MemCategory cat_ = MemCategory::workspace;
 };
 
 // Matrix product C[M,N] = op(A)[M,K] · op(B)[K,N] + beta·C (+ bias[N] broadcast over rows),
-// row-major. op(A) = Aᵀ when trans_a (A stored [K,M]); op(B) = Bᵀ when trans_b (B stored [N,K]).
+// row-major, accumulated in fp32. op(A) = Aᵀ when trans_a (A stored [K,M]); op(B) = Bᵀ when
+// trans_b (B stored [N,K]).
 struct GemmArgs {
   bool trans_a = false;
   bool trans_b = false;
   int M = 0, N = 0, K = 0;
-  const float* A = nullptr;
-  const float* B = nullptr;
-  float* C = nullptr;
-  float beta = 0.0f;            // 1 accumulates into C (gradient accumulation)
-  const float* bias = nullptr;  // optional
+  View A, B, C;
+  float beta = 0.0f;  // 1 accumulates into C (gradient accumulation)
+  View bias{};        // optional
 };
 
 struct AdamWArgs {
@@ -95,11 +123,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // Where this backend's memory lives; the engine refuses communicators that move another kind.
+  virtual MemorySpace memory_space() const = 0;
 
   // --- memory ------------------------------------------------------------------------------
-  // Zero-initialised allocation of `bytes` in category `cat` (stream-ordered zeroing).
-  Buffer alloc(MemCategory cat, size_t bytes);
-  Buffer alloc_floats(MemCategory cat, size_t count) { return alloc(cat, count * sizeof(float)); }
+  // Zero-initialised allocation of `count` elements of `dtype` in category `cat`.
+  Buffer alloc(MemCategory cat, DType dtype, size_t count);
   const MemoryStats& memory() const { return mem_; }
   void reset_peaks();
   // Synchronous copies between host memory and backend memory.
@@ -107,92 +136,80 @@ class Backend {
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
   // Waits for all enqueued work.
   virtual void synchronize() = 0;
-  // Cross-stream ordering around every collective an engine issues on backend memory: comm_begin()
-  // makes the compute work enqueued so far visible to the communicator's stream (a CUDA backend
-  // records an event that the comm stream waits on); comm_end() makes later compute wait for the
-  // collective. Nothing blocks the host. Host backends complete every op at once: no-ops.
-  // Together with stream-ordered raw_free this is what lets DP buckets overlap backward.
-  virtual void comm_begin() {}
-  virtual void comm_end() {}
+  // Ordering around every collective on backend memory, against the communicator that runs it:
+  // comm_begin(c) makes the compute work enqueued so far visible to c (a CUDA backend records an
+  // event that c's stream waits on, or synchronises when c.stream() is null because c reads the
+  // memory on the calling thread); comm_end(c) makes later compute wait for what c has enqueued.
+  // Nothing blocks the host otherwise. A backend whose ops complete at once (CpuBackend) does
+  // nothing. Together with stream-ordered raw_free this lets gradient buckets overlap backward.
+  virtual void comm_begin(Communicator& c) { (void)c; }
+  virtual void comm_end(Communicator& c) { (void)c; }
 
   // --- element-wise ------------------------------------------------------------------------
-  virtual void fill(float* x, size_t n, float value) = 0;
-  virtual void copy(float* dst, const float* src, size_t n) = 0;
-  virtual void add(float* out, const float* a, const float* b, size_t n) = 0;  // out = a + b
-  virtual void scale(float* x, float s, size_t n) = 0;                         // x *= s
-  // dst (dst_type) = src (src_type), round to nearest even; fp32, fp16, bf16.
-  virtual void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) = 0;
+  virtual void fill(View x, size_t n, float value) = 0;
+  // dst = src, converting (round to nearest even) when the types differ.
+  virtual void copy(View dst, View src, size_t n) = 0;
+  virtual void add(View out, View a, View b, size_t n) = 0;  // out = a + b
+  virtual void scale(View x, double s, size_t n) = 0;        // x *= s (in x's type)
   // x[i] = std · normal(seed, stream, first_index + i): counter-based (models/init_rng.hpp), so
   // any slice of a tensor can be generated on its own and equals the same slice of the whole.
-  virtual void init_normal(float* x, size_t n, uint64_t seed, uint64_t stream,
-                           uint64_t first_index, float std) = 0;
-  // out[0] (+)= Σ in[i] in index order (deterministic).
-  virtual void sum(float* out, const float* in, size_t n, bool accumulate) = 0;
+  virtual void init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index,
+                           float std) = 0;
+  // out[0] (+)= Σ in[i], summed in double in index order (deterministic); out is fp32 or fp64.
+  virtual void sum(View out, View in, size_t n, bool accumulate) = 0;
 
   // --- transformer ops (B·T = rows) ----------------------------------------------------------
   virtual void gemm(const GemmArgs& a) = 0;
   // dbias[N] += Σ_rows dout[M,N]
-  virtual void bias_backward(float* dbias, const float* dout, int M, int N) = 0;
+  virtual void bias_backward(View dbias, View dout, int M, int N) = 0;
   // out = (x − mean)·rstd·w + b per row of C; saves mean[rows], rstd[rows]. eps = 1e-5.
-  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* x,
-                                 const float* w, const float* b, int rows, int C) = 0;
+  virtual void layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b,
+                                 int rows, int C) = 0;
   // dx += …, dw += …, db += … (accumulating, so residual gradients add up).
-  virtual void layernorm_backward(float* dx, float* dw, float* db, const float* dout,
-                                  const float* x, const float* w, const float* mean,
-                                  const float* rstd, int rows, int C) = 0;
+  virtual void layernorm_backward(View dx, View dw, View db, View dout, View x, View w,
+                                  const float* mean, const float* rstd, int rows, int C) = 0;
   // GELU, tanh approximation (GPT-2).
-  virtual void gelu_forward(float* out, const float* x, size_t n) = 0;
-  virtual void gelu_backward(float* dx, const float* x, const float* dout, size_t n) = 0;  // dx =
-  // Causal multi-head attention on fused qkv[B,T,3C] (q | k | v, heads contiguous in each):
-  // out[B,T,C]; att[B,NH,T,T] keeps the softmax probabilities for backward.
-  virtual void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C,
-                                 int NH) = 0;
-  // dqkv = (overwritten); datt: scratch [B,NH,T,T].
-  virtual void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv,
-                                  const float* att, int B, int T, int C, int NH) = 0;
-  // losses[r] = −log softmax(logits[r])[targets[r]]; probs[rows,V] = softmax (kept for backward).
-  virtual void cross_entropy_forward(float* losses, float* probs, const float* logits,
-                                     const int32_t* targets, int rows, int V) = 0;
-  // dlogits = (probs − onehot(target)) · dloss  (overwritten)
-  virtual void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets,
-                                      int rows, int V, float dloss) = 0;
-  // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]
-  virtual void embedding_forward(float* out, const int32_t* tokens, const float* wte,
-                                 const float* wpe, int B, int T, int C) = 0;
-  // dwte[tokens] += dout, dwpe[t] += dout (deterministic order)
-  virtual void embedding_backward(float* dwte, float* dwpe, const float* dout,
-                                  const int32_t* tokens, int B, int T, int C) = 0;
-  // Decoupled weight decay (Loshchilov & Hutter): m,v updated, bias-corrected,
-  // p −= lr·(m̂/(√v̂ + eps) + wd·p).
-  virtual void adamw(float* params, const float* grads, float* m, float* v, size_t n,
-                     const AdamWArgs& a) = 0;
-  // --- tensor parallelism (Megatron vocabulary-parallel embedding and cross-entropy; Shoeybi et
-  // al. 2019 §3; ../shared/reference/training.md §2). A rank holds vocabulary rows [v0, v0 + V)
-  // of wte; tokens and targets outside that range contribute zero. The engine combines the
-  // per-rank partial results with collectives between these ops.
+  virtual void gelu_forward(View out, View x, size_t n) = 0;
+  virtual void gelu_backward(View dx, View x, View dout, size_t n) = 0;  // dx = gelu'(x)·dout
+  // Causal multi-head attention, FlashAttention-2 (Dao 2023, Alg. 1): from the fused
+  // qkv[B,T,3C] (q | k | v, heads contiguous in each) to out[B,T,C] and lse[B,NH,T], the natural
+  // log of each softmax row's normaliser. No [T,T] matrix outlives the op.
+  virtual void attention_forward(View out, float* lse, View qkv, int B, int T, int C, int NH) = 0;
+  // dqkv (overwritten) from dout and the forward's qkv, out and lse; the probabilities are
+  // recomputed blockwise (FA2 Alg. 2). Scratch it needs (D = rowsum(dO∘O), an fp32 dQ
+  // accumulator) the backend allocates itself, in category workspace.
+  virtual void attention_backward(View dqkv, View dout, View qkv, View out, const float* lse,
+                                  int B, int T, int C, int NH) = 0;
+  // Embedding of one vocabulary shard (Megatron's vocabulary-parallel embedding, Shoeybi et al.
+  // 2019 §3; the whole vocabulary when v0 = 0 and V = vocab): rows [v0, v0 + V) of wte.
   // out[b,t,:] = (v0 ≤ tok < v0+V ? wte[tok − v0,:] : 0) + (wpe ? wpe[t,:] : 0)
-  virtual void embedding_forward_vocab(float* out, const int32_t* tokens, const float* wte,
-                                       int v0, int V, const float* wpe, int B, int T, int C) = 0;
-  // dwte[tok − v0] += dout for tokens in range; dwpe[t] += dout when dwpe (deterministic order).
-  virtual void embedding_backward_vocab(float* dwte, float* dwpe, const float* dout,
-                                        const int32_t* tokens, int v0, int V, int B, int T,
-                                        int C) = 0;
-  // Local pass 1: rowmax[r] = max_i logits[r,i] (then all-reduce max over the tp group).
-  virtual void vocab_ce_max(float* rowmax, const float* logits, int rows, int V) = 0;
-  // Local pass 2: stats[r] = {Σ_i exp(logits[r,i] − rowmax[r]), logits[r, target − v0] or 0}
-  // (then all-reduce sum over the tp group).
-  virtual void vocab_ce_sumexp(float* stats, const float* logits, const float* rowmax,
-                               const int32_t* targets, int v0, int rows, int V) = 0;
-  // losses[r] = log(sumexp) − (target logit − rowmax); probs = exp(logits − rowmax)/sumexp
-  // (probs may alias logits).
-  virtual void vocab_ce_finish(float* losses, float* probs, const float* logits,
-                               const float* rowmax, const float* stats, int rows, int V) = 0;
+  virtual void embedding_forward(View out, const int32_t* tokens, View wte, int v0, int V,
+                                 View wpe, int B, int T, int C) = 0;
+  // dwte[tok − v0] += dout for tokens in the shard; dwpe[t] += dout when dwpe (deterministic).
+  virtual void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0,
+                                  int V, int B, int T, int C) = 0;
+  // Softmax cross-entropy over a vocabulary shard of V logits per row, in three local passes
+  // between which the engine combines the shards (at one shard, nothing to combine):
+  // 1. rowmax[r] = max_i logits[r,i]                                   (then all-reduce max)
+  virtual void cross_entropy_max(float* rowmax, View logits, int rows, int V) = 0;
+  // 2. stats[r] = {Σ_i exp(logits[r,i] − rowmax[r]), logits[r, target − v0] or 0}  (all-reduce sum)
+  virtual void cross_entropy_sums(float* stats, View logits, const float* rowmax,
+                                  const int32_t* targets, int v0, int rows, int V) = 0;
+  // 3. losses[r] = log(Σexp) − (target logit − rowmax), the log-sum-exp form (finite however
+  //    wrong the prediction); probs = exp(logits − rowmax)/Σexp (probs may alias logits).
+  virtual void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax,
+                                    const float* stats, int rows, int V) = 0;
   // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
-  virtual void vocab_ce_backward(float* dlogits, const float* probs, const int32_t* targets,
-                                 int v0, int rows, int V, float dloss) = 0;
+  virtual void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0,
+                                      int rows, int V, float dloss) = 0;
+  // AdamW with decoupled weight decay (Loshchilov & Hutter): m, v updated, bias-corrected,
+  // w −= lr·(m̂/(√v̂ + eps) + wd·w). Mixed precision: w is the fp32 `master` and params receives
+  // w rounded to its type; fp32: master is null and params (fp32) is w.
+  virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n,
+                     const AdamWArgs& a) = 0;
 
   // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
-  // around gemm; engines push forward / backward / optimizer / comm:<kind> phases. Null = off.
+  // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.
   void set_phase_timer(PhaseTimer* t) { phases_ = t; }
   PhaseTimer* phase_timer() const { return phases_; }
 
@@ -209,5 +226,13 @@ class Backend {
   MemoryStats mem_;
   PhaseTimer* phases_ = nullptr;
 };
+
+// Runs `collective` on `comm` in order with the compute enqueued before and after it.
+template <typename Fn>
+void ordered_collective(Backend& be, Communicator& comm, Fn&& collective) {
+  be.comm_begin(comm);
+  collective();
+  be.comm_end(comm);
+}
 
 }  // namespace gcb::models

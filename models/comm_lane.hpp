@@ -1,8 +1,9 @@
 // A second thread per rank that runs communication while the rank's thread goes on computing:
-// what a communication stream gives a GPU backend, for the CPU oracle. The DP engines submit each
-// gradient bucket's collective as backward finishes the bucket (PyTorch DDP's bucketed
-// all-reduce, Li et al. 2020) and wait once before the optimizer. Operations run one at a time in
-// submission order, so every rank issues its collectives in the same order whatever the timing.
+// what a communication stream gives a GPU backend, for host communicators (comm_queue.hpp). The
+// engine submits each gradient bucket's reduction as backward finishes the bucket (PyTorch DDP's
+// bucketed all-reduce, Li et al. 2020) and waits once before the optimizer. Operations run one at
+// a time in submission order, so every rank issues its collectives in the same order whatever the
+// timing.
 #pragma once
 
 #include <condition_variable>

@@ -1,5 +1,5 @@
 // GPT configurations (GPT-2 model card sizes; GPT-3 paper, Brown et al. 2020, table 2.1) and
-// their analytic parameter and FLOP counts.
+// their parameter counts.
 #include "models/config.hpp"
 
 
@@ -133,24 +133,6 @@ int64_t embedding_param_count(const GptConfig& c) {
 
 int64_t param_count(const GptConfig& c) {
   return embedding_param_count(c) + static_cast<int64_t>(c.layers) * layer_param_count(c);
-}
-
-double model_flops_per_token(const GptConfig& c, FlopsConvention conv) {
-  const double N = static_cast<double>(param_count(c));
-  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
-  return 6.0 * N + (conv == FlopsConvention::causal ? 6.0 : 12.0) * lct;
-}
-
-double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r) {
-  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
-  // Forward of the attention core (QKᵀ and AV) per token: 2·2·L·C·T full, half of it causal.
-  const double attn_fwd = (conv == FlopsConvention::causal ? 2.0 : 4.0) * lct;
-  double extra = 0.0;
-  if (r == Recompute::selective) extra = attn_fwd;
-  if (r == Recompute::full) {
-    extra = 2.0 * static_cast<double>(c.layers) * static_cast<double>(layer_param_count(c)) + attn_fwd;
-  }
-  return model_flops_per_token(c, conv) + extra;
 }
 
 }  // namespace gcb::models

@@ -1,5 +1,5 @@
-// GPT model configurations and the analytic counts derived from them: parameters and FLOPs per
-// token under the two conventions in use (../shared/reference/training.md §2.6, §7).
+// GPT model configurations and their parameter counts. FLOPs and every other analytic count live
+// in models/theory.hpp.
 #pragma once
 
 #include <cstdint>
@@ -45,20 +45,5 @@ std::string config_to_json(const GptConfig& c);
 int64_t layer_param_count(const GptConfig& c);
 int64_t embedding_param_count(const GptConfig& c);  // wte + wpe + final LayerNorm (one "unit")
 int64_t param_count(const GptConfig& c);
-
-enum class FlopsConvention : uint8_t {
-  causal,  // 6N + 6·L·C·T: attention scores counted causal-halved (llm.c, Megatron today)
-  palm,    // 6N + 12·L·C·T: full attention matrix (PaLM, Narayanan et al. 2021, torchtitan)
-};
-enum class Recompute : uint8_t { none, selective, full };
-
-// Model FLOPs per trained token (forward + backward, no recompute): the MFU numerator.
-// Sources: llm.c train_gpt2.cu (6N + 6LCT), PaLM appendix B / torchtitan metrics.py (6N + 12LCT);
-// ../shared/reference/training.md §1.5, §4.2, §7. N includes the tied embedding.
-double model_flops_per_token(const GptConfig& c, FlopsConvention conv);
-// Hardware FLOPs per token: model FLOPs plus what recomputation runs again (HFU, Korthikanti et
-// al. 2022 §6.3). full: one more forward of every layer (2·N_layers + attention forward, which is
-// 2·L·C·T causal / 4·L·C·T full); selective: the attention core forward only (same attention term).
-double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r);
 
 }  // namespace gcb::models

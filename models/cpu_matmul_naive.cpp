@@ -14,6 +14,10 @@ namespace gcb::models {
 
 const char* cpu_matmul_impl() { return "naive"; }
 
+// The loop's results do not depend on its threads (each C element sums k in order): nothing to pin.
+void set_cpu_matmul_threads(int) {}
+int cpu_matmul_threads() { return 0; }
+
 void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B,
                float* C, float beta) {
   constexpr int kBlock = 64;

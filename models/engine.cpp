@@ -1,416 +1,333 @@
-// Data-parallel engines: replicated DP (and the single-device reference at dp = 1), ZeRO-1,
-// ZeRO-2 and ZeRO-3 (Rajbhandari et al. 2019, arXiv:1910.02054; ../shared/reference/training.md
-// §3). They share EngineBase: the micro-batch loop, data, loss and communication accounting. Each
-// stage differs only in where parameters, gradients and optimizer state live (UnitHooks) and in
-// its optimizer step. All gradient reductions are sums of gradients already scaled by
-// 1/(global tokens), so no averaging step is needed and ZeRO-1/2 stay bitwise equal to DP.
+// The engine: a rank's stage of the model (rank_units.hpp), its model states (model_states.hpp),
+// its activations (activations.hpp) and the layer math (gpt_layers.hpp), driven through one step
+// by the pipeline schedule (pipeline_schedule.hpp).
+//
+// Order of a unit's gradient reduction, the same on every rank: (1) under SP the tp all-reduce of
+// the partial LayerNorm/bias gradients (the unit's "sync" tail), (2) for the embedding unit with
+// pp > 1 the tied-gradient exchange between the first and the last stage, (3) the dp reduction
+// (all-reduce at zero 0, reduce-scatter at 1–3), all on the whole unit gradient summed over the
+// step's micro-batches. Layers are reduced as soon as the last micro-batch's backward finishes
+// them (as DDP's no_sync accumulation), the embedding unit after the schedule (its two ends finish
+// at different times). All gradients are sums of gradients already scaled by 1/(global tokens),
+// so no averaging step is needed.
 #include "models/engine.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "models/comm_lane.hpp"
-#include "models/gpt.hpp"
-#include "models/shard.hpp"
-#include "models/zero.hpp"
+#include "models/activations.hpp"
+#include "models/comm_queue.hpp"
+#include "models/dp_comm.hpp"
+#include "models/gpt_layers.hpp"
+#include "models/model_states.hpp"
+#include "models/pipeline_schedule.hpp"
+#include "models/rank_shape.hpp"
+#include "models/rank_units.hpp"
+#include "models/token_data.hpp"
+#include "models/tp_comm.hpp"
 
 namespace gcb::models {
-
-std::string_view comm_kind_name(CommKind k) {
-  switch (k) {
-    case CommKind::all_reduce: return "all_reduce";
-    case CommKind::reduce_scatter: return "reduce_scatter";
-    case CommKind::all_gather: return "all_gather";
-    case CommKind::loss_all_reduce: return "loss_all_reduce";
-    case CommKind::tp_all_reduce: return "tp_all_reduce";
-    case CommKind::tp_all_gather: return "tp_all_gather";
-    case CommKind::tp_reduce_scatter: return "tp_reduce_scatter";
-    case CommKind::pp_send: return "pp_send";
-    case CommKind::pp_recv: return "pp_recv";
-    case CommKind::pp_embed: return "pp_embed";
-  }
-  return "?";
-}
-
-RankContext make_rank_context(Communicator& world, const ParallelLayout& layout) {
-  if (layout.dp < 1 || layout.tp < 1 || layout.pp < 1 || layout.world() != world.size()) {
-    throw UsageError(fmt::format("layout dp {} × tp {} × pp {} does not match {} ranks", layout.dp,
-                                 layout.tp, layout.pp, world.size()));
-  }
-  RankContext ctx;
-  ctx.layout = layout;
-  ctx.world = &world;
-  ctx.rank = world.rank();
-  // Megatron order: rank = tp_rank + tp·(dp_rank + dp·pp_rank).
-  ctx.tp_rank = ctx.rank % layout.tp;
-  ctx.dp_rank = (ctx.rank / layout.tp) % layout.dp;
-  ctx.pp_rank = ctx.rank / (layout.tp * layout.dp);
-  ctx.dp = world.split(ctx.pp_rank * layout.tp + ctx.tp_rank, ctx.dp_rank);
-  ctx.tp = world.split(ctx.pp_rank * layout.dp + ctx.dp_rank, ctx.tp_rank);
-  ctx.pp = world.split(ctx.dp_rank * layout.tp + ctx.tp_rank, ctx.pp_rank);
-  return ctx;
-}
-
-CommTheory comm_theory_elements(ZeroStage z, int64_t psi, int m, int dp) {
-  CommTheory t;
-  if (dp <= 1) return t;
-  switch (z) {
-    case ZeroStage::none: t.all_reduce = psi; break;
-    case ZeroStage::one: t.reduce_scatter = psi; t.all_gather = psi; break;
-    case ZeroStage::two: t.reduce_scatter = psi; t.all_gather = psi; break;
-    case ZeroStage::three: t.reduce_scatter = psi; t.all_gather = 2 * m * psi; break;
-  }
-  return t;
-}
-
-double ring_wire_bytes(CommKind kind, double bytes, int n) {
-  if (n <= 1) return 0.0;
-  const double f = static_cast<double>(n - 1) / n;
-  return (kind == CommKind::all_reduce || kind == CommKind::loss_all_reduce ? 2.0 : 1.0) * f * bytes;
-}
-
-StateBytes expected_state_bytes(ZeroStage z, size_t psi, int dp) {
-  const size_t full = psi * sizeof(float), shard = full / static_cast<size_t>(dp);
-  StateBytes b;
-  b.params = z == ZeroStage::three ? shard : full;
-  b.grads = z >= ZeroStage::two ? shard : full;
-  b.adam_m = b.adam_v = z >= ZeroStage::one ? shard : full;
-  return b;
-}
-
 namespace {
 
-class EngineBase : public TrainingStep, protected UnitHooks {
+size_t sz(int v) { return static_cast<size_t>(v); }
+
+std::unique_ptr<TokenSource> token_source(const TrainOptions& o) {
+  if (o.data_file.empty()) return synthetic_tokens(o.data_seed, o.model.vocab);
+  return open_token_file(o.data_file, o.model.vocab, o.model.seq);
+}
+
+class Engine final : public TrainingStep {
  public:
-  EngineBase(Backend& be, RankContext& ctx, const TrainOptions& opt)
-      : be_(be), comm_(*ctx.dp), opt_(opt), model_(be, opt.model, opt.micro_batch, opt.recompute),
-        n_(ctx.dp->size()), r_(ctx.dp->rank()) {
-    const ParamLayout& pl = model_.layout();
-    size_t full = 0, shard = 0;
-    for (int u = 0; u < pl.num_units(); ++u) {
-      spec_.push_back(make_shard_spec(pl.unit_size(u), n_));
-      off_full_.push_back(full);
-      off_shard_.push_back(shard);
-      full += spec_.back().padded;
-      shard += spec_.back().shard;
+  Engine(Backend& be, RankContext& ctx, const TrainOptions& o)
+      : be_(be), ctx_(ctx), opt_(o), policy_(precision_policy(o.precision)),
+        units_(o.model, ctx.layout, ctx.tp_rank, ctx.pp_rank),
+        shape_(o, ctx.layout, ctx.tp_rank, ctx.pp_rank, units_.stage_layers()),
+        dp_queue_(be, *ctx.dp, o.overlap_comm), dp_(be, dp_queue_),
+        states_(be, units_, o.zero, policy_, dp_, ctx.dp_rank),
+        acts_(be, shape_, o.recompute, policy_.activations),
+        tp_(be, *ctx.tp, shape_.R, shape_.C, shape_.sp),
+        layers_(be, tp_, shape_, units_, o.recompute, acts_),
+        actions_(pipeline_actions(o.schedule, ctx.layout.pp, ctx.pp_rank, o.grad_accum)), data_(token_source(o)) {
+    states_.initialize(o.seed);
+    const size_t rows = sz(shape_.R);
+    if (shape_.first) {
+      for (int j = 0; j < shape_.slots; ++j) tokens_.push_back(be.alloc(MemCategory::workspace, DType::i32, rows));
     }
-    psi_ = full;
-    psi_shard_ = shard;
-    const size_t bt = static_cast<size_t>(opt.micro_batch) * static_cast<size_t>(opt.model.seq);
-    tokens_ = be.alloc(MemCategory::workspace, bt * sizeof(int32_t));
-    targets_ = be.alloc(MemCategory::workspace, bt * sizeof(int32_t));
-    loss_ = be.alloc_floats(MemCategory::workspace, 1);
-    if (opt.overlap_comm && n_ > 1) lane_ = std::make_unique<CommLane>();
+    if (shape_.last) targets_ = be.alloc(MemCategory::workspace, DType::i32, rows);
+    loss_ = be.alloc(MemCategory::workspace, DType::f64, 1);
+    set_counting(true);
   }
 
-  size_t padded_params() const override { return psi_; }
+  std::string name() const override {
+    const ParallelLayout& l = ctx_.layout;
+    std::string s = fmt::format("dp{}-tp{}-pp{}", l.dp, l.tp, l.pp);
+    if (shape_.sp) s += "-sp";
+    if (opt_.zero != ZeroStage::none) s += fmt::format("-zero{}", static_cast<int>(opt_.zero));
+    if (l.pp > 1) s += opt_.schedule == PipeSchedule::gpipe ? "-gpipe" : "-1f1b";
+    return s;
+  }
+  size_t padded_params() const override { return states_.padded_params(); }
   const CommStats& last_step_comm() const override { return stats_; }
+  const float* token_losses() const override { return layers_.token_losses(); }
+  void set_phase_timer(PhaseTimer* t) override {
+    phases_ = t;
+    dp_.set_phase_timer(t);
+    tp_.set_phase_timer(t);
+  }
 
-  float step() override {
+  double step() override {
     stats_ = CommStats{};
     ++step_;
-    begin_step();
-    const int m = opt_.grad_accum, B = opt_.micro_batch, T = opt_.model.seq;
-    const int64_t global_seqs = static_cast<int64_t>(n_) * m * B;
-    const float dloss = 1.0f / static_cast<float>(global_seqs * T);
-    for (int j = 0; j < m; ++j) {
-      last_micro_ = j == m - 1;
-      // Rank r's micro-batch j: sequences (r·m + j)·B … of this step's global batch, so dp·m
-      // micro-batches of one rank and m of each of dp ranks cover the same sequences.
-      const int64_t first = (step_ - 1) * global_seqs + (static_cast<int64_t>(r_) * m + j) * B;
-      synthetic_batch(opt_.data_seed, opt_.model.vocab, T, first, B, host_tokens_, host_targets_);
-      be_.copy_from_host(tokens_.data(), host_tokens_.data(), host_tokens_.size() * sizeof(int32_t));
-      be_.copy_from_host(targets_.data(), host_targets_.data(),
-                         host_targets_.size() * sizeof(int32_t));
-      const PhaseScope ph(phases_, "forward_backward");
-      model_.forward_backward(static_cast<const int32_t*>(tokens_.data()),
-                              static_cast<const int32_t*>(targets_.data()), *this, dloss,
-                              loss_.f32(), j > 0);
+    states_.begin_step();
+    for (const PipeAction& a : actions_) {
+      switch (a.kind) {
+        case PipeAction::Kind::forward: forward(a.micro_batch); break;
+        case PipeAction::Kind::backward: backward(a.micro_batch); break;
+        case PipeAction::Kind::exchange: exchange(a.exchange); break;
+      }
     }
-    drain_lane();
-    be_.scale(loss_.f32(), dloss, 1);
-    if (n_ > 1) {
+    if (units_.has_embedding()) {  // layers were reduced during backward
+      const PhaseScope ph(phases_, "optimizer");  // gradient reductions nest as comm phases
+      reduce_unit(0);
+    }
+    states_.finish_reductions();
+    // Loss: Σ over micro-batches on the last stage, scaled, summed over dp, sent to every stage.
+    if (!shape_.last) be_.fill(loss_.view(), 1, 0.0f);
+    be_.scale(loss_.view(), 1.0 / global_tokens(), 1);
+    for (Communicator* c : {ctx_.dp.get(), ctx_.pp.get()}) {
+      if (c->size() == 1) continue;
       const PhaseScope ph(phases_, "comm:loss_all_reduce");
-      be_.comm_begin();
-      comm_.all_reduce(loss_.data(), loss_.data(), 1, DType::f32, ReduceOp::sum);
-      be_.comm_end();
-      record(CommKind::loss_all_reduce, 1);
+      ordered_collective(be_, *c, [&] { c->all_reduce(loss_.data(), loss_.data(), 1, DType::f64, ReduceOp::sum); });
+      stats_.record(CommKind::loss_all_reduce, sizeof(double));
     }
-    AdamWArgs a = opt_.adam;
-    a.step = static_cast<int>(step_);
     {
       const PhaseScope ph(phases_, "optimizer");
-      optimizer_step(a);
+      AdamWArgs a = opt_.adam;
+      a.step = static_cast<int>(step_);
+      states_.optimizer_step(a);
     }
-    comm_.synchronize();
-    float loss = 0.0f;
-    be_.copy_to_host(&loss, loss_.data(), sizeof(float));
+    for (Communicator* c : {ctx_.dp.get(), ctx_.tp.get(), ctx_.pp.get()}) c->synchronize();
+    double loss = 0.0;
+    be_.copy_to_host(&loss, loss_.data(), sizeof(double));
     return loss;
   }
 
-  std::vector<float> full_params() override {
-    const ParamLayout& pl = model_.layout();
-    std::vector<float> out;
-    counting_ = false;
-    for (int u = 0; u < pl.num_units(); ++u) {
-      const float* p = params(u, ParamUse::embed_forward);
-      const size_t old = out.size();
-      out.resize(old + pl.unit_size(u));
-      be_.copy_to_host(out.data() + old, p, pl.unit_size(u) * sizeof(float));
-      release(u, ParamUse::embed_forward);
-    }
-    counting_ = true;
-    return out;
+  std::vector<float> full_params() override { return assemble(ModelStates::Values::weights); }
+  std::vector<float> full_grads() override { return assemble(ModelStates::Values::grads); }
+  void load_params(const std::vector<float>& canonical) override { states_.load(canonical); }
+
+ private:
+  double global_tokens() const {
+    return static_cast<double>(ctx_.layout.dp) * opt_.grad_accum * opt_.micro_batch * opt_.model.seq;
+  }
+  float dloss() const { return static_cast<float>(1.0 / global_tokens()); }
+
+  void set_counting(bool on) {
+    dp_.set_stats(on ? &stats_ : nullptr);
+    tp_.set_stats(on ? &stats_ : nullptr);
   }
 
- protected:
-  virtual void begin_step() = 0;
-  virtual void optimizer_step(const AdamWArgs& a) = 0;
+  // Every rank writes the pieces it is responsible for (dp rank 0; replicated pieces only on tp
+  // rank 0; the embedding only on the first stage) into a zeroed canonical vector, and a sum over
+  // the world assembles it: adding zeros is exact, so the result is bitwise.
+  std::vector<float> assemble(ModelStates::Values which) {
+    const ParamLayout& layout = units_.canonical();
+    std::vector<float> host(layout.total(), 0.0f);
+    set_counting(false);
+    for (size_t i = 0; i < units_.count(); ++i) {
+      const LocalUnit& u = units_.units()[i];
+      const std::vector<float> local = states_.unit_to_host(i, which);  // collective over dp
+      if (ctx_.dp_rank != 0 || (u.unit == 0 && !shape_.first)) continue;
+      float* unit = host.data() + layout.unit_offset(u.unit);
+      for (const Piece& pc : u.pieces) {
+        if (pc.replicated && ctx_.tp_rank != 0) continue;
+        std::copy_n(local.data() + pc.local, pc.len, unit + pc.canonical);
+      }
+    }
+    set_counting(true);
+    Buffer buf = be_.alloc(MemCategory::workspace, DType::f32, host.size());
+    be_.copy_from_host(buf.data(), host.data(), host.size() * sizeof(float));
+    Communicator& world = *ctx_.world;
+    ordered_collective(be_, world, [&] { world.all_reduce(buf.data(), buf.data(), host.size(), DType::f32, ReduceOp::sum); });
+    world.synchronize();
+    be_.copy_to_host(host.data(), buf.data(), host.size() * sizeof(float));
+    return host;
+  }
 
-  void record(CommKind k, size_t elements) { record_comm(counting_ ? &stats_ : nullptr, k, elements); }
-  // The dp collectives of this engine; with --overlap its gradient reductions go to the lane.
-  DpUnitComm dpc() { return DpUnitComm{be_, comm_, phases_, counting_ ? &stats_ : nullptr, lane_.get()}; }
-  // Waits for the queued bucket collectives. The wait is the exposed part ("comm:bucket_wait");
-  // the lane's busy time is a span ("comm_lane"), so overlapped = busy − wait.
-  void drain_lane() {
-    if (!lane_) return;
-    {
-      const PhaseScope ph(phases_, "comm:bucket_wait");
-      lane_->wait();
-      be_.comm_end();
+  // Micro-batch j of this dp rank: sequences (dp_rank·m + j)·B … of this step's global batch, so
+  // dp·m micro-batches of one rank and m of each of dp ranks cover the same sequences.
+  void load_batch(int j) {
+    if (!shape_.first && !shape_.last) return;
+    const int m = opt_.grad_accum, B = opt_.micro_batch;
+    const int64_t global_seqs = static_cast<int64_t>(ctx_.layout.dp) * m * B;
+    const int64_t first = (step_ - 1) * global_seqs + (static_cast<int64_t>(ctx_.dp_rank) * m + j) * B;
+    data_->read(first, B, opt_.model.seq, host_tokens_, host_targets_);
+    if (shape_.first) {
+      be_.copy_from_host(slot_tokens(j).data(), host_tokens_.data(), host_tokens_.size() * sizeof(int32_t));
     }
-    const double busy = lane_->take_busy_seconds();
-    if (phases_ != nullptr) phases_->add_span("comm_lane", busy);
-  }
-  // In place on a padded unit buffer: this rank's reduced shard lands at base + r·shard.
-  void reduce_scatter_unit(float* base, int u) { dpc().reduce_scatter(base, base + spec_[u].begin(r_), spec_[u]); }
-  void all_gather_unit(float* base, int u) { dpc().all_gather(base, spec_[u]); }
-  void init_full_params(float* flat) {
-    for (int u = 0; u < model_.layout().num_units(); ++u) {
-      model_.layout().init_range(be_, flat + off_full_[u], u, 0, spec_[u].padded, opt_.seed);
+    if (shape_.last) {
+      be_.copy_from_host(targets_.data(), host_targets_.data(), host_targets_.size() * sizeof(int32_t));
     }
   }
-  int units() const { return model_.layout().num_units(); }
+  Buffer& slot_tokens(int j) { return tokens_[sz(j % shape_.slots)]; }
+
+  void forward(int j) {
+    const PhaseScope ph(phases_, "forward");
+    Slot& s = acts_.slot(j);
+    load_batch(j);
+    if (shape_.first) {
+      layers_.embed_forward(s, slot_tokens(j).i32(), states_.acquire(0));
+      states_.release(0);
+    }
+    for (int l = 0; l < shape_.stage_layers; ++l) {
+      const size_t u = units_.layer_unit(l);
+      layers_.layer_forward(s, l, states_.acquire(u));
+      states_.release(u);
+    }
+    if (shape_.last) {
+      layers_.head(s, targets_.i32(), states_.acquire(0), states_.grads(0), loss_.view(), j > 0, dloss());
+      states_.release(0);
+    }
+  }
+
+  void backward(int j) {
+    const PhaseScope ph(phases_, "backward");
+    Slot& s = acts_.slot(j);
+    for (int l = shape_.stage_layers - 1; l >= 0; --l) {
+      const size_t u = units_.layer_unit(l);
+      layers_.layer_backward(s, l, states_.acquire(u), states_.grads(u));
+      states_.release(u);
+      if (j == opt_.grad_accum - 1) reduce_unit(u);  // complete for this step
+    }
+    if (shape_.first) layers_.embed_backward(s, slot_tokens(j).i32(), states_.grads(0));
+  }
+
+  // One group of pipeline sends and receives (stages without that neighbour skip its part).
+  void exchange(const PipeExchange& e) {
+    Communicator& pp = *ctx_.pp;
+    const int prev = ctx_.pp_rank - 1, next = ctx_.pp_rank + 1;
+    const size_t n = sz(shape_.Rs) * sz(shape_.C);
+    const DType t = policy_.activations;
+    struct Call {
+      bool send;
+      void* buf;
+      int peer;
+    };
+    std::vector<Call> calls;
+    if (!shape_.last && e.send_output >= 0) calls.push_back({true, acts_.slot(e.send_output).layers.back().res3.data, next});
+    if (!shape_.last && e.recv_output_grad >= 0) calls.push_back({false, acts_.slot(e.recv_output_grad).dout.data, next});
+    if (!shape_.first && e.send_input_grad >= 0) calls.push_back({true, acts_.slot(e.send_input_grad).dout.data, prev});
+    if (!shape_.first && e.recv_input >= 0) calls.push_back({false, acts_.slot(e.recv_input).x.data, prev});
+    if (calls.empty()) return;
+    const PhaseScope ph(phases_, "comm:pp_send_recv");
+    ordered_collective(be_, pp, [&] {
+      pp.group_start();
+      for (const Call& c : calls) {
+        if (c.send) {
+          pp.send(c.buf, n, t, c.peer);
+        } else {
+          pp.recv(c.buf, n, t, c.peer);
+        }
+      }
+      pp.group_end();
+    });
+    for (const Call& c : calls) stats_.record(c.send ? CommKind::pp_send : CommKind::pp_recv, n * dtype_size(t));
+  }
+
+  // Unit i's gradient is complete for the step (see the top of the file for the order).
+  void reduce_unit(size_t i) {
+    const LocalUnit& u = units_.units()[i];
+    const View g = states_.grads(i);
+    if (shape_.sp) tp_.all_reduce(g.at(u.sync_begin), u.size - u.sync_begin, ReduceOp::sum);
+    if (u.unit == 0 && ctx_.layout.pp > 1) {
+      // Tied embedding: first and last stage swap their partial gradients and add them
+      // (a + b = b + a, so both copies stay bitwise equal).
+      Communicator& pp = *ctx_.pp;
+      Buffer other = be_.alloc(MemCategory::comm, g.dtype, u.size);
+      const int peer = shape_.first ? ctx_.layout.pp - 1 : 0;
+      const PhaseScope ph(phases_, "comm:pp_embed");
+      ordered_collective(be_, pp, [&] {
+        pp.group_start();
+        pp.send(g.data, u.size, g.dtype, peer);
+        pp.recv(other.data(), u.size, g.dtype, peer);
+        pp.group_end();
+      });
+      stats_.record(CommKind::pp_embed, u.size * dtype_size(g.dtype));
+      be_.add(g, g, other.view(), u.size);
+    }
+    states_.reduce(i);
+  }
 
   Backend& be_;
-  Communicator& comm_;
+  RankContext& ctx_;
   TrainOptions opt_;
-  GptModel model_;
-  int n_, r_;
-  std::vector<ShardSpec> spec_;
-  std::vector<size_t> off_full_, off_shard_;
-  size_t psi_ = 0, psi_shard_ = 0;
-  bool last_micro_ = false;
-  int64_t step_ = 0;
-  std::unique_ptr<CommLane> lane_;  // --overlap with dp > 1
-
- private:
-  Buffer tokens_, targets_, loss_;
+  PrecisionPolicy policy_;
+  RankUnits units_;
+  RankShape shape_;
+  CommQueue dp_queue_;
+  DpComm dp_;
+  ModelStates states_;
+  Activations acts_;
+  TpComm tp_;
+  GptLayers layers_;
+  std::vector<PipeAction> actions_;
+  std::unique_ptr<TokenSource> data_;
+  std::vector<Buffer> tokens_;  // first stage: each slot's tokens (embedding backward reads them)
+  Buffer targets_, loss_;
   std::vector<int32_t> host_tokens_, host_targets_;
   CommStats stats_;
-  bool counting_ = true;
-};
-
-// Replicated DP (the single-device reference when dp = 1): full params, grads, m and v on every
-// rank; each unit's gradient bucket is all-reduced as soon as backward finishes it, on the last
-// micro-batch only (llm.c, PyTorch DDP no_sync).
-class DpEngine final : public EngineBase {
- public:
-  DpEngine(Backend& be, RankContext& ctx, const TrainOptions& opt) : EngineBase(be, ctx, opt) {
-    params_ = be.alloc_floats(MemCategory::params, psi_);
-    grads_ = be.alloc_floats(MemCategory::grads, psi_);
-    m_ = be.alloc_floats(MemCategory::adam_m, psi_);
-    v_ = be.alloc_floats(MemCategory::adam_v, psi_);
-    init_full_params(params_.f32());
-  }
-  std::string name() const override { return n_ == 1 ? "single" : fmt::format("dp{}", n_); }
-
- protected:
-  const float* params(int u, ParamUse) override { return params_.f32() + off_full_[u]; }
-  void release(int, ParamUse) override {}
-  float* grads_begin(int u) override { return grads_.f32() + off_full_[u]; }
-  void grads_end(int u) override {
-    if (last_micro_) dpc().all_reduce(grads_.f32() + off_full_[u], spec_[u]);
-  }
-  void begin_step() override { be_.fill(grads_.f32(), psi_, 0.0f); }
-  void optimizer_step(const AdamWArgs& a) override {
-    be_.adamw(params_.f32(), grads_.f32(), m_.f32(), v_.f32(), psi_, a);
-  }
-
- private:
-  Buffer params_, grads_, m_, v_;
-};
-
-// ZeRO-1 (P_os): full params and grads; m and v only for this rank's shard of every unit. On the
-// last micro-batch each unit's gradient is reduce-scattered as backward finishes it; the
-// optimizer updates the own shard; updated shards are all-gathered.
-class Zero1Engine final : public EngineBase {
- public:
-  Zero1Engine(Backend& be, RankContext& ctx, const TrainOptions& opt) : EngineBase(be, ctx, opt) {
-    params_ = be.alloc_floats(MemCategory::params, psi_);
-    grads_ = be.alloc_floats(MemCategory::grads, psi_);
-    m_ = be.alloc_floats(MemCategory::adam_m, psi_shard_);
-    v_ = be.alloc_floats(MemCategory::adam_v, psi_shard_);
-    init_full_params(params_.f32());
-  }
-  std::string name() const override { return fmt::format("zero1-dp{}", n_); }
-
- protected:
-  const float* params(int u, ParamUse) override { return params_.f32() + off_full_[u]; }
-  void release(int, ParamUse) override {}
-  float* grads_begin(int u) override { return grads_.f32() + off_full_[u]; }
-  void grads_end(int u) override {
-    if (last_micro_) reduce_scatter_unit(grads_.f32() + off_full_[u], u);
-  }
-  void begin_step() override { be_.fill(grads_.f32(), psi_, 0.0f); }
-  void optimizer_step(const AdamWArgs& a) override {
-    for (int u = 0; u < units(); ++u) {
-      const size_t own = off_full_[u] + spec_[u].begin(r_);
-      be_.adamw(params_.f32() + own, grads_.f32() + own, m_.f32() + off_shard_[u],
-                v_.f32() + off_shard_[u], spec_[u].shard, a);
-      all_gather_unit(params_.f32() + off_full_[u], u);
-    }
-  }
-
- private:
-  Buffer params_, grads_, m_, v_;
-};
-
-// Gradient handling shared by ZeRO-2 and ZeRO-3 (P_g): a unit's full gradient exists only as a
-// bucket while backward fills it. The bucket sums the step's micro-batches; when the last
-// micro-batch's backward finishes the unit, grads_end reduce-scatters it, adds this rank's shard
-// into the persistent gradient shard and frees it. Reducing once per step (DDP's no_sync, and the
-// Megatron engine's choice, parallel_engine.cpp) keeps ZeRO-2/3 bitwise equal to DP with gradient
-// accumulation too, and sends Ψ instead of DeepSpeed's m·Ψ per step; the price is that with m > 1
-// the buckets live across micro-batches (peak gradient bytes up to Ψ, persistent Ψ/N).
-class ShardedGradEngine : public EngineBase {
- public:
-  ShardedGradEngine(Backend& be, RankContext& ctx, const TrainOptions& opt)
-      : EngineBase(be, ctx, opt), buckets_(static_cast<size_t>(units())) {
-    // grads_end adds the reduced shard at once: its reduce-scatter must not be queued.
-    GCB_CHECK(!lane_, "ZeRO-2/3 engines do not overlap their reduce-scatter");
-    gshard_ = be.alloc_floats(MemCategory::grads, psi_shard_);
-    m_ = be.alloc_floats(MemCategory::adam_m, psi_shard_);
-    v_ = be.alloc_floats(MemCategory::adam_v, psi_shard_);
-  }
-
- protected:
-  float* grads_begin(int u) override {
-    Buffer& b = buckets_[static_cast<size_t>(u)];
-    if (!b) b = be_.alloc_floats(MemCategory::grads, spec_[u].padded);
-    return b.f32();
-  }
-  void grads_end(int u) override {
-    if (!last_micro_) return;  // the bucket keeps accumulating
-    Buffer& b = buckets_[static_cast<size_t>(u)];
-    reduce_scatter_unit(b.f32(), u);
-    float* own = gshard_.f32() + off_shard_[u];
-    be_.add(own, own, b.f32() + spec_[u].begin(r_), spec_[u].shard);
-    b.reset();
-  }
-  void begin_step() override { be_.fill(gshard_.f32(), psi_shard_, 0.0f); }
-
-  Buffer gshard_, m_, v_;
-  std::vector<Buffer> buckets_;
-};
-
-// ZeRO-2 (P_os+g): full params; gradient and optimizer shards.
-class Zero2Engine final : public ShardedGradEngine {
- public:
-  Zero2Engine(Backend& be, RankContext& ctx, const TrainOptions& opt)
-      : ShardedGradEngine(be, ctx, opt) {
-    params_ = be.alloc_floats(MemCategory::params, psi_);
-    init_full_params(params_.f32());
-  }
-  std::string name() const override { return fmt::format("zero2-dp{}", n_); }
-
- protected:
-  const float* params(int u, ParamUse) override { return params_.f32() + off_full_[u]; }
-  void release(int, ParamUse) override {}
-  void optimizer_step(const AdamWArgs& a) override {
-    for (int u = 0; u < units(); ++u) {
-      const size_t os = off_shard_[u];
-      be_.adamw(params_.f32() + off_full_[u] + spec_[u].begin(r_), gshard_.f32() + os,
-                m_.f32() + os, v_.f32() + os, spec_[u].shard, a);
-      all_gather_unit(params_.f32() + off_full_[u], u);
-    }
-  }
-
- private:
-  Buffer params_;
-};
-
-// ZeRO-3 (P_os+g+p): only parameter shards persist. A unit is all-gathered into a temporary
-// buffer before its forward and again before its backward (the head's forward and backward share
-// one gather) and freed after use; embedding backward needs no parameters.
-class Zero3Engine final : public ShardedGradEngine {
- public:
-  Zero3Engine(Backend& be, RankContext& ctx, const TrainOptions& opt)
-      : ShardedGradEngine(be, ctx, opt), gathered_(static_cast<size_t>(units())) {
-    pshard_ = be.alloc_floats(MemCategory::params, psi_shard_);
-    for (int u = 0; u < units(); ++u) {
-      model_.layout().init_range(be, pshard_.f32() + off_shard_[u], u, spec_[u].begin(r_),
-                                 spec_[u].end(r_), opt.seed);
-    }
-  }
-  std::string name() const override { return fmt::format("zero3-dp{}", n_); }
-
- protected:
-  const float* params(int u, ParamUse) override {
-    Buffer& b = gathered_[static_cast<size_t>(u)];
-    GCB_CHECK(!b, "ZeRO-3: unit gathered twice without release");
-    b = dpc().gather(pshard_.f32() + off_shard_[u], spec_[u]);
-    return b.f32();
-  }
-  void release(int u, ParamUse) override { gathered_[static_cast<size_t>(u)].reset(); }
-  void optimizer_step(const AdamWArgs& a) override {
-    be_.adamw(pshard_.f32(), gshard_.f32(), m_.f32(), v_.f32(), psi_shard_, a);
-  }
-
- private:
-  Buffer pshard_;
-  std::vector<Buffer> gathered_;
+  PhaseTimer* phases_ = nullptr;
+  int64_t step_ = 0;
 };
 
 }  // namespace
 
-std::string overlap_error(const TrainOptions& opt, const ParallelLayout& layout,
-                          const Communicator* dp) {
-  if (!opt.overlap_comm) return "";
-  if (layout.tp != 1 || layout.pp != 1 || opt.sp || opt.zero > ZeroStage::one) {
-    return "--overlap is implemented for the dp engines with zero 0 or 1 (tp = pp = 1, no sp)";
+std::string layout_error(const TrainOptions& o, const ParallelLayout& lay) {
+  const GptConfig& c = o.model;
+  if (lay.dp < 1 || lay.tp < 1 || lay.pp < 1) return "dp, tp and pp must be ≥ 1";
+  if (o.micro_batch < 1 || o.grad_accum < 1) {
+    return fmt::format("micro-batch ({}) and gradient accumulation ({}) must be ≥ 1", o.micro_batch, o.grad_accum);
   }
-  if (dp != nullptr && !dp->callable_from_any_thread()) {
-    return fmt::format("--overlap needs a {} communicator callable from a second thread "
-                       "(MPI: MPI_THREAD_SERIALIZED)", dp->backend());
+  if (c.heads % lay.tp != 0) return fmt::format("tp {} does not divide heads {}", lay.tp, c.heads);
+  if (c.hidden % lay.tp != 0) return fmt::format("tp {} does not divide hidden {}", lay.tp, c.hidden);
+  if (c.vocab % lay.tp != 0) {
+    return fmt::format("tp {} does not divide vocab {} (vocabulary-parallel embedding)", lay.tp, c.vocab);
+  }
+  if (lay.pp > c.layers) return fmt::format("pp {} > layers {}", lay.pp, c.layers);
+  if (o.sp && (o.micro_batch * c.seq) % lay.tp != 0) {
+    return fmt::format("sp: micro-batch × seq = {} is not divisible by tp {}", o.micro_batch * c.seq, lay.tp);
   }
   return "";
 }
 
-std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx,
-                                                 const TrainOptions& opt) {
-  validate(opt.model);
-  if (const std::string e = layout_error(opt, ctx.layout); !e.empty()) throw UsageError(e);
-  if (const std::string e = overlap_error(opt, ctx.layout, ctx.dp.get()); !e.empty()) {
-    throw UsageError(e);
+std::string overlap_error(const TrainOptions& o, const ParallelLayout& layout, const Communicator* dp) {
+  if (!o.overlap_comm || dp == nullptr || dp->size() == 1 || dp->stream() != nullptr) return "";
+  // A second thread calls the dp group while this rank's thread calls its tp and pp groups.
+  const bool other_groups = layout.tp > 1 || layout.pp > 1;
+  const ThreadSupport need = other_groups ? ThreadSupport::concurrent : ThreadSupport::serialized;
+  if (dp->thread_support() >= need) return "";
+  return fmt::format("--overlap runs the dp group's collectives on a second thread{}; this {} communicator does not "
+                     "allow it (MPI: MPI_THREAD_{})",
+                     other_groups ? " while the tp and pp groups run on the rank's thread" : "", dp->backend(),
+                     other_groups ? "MULTIPLE" : "SERIALIZED");
+}
+
+std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx, const TrainOptions& o) {
+  validate(o.model);
+  if (const std::string e = layout_error(o, ctx.layout); !e.empty()) throw UsageError(e);
+  GCB_CHECK(ctx.dp && ctx.tp && ctx.pp && ctx.world, "rank context without world/dp/tp/pp communicators");
+  if (ctx.dp->size() != ctx.layout.dp || ctx.tp->size() != ctx.layout.tp || ctx.pp->size() != ctx.layout.pp) {
+    throw UsageError("rank context communicators do not match the layout");
   }
-  if (ctx.layout.tp != 1 || ctx.layout.pp != 1 || opt.sp) {
-    return make_parallel_training_step(be, ctx, opt);
+  if (const std::string e = overlap_error(o, ctx.layout, ctx.dp.get()); !e.empty()) throw UsageError(e);
+  for (const Communicator* c : {ctx.world, ctx.dp.get(), ctx.tp.get(), ctx.pp.get()}) {
+    if (c->memory() != be.memory_space()) {
+      throw UsageError(fmt::format("the {} backend computes in {} memory but the {} communicator moves {} memory",
+                                   be.name(), memory_space_name(be.memory_space()), c->backend(),
+                                   memory_space_name(c->memory())));
+    }
   }
-  if (ctx.dp == nullptr || ctx.dp->size() != ctx.layout.dp) {
-    throw UsageError("rank context has no dp communicator of the layout's size");
-  }
-  if (opt.micro_batch < 1 || opt.grad_accum < 1) {
-    throw UsageError(fmt::format("micro-batch ({}) and gradient accumulation ({}) must be ≥ 1",
-                                 opt.micro_batch, opt.grad_accum));
-  }
-  switch (opt.zero) {
-    case ZeroStage::none: return std::make_unique<DpEngine>(be, ctx, opt);
-    case ZeroStage::one: return std::make_unique<Zero1Engine>(be, ctx, opt);
-    case ZeroStage::two: return std::make_unique<Zero2Engine>(be, ctx, opt);
-    case ZeroStage::three: return std::make_unique<Zero3Engine>(be, ctx, opt);
-  }
-  throw UsageError("unknown ZeRO stage");
+  return std::make_unique<Engine>(be, ctx, o);
 }
 
 }  // namespace gcb::models

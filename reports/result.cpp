@@ -78,6 +78,8 @@ void Result::take(const Measurement& m) {
   stop_reason = std::string(stop_reason_name(m.stop));
   batch = m.batch;
   timer = m.timer;
+  latch_retakes = m.latch_retakes;
+  latch_timeouts = m.latch_timeouts;
 }
 
 nlohmann::json to_json(const Metric& m) {
@@ -112,6 +114,9 @@ nlohmann::json to_json(const Result& r) {
   j["clocks"] = r.clocks;
   j["throttled"] = r.throttled;
   j["harness"] = {{"stop_reason", r.stop_reason}, {"batch", r.batch}, {"timer", r.timer}};
+  // Latch timeouts are the timer's, not the GPU's: kept apart from sample_flags and `throttled`.
+  if (r.latch_retakes > 0 || !r.latch_timeouts.empty())
+    j["harness"].update({{"latch_retakes", r.latch_retakes}, {"latch_timeouts", r.latch_timeouts}});
   j["extra"] = r.extra;
   scrub_non_finite(j);
   return j;
@@ -170,6 +175,8 @@ Result result_from_json(const nlohmann::json& j) {
     r.stop_reason = h.at("stop_reason").get<std::string>();
     r.batch = h.at("batch").get<int>();
     r.timer = h.at("timer").get<std::string>();
+    r.latch_retakes = h.value("latch_retakes", 0);
+    r.latch_timeouts = h.value("latch_timeouts", std::vector<size_t>{});
     r.extra = j.value("extra", nlohmann::json::object());
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("malformed result '{}': {}", r.key.empty() ? "?" : r.key, e.what()));

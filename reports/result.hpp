@@ -43,6 +43,8 @@ struct Result {
   nlohmann::json model = nlohmann::json::object();     // bytes / flops per launch
   nlohmann::json clocks = nlohmann::json::object();    // NVML before/after
   bool throttled = false;           // any sample taken while a slowdown reason was active
+  int latch_retakes = 0;            // harness: samples retaken after the timer's latch timed out
+  std::vector<size_t> latch_timeouts;  // harness: samples kept although their latch timed out
   std::string stop_reason;          // harness: converged | max_samples | max_time
   int batch = 0;
   std::string timer;

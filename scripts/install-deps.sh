@@ -11,7 +11,7 @@ required=(
   libgtest-dev googletest libbenchmark-dev
   libhwloc-dev hwloc
   libopenmpi-dev openmpi-bin
-  libopenblas-dev
+  libopenblas-openmp-dev
   libnuma-dev
 )
 optional=(chromium)

@@ -126,45 +126,70 @@ void reference_row(const AttnShape& a, const float* q, const float* k, const flo
   }
 }
 
+void reference_key_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o,
+                       const float* lse, const double* delta, size_t head, int key, double* dk, double* dv) {
+  check_shape(a);
+  const auto d = static_cast<size_t>(a.head_dim);
+  std::fill(dk, dk + d, 0.0);
+  std::fill(dv, dv + d, 0.0);
+  const size_t kj = at(a, head, key);
+  for (int i = a.causal ? key : 0; i < a.seq; ++i) {  // causal: only rows i ≥ j see key j
+    const size_t qi = at(a, head, i);
+    double s = 0, dp = 0;
+    for (size_t e = 0; e < d; ++e) {
+      s += static_cast<double>(q[qi + e]) * k[kj + e];
+      dp += static_cast<double>(d_o[qi + e]) * v[kj + e];
+    }
+    const double p = std::exp(s * a.scale() - lse[static_cast<size_t>(i)]);
+    const double ds = p * (dp - delta[static_cast<size_t>(i)]) * a.scale();
+    for (size_t e = 0; e < d; ++e) {
+      dv[e] += p * d_o[qi + e];
+      dk[e] += ds * q[qi + e];
+    }
+  }
+}
+
 void tiled_forward(const AttnShape& a, Tiles t, const float* q, const float* k, const float* v, float* o, float* lse) {
   check_shape(a);
-  GCB_CHECK(t.rows > 0 && t.cols > 0, "tile sizes must be positive");
+  const int step = t.score_cols > 0 ? t.score_cols : t.cols;
+  GCB_CHECK(t.rows > 0 && t.cols > 0 && step > 0 && t.cols % step == 0, "tile sizes must be positive, score_cols | cols");
   const auto d = static_cast<size_t>(a.head_dim);
   const auto scale_log2 = static_cast<float>(a.scale() * kLog2e);  // exp(x) = exp2(x·log2 e)
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  std::vector<float> s(static_cast<size_t>(t.cols)), acc(d);
+  std::vector<float> s(static_cast<size_t>(step)), acc(d);
   for (size_t h = 0; h < heads_total(a); ++h)
     for (int r0 = 0; r0 < a.seq; r0 += t.rows)        // one CTA per query block
       for (int i = r0; i < std::min(r0 + t.rows, a.seq); ++i) {  // one row of the block
-        float m = neg_inf, l = 0;
+        float m = neg_inf, l = 0;  // running max (log2 units) and sum
         std::fill(acc.begin(), acc.end(), 0.0f);
         // Causal: key blocks past the last row of this query block are skipped whole.
-        const int last_key = a.causal ? std::min(a.seq, r0 + t.rows) : a.seq;
-        for (int c0 = 0; c0 < last_key; c0 += t.cols) {
-          float block_max = neg_inf;
-          for (int j = c0; j < c0 + t.cols; ++j) {
-            float x = neg_inf;  // out of range or masked
-            if (j < a.seq && !(a.causal && j > i)) {
-              x = 0;
-              for (size_t e = 0; e < d; ++e) x += q[at(a, h, i) + e] * k[at(a, h, j) + e];
-              x *= scale_log2;
+        const int n_blocks = ((a.causal ? std::min(a.seq, r0 + t.rows) : a.seq) + t.cols - 1) / t.cols;
+        for (int block = n_blocks - 1; block >= 0; --block)  // last key block first
+          for (int c0 = block * t.cols; c0 < (block + 1) * t.cols; c0 += step) {
+            float block_max = neg_inf;
+            for (int j = c0; j < c0 + step; ++j) {
+              float x = neg_inf;  // out of range or masked
+              if (j < a.seq && !(a.causal && j > i)) {
+                x = 0;
+                for (size_t e = 0; e < d; ++e) x += q[at(a, h, i) + e] * k[at(a, h, j) + e];
+                x *= scale_log2;
+              }
+              s[static_cast<size_t>(j - c0)] = x;
+              block_max = std::max(block_max, x);
             }
-            s[static_cast<size_t>(j - c0)] = x;
-            block_max = std::max(block_max, x);
+            const float m_new = std::max(m, block_max);
+            if (m_new == neg_inf) continue;  // every key so far masked: nothing to add
+            const float alpha = std::exp2(m - m_new);  // rescales the earlier blocks (0 at the start)
+            float block_sum = 0;
+            for (auto& x : s) block_sum += (x = std::exp2(x - m_new));
+            l = l * alpha + block_sum;
+            for (size_t e = 0; e < d; ++e) {
+              float pv = 0;
+              for (int j = c0; j < std::min(c0 + step, a.seq); ++j) pv += s[static_cast<size_t>(j - c0)] * v[at(a, h, j) + e];
+              acc[e] = acc[e] * alpha + pv;
+            }
+            m = m_new;
           }
-          const float m_new = std::max(m, block_max);
-          if (m_new == neg_inf) continue;  // every key so far masked: nothing to add
-          const float alpha = std::exp2(m - m_new);  // rescales the earlier blocks (0 at the start)
-          float block_sum = 0;
-          for (auto& x : s) block_sum += (x = std::exp2(x - m_new));
-          l = l * alpha + block_sum;
-          for (size_t e = 0; e < d; ++e) {
-            float pv = 0;
-            for (int j = c0; j < std::min(c0 + t.cols, a.seq); ++j) pv += s[static_cast<size_t>(j - c0)] * v[at(a, h, j) + e];
-            acc[e] = acc[e] * alpha + pv;
-          }
-          m = m_new;
-        }
         for (size_t e = 0; e < d; ++e) o[at(a, h, i) + e] = acc[e] / l;  // normalise once, at the end
         lse[h * static_cast<size_t>(a.seq) + static_cast<size_t>(i)] = static_cast<float>((m + std::log2(l)) * kLn2);
       }

@@ -25,13 +25,25 @@ void naive_backward(const AttnShape& a, const double* q, const double* k, const 
 void reference_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o, size_t head,
                    int row, double* o, double* lse, double* dq);
 
-// Tile sizes of the GPU kernels (flash_fwd.cu, flash_bwd.cu): Br query rows × Bc key columns.
+// One key row of one head in FP64: dK_j = scale·Σ_i dS_ij Q_i and dV_j = Σ_i P_ij dO_i over the
+// query rows i that see key j, with P_ij = exp(scale·Q_i·K_j − lse_i) and
+// dS_ij = P_ij (dO_i·V_j − delta_i). `lse` and `delta` are the head's per-row LSE (natural log) and
+// D_i = rowsum(dO_i∘O_i), as the backward pass under test consumed them: given those, a key row
+// costs O(s·d), so sampled key rows can be checked at any sequence length.
+void reference_key_row(const AttnShape& a, const float* q, const float* k, const float* v, const float* d_o,
+                       const float* lse, const double* delta, size_t head, int key, double* dk, double* dv);
+
+// Tile sizes of the GPU kernels (flash_fwd.cu, flash_bwd.cu; the kernels' values come from
+// forward_tiles() and backward_tiles() in flash_tiling.hpp): Br query rows × Bc key columns,
+// the forward's online softmax stepping score_cols keys at a time (0: all Bc at once).
 struct Tiles {
-  int rows = 64;  // Br
-  int cols = 64;  // Bc
+  int rows = 64;        // Br
+  int cols = 64;        // Bc
+  int score_cols = 0;   // forward only; divides Bc
 };
 
-// FP32 tiled forward, FlashAttention-2 online softmax (Dao 2023, Alg. 1; kernels.md §1.4).
+// FP32 tiled forward, FlashAttention-2 online softmax (Dao 2023, Alg. 1), in the kernel's order:
+// key blocks of Bc from the last to the first, each as score blocks of score_cols keys.
 void tiled_forward(const AttnShape& a, Tiles t, const float* q, const float* k, const float* v, float* o, float* lse);
 // FP32 tiled backward (FA2 Alg. 2): D = rowsum(dO∘O); per key block, loop over query blocks,
 // P = exp(S − lse), dV += Pᵀ dO, dS = P∘(dO Vᵀ − D), dK += scale·dSᵀ Q, dQ += scale·dS K.

@@ -89,7 +89,7 @@ struct CudnnGraphPlan::Descriptors {
   }
 };
 
-CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::make_unique<Descriptors>()) {
+CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::make_unique<Descriptors>()), stream_(stream) {
   if (const std::string bad = graph_problem(g); !bad.empty()) {
     unsupported_ = "malformed SDPA graph: " + bad;  // a bug in sdpa_graph.cpp, reported, not run
     return;
@@ -107,6 +107,7 @@ CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::ma
   for (const auto& t : g.tensors)
     if (t.kind == TensorKind::by_value) by_value_.emplace_back(t.uid, t.value);
   scratch_ = scratch_layout(g, &scratch_bytes_);
+  zero_before_execute_ = scratch_to_zero(g, static_cast<int>(cudnnGetVersion()));
   unsupported_ = build(g);
 }
 
@@ -184,6 +185,11 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
         op->set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, io(o.outputs, 0));
         break;
       case OpKind::sdpa_forward:
+#if CUDNN_VERSION < 91301
+        // The unified SDPA operation's descriptors first appear in cuDNN 9.13.1's headers
+        // (cudnn-frontend guards its UnifiedSDPANode the same way); PyTorch's wheels often carry older.
+        return fmt::format("built against cuDNN {} headers, which have no SDPA_FWD operation (9.13.1+)", CUDNN_VERSION);
+#else
         op = &k.make(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, io(o.inputs, 0));
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, io(o.inputs, 1));
@@ -192,6 +198,7 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, io(o.outputs, 0));
         op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, io(o.outputs, 1));
         break;
+#endif
     }
     if (const cudnnStatus_t st = op->finalize(); st != CUDNN_STATUS_SUCCESS)
       return fmt::format("cuDNN rejected operation {}: {}", o.name, last_error(st));
@@ -267,6 +274,9 @@ void CudnnGraphPlan::execute(const std::vector<std::pair<int64_t, void*>>& devic
   pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()), ptrs.data());
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   CUDNN_CHECK(pack.finalize());
+  for (const auto& z : zero_before_execute_)
+    CUDA_CHECK(cudaMemsetAsync(static_cast<unsigned char*>(workspace) + cudnn_workspace_ + z.offset, 0, z.bytes,
+                               static_cast<cudaStream_t>(stream_)));
   CUDNN_CHECK(cudnnBackendExecute(handle_, keep_->plan->get(), pack.get()));
 }
 

@@ -30,7 +30,8 @@ class CudnnGraphPlan {
   const std::string& engine() const { return engine_; }             // heuristic mode and config rank
   // Bytes the caller provides to execute(): cuDNN's workspace, then the graph's FP32 scratch.
   size_t workspace_bytes() const { return cudnn_workspace_ + scratch_bytes_; }
-  // Stream-ordered. `device`: a pointer for every device tensor of the graph, by uid.
+  // Stream-ordered. `device`: a pointer for every device tensor of the graph, by uid. With cuDNN
+  // older than 9.6 the graph's accumulators are zeroed on the stream first.
   void execute(const std::vector<std::pair<int64_t, void*>>& device, void* workspace);
 
  private:
@@ -42,6 +43,8 @@ class CudnnGraphPlan {
   size_t cudnn_workspace_ = 0, scratch_bytes_ = 0;
   std::vector<std::pair<int64_t, float>> by_value_;  // host scalars, pointed to by the variant pack
   std::vector<ScratchSlot> scratch_;
+  std::vector<ScratchZero> zero_before_execute_;  // cuDNN < 9.6: accumulators it does not clear
+  void* stream_ = nullptr;
 };
 
 }  // namespace gcb::kernels::attn

@@ -8,12 +8,9 @@
 
 #include "core/dtype.hpp"
 #include "kernels/attention/attention_ref.hpp"
+#include "kernels/attention/flash_tiling.hpp"  // forward_tiles(), backward_tiles(): the CPU reference's tiles
 
 namespace gcb::kernels::attn {
-
-// Tiles of the GPU kernels; the CPU tiled reference runs with the same (attention_ref.hpp).
-inline constexpr Tiles kForwardTiles{64, 64};   // Br × Bc, 4 warps × 16 query rows
-inline constexpr Tiles kBackwardTiles{64, 64};  // Br × Bc, 4 warps × 16 keys
 
 // Whether the kernels support this type and head dim ("" when yes, else why not).
 const char* flash_unsupported(DType t, const AttnShape& a);

@@ -1,8 +1,11 @@
-// FlashAttention-2-style backward (Dao 2023, Alg. 2; reference/kernels.md §1.4): a preprocess
-// kernel computes D = rowsum(dO∘O) and clears the FP32 dQ accumulator; the main kernel runs one
-// CTA per 64-key block of one (batch, head), 4 warps × 16 keys keeping dK and dV in registers,
-// loops over 64-row query blocks (Q, dO double-buffered with cp.async), recomputes Pᵀ from LSE,
-// and adds dQ with atomics; a last kernel converts dQ to 16 bits. CPU twin: tiled_backward().
+// FlashAttention-2 backward (Dao 2023, Alg. 2 and §3.2): a preprocess kernel computes
+// D = rowsum(dO∘O) and clears the FP32 dQ accumulator; the main kernel runs one CTA of 8 warps
+// per key block (128 keys at d = 64, 64 at d = 128) of one (batch, head), keeps dK and dV in
+// registers, walks the 64-row query
+// blocks (Q, dO, LSE and D double-buffered with cp.async), recomputes P from LSE, passes P and dS
+// to the dK/dV warps through shared memory and adds dQ = dS·K with atomics; a last kernel
+// converts dQ to 16 bits. Work partition and its register/shared-memory trade-off:
+// BackwardTiling (flash_tiling.hpp). CPU twin: tiled_backward() (attention_ref.cpp).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,6 +14,7 @@
 #include "core/nvtx.hpp"
 #include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_common.cuh"
+#include "kernels/attention/flash_tiling.hpp"
 
 namespace gcb::kernels::attn {
 
@@ -18,227 +22,311 @@ namespace {
 
 using namespace dev;
 
-constexpr int kBr = kBackwardTiles.rows, kBc = kBackwardTiles.cols, kWarps = 4, kThreads = 32 * kWarps;
-constexpr int kLdS = kBc + 8;  // padded row of the dS tile in shared memory
-static_assert(kBc == 16 * kWarps && kBr % 16 == 0, "each warp owns 16 keys");
+template <typename T>
+struct BackwardArgs {
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* d_o;
+  const float* lse;    // natural log, [b·h, seq]
+  const float* delta;  // D = rowsum(dO∘O)
+  float* dq_accum;     // FP32 [b·h, seq, d], zeroed by the preprocess kernel
+  T* dk;
+  T* dv;
+  int seq;
+  float scale;
+  bool causal;
+};
 
+// D_i = Σ_d dO_id·O_id and dQ_accum_i = 0: D/8 threads per row, 16-byte loads and stores.
 template <typename T, int D>
-constexpr int bwd_smem_bytes() {
-  // K, V, 2 × Q, 2 × dO tiles; the dS tile; 2 × (LSE, D) rows.
-  return (2 * kBc + 4 * kBr) * TileLayout<D>::kLd * static_cast<int>(sizeof(T)) +
-         kBr * kLdS * static_cast<int>(sizeof(T)) + 4 * kBr * static_cast<int>(sizeof(float));
-}
-
-// D_i = Σ_d dO_id·O_id and dQ_accum_i = 0; one warp per row.
-template <typename T, int D>
-__global__ void flash_bwd_preprocess(const T* __restrict__ o, const T* __restrict__ d_o, float* __restrict__ delta,
-                                     float* __restrict__ dq_accum, size_t rows) {
-  const size_t row = static_cast<size_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  if (row >= rows) return;
+__global__ void __launch_bounds__(kPreprocessThreads)
+    flash_bwd_preprocess(const T* __restrict__ o, const T* __restrict__ d_o, float* __restrict__ delta,
+                         float* __restrict__ dq_accum, size_t rows) {
+  constexpr int kLanesPerRow = D / 8;
+  const size_t chunk = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, row = chunk / kLanesPerRow;
+  const bool valid = row < rows;  // every lane takes part in the shuffles below
   float sum = 0.0f;
+  if (valid) {
+    const uint4 ov = reinterpret_cast<const uint4*>(o)[chunk], dv = reinterpret_cast<const uint4*>(d_o)[chunk];
+    const T* oe = reinterpret_cast<const T*>(&ov);
+    const T* de = reinterpret_cast<const T*>(&dv);
 #pragma unroll
-  for (int x = lane; x < D; x += 32) {
-    sum += Half2<T>::to_float(o[row * D + x]) * Half2<T>::to_float(d_o[row * D + x]);
-    dq_accum[row * D + x] = 0.0f;
+    for (int x = 0; x < 8; ++x) sum += Half2<T>::to_float(oe[x]) * Half2<T>::to_float(de[x]);
+    reinterpret_cast<float4*>(dq_accum)[2 * chunk] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    reinterpret_cast<float4*>(dq_accum)[2 * chunk + 1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (lane == 0) delta[row] = sum;
+  for (int off = kLanesPerRow / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (valid && chunk % kLanesPerRow == 0) delta[row] = sum;
 }
 
+// dQ from the FP32 accumulator to 16 bits, 8 elements (one 16-byte store) per thread.
 template <typename T>
-__global__ void convert_dq(const float* __restrict__ dq_accum, T* __restrict__ dq, size_t n) {
+__global__ void __launch_bounds__(kConvertThreads)
+    convert_dq(const float* __restrict__ dq_accum, T* __restrict__ dq, size_t chunks) {
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) dq[i] = Half2<T>::from_float(dq_accum[i]);
+  if (i >= chunks) return;
+  const float4 a = reinterpret_cast<const float4*>(dq_accum)[2 * i];
+  const float4 b = reinterpret_cast<const float4*>(dq_accum)[2 * i + 1];
+  reinterpret_cast<uint4*>(dq)[i] =
+      uint4{Half2<T>::pack(a.x, a.y), Half2<T>::pack(a.z, a.w), Half2<T>::pack(b.x, b.y), Half2<T>::pack(b.z, b.w)};
+}
+
+// Shared-memory tiles of the main kernel (offsets in elements of T from the dynamic base).
+template <typename T, int D>
+struct BackwardSmem {
+  using Cfg = BackwardTiling<D>;
+  T* k;
+  T* v;
+  T* q;    // kStages × [Br][kLd]
+  T* d_o;  // kStages × [Br][kLd]
+  T* p;    // [Br][kLdScores]: P of this query block, 16-bit
+  T* ds;   // [Br][kLdScores]: dS
+  float* lse_log2;  // kStages × Br
+  float* delta;     // kStages × Br
+
+  __device__ explicit BackwardSmem(unsigned char* raw) {
+    k = reinterpret_cast<T*>(raw);
+    v = k + Cfg::kCols * Cfg::kLd;
+    q = v + Cfg::kCols * Cfg::kLd;
+    d_o = q + Cfg::kStages * Cfg::kRows * Cfg::kLd;
+    p = d_o + Cfg::kStages * Cfg::kRows * Cfg::kLd;
+    ds = p + Cfg::kRows * Cfg::kLdScores;
+    lse_log2 = reinterpret_cast<float*>(ds + Cfg::kRows * Cfg::kLdScores);
+    delta = lse_log2 + Cfg::kStages * Cfg::kRows;
+  }
+};
+
+// Q, dO, LSE (as log2) and D of query block `block` into stage `stage`; rows past the sequence
+// get LSE = +∞ so their P is exp2(x − ∞) = 0 and D = 0.
+template <typename T, int D>
+__device__ inline void load_query_block(const BackwardSmem<T, D>& sm, const BackwardArgs<T>& p, int block, int stage,
+                                        int tid) {
+  using Cfg = BackwardTiling<D>;
+  const int r0 = block * Cfg::kRows, stage_offset = stage * Cfg::kRows * Cfg::kLd;
+  load_tile<T, D>(sm.q + stage_offset, p.q + head_matrix<D>(p.seq), r0, Cfg::kRows, p.seq, tid, Cfg::kThreads);
+  load_tile<T, D>(sm.d_o + stage_offset, p.d_o + head_matrix<D>(p.seq), r0, Cfg::kRows, p.seq, tid, Cfg::kThreads);
+  for (int r = tid; r < Cfg::kRows; r += Cfg::kThreads) {
+    const bool valid = r0 + r < p.seq;
+    sm.lse_log2[stage * Cfg::kRows + r] = valid ? p.lse[head_rows(p.seq) + r0 + r] * kLog2e : INFINITY;
+    sm.delta[stage * Cfg::kRows + r] = valid ? p.delta[head_rows(p.seq) + r0 + r] : 0.0f;
+  }
+}
+
+template <typename Cfg>
+using ScoreTile = float[Cfg::kScoreRows / 16][Cfg::kScoreCols / 8][4];
+
+// S = Q Kᵀ and dP = dO Vᵀ for this warp's 32 query rows × 32 keys (A by rows, B from K/V rows).
+template <typename T, int D, typename Cfg>
+__device__ inline void score_tile(ScoreTile<Cfg>& acc, const T* rows, const T* keys, int row0, int key0, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kScoreRows / 16; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::kScoreCols / 8; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+  warp_gemm<T, Cfg::kScoreRows / 16, Cfg::kScoreCols / 8, D / 16>(
+      acc, [&](uint32_t(&a)[4], int mi, int ks) { ldmatrix_a(a, rows, Cfg::kLd, row0 + 16 * mi, 16 * ks, lane); },
+      [&](uint32_t(&b)[4], int np, int ks) { ldmatrix_b(b, keys, Cfg::kLd, 16 * ks, key0 + 16 * np, lane); });
+}
+
+// P = exp2(S·scale·log2 e − LSE·log2 e) in place of S; with `masked`, 0 for keys past the
+// sequence and, under the causal mask, keys after the query row. The LSE of the thread's 4 rows
+// (log2 units) is read once.
+template <typename Cfg>
+__device__ inline void probabilities(ScoreTile<Cfg>& s, const float* lse_log2, int row0, int key0, bool masked,
+                                     int first_query, int first_key, int seq, bool causal, float scale_log2, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kScoreRows / 16; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + acc_row(mi, 2 * h, lane);
+      const float lse = lse_log2[r];
+#pragma unroll
+      for (int ni = 0; ni < Cfg::kScoreCols / 8; ++ni)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const int key = first_key + key0 + acc_col(ni, e, lane);
+          const bool hidden = masked && (key >= seq || (causal && key > first_query + r));
+          s[mi][ni][e] = hidden ? 0.0f : exp2f(fmaf(s[mi][ni][e], scale_log2, -lse));
+        }
+    }
+}
+
+// dS = P∘(dP − D) in place of dP (P in FP32, as FA2 Alg. 2 line 14); P and dS stored as 16-bit
+// [query][key] tiles for the dK/dV and dQ warps (4-byte stores of adjacent keys, conflict-free
+// with the padded rows).
+template <typename T, typename Cfg>
+__device__ inline void store_p_and_ds(const ScoreTile<Cfg>& p, const ScoreTile<Cfg>& dp, const float* delta, T* p_tile,
+                                      T* ds_tile, int row0, int key0, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kScoreRows / 16; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + acc_row(mi, 2 * h, lane);
+      const float d = delta[r];
+#pragma unroll
+      for (int ni = 0; ni < Cfg::kScoreCols / 8; ++ni) {
+        const float p0 = p[mi][ni][2 * h], p1 = p[mi][ni][2 * h + 1];
+        const int at = r * Cfg::kLdScores + key0 + acc_col(ni, 0, lane);
+        *reinterpret_cast<uint32_t*>(p_tile + at) = Half2<T>::pack(p0, p1);
+        *reinterpret_cast<uint32_t*>(ds_tile + at) =
+            Half2<T>::pack(p0 * (dp[mi][ni][2 * h] - d), p1 * (dp[mi][ni][2 * h + 1] - d));
+      }
+    }
+}
+
+template <typename Cfg, int D>
+using KeyTile = float[Cfg::kKeyRows / 16][Cfg::kKeyCols / 8][4];
+
+// acc += Xᵀ·Y for this warp's 32 keys × kKeyCols columns: Xᵀ read transposed from a
+// [query][key] tile (P or dS), Y (dO or Q) from a [query][d] tile.
+template <typename T, int D, typename Cfg>
+__device__ inline void key_gradient(KeyTile<Cfg, D>& acc, const T* x_tile, const T* y_tile, int key0, int col0,
+                                    int lane) {
+  warp_gemm<T, Cfg::kKeyRows / 16, Cfg::kKeyCols / 8, Cfg::kRows / 16>(
+      acc,
+      [&](uint32_t(&a)[4], int mi, int ks) {
+        ldmatrix_a_trans(a, x_tile, Cfg::kLdScores, key0 + 16 * mi, 16 * ks, lane);
+      },
+      [&](uint32_t(&b)[4], int np, int ks) { ldmatrix_b_trans(b, y_tile, Cfg::kLd, 16 * ks, col0 + 16 * np, lane); });
+}
+
+// dQ_accum += scale·dS·K for this warp's 32 query rows × d/4 columns, by vector atomics (the
+// other key blocks of the head add to the same rows concurrently; the order, and so the last
+// bits of dQ, vary from run to run).
+template <typename T, int D, typename Cfg>
+__device__ inline void add_query_gradient(float* dq_accum, const T* ds_tile, const T* k_tile, int first_query, int row0,
+                                          int col0, int seq, float scale, int lane) {
+  float acc[Cfg::kQueryRows / 16][Cfg::kQueryCols / 8][4] = {};
+  warp_gemm<T, Cfg::kQueryRows / 16, Cfg::kQueryCols / 8, Cfg::kCols / 16>(
+      acc,
+      [&](uint32_t(&a)[4], int mi, int ks) { ldmatrix_a(a, ds_tile, Cfg::kLdScores, row0 + 16 * mi, 16 * ks, lane); },
+      [&](uint32_t(&b)[4], int np, int ks) { ldmatrix_b_trans(b, k_tile, Cfg::kLd, 16 * ks, col0 + 16 * np, lane); });
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kQueryRows / 16; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::kQueryCols / 8; ++ni)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = first_query + row0 + acc_row(mi, 2 * h, lane), col = col0 + acc_col(ni, 0, lane);
+        if (row < seq)
+          atomic_add_pair(dq_accum + static_cast<size_t>(row) * D + col, scale * acc[mi][ni][2 * h],
+                          scale * acc[mi][ni][2 * h + 1]);
+      }
+}
+
+// dK (× scale) or dV from registers to a [key][d] shared tile, 16-bit.
+template <typename T, int D, typename Cfg>
+__device__ inline void stage_key_tile(T* tile, const KeyTile<Cfg, D>& acc, float factor, int key0, int col0, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kKeyRows / 16; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::kKeyCols / 8; ++ni)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        T* at = tile + (key0 + acc_row(mi, 2 * h, lane)) * Cfg::kLd + col0 + acc_col(ni, 0, lane);
+        *reinterpret_cast<uint32_t*>(at) = Half2<T>::pack(factor * acc[mi][ni][2 * h], factor * acc[mi][ni][2 * h + 1]);
+      }
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads)
-    flash_bwd_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                     const T* __restrict__ d_o, const float* __restrict__ lse, const float* __restrict__ delta,
-                     float* __restrict__ dq_accum, T* __restrict__ dk, T* __restrict__ dv, int seq, float scale,
-                     bool causal) {
-  constexpr int kLd = TileLayout<D>::kLd;
+__global__ void __launch_bounds__(BackwardTiling<D>::kThreads, BackwardTiling<D>::kCtasPerSm)
+    flash_bwd_kernel(const BackwardArgs<T> p) {
+  using Cfg = BackwardTiling<D>;
+  constexpr int kBr = Cfg::kRows, kBc = Cfg::kCols, kLd = Cfg::kLd;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* k_tile = reinterpret_cast<T*>(smem_raw);
-  T* v_tile = k_tile + kBc * kLd;
-  T* q_tiles = v_tile + kBc * kLd;     // two stages
-  T* do_tiles = q_tiles + 2 * kBr * kLd;  // two stages
-  T* ds_tile = do_tiles + 2 * kBr * kLd;  // [query][key]
-  float* lse_rows = reinterpret_cast<float*>(ds_tile + kBr * kLdS);  // two stages, log2 units
-  float* delta_rows = lse_rows + 2 * kBr;
+  const BackwardSmem<T, D> sm(smem_raw);
 
-  const size_t head = blockIdx.y, head_offset = head * static_cast<size_t>(seq) * D;
-  q += head_offset;
-  k += head_offset;
-  v += head_offset;
-  d_o += head_offset;
-  dq_accum += head_offset;
-  dk += head_offset;
-  dv += head_offset;
-  lse += head * static_cast<size_t>(seq);
-  delta += head * static_cast<size_t>(seq);
-  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
-  const int col0 = static_cast<int>(blockIdx.x) * kBc, warp_key = warp * 16;
-  const int key_of[2] = {col0 + warp_key + g, col0 + warp_key + g + 8};
-  const float scale_log2 = scale * kLog2e;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  // Key block 0 is the heaviest under the causal mask (every query sees it): blockIdx.x order
+  // is heavy first.
+  const int first_key = static_cast<int>(blockIdx.x) * kBc;
+  // This warp's place in each phase's split (flash_tiling.hpp).
+  const int score_row = (warp / Cfg::kScoreWarpsN) * Cfg::kScoreRows;
+  const int score_key = (warp % Cfg::kScoreWarpsN) * Cfg::kScoreCols;
+  const int key_row = (warp / Cfg::kKeyWarpsN) * Cfg::kKeyRows, key_col = (warp % Cfg::kKeyWarpsN) * Cfg::kKeyCols;
+  const int query_row = (warp / Cfg::kQueryWarpsN) * Cfg::kQueryRows;
+  const int query_col = (warp % Cfg::kQueryWarpsN) * Cfg::kQueryCols;
+  const float scale_log2 = p.scale * kLog2e;
   // Causal: query blocks that end before this block's first key see none of it.
-  const int first_block = causal ? col0 / kBr : 0, n_blocks = ceil_div(seq, kBr);
-
-  const auto load_rows = [&](int block, int stage) {
-    const int r0 = block * kBr;
-    load_tile<T, D>(q_tiles + stage * kBr * kLd, q, r0, kBr, seq, tid, kThreads);
-    load_tile<T, D>(do_tiles + stage * kBr * kLd, d_o, r0, kBr, seq, tid, kThreads);
-    for (int r = tid; r < kBr; r += kThreads) {
-      const bool valid = r0 + r < seq;  // rows past seq: P = exp2(x − ∞) = 0
-      lse_rows[stage * kBr + r] = valid ? lse[r0 + r] * kLog2e : INFINITY;
-      delta_rows[stage * kBr + r] = valid ? delta[r0 + r] : 0.0f;
-    }
-  };
+  const int first_block = p.causal ? first_key / kBr : 0, n_blocks = ceil_div(p.seq, kBr);
 
   // Step 1: this CTA's K and V, and the first query block.
-  load_tile<T, D>(k_tile, k, col0, kBc, seq, tid, kThreads);
-  load_tile<T, D>(v_tile, v, col0, kBc, seq, tid, kThreads);
-  load_rows(first_block, 0);
+  load_tile<T, D>(sm.k, p.k + head_matrix<D>(p.seq), first_key, kBc, p.seq, tid, Cfg::kThreads);
+  load_tile<T, D>(sm.v, p.v + head_matrix<D>(p.seq), first_key, kBc, p.seq, tid, Cfg::kThreads);
+  load_query_block<T, D>(sm, p, first_block, 0, tid);
   cp_async_commit();
 
-  float dk_acc[D / 8][4] = {}, dv_acc[D / 8][4] = {};
-  const T* k_rows = k_tile + (warp_key + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + (lane >> 4) * 8;  // A layout
-  const T* v_rows = v_tile + (warp_key + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + (lane >> 4) * 8;
-
-  for (int i = first_block, it = 0; i < n_blocks; ++i, ++it) {
-    const int stage = it & 1, r0 = i * kBr;
+  KeyTile<Cfg, D> dk = {}, dv = {};
+  for (int i = first_block, stage = 0; i < n_blocks; ++i, stage ^= 1) {
+    const int first_query = i * kBr;
     cp_async_wait<0>();
-    __syncthreads();  // stage visible; every warp is done with the previous stage and dS tile
+    __syncthreads();  // stage landed; every warp is done with the other stage and with P, dS
+    // Step 2: the next query block streams in during this one.
     if (i + 1 < n_blocks) {
-      load_rows(i + 1, stage ^ 1);
+      load_query_block<T, D>(sm, p, i + 1, stage ^ 1, tid);
       cp_async_commit();
     }
-    const T* q_tile = q_tiles + stage * kBr * kLd;
-    const T* do_tile = do_tiles + stage * kBr * kLd;
-    const float* lse_s = lse_rows + stage * kBr;
-    const float* delta_s = delta_rows + stage * kBr;
+    const T* q_tile = sm.q + stage * kBr * kLd;
+    const T* do_tile = sm.d_o + stage * kBr * kLd;
+    const float* lse_log2 = sm.lse_log2 + stage * kBr;
 
-    // Step 2: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for the warp's 16 keys × 64 queries.
-    float st[kBr / 8][4] = {}, dpt[kBr / 8][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t ka[4], va[4];
-      ldmatrix_x4(ka, k_rows + kk * 16);
-      ldmatrix_x4(va, v_rows + kk * 16);
-#pragma unroll
-      for (int nn = 0; nn < kBr / 16; ++nn) {
-        const int off = (nn * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + kk * 16 + ((lane >> 3) & 1) * 8;
-        uint32_t b[4];
-        ldmatrix_x4(b, q_tile + off);
-        mma_16816<T>(st[2 * nn], ka, b[0], b[1]);
-        mma_16816<T>(st[2 * nn + 1], ka, b[2], b[3]);
-        ldmatrix_x4(b, do_tile + off);
-        mma_16816<T>(dpt[2 * nn], va, b[0], b[1]);
-        mma_16816<T>(dpt[2 * nn + 1], va, b[2], b[3]);
-      }
+    // Step 3: P from S = Q Kᵀ and LSE; dP = dO Vᵀ; dS = P∘(dP − D); P and dS to shared memory.
+    {
+      ScoreTile<Cfg> prob, dp;
+      score_tile<T, D, Cfg>(prob, q_tile, sm.k, score_row, score_key, lane);
+      // Only blocks crossing the sequence end or the diagonal need the mask.
+      const bool masked = first_key + kBc > p.seq || (p.causal && first_key + kBc - 1 > first_query);
+      probabilities<Cfg>(prob, lse_log2, score_row, score_key, masked, first_query, first_key, p.seq, p.causal,
+                         scale_log2, lane);
+      score_tile<T, D, Cfg>(dp, do_tile, sm.v, score_row, score_key, lane);
+      store_p_and_ds<T, Cfg>(prob, dp, sm.delta + stage * kBr, sm.p, sm.ds, score_row, score_key, lane);
     }
-    // Step 3: Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e), masked; dSᵀ = Pᵀ∘(dPᵀ − D).
-#pragma unroll
-    for (int nt = 0; nt < kBr / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int qc = nt * 8 + 2 * t + (e & 1), key = key_of[e >> 1];
-        const bool masked = key >= seq || (causal && key > r0 + qc);
-        const float p = masked ? 0.0f : exp2f(st[nt][e] * scale_log2 - lse_s[qc]);
-        st[nt][e] = p;
-        dpt[nt][e] = p * (dpt[nt][e] - delta_s[qc]);
-        ds_tile[qc * kLdS + warp_key + g + 8 * (e >> 1)] = Half2<T>::from_float(dpt[nt][e]);
-      }
-    // Step 4: dV += Pᵀ dO and dK += dSᵀ Q (scale applied at the end), A operands from registers.
-#pragma unroll
-    for (int kk = 0; kk < kBr / 16; ++kk) {
-      const uint32_t pa[4] = {Half2<T>::pack(st[2 * kk][0], st[2 * kk][1]), Half2<T>::pack(st[2 * kk][2], st[2 * kk][3]),
-                              Half2<T>::pack(st[2 * kk + 1][0], st[2 * kk + 1][1]),
-                              Half2<T>::pack(st[2 * kk + 1][2], st[2 * kk + 1][3])};
-      const uint32_t dsa[4] = {Half2<T>::pack(dpt[2 * kk][0], dpt[2 * kk][1]),
-                               Half2<T>::pack(dpt[2 * kk][2], dpt[2 * kk][3]),
-                               Half2<T>::pack(dpt[2 * kk + 1][0], dpt[2 * kk + 1][1]),
-                               Half2<T>::pack(dpt[2 * kk + 1][2], dpt[2 * kk + 1][3])};
-#pragma unroll
-      for (int dn = 0; dn < D / 16; ++dn) {
-        const int off = (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dn * 16 + (lane >> 4) * 8;
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, do_tile + off);
-        mma_16816<T>(dv_acc[2 * dn], pa, b[0], b[1]);
-        mma_16816<T>(dv_acc[2 * dn + 1], pa, b[2], b[3]);
-        ldmatrix_x4_trans(b, q_tile + off);
-        mma_16816<T>(dk_acc[2 * dn], dsa, b[0], b[1]);
-        mma_16816<T>(dk_acc[2 * dn + 1], dsa, b[2], b[3]);
-      }
-    }
-    __syncthreads();  // the whole dS tile (all warps' keys) is in shared memory
+    __syncthreads();  // the whole P and dS tiles are in shared memory
 
-    // Step 5: dQ += scale · dS K for the warp's 16 queries, 32 columns of d at a time, by atomics.
-    const T* ds_rows = ds_tile + (warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLdS + (lane >> 4) * 8;
-#pragma unroll
-    for (int dc = 0; dc < D / 32; ++dc) {
-      float dq[4][4] = {};
-#pragma unroll
-      for (int kk = 0; kk < kBc / 16; ++kk) {
-        uint32_t a[4];
-        ldmatrix_x4(a, ds_rows + kk * 16);
-#pragma unroll
-        for (int dn = 0; dn < 2; ++dn) {
-          uint32_t b[4];
-          ldmatrix_x4_trans(b, k_tile + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dc * 32 + dn * 16 +
-                                   (lane >> 4) * 8);
-          mma_16816<T>(dq[2 * dn], a, b[0], b[1]);
-          mma_16816<T>(dq[2 * dn + 1], a, b[2], b[3]);
-        }
-      }
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = r0 + warp * 16 + g + 8 * (e >> 1), col = dc * 32 + nt * 8 + 2 * t + (e & 1);
-          if (row < seq) atomicAdd(dq_accum + static_cast<size_t>(row) * D + col, scale * dq[nt][e]);
-        }
-    }
+    // Step 4: dV += Pᵀ dO and dK += dSᵀ Q for this warp's keys × columns (scale applied at the end).
+    key_gradient<T, D, Cfg>(dv, sm.p, do_tile, key_row, key_col, lane);
+    key_gradient<T, D, Cfg>(dk, sm.ds, q_tile, key_row, key_col, lane);
+    // Step 5: dQ += scale · dS K into the FP32 accumulator.
+    add_query_gradient<T, D, Cfg>(p.dq_accum + head_matrix<D>(p.seq), sm.ds, sm.k, first_query, query_row, query_col,
+                                  p.seq, p.scale, lane);
   }
 
-  // Step 6: dK = scale · dSᵀ Q and dV, stored for keys inside the sequence.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    if (key_of[r] >= seq) continue;
-    const size_t base = static_cast<size_t>(key_of[r]) * D;
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      const int col = dt * 8 + 2 * t;
-      *reinterpret_cast<uint32_t*>(dk + base + col) = Half2<T>::pack(scale * dk_acc[dt][2 * r], scale * dk_acc[dt][2 * r + 1]);
-      *reinterpret_cast<uint32_t*>(dv + base + col) = Half2<T>::pack(dv_acc[dt][2 * r], dv_acc[dt][2 * r + 1]);
-    }
-  }
+  // Step 6: dK = scale · Σ dSᵀ Q and dV staged through the (now idle) Q and dO buffers, then
+  // written with 16-byte coalesced stores for keys inside the sequence.
+  __syncthreads();
+  stage_key_tile<T, D, Cfg>(sm.q, dk, p.scale, key_row, key_col, lane);
+  stage_key_tile<T, D, Cfg>(sm.d_o, dv, 1.0f, key_row, key_col, lane);
+  __syncthreads();
+  store_tile<T, D>(p.dk + head_matrix<D>(p.seq), sm.q, first_key, kBc, p.seq, tid, Cfg::kThreads);
+  store_tile<T, D>(p.dv + head_matrix<D>(p.seq), sm.d_o, first_key, kBc, p.seq, tid, Cfg::kThreads);
 }
 
 template <typename T, int D>
 void launch_backward(const AttnShape& a, const void* q, const void* k, const void* v, const void* o, const void* d_o,
                      const float* lse, void* dq, void* dk, void* dv, void* workspace, cudaStream_t stream) {
+  using Cfg = BackwardTiling<D>;
   auto* dq_accum = static_cast<float*>(workspace);
   float* delta = dq_accum + a.elements();
-  constexpr int kRowsPerBlock = 4;  // one warp per row
-  flash_bwd_preprocess<T, D><<<static_cast<unsigned>(ceil_div(a.rows(), size_t{kRowsPerBlock})), 32 * kRowsPerBlock, 0,
-                               stream>>>(static_cast<const T*>(o), static_cast<const T*>(d_o), delta, dq_accum, a.rows());
+  const size_t chunks = a.elements() / 8;  // 16-byte chunks of 8 elements; d is a multiple of 8
+  flash_bwd_preprocess<T, D><<<static_cast<unsigned>(ceil_div(chunks, size_t{kPreprocessThreads})), kPreprocessThreads,
+                               0, stream>>>(static_cast<const T*>(o), static_cast<const T*>(d_o), delta, dq_accum,
+                                            a.rows());
   CUDA_CHECK(cudaGetLastError());
 
-  constexpr int smem = bwd_smem_bytes<T, D>();
   const auto kernel = flash_bwd_kernel<T, D>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, kBc)), static_cast<unsigned>(a.batch * a.heads));
-  kernel<<<grid, kThreads, smem, stream>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-                                           static_cast<const T*>(d_o), lse, delta, dq_accum, static_cast<T*>(dk),
-                                           static_cast<T*>(dv), a.seq, static_cast<float>(a.scale()), a.causal);
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, Cfg::kCols)), static_cast<unsigned>(a.batch * a.heads));
+  const BackwardArgs<T> args{static_cast<const T*>(q), static_cast<const T*>(k),    static_cast<const T*>(v),
+                             static_cast<const T*>(d_o), lse, delta, dq_accum, static_cast<T*>(dk),
+                             static_cast<T*>(dv), a.seq, static_cast<float>(a.scale()), a.causal};
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
   CUDA_CHECK(cudaGetLastError());
 
-  constexpr unsigned kConvertThreads = 256;
-  convert_dq<T><<<static_cast<unsigned>(ceil_div(a.elements(), size_t{kConvertThreads})), kConvertThreads, 0, stream>>>(
-      dq_accum, static_cast<T*>(dq), a.elements());
+  convert_dq<T><<<static_cast<unsigned>(ceil_div(chunks, size_t{kConvertThreads})), kConvertThreads, 0, stream>>>(
+      dq_accum, static_cast<T*>(dq), chunks);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -250,8 +338,10 @@ void flash_backward(DType t, const AttnShape& a, const void* q, const void* k, c
                     const void* d_o, const float* lse, void* dq, void* dk, void* dv, void* workspace, void* stream) {
   NvtxRange range("flash_backward");
   GCB_CHECK(*flash_unsupported(t, a) == '\0', flash_unsupported(t, a));
-  for (const void* p : {q, k, v, d_o, static_cast<const void*>(workspace)})
-    GCB_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0, "Q, K, V, dO and the workspace must be 16-byte aligned");
+  for (const void* p : {q, k, v, o, d_o, static_cast<const void*>(dq), static_cast<const void*>(dk),
+                        static_cast<const void*>(dv), static_cast<const void*>(workspace)})
+    GCB_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0,
+              "Q, K, V, O, dO, dQ, dK, dV and the workspace must be 16-byte aligned");
   const auto s = static_cast<cudaStream_t>(stream);
   if (t == DType::f16)
     a.head_dim == 64 ? launch_backward<__half, 64>(a, q, k, v, o, d_o, lse, dq, dk, dv, workspace, s)

@@ -27,8 +27,9 @@ class Builder {
  public:
   SdpaGraph g;
 
-  int64_t add(int64_t uid, std::string name, Dims dims, Dims strides, GraphType type, TensorKind kind, float value = 0) {
-    g.tensors.push_back(GraphTensor{uid, std::move(name), dims, strides, type, kind, value});
+  int64_t add(int64_t uid, std::string name, Dims dims, Dims strides, GraphType type, TensorKind kind, float value = 0,
+              bool accumulated = false) {
+    g.tensors.push_back(GraphTensor{uid, std::move(name), dims, strides, type, kind, value, accumulated});
     return uid;
   }
   int64_t scalar(std::string name, float value, int64_t uid = 0) {
@@ -38,8 +39,8 @@ class Builder {
   int64_t virt(std::string name, Dims dims, GraphType type = GraphType::f32) {
     return add(next_++, std::move(name), dims, row_major(dims), type, TensorKind::virtual_tensor);
   }
-  int64_t scratch(std::string name, Dims dims) {
-    return add(next_++, std::move(name), dims, row_major(dims), GraphType::f32, TensorKind::scratch);
+  int64_t scratch(std::string name, Dims dims, bool accumulated = false) {
+    return add(next_++, std::move(name), dims, row_major(dims), GraphType::f32, TensorKind::scratch, 0, accumulated);
   }
   const Dims& dims(int64_t uid) const { return g.tensor(uid).dims; }
 
@@ -220,7 +221,7 @@ SdpaGraph sdpa_composite_backward_graph(GraphType io, const AttnShape& a) {
   ds = b.pw(PointwiseMode::mul, {ds, p}, "mul_dP_P");
   ds = b.pw(PointwiseMode::mul, {ds, scale}, "mul_dS_attn_scale");
   b.matmul(b.transpose(ds, io, "reshape_dS"), kUidQ, "matmul_dST_Q", kUidDK);
-  const int64_t dq_accum = b.scratch("dQ_accum", x);
+  const int64_t dq_accum = b.scratch("dQ_accum", x, true);
   b.matmul(ds, b.transpose(kUidK, io, "reshape_K"), "matmul_dS_K", dq_accum);
   b.pw(PointwiseMode::identity, {dq_accum}, "identity_dQ", kUidDQ);
   return std::move(b.g);
@@ -274,6 +275,17 @@ std::vector<ScratchSlot> scratch_layout(const SdpaGraph& g, size_t* total_bytes)
   }
   *total_bytes = offset;
   return slots;
+}
+
+std::vector<ScratchZero> scratch_to_zero(const SdpaGraph& g, int cudnn_version) {
+  std::vector<ScratchZero> zero;
+  if (cudnn_version >= 90600) return zero;
+  size_t total = 0;
+  for (const auto& slot : scratch_layout(g, &total)) {
+    const GraphTensor& t = g.tensor(slot.uid);
+    if (t.accumulated) zero.push_back({slot.offset, tensor_bytes(t)});
+  }
+  return zero;
 }
 
 }  // namespace gcb::kernels::attn

@@ -32,6 +32,7 @@ struct GraphTensor {
   GraphType type = GraphType::f32;
   TensorKind kind = TensorKind::virtual_tensor;
   float value = 0;  // by_value only
+  bool accumulated = false;  // scratch only: the engine adds into it (the dQ accumulator)
 };
 
 enum class OpKind { matmul, pointwise, reduction, reshape, sdpa_forward };
@@ -84,5 +85,14 @@ struct ScratchSlot {
   size_t offset;  // from the start of the scratch area
 };
 std::vector<ScratchSlot> scratch_layout(const SdpaGraph& g, size_t* total_bytes);
+
+// Scratch the caller must zero before every execute with cuDNN `cudnn_version`
+// (cudnnGetVersion()): the accumulators before 9.6.0, which did not clear them themselves
+// (NVIDIA/cudnn-frontend include/cudnn_frontend/node/scaled_dot_product_flash_attention.h: "prior
+// to cuDNN 9.6.0, dQ_accum needed to be memset by frontend"). Offsets as in scratch_layout.
+struct ScratchZero {
+  size_t offset, bytes;
+};
+std::vector<ScratchZero> scratch_to_zero(const SdpaGraph& g, int cudnn_version);
 
 }  // namespace gcb::kernels::attn

@@ -13,6 +13,7 @@
 
 #include "core/buffer.hpp"
 #include "core/error.hpp"
+#include "kernels/gemm/autotune_rounds.hpp"
 
 namespace gcb::kernels {
 
@@ -224,33 +225,31 @@ LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream
       return out;
     }
   }
-  // A short budget per candidate: enough to rank them, not a benchmark (the benchmark of the
-  // winner is the harness run that follows).
+  // A short budget per candidate and round: enough to rank them, not a benchmark (the benchmark
+  // of the winner is the harness run that follows).
   HarnessOptions h;
   h.warmup = 2;
-  h.min_samples = 5;
-  h.max_samples = 20;
-  h.min_time = 0.01;
-  h.max_time = 0.5;
+  h.min_samples = 3;
+  h.max_samples = 10;
+  h.min_time = 0.005;
+  h.max_time = 0.25;
   h.noise = 0.02;
   auto timer = gpu::make_event_timer(device, stream);
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& c : out.candidates) {
-    mm.use_heuristic(c.heuristic_rank);
-    double median = std::numeric_limits<double>::quiet_NaN();
-    try {
-      median = measure(*timer, [&] { mm.run(p, stream); }, h).stats.median;
-    } catch (const Fault&) {
-      // A candidate the heuristic offered but that fails to launch is skipped, not fatal.
-      CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-    }
-    out.median_seconds.push_back(median);
-    if (median < best) {
-      best = median;
-      out.chosen_rank = c.heuristic_rank;
-    }
-  }
-  GCB_CHECK(std::isfinite(best), "no autotune candidate launched");
+  const RoundRobinTiming timing =
+      time_round_robin(static_cast<int>(out.candidates.size()), kLtAutotuneRounds, [&](int i) {
+        mm.use_heuristic(out.candidates[static_cast<size_t>(i)].heuristic_rank);
+        try {
+          return measure(*timer, [&] { mm.run(p, stream); }, h).stats.median;
+        } catch (const Fault&) {
+          // A candidate the heuristic offered but that fails to launch is skipped, not fatal.
+          CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+          return std::numeric_limits<double>::quiet_NaN();
+        }
+      });
+  GCB_CHECK(timing.best >= 0, "no autotune candidate launched");
+  out.seconds = timing.mean_seconds;
+  out.rounds = kLtAutotuneRounds;
+  out.chosen_rank = out.candidates[static_cast<size_t>(timing.best)].heuristic_rank;
   mm.use_heuristic(out.chosen_rank);
   std::lock_guard lock(tune_cache().mutex);
   tune_cache().rank[key] = out.chosen_rank;

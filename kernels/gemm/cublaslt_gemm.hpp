@@ -90,14 +90,19 @@ class LtMatmul {
 
 struct LtAutotune {
   std::vector<LtAlgoConfig> candidates;
-  std::vector<double> median_seconds;  // per candidate; NaN where it failed to launch
+  std::vector<double> seconds;  // per candidate: mean over rounds of its per-round median; NaN = failed
+  int rounds = 0;
   int chosen_rank = 0;
   bool from_cache = false;
 };
-// Times each of the top `top_k` heuristic results through the harness (CUDA events, median of
-// a few samples; NVIDIA's LtSgemmSimpleAutoTuning method) and switches `mm` to the fastest.
-// The winner is cached per lt_plan_key (gemm_types.hpp) + device: a second call for the same plan only selects
-// it. Blocking. The output buffer is overwritten by the trial runs.
+inline constexpr int kLtAutotuneRounds = 4;
+// Times each of the top `top_k` heuristic results through the harness (CUDA events, median of a
+// few samples per round; NVIDIA's LtSgemmSimpleAutoTuning method) in kLtAutotuneRounds rounds of
+// alternating order (autotune_rounds.hpp: drift hits every candidate alike) and switches `mm` to
+// the fastest mean. Each round primes its candidate first (a launch outside the timer's latch), so
+// loading a candidate's kernel is never timed. The winner is cached per lt_plan_key
+// (gemm_types.hpp) + device: a second call for the same plan only selects it. Blocking. The output
+// buffer is overwritten by the trial runs.
 LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream, int top_k = 8);
 
 }  // namespace gcb::kernels

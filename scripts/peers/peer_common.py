@@ -1,7 +1,9 @@
 """What the torch peer scripts share: opening torch on a CUDA device (or saying why not, as the
-JSON object the C++ side reads: {"available": false, "reason": ...}), timing with CUDA events
-(warm-up, then the median of `reps` single-call timings), and a one-line reason for a failed case."""
+JSON object the C++ side reads: {"available": false, "reason": ...}), timing with CUDA events the
+way gcbench's harness times its own side (core/harness.hpp), and a one-line reason for a failed
+case."""
 import json
+import math
 import statistics
 
 
@@ -28,18 +30,30 @@ def open_cuda(device, what="torch"):
     return torch, dev, gen, out
 
 
-def time_it(torch, fn, warmup, reps):
+def time_it(torch, fn, warmup, reps, target_s=1e-3, max_batch=100000):
+    """Returns (median seconds per call, batch). Like gcbench's harness: one call and a
+    synchronize first (lazy module loading, library plan selection stay out of every sample), a
+    first timed call that picks the batch so one sample lasts >= target_s, `warmup` untimed calls,
+    then `reps` samples, each a batch of back-to-back calls between two CUDA events divided by the
+    batch. Timing isolated calls would add the launch gap of every call to a short kernel."""
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def sample(batch):
+        start.record()
+        for _ in range(batch):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / 1e3 / batch
+
+    per_call = max(sample(1), 1e-9)
+    # The 1e-9 keeps representation error (1e-3 / 1e-6 = 1000.0000000000001) from adding a call.
+    batch = int(min(max_batch, max(1, math.ceil(target_s / per_call * (1 - 1e-9)))))
     for _ in range(warmup):
         fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(times)
+    return statistics.median(sample(batch) for _ in range(reps)), batch
 
 
 def reason_of(e):

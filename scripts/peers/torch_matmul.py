@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """torch.matmul peer for `gcbench gemm --peer-torch`: times the same TN problem
-D[M,N] = A[M,K] @ B[N,K]^T with CUDA events (warm-up, median of N) and prints one JSON object:
-{"available": bool, "reason": str, "torch": version, "results": [{m, n, k, dtype, op, median_s, tflops}]}.
+D[M,N] = A[M,K] @ B[N,K]^T with CUDA events (each sample a batch of back-to-back calls between two
+events, median of N samples: peer_common.time_it, the way gcbench times its own side) and prints
+one JSON object: {"available": bool, "reason": str, "torch": version, "results": [{m, n, k, dtype,
+op, median_s, calls_per_sample, tflops}]}.
 Never raises: a missing torch or GPU becomes available=false with the reason (WAIVED upstream).
 Compiles-and-runs status: not run on a GPU yet (unvalidated)."""
 import argparse
@@ -29,7 +31,7 @@ def main():
             entry = {"m": m, "n": n, "k": k, "dtype": dt}
             try:
                 fn, entry["op"] = make_op(torch, dt, m, n, k, dev, gen)
-                entry["median_s"] = time_it(torch, fn, a.warmup, a.reps)
+                entry["median_s"], entry["calls_per_sample"] = time_it(torch, fn, a.warmup, a.reps)
                 entry["tflops"] = 2.0 * m * n * k / entry["median_s"] / 1e12
             except Exception as e:  # noqa: BLE001 - an unsupported dtype/shape is reported, not fatal
                 entry["tflops"] = None

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """torch SDPA peer for `gcbench attn --peer-torch`: times torch.nn.functional.scaled_dot_product_attention
 with the flash backend forced (torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)) on
-[b, h, s, d] tensors, with CUDA events (warm-up, median of N), and prints one JSON object:
+[b, h, s, d] tensors, with CUDA events (each sample a batch of back-to-back calls between two events,
+median of N samples: peer_common.time_it), and prints one JSON object:
 {"available": bool, "reason": str, "torch": version, "results": [{batch, heads, seq, head_dim, causal,
-dtype, pass, median_s, tflops}]}; TFLOP/s under the FlashAttention convention (4*b*h*s^2*d forward,
+dtype, pass, median_s, calls_per_sample, tflops}]}; TFLOP/s under the FlashAttention convention (4*b*h*s^2*d forward,
 /2 causal, backward 2.5x). Never raises: a missing torch or GPU becomes available=false.
 Status: not run on a GPU yet (unvalidated)."""
 import argparse
@@ -53,7 +54,7 @@ def main():
                     def fn():
                         o2 = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         torch.autograd.grad(o2, (q, k, v), g)
-                entry["median_s"] = time_it(torch, fn, a.warmup, a.reps)
+                entry["median_s"], entry["calls_per_sample"] = time_it(torch, fn, a.warmup, a.reps)
             entry["tflops"] = fa_flops(b, h, s, d, causal, pass_) / entry["median_s"] / 1e12
         except Exception as e:  # noqa: BLE001 - an unsupported shape is reported, not fatal
             entry["tflops"] = None

@@ -18,7 +18,7 @@ set_tests_properties(p2p_cli_threads_3_ranks p2p_cli_bad_mode_exits_2 p2p_cli_de
 
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   add_test(NAME mpi_p2p_np2
-           COMMAND ${_p2p_expect} 0 "src.dst +0 +1$" "^ +1 +[0-9.]+ +-$" "MPI between processes"
+           COMMAND ${_p2p_expect} 0 "src.dst +0 +1$" "^ +1 +[0-9.]+ +-$" "MPI, host memory, between processes"
                    -- ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS}
                       $<TARGET_FILE:gcbench> p2p --mode rank --backend mpi --size 1M --min-samples 3 --max-time 0.3)
   set_tests_properties(mpi_p2p_np2 PROPERTIES LABELS mpi TIMEOUT 120 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}

@@ -141,6 +141,50 @@ TEST(AttnVerify, CorruptedOutputFails) {
   EXPECT_NE(verify_attention(a, DType::f32, in, out, 256).failure.find("non-finite"), std::string::npos);
 }
 
+// dK and dV are checked on sampled key rows at a sequence length above the old full-head limit
+// (2048): a correct CPU-computed backward passes; one wrong key row fails, named.
+class AttnVerifyKeyRows : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AttnVerifyKeyRows, SampledKeyRowsCatchAWrongDkOrDv) {
+  const kernels::attn::AttnShape a{1, 1, 2304, 16, GetParam()};
+  AttnHostInputs in;
+  in.q = kernels::attn::random_normal(a.elements(), 11);
+  in.k = kernels::attn::random_normal(a.elements(), 12);
+  in.v = kernels::attn::random_normal(a.elements(), 13);
+  in.d_o = kernels::attn::random_normal(a.elements(), 14);
+  AttnHostOutputs out;
+  out.o.resize(a.elements());
+  out.lse.resize(a.rows());
+  out.dq.resize(a.elements());
+  out.dk.resize(a.elements());
+  out.dv.resize(a.elements());
+  kernels::attn::tiled_forward(a, {64, 64}, in.q.data(), in.k.data(), in.v.data(), out.o.data(), out.lse.data());
+  kernels::attn::tiled_backward(a, {64, 64}, in.q.data(), in.k.data(), in.v.data(), out.o.data(), in.d_o.data(),
+                                out.lse.data(), out.dq.data(), out.dk.data(), out.dv.data());
+  const AttnVerdict ok = verify_attention(a, DType::f32, in, out, 64);
+  EXPECT_EQ(ok.failure, "");
+  EXPECT_EQ(ok.errors.at("key_rows_checked"), 64);
+  ASSERT_TRUE(ok.errors.contains("dK"));
+  EXPECT_LT(ok.errors.at("dK").at("rel_rmse").get<double>(), 1e-5);  // FP32 vs FP64: far below the limit
+  // Key row 2303 is the last sampled one; row 0 under the causal mask sees every query.
+  for (const size_t key : {size_t{2303}, size_t{0}}) {
+    for (auto* tensor : {&out.dk, &out.dv}) {
+      const float saved = (*tensor)[key * 16 + 5];
+      (*tensor)[key * 16 + 5] += 0.5f;
+      const std::string failure = verify_attention(a, DType::f32, in, out, 64).failure;
+      EXPECT_NE(failure.find(tensor == &out.dk ? "dK:" : "dV:"), std::string::npos) << key << ": " << failure;
+      (*tensor)[key * 16 + 5] = saved;
+    }
+  }
+  // Without the O and LSE the backward consumed there is nothing to check dK/dV against.
+  AttnHostOutputs no_forward = out;
+  no_forward.lse.clear();
+  EXPECT_NE(verify_attention(a, DType::f32, in, no_forward, 64).failure.find("needs the O and LSE"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(CausalAndNot, AttnVerifyKeyRows, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "causal" : "full"; });
+
 TEST(AttnGpuPath, WaivedWithTheReasonWhenNoGpu) {
   AttnOptions o;
   o.passes = {"fwd", "bwd"};

@@ -73,6 +73,15 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   const ResultDocument doc = load_document(path("r.json"));
   EXPECT_FALSE(doc.context.at("host").get<std::string>().empty());
   EXPECT_EQ(doc.context.at("seed"), 1);
+  // The thread pools the run computed with (one pool: OpenBLAS on OpenMP where it was found).
+  const auto& threading = doc.context.at("threading");
+  EXPECT_GE(threading.at("openmp").at("max_threads").get<int>(), 1);
+#ifdef GCB_EXPECT_BLAS_THREADING
+  EXPECT_EQ(threading.at("blas").at("threading"), GCB_EXPECT_BLAS_THREADING) << threading.dump();
+  EXPECT_EQ(threading.at("blas").at("library"), "OpenBLAS");
+#else
+  EXPECT_TRUE(threading.at("blas").is_null()) << threading.dump();
+#endif
   size_t passed = 0;
   for (const auto& res : doc.results) {
     EXPECT_NE(res.status, Status::fail) << res.key << ": " << res.reason;

@@ -3,9 +3,11 @@
 // rank, and the α–β fit result on synthetic data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
+#include "bench/cli.hpp"
 #include "bench/coll.hpp"
 #include "bench/coll_timing.hpp"
 #include "collectives/world.hpp"
@@ -233,6 +235,40 @@ TEST(CollOptions, ValidationRefusesImpossibleValues) {
   o = CollOptions{};
   o.backend = "pigeon";
   EXPECT_THROW(validate(o), UsageError);
+}
+
+// The harness a microsecond-scale family gets from its flags (bench/cli.hpp).
+HarnessOptions family_harness(std::vector<std::string> args, int samples = kMicrosecondFamilySamples) {
+  CLI::App app;
+  CommonOptions common;
+  add_common_options(app, common, false, true);
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  app.parse(args);
+  return microsecond_family_harness(app, common.harness, samples);
+}
+
+TEST(MicrosecondFamilyHarness, FixedSampleCountUnlessTheNoiseRuleIsAsked) {
+  HarnessOptions h = family_harness({});
+  EXPECT_EQ(h.min_samples, kMicrosecondFamilySamples);
+  EXPECT_EQ(h.max_samples, kMicrosecondFamilySamples);
+  h = family_harness({}, 5);
+  EXPECT_EQ(h.min_samples, 5);
+  EXPECT_EQ(h.max_samples, 5);
+  // --noise: the common stopping rule, untouched.
+  h = family_harness({"--noise", "0.01"});
+  EXPECT_EQ(h.min_samples, HarnessOptions{}.min_samples);
+  EXPECT_EQ(h.max_samples, HarnessOptions{}.max_samples);
+  EXPECT_DOUBLE_EQ(h.noise, 0.01);
+  // An explicit count is the count.
+  h = family_harness({"--max-samples", "50"});
+  EXPECT_EQ(h.min_samples, 50);
+  EXPECT_EQ(h.max_samples, 50);
+  h = family_harness({"--min-samples", "3"});
+  EXPECT_EQ(h.min_samples, 3);
+  EXPECT_EQ(h.max_samples, 3);
+  h = family_harness({"--min-samples", "3", "--max-samples", "40"});
+  EXPECT_EQ(h.min_samples, 3);
+  EXPECT_EQ(h.max_samples, 40);
 }
 
 }  // namespace

@@ -24,9 +24,10 @@ namespace fs = std::filesystem;
 using test::CliRun;
 using test::read_file;
 
-// One copy result in a fraction of a second.
+// One copy result of exactly three samples in a fraction of a second (its JSONL line, about 900
+// bytes, then always fits under the 2 KiB file size limit of the full-disk test).
 const std::string kFast =
-    " --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-time 0.2 --min-time 0 "
+    " --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-samples 3 --max-time 0.2 --min-time 0 "
     "--no-peers -q ";
 
 class FailureCli : public ::testing::Test {
@@ -146,7 +147,9 @@ TEST_F(FailureCli, HostileInputsAreBadInputNeverACrashOrAHang) {
                         Case{"export --format bmf " + path("deep.json"), "nested more than"},
                         Case{"topo --from " + path("deep.xml"), "nested more than 64"},
                         Case{"export --format csv " + path("big.json"), "number overflow"},
-                        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"}}) {
+                        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"},
+                        Case{"train --model tiny --steps 1 --data " + path("fifo"), "a FIFO"},
+                        Case{"train --init-from " + path("fifo") + " --steps 1", "a FIFO"}}) {
     const auto start = std::chrono::steady_clock::now();
     const CliRun r = gcbench(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;

@@ -154,12 +154,14 @@ TEST(GemmDerived, TunedOverDefault) {
 TEST(GemmTorchPeer, RatiosFromPeerJson) {
   const std::vector<Result> rs = {gemm_result("heuristic0", 600), gemm_result("tuned", 700), gemm_result("heuristic0", 100, "int8")};
   const nlohmann::json peer = {{"available", true}, {"torch", "2.7"},
-                               {"results", {{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"dtype", "bf16"}, {"tflops", 700.0}, {"op", "torch.matmul"}},
+                               {"results", {{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"dtype", "bf16"}, {"tflops", 700.0}, {"op", "torch.matmul"}, {"calls_per_sample", 12}},
                                             {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"dtype", "int8"}, {"tflops", nullptr}, {"reason", "no kernel"}}}}};
   const auto out = gemm_torch_ratios(rs, peer);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].key, "gemm/bf16/vs_torch");
   EXPECT_NEAR(*out[0].metrics[0].value, 600.0 / 700.0, 1e-12);
+  EXPECT_EQ(out[0].extra.at("torch_op"), "torch.matmul");
+  EXPECT_EQ(out[0].extra.at("torch_calls_per_sample"), 12);  // how the peer batched its samples
   EXPECT_DOUBLE_EQ(*out[1].metrics[0].value, 1.0);
   EXPECT_EQ(out[2].status, Status::waived);
   EXPECT_NE(out[2].reason.find("no kernel"), std::string::npos);

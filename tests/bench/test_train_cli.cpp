@@ -1,6 +1,6 @@
-// `gcbench train`: invalid combinations exit 2 with one line before any allocation; the sweep
-// grammar; a sweep writes one schema result per layout with the extra fields `gcbench report`
-// reads; the quick-suite sweep; --dump runs are bitwise reproducible.
+// `gcbench train`: invalid combinations exit 2 with one line before any allocation; a sweep writes
+// one schema result per layout with the extra fields `gcbench report` reads; the quick-suite
+// sweep; --dump runs are bitwise reproducible. (The sweep grammar: tests/models/test_sweep.cpp.)
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,30 +42,15 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--recompute some", "expected none, selective or full"},
       {"--schedule zigzag", "expected gpipe or 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
+      {"--precision fp8", "expected fp32 or bf16"},
+      {"--backend tpu", "expected one of cpu, cuda"},
+      {"--data /nonexistent/tokens.bin", "cannot open"},
   };
   for (const auto& [args, msg] : cases) {
     const test::CliRun r = gcbench(std::string(args) + " --quiet");
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(msg), std::string::npos) << args << "\n" << r.out;
   }
-}
-
-TEST(TrainCli, SweepGrammar) {
-  const auto l = parse_sweep("dp,zero1,tp2,tp2-sp,pp4-gpipe,dp2-tp2", 4);
-  ASSERT_EQ(l.size(), 6u);
-  EXPECT_EQ(l[0].dp, 4);
-  EXPECT_EQ(l[1].zero, 1);
-  EXPECT_EQ(l[1].dp, 4);
-  EXPECT_EQ(l[2].tp, 2);
-  EXPECT_EQ(l[2].dp, 2);
-  EXPECT_TRUE(l[3].sp);
-  EXPECT_EQ(l[4].pp, 4);
-  EXPECT_EQ(l[4].dp, 1);
-  EXPECT_EQ(l[4].schedule, models::PipeSchedule::gpipe);
-  EXPECT_EQ(l[4].name, "dp1-pp4-gpipe");
-  EXPECT_EQ(l[5].name, "dp2-tp2");
-  EXPECT_THROW(parse_sweep("tp3", 4), UsageError);
-  EXPECT_THROW(parse_sweep("", 4), UsageError);
 }
 
 TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
@@ -75,7 +60,7 @@ TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
   for (const Result& r : runner.results()) {
     EXPECT_TRUE(r.key.starts_with("train/")) << r.key;
     for (const char* p : {"model", "layout", "dp", "tp", "pp", "sp", "zero", "schedule", "micro_batch",
-                          "global_batch", "recompute", "ranks"}) {
+                          "global_batch", "recompute", "precision", "backend", "ranks"}) {
       EXPECT_TRUE(r.params.contains(p)) << r.key << " " << p;
     }
     for (const char* m : {"step_time", "tokens_per_s", "mfu", "hfu", "final_loss"}) {
@@ -88,7 +73,7 @@ TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
       EXPECT_TRUE(r.extra.contains(e)) << r.key << " " << e;
     }
     // Persistent model states equal the formulas byte-exact on every layout.
-    for (const char* cat : {"params", "grads", "adam_m", "adam_v", "activations"}) {
+    for (const char* cat : {"params", "grads", "master", "adam_m", "adam_v", "activations"}) {
       EXPECT_EQ(r.extra["memory"][cat]["measured"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
     }
     for (const auto& [kind, v] : r.extra["comm_bytes"].items()) {
@@ -115,11 +100,9 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
   o.warmup = 0;
   o.peak_flops = 1e9;
   o.global_batch = 4;  // m = 2 micro-batches per dp rank
-  const TrainPlan plan = plan_train(o);
-  Runner runner(RunnerOptions{}, nullptr);
-  run_train(o, plan, runner, true);
-  ASSERT_EQ(runner.results().size(), 3u);
-  for (const Result& r : runner.results()) {
+  const std::vector<Result> results = models::run_training(train_request(o));
+  ASSERT_EQ(results.size(), 3u);
+  for (const Result& r : results) {
     for (const char* cat : {"params", "grads", "adam_m", "adam_v"}) {
       EXPECT_EQ(r.extra["memory"][cat]["persistent"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
     }
@@ -131,6 +114,34 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
     }
     EXPECT_GT(r.extra["comm_bytes"]["reduce_scatter"]["measured"].get<double>(), 0.0) << r.key;
     EXPECT_GT(r.extra["comm_bytes"]["all_gather"]["measured"].get<double>(), 0.0) << r.key;
+  }
+}
+
+// The mixed-precision sweep of docs/readme-train.md: 8 ranks by default (the fewest every layout
+// fits); per layout, rank 0's model states between steps and its activation peak equal the
+// formulas byte for byte, bf16 parameters next to fp32 master weights (16 bytes per parameter).
+TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
+  TrainCliOptions o;
+  o.sweep = "dp,zero1,zero2,zero3,tp2,tp2-sp,pp2-1f1b,dp2-tp2-pp2";
+  o.precision = "bf16";
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_flops = 1e9;
+  const models::TrainRequest request = train_request(o);
+  EXPECT_EQ(request.ranks, 8);
+  const std::vector<Result> results = models::run_training(request);
+  ASSERT_EQ(results.size(), 8u);
+  for (const Result& r : results) {
+    EXPECT_EQ(r.params["precision"], "bf16");
+    for (const char* cat : {"params", "grads", "master", "adam_m", "adam_v"}) {
+      EXPECT_EQ(r.extra["memory"][cat]["persistent"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
+    }
+    EXPECT_EQ(r.extra["memory"]["activations"]["measured"], r.extra["memory"]["activations"]["analytic"]) << r.key;
+    // bf16 parameters are half the fp32 master copy wherever both are unsharded or both sharded.
+    if (r.params["zero"] == 0) {
+      EXPECT_EQ(2 * r.extra["memory"]["params"]["persistent"].get<int64_t>(),
+                r.extra["memory"]["master"]["persistent"].get<int64_t>()) << r.key;
+    }
   }
 }
 

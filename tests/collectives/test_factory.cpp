@@ -17,6 +17,27 @@ TEST(CommunicatorFactory, ThreadsIsAlwaysBuilt) {
   auto comm = make_communicator(spec);
   EXPECT_EQ(comm->backend(), "threads");
   EXPECT_EQ(comm->size(), 1);
+  // Self-description: host memory, no stream (every call completes before it returns).
+  EXPECT_EQ(comm->memory(), MemorySpace::host);
+  EXPECT_EQ(comm->stream(), nullptr);
+  EXPECT_EQ(comm->thread_support(), ThreadSupport::concurrent);
+  EXPECT_EQ(comm->library_version(), "");
+}
+
+TEST(CommunicatorFactory, TableDescribesEveryBackend) {
+  EXPECT_EQ(communicator_backend_names(), "threads, mpi, nccl");
+  EXPECT_FALSE(communicator_backend("threads").spans_processes);
+  EXPECT_TRUE(communicator_backend("mpi").needs_processes);
+  EXPECT_EQ(communicator_backend("mpi").memory, MemorySpace::host);
+  EXPECT_EQ(communicator_backend("nccl").memory, MemorySpace::device);
+  EXPECT_TRUE(communicator_backend("nccl").spans_processes);
+  for (const CommunicatorBackend& b : communicator_backends()) {
+    EXPECT_EQ(b.built(), communicator_backend_built(b.name)) << b.name;
+    EXPECT_TRUE(communicator_backend_known(b.name));
+    EXPECT_FALSE(b.link.empty()) << b.name;
+  }
+  EXPECT_FALSE(communicator_backend_known("gloo"));
+  EXPECT_THROW(communicator_backend("gloo"), UsageError);
 }
 
 TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
@@ -30,6 +51,20 @@ TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
 #else
   EXPECT_FALSE(communicator_backend_built("nccl"));
 #endif
+}
+
+TEST(CommunicatorFactory, CommunicatorForAMemoryAndALaunch) {
+  EXPECT_EQ(communicator_for(MemorySpace::host, false), "threads");
+  if (communicator_backend_built("mpi")) {
+    EXPECT_EQ(communicator_for(MemorySpace::host, true), "mpi");
+  } else {
+    EXPECT_THROW(communicator_for(MemorySpace::host, true), UsageError);
+  }
+  if (communicator_backend_built("nccl")) {
+    EXPECT_EQ(communicator_for(MemorySpace::device, false), "nccl");
+  } else {
+    EXPECT_THROW(communicator_for(MemorySpace::device, false), UsageError);
+  }
 }
 
 TEST(CommunicatorFactory, BadRequestsAreUsageErrors) {

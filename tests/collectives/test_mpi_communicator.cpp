@@ -1,6 +1,6 @@
 // MpiCommunicator under mpirun (ctest cases mpi_np2, mpi_np4): the same exact checks as the
-// threads backend over MPI_COMM_WORLD and a split, plus bitwise equality with ThreadCommunicator
-// for non-integer fp32/fp16/bf16 reductions. Exit code 0 only if every rank saw no mismatch.
+// threads backend over MPI_COMM_WORLD and a split, in both reduction orders, plus bitwise
+// equality with ThreadCommunicator for non-integer fp32/fp16/bf16 reductions (rank order). Exit code 0 only if every rank saw no mismatch.
 #include <mpi.h>
 
 #include <cstdio>
@@ -103,6 +103,29 @@ gcb::test::CheckTally run_all_checks(gcb::MpiCommunicator& world) {
     tally.failures.emplace_back("split with a negative color returned a communicator");
   }
   tally.add(check_matches_threads(world));
+  // Self-description: host memory, no stream, the library named; MPI_Init (not _thread) gives
+  // MPI_THREAD_SINGLE, so only the creating thread may call it.
+  const bool described = world.memory() == gcb::MemorySpace::host && world.stream() == nullptr &&
+                         !world.library_version().empty() &&
+                         world.thread_support() == gcb::ThreadSupport::creating_thread;
+  ++(described ? tally.passed : tally.failed);
+  if (!described) tally.failures.emplace_back("MpiCommunicator describes itself wrongly");
+  return tally;
+}
+
+// The library order (MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce; a user-defined op for
+// fp16/bf16): the same exact checks — their small-integer inputs make any summation order exact.
+gcb::test::CheckTally run_library_checks() {
+  gcb::test::CheckTally tally;
+  gcb::MpiCommunicator world(MPI_COMM_WORLD, false, gcb::ReductionOrder::library);
+  for (size_t count : {size_t{1}, size_t{37}, size_t{5000}}) tally.add(gcb::test::check_collectives(world, count));
+  auto half = world.split(world.rank() % 2, -world.rank());
+  if (half == nullptr || static_cast<gcb::MpiCommunicator&>(*half).reduction_order() != gcb::ReductionOrder::library) {
+    ++tally.failed;
+    tally.failures.emplace_back("a split of a library-order communicator lost its order");
+    return tally;
+  }
+  tally.add(gcb::test::check_collectives(*half, 5));
   return tally;
 }
 
@@ -117,6 +140,7 @@ int main(int argc, char** argv) {
   try {
     gcb::MpiCommunicator world(MPI_COMM_WORLD);
     tally = run_all_checks(world);
+    tally.add(run_library_checks());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, gcb::kExitFault);

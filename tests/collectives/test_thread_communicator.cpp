@@ -56,9 +56,28 @@ TEST_P(ThreadCollectives, GroupedRingShift) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, ThreadCollectives, ::testing::Range(1, 9));
 
-TEST(ThreadCommunicator, Fp32SumIsBitwiseRankOrderOnEveryRank) {
+// Counts that put every dtype on each data path: inputs copied into the group's slots
+// (≤ kInlineBytes per rank), read in place, and all_reduce's chunked reduce-scatter + all-gather
+// (≥ kChunkedBytes), including counts that do not divide by the rank count.
+TEST(ThreadCollectives, EveryDataPathIsExact) {
+  static_assert(ThreadCommunicator::kInlineBytes < 5000 && 5000 * 8 < ThreadCommunicator::kChunkedBytes);
+  static_assert(40001 >= ThreadCommunicator::kChunkedBytes / 2);  // fp16/bf16 chunked at 40001
+  for (int n : {2, 5}) {
+    for (size_t count : {size_t{5000}, size_t{40001}}) {
+      const auto tally = run_check(n, [&](Communicator& c) { return test::check_collectives(c, count); });
+      EXPECT_EQ(tally.failed, 0) << "ranks " << n << " count " << count << "\n" << first_failures(tally);
+      EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
+    }
+  }
+}
+
+class RankOrder : public ::testing::TestWithParam<size_t> {};
+
+// The three data paths reduce each element in the same order: 1000 (inline), 10000 (in place),
+// 100003 (chunked, 7 uneven chunks) give the rank-order fp32 sum bit for bit.
+TEST_P(RankOrder, Fp32SumIsBitwiseRankOrderOnEveryRank) {
   constexpr int kRanks = 7;
-  constexpr size_t kCount = 1000;
+  const size_t kCount = GetParam();
   // Reference: acc = x0, then acc += x1 ... x6, in fp32, as the backend documents.
   std::vector<float> want = test::fractional_input(0, kCount);
   for (int r = 1; r < kRanks; ++r) {
@@ -79,6 +98,7 @@ TEST(ThreadCommunicator, Fp32SumIsBitwiseRankOrderOnEveryRank) {
   }
   EXPECT_EQ(mismatched_ranks, 0);
 }
+INSTANTIATE_TEST_SUITE_P(Sizes, RankOrder, ::testing::Values(size_t{1000}, size_t{10000}, size_t{100003}));
 
 TEST(ThreadCommunicator, SendBeforeRecvOutsideGroupIsBuffered) {
   run_ranks(2, [](Communicator& c) {

@@ -2,19 +2,17 @@
 // sample value and every elapsed second is known.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/harness.hpp"
+#include "tests/core/fake_clock.hpp"
 
 namespace gcb {
 namespace {
 
-class FakeClock final : public Clock {
- public:
-  double now() const override { return t; }
-  double t = 0;
-};
+using test_support::FakeClock;
 
 // Returns scripted batch times (cycling) and advances the fake clock by what it reports.
 class FakeTimer final : public Timer {
@@ -172,6 +170,21 @@ TEST(Harness, ProbeFlagsAndRegionHook) {
   EXPECT_EQ(region, (std::vector<bool>{true, false}));
 }
 
+TEST(Harness, SampleStartBracketsEverySampleWithTheProbe) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1e-3});
+  std::string order;
+  HarnessHooks hooks;
+  hooks.sample_start = [&] { order += '['; };
+  hooks.probe = [&] {
+    order += ']';
+    return uint64_t{0};
+  };
+  const Measurement m = measure(timer, [] {}, quiet_options(), hooks, clock);
+  ASSERT_EQ(m.samples.size(), 5u);
+  EXPECT_EQ(order, "[][][][][]");  // one pair per sample; warm-ups are not bracketed
+}
+
 TEST(Harness, RejectsImpossibleOptions) {
   FakeClock clock;
   FakeTimer timer(clock, {1e-3});
@@ -181,6 +194,88 @@ TEST(Harness, RejectsImpossibleOptions) {
   o = quiet_options();
   o.noise = 0;
   EXPECT_THROW(measure(timer, [] {}, o, {}, clock), UsageError);
+}
+
+// A timer whose latch times out on scripted calls of time_batch (warm-ups included, in order).
+class LatchTimer final : public Timer {
+ public:
+  LatchTimer(FakeClock& clock, std::vector<bool> timeouts) : clock_(clock), timeouts_(std::move(timeouts)) {}
+  std::string_view kind() const override { return "fake latch"; }
+  void prime(const std::function<void()>& launch) override {
+    primed_before_first_batch = calls == 0;
+    ++primes;
+    launch();
+  }
+  double time_batch(const std::function<void()>& launch, int batch) override {
+    for (int i = 0; i < batch; ++i) launch();
+    timed_out_ = calls < timeouts_.size() && timeouts_[calls];
+    ++calls;
+    // A timed-out sample is slow (enqueue time leaked in): 5 ms instead of 1 ms per launch.
+    const double t = (timed_out_ ? 5e-3 : 1e-3) * batch;
+    clock_.t += t;
+    return t;
+  }
+  bool latch_timed_out() const override { return timed_out_; }
+  size_t calls = 0;
+  int primes = 0;
+  bool primed_before_first_batch = false;
+
+ private:
+  FakeClock& clock_;
+  std::vector<bool> timeouts_;
+  bool timed_out_ = false;
+};
+
+TEST(Harness, PrimesTheTimerOnceBeforeWarmup) {
+  FakeClock clock;
+  LatchTimer timer(clock, {});
+  int launches = 0;
+  const Measurement m = measure(timer, [&] { ++launches; }, quiet_options(), {}, clock);
+  EXPECT_EQ(timer.primes, 1);
+  EXPECT_TRUE(timer.primed_before_first_batch);
+  EXPECT_EQ(launches, 1 + 2 + 5);  // prime, warm-up, samples
+  EXPECT_EQ(m.latch_retakes, 0);
+  EXPECT_TRUE(m.latch_timeouts.empty());
+}
+
+TEST(Harness, SampleWhoseLatchTimedOutIsRetaken) {
+  FakeClock clock;
+  // Calls 0-1 are warm-ups (batch fixed at 1: not retaken), call 2 is sample 0: it times out once,
+  // the retake (call 3) is clean.
+  LatchTimer timer(clock, {false, false, true, false});
+  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  EXPECT_EQ(m.latch_retakes, 1);
+  EXPECT_TRUE(m.latch_timeouts.empty());
+  ASSERT_EQ(m.samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(m.samples[0], 1e-3);  // the retake, not the 5 ms timed-out batch
+  EXPECT_EQ(m.stop, StopReason::converged);
+  for (uint64_t f : m.sample_flags) EXPECT_EQ(f, 0u);  // not a throttle flag
+}
+
+TEST(Harness, PersistentLatchTimeoutIsKeptAndListed) {
+  FakeClock clock;
+  HarnessOptions o = quiet_options();
+  o.latch_retries = 2;
+  // Sample 1 (calls 3, 4, 5 with its two retakes) times out every time.
+  LatchTimer timer(clock, {false, false, false, true, true, true});
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.latch_retakes, 2);
+  EXPECT_EQ(m.latch_timeouts, (std::vector<size_t>{1}));
+  ASSERT_GE(m.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.samples[1], 5e-3);
+}
+
+TEST(Harness, CalibrationIsRetakenAfterLatchTimeout) {
+  FakeClock clock;
+  HarnessOptions o = quiet_options();
+  o.batch = 0;
+  o.target_sample_time = 10e-3;
+  // The calibrating warm-up (call 0) times out: calibrated on its 5 ms it would pick batch 2;
+  // the retake's 1 ms gives 10.
+  LatchTimer timer(clock, {true, false});
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.batch, 10);
+  EXPECT_EQ(m.latch_retakes, 1);
 }
 
 TEST(Harness, HostTimerMeasuresRealWork) {

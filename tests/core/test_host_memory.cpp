@@ -27,7 +27,7 @@ class HostMemoryTree : public ::testing::Test {
     fs::create_directories((root_ / rel).parent_path());
     std::ofstream(root_ / rel) << text;
   }
-  HostMemory read() const { return host_memory_available((root_ / "proc").string(), (root_ / "cg").string()); }
+  AvailableMemory read() const { return host_memory_available((root_ / "proc").string(), (root_ / "cg").string()); }
   fs::path root_;
 };
 
@@ -35,7 +35,7 @@ TEST_F(HostMemoryTree, MemAvailableWithoutACgroupLimit) {
   write("proc/self/cgroup", "0::/job\n");
   write("cg/job/memory.max", "max\n");
   write("cg/job/memory.current", "1000\n");
-  const HostMemory m = read();
+  const AvailableMemory m = read();
   EXPECT_TRUE(m.known);
   EXPECT_EQ(m.available, 16000000ull * 1024);
   EXPECT_EQ(m.source, "MemAvailable");
@@ -45,7 +45,7 @@ TEST_F(HostMemoryTree, ACgroupV2LimitBelowMemAvailableWins) {
   write("proc/self/cgroup", "0::/job\n");
   write("cg/job/memory.max", "8589934592\n");
   write("cg/job/memory.current", "1073741824\n");
-  const HostMemory m = read();
+  const AvailableMemory m = read();
   EXPECT_EQ(m.available, 7ull << 30);
   EXPECT_EQ(m.source, "cgroup memory limit");
 }
@@ -61,7 +61,7 @@ TEST_F(HostMemoryTree, ACgroupV1LimitMountedAtTheRoot) {
 }
 
 TEST(HostMemory, RefusesWithBytesNeededAndAvailable) {
-  const HostMemory m{true, 4ull << 30, "MemAvailable"};
+  const AvailableMemory m{true, 4ull << 30, "MemAvailable"};
   EXPECT_NO_THROW(check_host_memory(4.0 * (1ull << 30), "x", m));
   try {
     check_host_memory(6.0 * (1ull << 30), "coll -e 1 GiB on 6 rank(s)", m);
@@ -69,7 +69,7 @@ TEST(HostMemory, RefusesWithBytesNeededAndAvailable) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "coll -e 1 GiB on 6 rank(s) needs 6 GiB of host memory; 4 GiB are available (MemAvailable)");
   }
-  EXPECT_NO_THROW(check_host_memory(1e30, "unknown", HostMemory{}));  // nothing known: nothing refused
+  EXPECT_NO_THROW(check_host_memory(1e30, "unknown", AvailableMemory{}));  // nothing known: nothing refused
 }
 
 }  // namespace

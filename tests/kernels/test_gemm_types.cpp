@@ -1,5 +1,5 @@
 // GEMM pure pieces without a GPU: FLOP/byte counts, the cuBLASLt layout plan per dtype, FP8
-// scaling math, tolerances, seeded inputs and the FP64 sampled check (including that it fails).
+// scaling math, error bounds, seeded inputs and the FP64 sampled check (including that it fails).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,16 +110,72 @@ TEST(Fp8Scaling, ScaledAmaxLandsOnTheFormatMaximum) {
   EXPECT_NEAR(fp8_e4m3_to_float(float_to_fp8_e4m3(static_cast<float>(amax * s))) * fp8_dequant_scale(s), amax, 1e-6);
 }
 
-TEST(GemmCheck, TolerancesGrowWithKAndOrderByPrecision) {
-  EXPECT_DOUBLE_EQ(gemm_tolerance(DType::f32, 1024), 2 * 1024 * std::ldexp(1.0, -24) + std::ldexp(1.0, -24));
-  EXPECT_DOUBLE_EQ(gemm_tolerance(DType::bf16, 0), std::ldexp(1.0, -8));
-  EXPECT_DOUBLE_EQ(gemm_tolerance(DType::i8, 4096), 0.0);
-  EXPECT_LT(gemm_tolerance(DType::f32, 4096), gemm_tolerance(DType::f32, 8192));
-  EXPECT_LT(gemm_tolerance(DType::f64, 4096), gemm_tolerance(DType::f32, 4096));
-  EXPECT_LT(gemm_tolerance(DType::f32, 4096), gemm_tolerance(DType::tf32, 4096));
-  EXPECT_LT(gemm_tolerance(DType::f16, 4096), gemm_tolerance(DType::bf16, 4096));
-  EXPECT_LT(gemm_tolerance(DType::bf16, 4096), gemm_tolerance(DType::fp8_e4m3, 4096));
+TEST(GemmCheck, BoundsGrowWithKAndOrderByPrecision) {
+  const auto f32 = gemm_error_bound(DType::f32, 1024);
+  EXPECT_DOUBLE_EQ(f32.output, std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(f32.accumulation, 2 * 1024 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(gemm_error_bound(DType::bf16, 0).output, std::ldexp(1.0, -8));
+  EXPECT_DOUBLE_EQ(gemm_error_bound(DType::i8, 4096).output, 0.0);
+  EXPECT_DOUBLE_EQ(gemm_error_bound(DType::i8, 4096).accumulation, 0.0);
+  const auto acc = [](DType t, int64_t k) { return gemm_error_bound(t, k).accumulation; };
+  EXPECT_LT(acc(DType::f32, 4096), acc(DType::f32, 8192));
+  EXPECT_LT(acc(DType::f64, 4096), acc(DType::f32, 4096));
+  EXPECT_LT(acc(DType::f32, 4096), acc(DType::tf32, 4096));
+  EXPECT_LT(gemm_error_bound(DType::f16, 4096).output, gemm_error_bound(DType::bf16, 4096).output);
+  EXPECT_LT(acc(DType::bf16, 4096), acc(DType::fp8_e4m3, 4096));
+  EXPECT_LT(gemm_error_bound(DType::fp8_e4m3, 4096, true).accumulation, acc(DType::fp8_e4m3, 4096) * 10);
 }
+
+// A GEMM result that skipped 5 % of the K terms of every dot product, at the benchmarked K, must
+// FAIL under the bf16 and FP8 bounds. The old bound (|error| / Σ|a·b| ≤ u_out + 2K·u_acc) let it
+// pass: at K = 8192 with N(0,1) inputs it allowed errors of ~28 % (bf16) and ~68 % (FP8) of |D|.
+class GemmCheckDroppedK : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmCheckDroppedK, DroppingFivePercentOfKFails) {
+  const DType t = GetParam();
+  const GemmShape s{8, 8, 8192};
+  // N(0,1) inputs stored in bf16 (exact in every type below after rounding); FP8 inputs are the
+  // same values, as the dequantised FP8 path presents them to the reference.
+  std::vector<uint16_t> a(size_t(s.m * s.k)), b(size_t(s.n * s.k));
+  fill_gemm_input(DType::bf16, a.data(), a.size(), 11, GemmData::random);
+  fill_gemm_input(DType::bf16, b.data(), b.size(), 12, GemmData::random);
+  const auto dot = [&](int64_t i, int64_t j, int64_t k_end) {
+    double acc = 0;
+    for (int64_t k = 0; k < k_end; ++k)
+      acc += load_as(DType::bf16, a.data(), size_t(i * s.k + k)) * load_as(DType::bf16, b.data(), size_t(j * s.k + k));
+    return acc;
+  };
+  std::vector<uint16_t> exact(size_t(s.m * s.n)), dropped(size_t(s.m * s.n));
+  const int64_t kept = s.k - s.k / 20;  // the last 5 % of K never added
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      store_as(DType::bf16, exact.data(), size_t(i * s.n + j), dot(i, j, s.k));
+      store_as(DType::bf16, dropped.data(), size_t(i * s.n + j), dot(i, j, kept));
+    }
+  const auto samples = gemm_samples(s, 64, 3);
+  const GemmErrorBound bound = gemm_error_bound(t, s.k);
+  const auto check = [&](const std::vector<uint16_t>& d) {
+    const GemmOperandsView v{DType::bf16, DType::bf16, a.data(), b.data(), 1.0, 1.0, DType::bf16, d.data()};
+    return check_gemm(s, v, samples, bound);
+  };
+  const GemmCheck good = check(exact);
+  EXPECT_EQ(good.failure, "") << dtype_name(t);  // the exact sum rounded to bf16 passes
+  const GemmCheck bad = check(dropped);
+  EXPECT_NE(bad.failure, "") << dtype_name(t) << ": max error / bound " << bad.max_error_vs_bound;
+  // Not by luck of one sample: the dropped terms sum to N(0, 0.22·sqrt(Σ(a·b)²)), the bf16 bound
+  // is ≈ 0.005 of that scale, so nearly every sampled entry fails alone; the FP8 bound is ≈ 0.13,
+  // so more than half do (under the old bound: about 1 in 5 for bf16, 1 in 1000 for FP8).
+  int failing = 0;
+  for (const auto& p : samples) {
+    const GemmOperandsView v{DType::bf16, DType::bf16, a.data(), b.data(), 1.0, 1.0, DType::bf16, dropped.data()};
+    failing += check_gemm(s, v, {p}, bound).failure.empty() ? 0 : 1;
+  }
+  const double share = failing / double(samples.size());
+  EXPECT_GT(share, t == DType::bf16 ? 0.9 : 0.4) << dtype_name(t) << ": " << failing << " of " << samples.size();
+}
+
+INSTANTIATE_TEST_SUITE_P(Bf16AndFp8, GemmCheckDroppedK, ::testing::Values(DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2),
+                         [](const ::testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(GemmCheck, InputsAreSeededAndDeterministic) {
   std::vector<float> x(1001), y(1001), z(1001);
@@ -173,7 +229,7 @@ class GemmCheckOnNaive : public ::testing::Test {
   }
   GemmCheck check() {
     const GemmOperandsView v{DType::f32, DType::f32, a.data(), b.data(), 1.0, 1.0, DType::f32, d.data()};
-    return check_gemm(s, v, gemm_samples(s, 64, 5), gemm_tolerance(DType::f32, s.k));
+    return check_gemm(s, v, gemm_samples(s, 64, 5), gemm_error_bound(DType::f32, s.k));
   }
   GemmShape s{19, 23, 37};
   std::vector<float> a, b, d;
@@ -183,8 +239,9 @@ TEST_F(GemmCheckOnNaive, CorrectOutputPasses) {
   const GemmCheck c = check();
   EXPECT_EQ(c.failure, "");
   EXPECT_EQ(c.non_finite, 0u);
-  // Rounding the exact double to fp32 errs by at most 2^-24 relative to |d| ≤ Σ|a·b|.
-  EXPECT_LE(c.max_rel_error, std::ldexp(1.0, -24));
+  // Rounding the exact double to fp32 errs by at most 2^-24·|d|: within the bound's output term.
+  EXPECT_LE(c.max_error_vs_bound, 1.0);
+  EXPECT_GT(c.max_error_vs_bound, 0.0);
 }
 
 TEST_F(GemmCheckOnNaive, CorruptedSampledEntryFails) {
@@ -208,9 +265,9 @@ TEST(GemmCheck, Fp8DequantisationIsApplied) {
   std::vector<uint8_t> a(16, float_to_fp8_e4m3(2.0f)), b(16, float_to_fp8_e4m3(3.0f));
   std::vector<uint16_t> d(1, float_to_bf16(16 * 0.75f));
   const GemmOperandsView v{DType::fp8_e4m3, DType::fp8_e4m3, a.data(), b.data(), 0.25, 0.5, DType::bf16, d.data()};
-  EXPECT_EQ(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_tolerance(DType::fp8_e4m3, 16)).failure, "");
+  EXPECT_EQ(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_error_bound(DType::fp8_e4m3, 16)).failure, "");
   d[0] = float_to_bf16(16 * 6.0f);  // forgot to dequantise
-  EXPECT_NE(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_tolerance(DType::fp8_e4m3, 16)).failure, "");
+  EXPECT_NE(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_error_bound(DType::fp8_e4m3, 16)).failure, "");
 }
 
 TEST(GemmCheck, IntegerGemmMustBeExact) {
@@ -218,9 +275,9 @@ TEST(GemmCheck, IntegerGemmMustBeExact) {
   const std::vector<int8_t> a = {1, -2, 3, 64}, b = {5, 6, -7, 64};
   std::vector<int32_t> d = {5 - 12 - 21 + 4096};
   const GemmOperandsView v{DType::i8, DType::i8, a.data(), b.data(), 1.0, 1.0, DType::i32, d.data()};
-  EXPECT_EQ(check_gemm(s, v, gemm_samples(s, 4, 1), 0.0).failure, "");
+  EXPECT_EQ(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_error_bound(DType::i8, 4)).failure, "");
   d[0] += 1;
-  EXPECT_NE(check_gemm(s, v, gemm_samples(s, 4, 1), 0.0).failure, "");
+  EXPECT_NE(check_gemm(s, v, gemm_samples(s, 4, 1), gemm_error_bound(DType::i8, 4)).failure, "");
 }
 
 }  // namespace

@@ -155,7 +155,9 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
   const size_t width = dtype_size(tc.dtype);
   const size_t bytes = n * width;
 
-  DeviceBuffer a(bytes), b(bytes), c(bytes), sum(sizeof(double));
+  DeviceBuffer a(bytes), b(bytes), c(bytes), sum(gpu_stream_sum_bytes(0));
+  // Zeroed once, as its contract says; both passes below must then give the sum with no memset.
+  CUDA_CHECK(cudaMemset(sum.get(), 0, sum.size()));
   const DeviceBuffer* device_arrays[3] = {&a, &b, &c};
   Stream stream;
   const GpuStreamArrays arrays{a.get(), b.get(), c.get(), n, tc.dtype};
@@ -204,8 +206,7 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
     else
       CUDA_CHECK(cudaMemsetAsync(device_arrays[output_array(tc.op)]->get(), 0xFF, bytes,
                                  stream.get()));
-    gpu_stream_launch(tc.op, arrays, tc.vector_bytes, static_cast<double*>(sum.get()),
-                      stream.get());
+    gpu_stream_launch(tc.op, arrays, tc.vector_bytes, sum.get(), stream.get());
     stream.sync();
 
     // All three arrays: the output must match the reference, the others must be untouched.
@@ -216,8 +217,8 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
     if (reduction) {
       double got = 0.0;
       CUDA_CHECK(cudaMemcpy(&got, sum.get(), sizeof(double), cudaMemcpyDeviceToHost));
-      // The GPU adds in another order (per thread, warp tree, block tree, atomics in block
-      // order). Any order of n-1 fp64 additions is within (n-1)·u·Σ|terms| of the exact sum
+      // The GPU adds in another order (per thread, warp tree, block tree, then the block
+      // partials in block order). Any order of n-1 fp64 additions is within (n-1)·u·Σ|terms| of the exact sum
       // (u = 2^-53, Higham's recursive-summation bound), and so is the host's sequential sum.
       // (With these inputs every partial sum is exact, so the error is in fact 0.)
       const double tolerance = static_cast<double>(n) * std::ldexp(1.0, -53) * sum_of_magnitudes;

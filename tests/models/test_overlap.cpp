@@ -1,12 +1,13 @@
-// `train --overlap`: the CommLane (a second thread per rank that runs the dp bucket collectives
-// while backward goes on) and the DP / ZeRO-1 engines using it. Overlap changes when a collective
-// runs, never what it computes: results, losses and communicated bytes equal the blocking run bit
-// for bit, with and without gradient accumulation.
+// `train --overlap`: the CommLane (a second thread per rank that runs the dp collectives while
+// backward goes on) and the engine using it for every ZeRO stage and beside tp, sp and pp. Overlap
+// changes when a collective runs, never what it computes: results, losses and communicated bytes
+// equal the blocking run bit for bit, with and without gradient accumulation.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -14,8 +15,8 @@
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"
 #include "models/comm_lane.hpp"
-#include "models/cpu_backend.hpp"
 #include "models/engine.hpp"
+#include "tests/models/layout_runs.hpp"
 
 namespace gcb::models {
 namespace {
@@ -73,96 +74,96 @@ TEST(CommLane, WaitRethrowsTheFirstFailureAndSkipsTheRest) {
   EXPECT_EQ(ran_after, 1);
 }
 
-struct Outcome {
-  std::vector<float> losses, params;
-  CommStats comm;
-  double lane_busy = 0, bucket_wait = 0;
-};
-
-Outcome run_dp(int dp, ZeroStage z, int grad_accum, bool overlap) {
+TrainOptions overlap_options(ZeroStage z, int grad_accum, bool sp, bool overlap) {
   TrainOptions o;
   o.model = named_config("tiny");
   o.zero = z;
   o.micro_batch = 1;
   o.grad_accum = grad_accum;
+  o.sp = sp;
+  o.schedule = PipeSchedule::one_f_one_b;
   o.adam.lr = 1e-2f;
   o.overlap_comm = overlap;
-  Outcome out;
-  run_ranks(dp, [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, ParallelLayout{dp, 1, 1});
-    CpuBackend be;
-    PhaseTimer phases;
-    auto engine = make_training_step(be, ctx, o);
-    engine->set_phase_timer(&phases);
-    std::vector<float> losses;
-    for (int s = 0; s < 3; ++s) losses.push_back(engine->step());
-    engine->set_phase_timer(nullptr);
-    std::vector<float> params = engine->full_params();
-    if (world.rank() == 0) {
-      out.losses = losses;
-      out.params = std::move(params);
-      out.comm = engine->last_step_comm();
-      const auto lane = phases.spans().find("comm_lane");
-      out.lane_busy = lane == phases.spans().end() ? 0.0 : lane->second;
-      const auto wait = phases.exclusive().find("comm:bucket_wait");
-      out.bucket_wait = wait == phases.exclusive().end() ? 0.0 : wait->second;
-    }
-  });
-  return out;
+  return o;
 }
 
-void expect_same_bytes(const CommStats& a, const CommStats& b, const char* what) {
+void expect_same_bytes(const CommStats& a, const CommStats& b, const std::string& what) {
   for (size_t k = 0; k < kCommKinds; ++k) {
     EXPECT_EQ(a.by_kind[k].calls, b.by_kind[k].calls) << what << " " << comm_kind_name(static_cast<CommKind>(k));
     EXPECT_EQ(a.by_kind[k].bytes, b.by_kind[k].bytes) << what << " " << comm_kind_name(static_cast<CommKind>(k));
   }
 }
 
-TEST(Overlap, DpAndZero1AreBitwiseEqualToBlockingRuns) {
+// Every ZeRO stage, with and without accumulation, and with tp, sp and pp beside dp: the same
+// bits, the same bytes, and the dp reductions ran on the lane.
+TEST(Overlap, EveryZeroStageAndLayoutIsBitwiseEqualToBlockingRuns) {
   struct Case {
     const char* name;
-    int dp;
+    ParallelLayout lay;
     ZeroStage zero;
     int accum;
+    bool sp;
   };
-  for (const Case& k : {Case{"dp2", 2, ZeroStage::none, 1}, Case{"dp4-accum2", 4, ZeroStage::none, 2},
-                        Case{"zero1-dp2-accum2", 2, ZeroStage::one, 2}}) {
-    const Outcome blocking = run_dp(k.dp, k.zero, k.accum, false);
-    const Outcome overlapped = run_dp(k.dp, k.zero, k.accum, true);
-    EXPECT_EQ(overlapped.losses, blocking.losses) << k.name;
-    EXPECT_EQ(overlapped.params, blocking.params) << k.name;
-    expect_same_bytes(overlapped.comm, blocking.comm, k.name);
+  for (const Case& k : {Case{"dp2", {2, 1, 1}, ZeroStage::none, 1, false},
+                        Case{"dp4-accum2", {4, 1, 1}, ZeroStage::none, 2, false},
+                        Case{"zero1-dp2-accum2", {2, 1, 1}, ZeroStage::one, 2, false},
+                        Case{"zero2-dp2-accum2", {2, 1, 1}, ZeroStage::two, 2, false},
+                        Case{"zero3-dp2", {2, 1, 1}, ZeroStage::three, 1, false},
+                        Case{"zero3-dp2-accum2", {2, 1, 1}, ZeroStage::three, 2, false},
+                        Case{"dp2-tp2-sp-zero2", {2, 2, 1}, ZeroStage::two, 2, true},
+                        Case{"dp2-pp2-zero1-1f1b", {2, 1, 2}, ZeroStage::one, 3, false},
+                        Case{"dp2-tp2-pp2-zero3", {2, 2, 2}, ZeroStage::three, 2, false}}) {
+    const auto blocking = test::run_layout(k.lay, overlap_options(k.zero, k.accum, k.sp, false));
+    const auto overlapped = test::run_layout(k.lay, overlap_options(k.zero, k.accum, k.sp, true));
+    EXPECT_EQ(overlapped[0].losses, blocking[0].losses) << k.name;
+    EXPECT_EQ(overlapped[0].params, blocking[0].params) << k.name;
+    for (size_t r = 0; r < blocking.size(); ++r) expect_same_bytes(overlapped[r].comm, blocking[r].comm, k.name);
     // The bucket collectives ran on the lane (busy > 0), and the blocking run has no lane.
-    EXPECT_GT(overlapped.lane_busy, 0.0) << k.name;
-    EXPECT_EQ(blocking.lane_busy, 0.0) << k.name;
-    EXPECT_EQ(blocking.bucket_wait, 0.0) << k.name;
+    EXPECT_GT(overlapped[0].lane_busy, 0.0) << k.name;
+    EXPECT_EQ(blocking[0].lane_busy, 0.0) << k.name;
+    EXPECT_EQ(blocking[0].bucket_wait, 0.0) << k.name;
   }
 }
 
-TEST(Overlap, RefusedWhereNotImplemented) {
-  TrainOptions o;
-  o.model = named_config("tiny");
-  o.overlap_comm = true;
-  EXPECT_EQ(overlap_error(o, ParallelLayout{2, 1, 1}), "");
-  o.zero = ZeroStage::two;
-  EXPECT_NE(overlap_error(o, ParallelLayout{2, 1, 1}), "");
-  o.zero = ZeroStage::none;
-  EXPECT_NE(overlap_error(o, ParallelLayout{1, 2, 1}), "");
-  EXPECT_NE(overlap_error(o, ParallelLayout{1, 1, 2}), "");
-  o.sp = true;
-  EXPECT_NE(overlap_error(o, ParallelLayout{2, 1, 1}), "");
-  o.sp = false;
+// A communicator that only allows the thread that made it (MPI_THREAD_SINGLE): --overlap is
+// refused with a reason; with tp or pp beside dp the lane needs concurrent use of communicators.
+class SingleThreadComm final : public Communicator {
+ public:
+  SingleThreadComm(int size, ThreadSupport support) : size_(size), support_(support) {}
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  std::string_view backend() const override { return "fake"; }
+  MemorySpace memory() const override { return MemorySpace::host; }
+  ThreadSupport thread_support() const override { return support_; }
+  void all_reduce(const void*, void*, size_t, DType, ReduceOp) override {}
+  void all_gather(const void*, void*, size_t, DType) override {}
+  void reduce_scatter(const void*, void*, size_t, DType, ReduceOp) override {}
+  void broadcast(const void*, void*, size_t, DType, int) override {}
+  void reduce(const void*, void*, size_t, DType, ReduceOp, int) override {}
+  void all_to_all(const void*, void*, size_t, DType) override {}
+  void group_start() override {}
+  void group_end() override {}
+  void send(const void*, size_t, DType, int) override {}
+  void recv(void*, size_t, DType, int) override {}
+  void barrier() override {}
+  void synchronize() override {}
+  std::unique_ptr<Communicator> split(int, int) override { return nullptr; }
+
+ private:
+  int size_;
+  ThreadSupport support_;
+};
+
+TEST(Overlap, RefusedWhereTheCommunicatorForbidsASecondThread) {
+  TrainOptions o = overlap_options(ZeroStage::three, 1, false, true);
+  const SingleThreadComm single(2, ThreadSupport::creating_thread), serialized(2, ThreadSupport::serialized),
+      concurrent(2, ThreadSupport::concurrent);
+  EXPECT_NE(overlap_error(o, {2, 1, 1}, &single).find("MPI_THREAD_SERIALIZED"), std::string::npos);
+  EXPECT_EQ(overlap_error(o, {2, 1, 1}, &serialized), "");
+  EXPECT_NE(overlap_error(o, {2, 2, 1}, &serialized).find("MPI_THREAD_MULTIPLE"), std::string::npos);
+  EXPECT_EQ(overlap_error(o, {2, 2, 2}, &concurrent), "");
   o.overlap_comm = false;
-  o.zero = ZeroStage::three;
-  EXPECT_EQ(overlap_error(o, ParallelLayout{1, 2, 2}), "");  // nothing asked, nothing refused
-  o.overlap_comm = true;
-  EXPECT_THROW(run_ranks(2,
-                         [&](Communicator& w) {
-                           RankContext ctx = make_rank_context(w, ParallelLayout{2, 1, 1});
-                           CpuBackend be;
-                           make_training_step(be, ctx, o);
-                         }),
-               UsageError);
+  EXPECT_EQ(overlap_error(o, {2, 1, 1}, &single), "");  // nothing asked, nothing refused
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
-// The Megatron engine (tp / sp / pp, combined with dp and ZeRO-1/2/3) on `tiny`, ranks as threads.
-// Every layout is compared after 3 steps with the single-rank DP engine on the same global batch:
+// The engine's tensor, sequence and pipeline parallelism (combined with dp and ZeRO-1/2/3) on
+// `tiny`, ranks as threads. Every layout is compared after 3 steps with one rank on the same
+// global batch:
 // loss and every parameter within rtol 1e-5 (fp32; the layouts sum the same terms in a different
 // order, and Adam's first steps amplify relative gradient differences to at most ~1e-6 in the
 // parameters). Representative matrix rather than the Cartesian product (runtime budget):
 //   tp ∈ {2, 4} with and without sp; pp ∈ {2, 4} with gpipe and 1f1b (m < p and m > p);
 //   dp2×tp2, dp2×pp2, tp2×pp2 sp, dp2×tp2×pp2 (8 ranks) sp + ZeRO-1 + 1f1b; each recompute mode
-//   on a tp/sp or pp or 3D layout; sp at tp 1 (the Megatron engine at tp = pp = 1).
+//   on a tp/sp or pp or 3D layout; sp at tp 1 (a no-op).
 // ZeRO-2/3 on the dp dimension: dp2×tp2 and dp2×pp2 (gpipe and 1f1b) at zero 2 and 3, dp2×tp2 sp
 // zero 3 with full recompute, dp2×tp2×pp2 (8 ranks) zero 2 and 3; each also bitwise equal to
-// zero 0 of the same layout (parallel_engine.cpp explains why that holds for zero 3 too).
+// zero 0 of the same layout (model_states.hpp explains why that holds for zero 3 too).
 // Plus: gpipe and 1f1b bitwise equal, reruns bitwise, state bytes per rank equal the TP/PP
 // formulas, activation bytes equal the derivation, communicated bytes equal theory, and invalid
 // layouts are UsageErrors.
@@ -21,149 +22,32 @@
 #include "core/error.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/engine.hpp"
-#include "models/gpt.hpp"
+#include "models/rank_units.hpp"
+#include "models/theory.hpp"
+#include "tests/models/layout_runs.hpp"
 
 namespace gcb::models {
 namespace {
 
-struct RankOutcome {
-  std::vector<float> losses, params;
-  MemoryStats mem;
-  CommStats comm;
-  int pp_rank = 0;
-};
+using test::RankOutcome;
 
-GptConfig tiny_layers(int layers) {
-  ConfigOverrides o;
-  o.layers = layers;
-  return apply_overrides(named_config("tiny"), o);
+std::vector<RankOutcome> run(const ParallelLayout& lay, const TrainOptions& o, int steps = 3) {
+  return test::run_layout(lay, o, steps);
 }
 
-TrainOptions options(const GptConfig& cfg, int micro_batch, int grad_accum) {
-  TrainOptions o;
-  o.model = cfg;
-  o.micro_batch = micro_batch;
-  o.grad_accum = grad_accum;
-  o.adam.lr = 1e-2f;
-  o.adam.weight_decay = 0.1f;
-  // Adam's update m̂/(√v̂ + eps) divides by |g|: for a component whose true gradient is within a
-  // few thousand fp32 roundings of zero (zero-initialised biases; q and k weights while attention
-  // is near uniform) the default eps 1e-8 turns summation-order noise into a full lr-sized update
-  // difference (observed up to 1e-5 after 3 steps at lr 1e-2 for tp2-sp, against 1e-6 allowed).
-  // eps = 1e-4 bounds that amplification; every other difference is unchanged (max observed
-  // < 1e-6). A wiring error shows up as O(lr) = 1e-2 differences under either eps.
-  o.adam.eps = 1e-4f;
-  return o;
-}
-
-std::vector<RankOutcome> run(const ParallelLayout& lay, const TrainOptions& opt, int steps = 3) {
-  std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
-  run_ranks(lay.world(), [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, lay);
-    CpuBackend be;
-    RankOutcome r;
-    r.pp_rank = ctx.pp_rank;
-    {
-      auto engine = make_training_step(be, ctx, opt);
-      for (int s = 0; s < steps; ++s) r.losses.push_back(engine->step());
-      r.comm = engine->last_step_comm();
-      r.mem = be.memory();
-      r.params = engine->full_params();
-    }
-    out[static_cast<size_t>(world.rank())] = std::move(r);
-  });
-  return out;
-}
-
-// Single rank, same global batch: dp·m micro-batches of B sequences.
-RankOutcome reference(const ParallelLayout& lay, const TrainOptions& opt) {
-  TrainOptions o = opt;
-  o.grad_accum = opt.grad_accum * lay.dp;
-  o.sp = false;
-  o.zero = ZeroStage::none;
-  return run(ParallelLayout{}, o)[0];
-}
-
-// The key bias has an exactly zero true gradient (test_engines.cpp): it holds rounding noise and
-// is checked to stay ≤ 1e-4 instead of compared.
-bool is_key_bias(const GptConfig& c, size_t i) {
-  const size_t emb = static_cast<size_t>(embedding_param_count(c));
-  const size_t layer = static_cast<size_t>(layer_param_count(c));
-  if (i < emb) return false;
-  const size_t C = static_cast<size_t>(c.hidden), within = (i - emb) % layer;
-  const size_t qkvb = 2 * C + 3 * C * C;
-  return within >= qkvb + C && within < qkvb + 2 * C;
-}
-
-void expect_close(const RankOutcome& got, const RankOutcome& want, const GptConfig& c,
-                  const std::string& what) {
-  constexpr double rtol = 1e-5;
-  ASSERT_EQ(got.losses.size(), want.losses.size());
-  for (size_t i = 0; i < got.losses.size(); ++i) {
-    EXPECT_NEAR(got.losses[i], want.losses[i], rtol * std::abs(want.losses[i])) << what << " step " << i;
-  }
-  ASSERT_EQ(got.params.size(), want.params.size()) << what;
-  size_t bad = 0;
-  for (size_t i = 0; i < got.params.size(); ++i) {
-    const double g = got.params[i], w = want.params[i];
-    // rtol on |value| with a floor of 0.1 for parameters near 0 (as test_engines.cpp).
-    const bool ok = is_key_bias(c, i) ? std::abs(g) <= 1e-4 && std::abs(w) <= 1e-4
-                                      : std::abs(g - w) <= rtol * std::max(std::abs(w), 0.1);
-    if (!ok && bad++ < 5) ADD_FAILURE() << what << ": param " << i << " got " << g << " want " << w;
-  }
-  EXPECT_EQ(bad, 0u) << what;
-  if (bad > 0) {  // where the differences are: max |got − want| per tensor of each unit
-    const size_t C = static_cast<size_t>(c.hidden);
-    const size_t emb = static_cast<size_t>(embedding_param_count(c));
-    const size_t layer = static_cast<size_t>(layer_param_count(c));
-    const std::vector<std::pair<const char*, size_t>> ends = {
-        {"ln1", 2 * C}, {"qkvw.q", 2 * C + C * C}, {"qkvw.k", 2 * C + 2 * C * C},
-        {"qkvw.v", 2 * C + 3 * C * C}, {"qkvb", 5 * C + 3 * C * C}, {"proj", 6 * C + 4 * C * C},
-        {"ln2", 8 * C + 4 * C * C}, {"fc", 12 * C + 8 * C * C}, {"fcproj", 13 * C + 12 * C * C}};
-    std::vector<double> mx(ends.size() + 1, 0.0);
-    for (size_t i = 0; i < got.params.size(); ++i) {
-      size_t k = ends.size();
-      if (i >= emb) {
-        const size_t w = (i - emb) % layer;
-        k = 0;
-        while (w >= ends[k].second) ++k;
-      }
-      mx[k] = std::max(mx[k], std::abs(static_cast<double>(got.params[i]) - want.params[i]));
-    }
-    for (size_t k = 0; k < ends.size(); ++k) ADD_FAILURE() << what << " max diff " << ends[k].first << " " << mx[k];
-    ADD_FAILURE() << what << " max diff embedding " << mx.back();
-  }
-}
-
-struct Case {
-  const char* name;
-  ParallelLayout lay;
-  int layers, micro_batch, grad_accum;
-  bool sp;
-  ZeroStage zero;
-  PipeSchedule schedule;
-  Recompute recompute;
-};
+using Case = test::LayoutCase;
+using test::case_options;
 
 constexpr auto G = PipeSchedule::gpipe, F = PipeSchedule::one_f_one_b;
 constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one, Z2 = ZeroStage::two,
                Z3 = ZeroStage::three;
 constexpr auto RN = Recompute::none, RS = Recompute::selective, RF = Recompute::full;
 
-TrainOptions case_options(const Case& k) {
-  TrainOptions o = options(tiny_layers(k.layers), k.micro_batch, k.grad_accum);
-  o.sp = k.sp;
-  o.zero = k.zero;
-  o.schedule = k.schedule;
-  o.recompute = k.recompute;
-  return o;
-}
-
 std::vector<RankOutcome> check_case(const Case& k) {
   const TrainOptions o = case_options(k);
   auto got = run(k.lay, o);
-  const RankOutcome want = reference(k.lay, o);
-  expect_close(got[0], want, o.model, k.name);
+  const RankOutcome want = test::single_rank_reference(k.lay, o);
+  test::expect_close(got[0], want, o.model, test::Tolerance{}, k.name);
   for (const auto& r : got) EXPECT_EQ(r.params, got[0].params) << k.name << ": ranks disagree";
   for (const auto& r : got) EXPECT_EQ(r.losses, got[0].losses) << k.name << ": losses disagree";
   return got;
@@ -260,7 +144,8 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
     const GptConfig& c = o.model;
     const size_t C = static_cast<size_t>(c.hidden), t = static_cast<size_t>(k.lay.tp);
     for (const auto& r : got) {
-      const StateBytes want = parallel_state_bytes(o, k.lay, r.pp_rank);
+      const StageTheory th = step_theory(o, k.lay).stages[static_cast<size_t>(r.pp_rank)];
+      const StateBytes& want = th.states;
       EXPECT_EQ(r.mem[MemCategory::params].current, want.params) << k.name;
       EXPECT_EQ(r.mem[MemCategory::grads].current, want.grads) << k.name;
       EXPECT_EQ(r.mem[MemCategory::adam_m].current, want.adam_m) << k.name;
@@ -276,14 +161,12 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
                                  : 0);
         EXPECT_EQ(want.params, 4 * psi) << k.name;
       }
-      EXPECT_EQ(r.mem[MemCategory::activations].peak,
-                4 * parallel_activation_floats(o, k.lay, r.pp_rank))
-          << k.name << " stage " << r.pp_rank;
+      EXPECT_EQ(r.mem[MemCategory::activations].peak, th.activation_bytes) << k.name << " stage " << r.pp_rank;
       // Sharded categories are exactly 1/dp of the unsharded ones (each unit padded to a
-      // multiple of dp), independently of expected_state_bytes.
+      // multiple of dp), independently of zero_state_bytes.
       TrainOptions o0 = o;
       o0.zero = Z0;
-      const StateBytes full = parallel_state_bytes(o0, k.lay, r.pp_rank);
+      const StateBytes full = step_theory(o0, k.lay).stages[static_cast<size_t>(r.pp_rank)].states;
       const size_t d = static_cast<size_t>(k.lay.dp);
       EXPECT_EQ(want.grads * (k.zero >= Z2 ? d : 1), full.grads) << k.name;
       EXPECT_EQ(want.params * (k.zero == Z3 ? d : 1), full.params) << k.name;
@@ -318,40 +201,39 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
     const TrainOptions o = case_options(k);
     const auto got = run(k.lay, o, 1);
     for (const auto& r : got) {
-      const auto th = parallel_comm_theory(o, k.lay, r.pp_rank);
+      const auto th = comm_bytes(o, k.lay, r.pp_rank);
       for (size_t i = 0; i < kCommKinds; ++i) {
-        EXPECT_EQ(r.comm.by_kind[i].bytes, 4 * th[i])
+        EXPECT_EQ(r.comm.by_kind[i].bytes, th[i])
             << k.name << " stage " << r.pp_rank << " " << comm_kind_name(static_cast<CommKind>(i));
       }
     }
   }
-  // The headline numbers: 4·b·s·h per layer for TP, b·s·h per stage boundary for PP.
-  const TrainOptions o = options(tiny_layers(4), 2, 1);
+  // The headline numbers: 4·b·s·h per layer for TP, b·s·h per stage boundary for PP (fp32 bytes).
+  const TrainOptions o = test::tiny_options(4, 2, 1);
   const int64_t bsh = 2 * 16 * 32;
-  EXPECT_EQ(parallel_comm_theory(o, {1, 2, 1}, 0)[static_cast<size_t>(CommKind::tp_all_reduce)],
-            4 * 4 * bsh + bsh + bsh + 3 * 2 * 16);  // + embedding, head and loss statistics
-  EXPECT_EQ(parallel_comm_theory(o, {1, 1, 2}, 0)[static_cast<size_t>(CommKind::pp_send)], bsh);
+  EXPECT_EQ(comm_bytes(o, {1, 2, 1}, 0)[static_cast<size_t>(CommKind::tp_all_reduce)],
+            4 * (4 * 4 * bsh + bsh + bsh + 3 * 2 * 16));  // + embedding, head and loss statistics
+  EXPECT_EQ(comm_bytes(o, {1, 1, 2}, 0)[static_cast<size_t>(CommKind::pp_send)], 4 * bsh);
   // ZeRO on dp (ZeRO paper §7): zero 2 reduce-scatters Ψ and all-gathers Ψ once per step; zero 3
   // all-gathers every layer twice per micro-batch, so 2·m·Ψ at pp = 1 (+ Ψ reduce-scattered).
   const auto idx = [](CommKind k) { return static_cast<size_t>(k); };
-  TrainOptions z = options(tiny_layers(4), 1, 3);
+  TrainOptions z = test::tiny_options(4, 1, 3);
   z.zero = ZeroStage::two;
   const ParallelLayout dp2tp2{2, 2, 1}, dp2pp2{2, 1, 2};
-  const auto psi = static_cast<int64_t>(parallel_stage_params(z.model, dp2tp2, 0));
-  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
-  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::all_gather)], psi);
+  const auto psi = 4 * static_cast<int64_t>(stage_padded_params(z.model, dp2tp2, 0));
+  EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
+  EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::all_gather)], psi);
   z.zero = ZeroStage::three;
-  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
-  EXPECT_EQ(parallel_comm_theory(z, dp2tp2, 0)[idx(CommKind::all_gather)], 2 * 3 * psi);
+  EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
+  EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::all_gather)], 2 * 3 * psi);
   // pp 2, stage 0: 2 layers twice, the embedding unit once (its backward needs no parameters).
   const int64_t C = 32, layer = 12 * C * C + 13 * C, embed = 64 * C + 16 * C + 2 * C;
-  EXPECT_EQ(parallel_comm_theory(z, dp2pp2, 0)[idx(CommKind::all_gather)],
-            3 * (2 * 2 * layer + embed));
-  EXPECT_EQ(static_cast<int64_t>(parallel_stage_params(z.model, dp2pp2, 0)), 2 * layer + embed);
+  EXPECT_EQ(comm_bytes(z, dp2pp2, 0)[idx(CommKind::all_gather)], 4 * 3 * (2 * 2 * layer + embed));
+  EXPECT_EQ(static_cast<int64_t>(stage_padded_params(z.model, dp2pp2, 0)), 2 * layer + embed);
 }
 
 TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
-  const TrainOptions o = options(tiny_layers(2), 1, 1);
+  const TrainOptions o = test::tiny_options(2, 1, 1);
   EXPECT_NE(layout_error(o, {1, 3, 1}).find("heads"), std::string::npos);
   EXPECT_NE(layout_error(o, {1, 1, 3}).find("pp 3 > layers 2"), std::string::npos);
   TrainOptions z = o;

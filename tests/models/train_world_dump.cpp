@@ -39,12 +39,12 @@ int main(int argc, char** argv) {
       o.adam.lr = 1e-2f;
       CpuBackend be;
       auto engine = make_training_step(be, ctx, o);
-      std::vector<float> losses;
+      std::vector<double> losses;
       for (int s = 0; s < 3; ++s) losses.push_back(engine->step());
       const std::vector<float> params = engine->full_params();
       if (rc.rank == 0) {
         std::ofstream f(path);
-        for (float x : losses) f << fmt::format("loss {:a}\n", x);
+        for (double x : losses) f << fmt::format("loss {:a}\n", x);
         for (float x : params) f << fmt::format("{:a}\n", x);
         if (!f) return 1;
       }

@@ -60,6 +60,29 @@ TEST(ResultSchema, DocumentRoundTrips) {
   EXPECT_EQ(back.results[1].family(), "mem");
 }
 
+TEST(ResultSchema, LatchTimeoutsRoundTripApartFromThrottleFlags) {
+  Measurement m;
+  m.samples = {1e-3, 2e-3, 1e-3};
+  m.sample_flags = {0, 0, 0};
+  m.latch_retakes = 3;
+  m.latch_timeouts = {1};
+  Result r;
+  r.key = "mem/hbm/triad";
+  r.take(m);
+  const auto j = to_json(r);
+  EXPECT_EQ(j.at("harness").at("latch_retakes"), 3);
+  EXPECT_EQ(j.at("harness").at("latch_timeouts"), nlohmann::json::array({1}));
+  EXPECT_FALSE(j.at("throttled").get<bool>());
+  const Result back = result_from_json(j);
+  EXPECT_EQ(back.latch_retakes, 3);
+  EXPECT_EQ(back.latch_timeouts, (std::vector<size_t>{1}));
+  EXPECT_FALSE(back.throttled);
+  // A result without latch trouble carries no latch fields (older documents read the same).
+  Result clean = sample_result("mem/host/triad", 1.0);
+  EXPECT_FALSE(to_json(clean).at("harness").contains("latch_retakes"));
+  EXPECT_EQ(result_from_json(to_json(clean)).latch_retakes, 0);
+}
+
 TEST(ResultSchema, NonFiniteNumbersBecomeNull) {
   Result r = sample_result("mem/host/triad", std::nan(""));
   r.samples.push_back(INFINITY);

@@ -1,6 +1,7 @@
 // Our CUDA attention kernels (flash_fwd.cu, flash_bwd.cu), the unfused baseline and cuDNN SDPA (fwd, bwd) against the
-// FP64 reference on random inputs, with sequences that are not tile multiples, causal and not,
-// both head dims and both 16-bit types. Outputs are poisoned with 0xFF bytes (NaN in fp16,
+// FP64 reference on random inputs, causal and not, both head dims and both 16-bit types, with
+// sequences that fit one block (1, 64, 100), end inside a second one (200) or span several with
+// a ragged end (333 = 2·128 + 77 query rows; 5·64 + 13 or 2·128 + 77 keys; flash_tiling.hpp). Outputs are poisoned with 0xFF bytes (NaN in fp16,
 // bf16 and fp32) before each run, so an element the kernel never writes fails the check.
 // Needs a CUDA device; without one every test skips with the reason.
 #include <cublas_v2.h>
@@ -204,7 +205,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& p) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionGpu,
                          ::testing::Combine(::testing::Values(DType::f16, DType::bf16), ::testing::Values(64, 128),
-                                            ::testing::Values(1, 64, 100, 200), ::testing::Bool()),
+                                            ::testing::Values(1, 64, 100, 200, 333), ::testing::Bool()),
                          param_name);
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/cudnn_sdpa.hpp"
+#include "kernels/attention/flash_tiling.hpp"
 
 namespace gcb::kernels::attn {
 namespace {
@@ -20,13 +21,13 @@ std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.en
 struct Case {
   int batch, heads, seq, head_dim;
   bool causal;
-  Tiles tiles;
+  Tiles fwd, bwd;
 };
 
 class TiledVsNaive : public ::testing::TestWithParam<Case> {};
 
-// FP32 against FP64 on N(0,1) inputs with s ≤ 150, d ≤ 128: each dot product sums ≤ 128 products
-// of magnitude ~1 and each softmax row ≤ 150 terms, so the FP32 rounding error stays far below
+// FP32 against FP64 on N(0,1) inputs with s ≤ 300, d ≤ 128: each dot product sums ≤ 128 products
+// of magnitude ~1 and each softmax row ≤ 300 terms, so the FP32 rounding error stays far below
 // 1e-4 (≈ 2^-23 · sqrt(terms) · magnitudes); 2e-4 absolute leaves room without hiding a wrong
 // mask or a missing rescale (those give errors of order 0.1-1).
 constexpr double kFwdTol = 2e-4;
@@ -43,7 +44,7 @@ TEST_P(TiledVsNaive, ForwardAndBackwardMatchFp64) {
   std::vector<double> o_ref(n), lse_ref(a.rows());
   naive_forward(a, qd.data(), kd.data(), vd.data(), o_ref.data(), lse_ref.data());
   std::vector<float> o(n), lse(a.rows());
-  tiled_forward(a, c.tiles, q.data(), k.data(), v.data(), o.data(), lse.data());
+  tiled_forward(a, c.fwd, q.data(), k.data(), v.data(), o.data(), lse.data());
   const ErrorStats eo = compare(o_ref.data(), o.data(), n), el = compare(lse_ref.data(), lse.data(), a.rows());
   EXPECT_EQ(eo.non_finite, 0u);
   EXPECT_LT(eo.max_abs, kFwdTol) << "O differs first at " << eo.worst;
@@ -52,7 +53,7 @@ TEST_P(TiledVsNaive, ForwardAndBackwardMatchFp64) {
   std::vector<double> dq_ref(n), dk_ref(n), dv_ref(n);
   naive_backward(a, qd.data(), kd.data(), vd.data(), dod.data(), dq_ref.data(), dk_ref.data(), dv_ref.data());
   std::vector<float> dq(n, NAN), dk(n, NAN), dv(n, NAN);  // poisoned: unwritten elements fail
-  tiled_backward(a, c.tiles, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(), dk.data(),
+  tiled_backward(a, c.bwd, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(), dk.data(),
                  dv.data());
   for (const auto& [name, want, got] : {std::tuple{"dQ", &dq_ref, &dq}, {"dK", &dk_ref, &dk}, {"dV", &dv_ref, &dv}}) {
     const ErrorStats e = compare(want->data(), got->data(), n);
@@ -63,18 +64,29 @@ TEST_P(TiledVsNaive, ForwardAndBackwardMatchFp64) {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
   const Case& c = p.param;
-  return fmt::format("b{}h{}_s{}_d{}_{}x{}_{}", c.batch, c.heads, c.seq, c.head_dim, c.tiles.rows, c.tiles.cols,
-                     c.causal ? "causal" : "full");
+  return fmt::format("b{}h{}_s{}_d{}_fwd{}x{}s{}_bwd{}x{}_{}", c.batch, c.heads, c.seq, c.head_dim, c.fwd.rows,
+                     c.fwd.cols, c.fwd.score_cols, c.bwd.rows, c.bwd.cols, c.causal ? "causal" : "full");
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, TiledVsNaive,
-                         ::testing::Values(Case{1, 2, 100, 64, false, {64, 64}},   // s not a tile multiple
-                                           Case{1, 2, 100, 64, true, {64, 64}},
-                                           Case{2, 1, 77, 128, false, {64, 64}},
-                                           Case{2, 1, 77, 128, true, {64, 64}},
-                                           Case{1, 1, 150, 64, true, {32, 16}},    // Br ≠ Bc
-                                           Case{1, 1, 128, 128, true, {64, 64}},   // exact multiple
-                                           Case{1, 1, 1, 64, false, {64, 64}}),    // single key
+// The kernels' own tiles (flash_tiling.hpp) at both head dims, sequences that are not multiples
+// of any block (100, 77, 200) or span several blocks with a ragged end (300), and exact multiples.
+INSTANTIATE_TEST_SUITE_P(KernelTiles, TiledVsNaive,
+                         ::testing::Values(Case{1, 2, 100, 64, false, forward_tiles(64), backward_tiles(64)},
+                                           Case{1, 2, 100, 64, true, forward_tiles(64), backward_tiles(64)},
+                                           Case{1, 1, 300, 64, true, forward_tiles(64), backward_tiles(64)},
+                                           Case{2, 1, 77, 128, false, forward_tiles(128), backward_tiles(128)},
+                                           Case{2, 1, 77, 128, true, forward_tiles(128), backward_tiles(128)},
+                                           Case{1, 1, 200, 128, false, forward_tiles(128), backward_tiles(128)},
+                                           Case{1, 1, 300, 128, true, forward_tiles(128), backward_tiles(128)},
+                                           Case{1, 1, 256, 128, true, forward_tiles(128), backward_tiles(128)},
+                                           Case{1, 1, 1, 64, false, forward_tiles(64), backward_tiles(64)}),  // one key
+                         case_name);
+// Other shapes: Br ≠ Bc, score blocks smaller than the key block, blocks of 64.
+INSTANTIATE_TEST_SUITE_P(OtherTiles, TiledVsNaive,
+                         ::testing::Values(Case{1, 1, 150, 64, true, {32, 16}, {32, 16}},
+                                           Case{1, 1, 150, 64, true, {16, 64, 16}, {16, 32}},
+                                           Case{1, 2, 100, 64, false, {64, 64}, {64, 64}},
+                                           Case{1, 1, 128, 128, true, {64, 64}, {64, 64}}),
                          case_name);
 
 // A wrong algorithm must fail the same check: dropping the causal mask changes O by far more
@@ -87,7 +99,7 @@ TEST(TiledVsNaive, MaskMismatchIsDetected) {
   std::vector<double> o_ref(n), lse_ref(causal.rows());
   naive_forward(causal, qd.data(), kd.data(), vd.data(), o_ref.data(), lse_ref.data());
   std::vector<float> o(n), lse(causal.rows());
-  tiled_forward(full, {64, 64}, q.data(), k.data(), v.data(), o.data(), lse.data());
+  tiled_forward(full, forward_tiles(64), q.data(), k.data(), v.data(), o.data(), lse.data());
   EXPECT_GT(compare(o_ref.data(), o.data(), n).max_abs, 0.1);
 }
 

@@ -172,6 +172,20 @@ TEST(SdpaGraph, BackwardCallerTensorsAndScratch) {
   EXPECT_EQ(last.inputs[0], slots[1].uid);
 }
 
+TEST(SdpaGraph, DqAccumulatorIsZeroedBeforeExecuteOnlyBeforeCudnn96) {
+  const SdpaGraph g = sdpa_composite_backward_graph(GraphType::bf16, causal_shape());
+  size_t total = 0;
+  const auto slots = scratch_layout(g, &total);
+  const auto zero = scratch_to_zero(g, 90500);
+  ASSERT_EQ(zero.size(), 1u);  // the dQ accumulator, not D (which the graph writes in full)
+  EXPECT_EQ(zero[0].offset, slots[1].offset);
+  EXPECT_EQ(zero[0].bytes, tensor_bytes(g.tensor(slots[1].uid)));
+  EXPECT_TRUE(scratch_to_zero(g, 90600).empty());
+  EXPECT_TRUE(scratch_to_zero(g, 91900).empty());
+  // Forward graphs accumulate nothing in scratch.
+  EXPECT_TRUE(scratch_to_zero(sdpa_composite_forward_graph(GraphType::bf16, causal_shape()), 90000).empty());
+}
+
 TEST(SdpaGraph, UnifiedForwardIsOneOp) {
   const SdpaGraph g = sdpa_unified_forward_graph(GraphType::bf16, kShape);
   ASSERT_EQ(g.ops.size(), 1u);

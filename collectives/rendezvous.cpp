@@ -1,0 +1,21 @@
+#include "collectives/rendezvous.hpp"
+
+#include <sched.h>
+
+namespace gcb::detail {
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+Rendezvous::Rendezvous(int parties, bool spin)
+    : parties_(parties), slots_(std::make_unique<PartySlot[]>(static_cast<size_t>(parties))), waiter_(spin) {}
+
+}  // namespace gcb::detail

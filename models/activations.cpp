@@ -1,0 +1,82 @@
+#include "models/activations.hpp"
+
+namespace gcb::models {
+namespace {
+size_t sz(int v) { return static_cast<size_t>(v); }
+}  // namespace
+
+View Activations::tensor(size_t count) {
+  owned_.push_back(be_.alloc(MemCategory::activations, dtype_, count));
+  return owned_.back().view();
+}
+
+float* Activations::floats(size_t count) {
+  owned_.push_back(be_.alloc(MemCategory::activations, DType::f32, count));
+  return owned_.back().f32();
+}
+
+Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype)
+    : be_(be), dtype_(dtype) {
+  const size_t R = sz(s.R), Rs = sz(s.Rs), C = sz(s.C), Cl = sz(s.Cl);
+  const size_t lse = R * sz(s.heads);  // B·NH_l·T
+  const bool full = recompute == Recompute::full;
+  const bool core_shared = recompute != Recompute::none;
+  // A tensor per layer, or one set shared by every layer (and slot) that recomputation refills.
+  LayerActs shared{};
+  auto view = [&](bool share, View LayerActs::*field, size_t n) {
+    if (!share) return tensor(n);
+    if (!(shared.*field)) shared.*field = tensor(n);
+    return shared.*field;
+  };
+  auto stat = [&](bool share, float* LayerActs::*field, size_t n) {
+    if (!share) return floats(n);
+    if (shared.*field == nullptr) shared.*field = floats(n);
+    return shared.*field;
+  };
+  slots_.resize(sz(s.slots));
+  for (Slot& slot : slots_) {
+    slot.x = tensor(Rs * C);
+    slot.dout = tensor(Rs * C);
+    slot.layers.resize(sz(s.stage_layers));
+    for (LayerActs& a : slot.layers) {
+      a.ln1 = view(full, &LayerActs::ln1, Rs * C);
+      a.ln1_mean = stat(full, &LayerActs::ln1_mean, Rs);
+      a.ln1_rstd = stat(full, &LayerActs::ln1_rstd, Rs);
+      a.qkv = view(full, &LayerActs::qkv, R * 3 * Cl);
+      a.atty = view(core_shared, &LayerActs::atty, R * Cl);
+      a.lse = stat(core_shared, &LayerActs::lse, lse);
+      a.res2 = view(full, &LayerActs::res2, Rs * C);
+      a.ln2 = view(full, &LayerActs::ln2, Rs * C);
+      a.ln2_mean = stat(full, &LayerActs::ln2_mean, Rs);
+      a.ln2_rstd = stat(full, &LayerActs::ln2_rstd, Rs);
+      a.fch = view(full, &LayerActs::fch, R * 4 * Cl);
+      a.fch_gelu = view(full, &LayerActs::fch_gelu, R * 4 * Cl);
+      a.res3 = tensor(Rs * C);
+    }
+  }
+  LayerScratch& k = scratch_;
+  if (s.tp > 1) k.partial = tensor(R * C);
+  k.dC = tensor(Rs * C);
+  k.dCl = tensor(R * Cl);
+  k.d4C = tensor(R * 4 * Cl);
+  k.dqkv = tensor(R * 3 * Cl);
+  if (s.sp) {
+    k.gathered = tensor(R * C);
+    k.ln1_full = tensor(R * C);
+    k.ln2_full = tensor(R * C);
+  }
+  if (s.last) {
+    HeadActs& h = head_;
+    h.lnf = tensor(Rs * C);
+    h.lnf_mean = floats(Rs);
+    h.lnf_rstd = floats(Rs);
+    h.lnf_full = s.sp ? tensor(R * C) : h.lnf;
+    h.logits = tensor(R * sz(s.Vl));
+    h.losses = floats(R);
+    h.rowmax = floats(R);
+    h.ce_stats = floats(2 * R);
+    h.dlnf = tensor(Rs * C);
+  }
+}
+
+}  // namespace gcb::models

@@ -1,0 +1,161 @@
+#include "models/model_states.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace gcb::models {
+
+ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy,
+                         DpComm& dp, int dp_rank)
+    : be_(be), units_(units), zero_(zero), policy_(policy), dp_(dp), dp_rank_(dp_rank),
+      buckets_(units.count()), gathered_(units.count()) {
+  const size_t full = units.padded_total(), shard = units.shard_total();
+  params_ = be.alloc(MemCategory::params, policy.params, zero == ZeroStage::three ? shard : full);
+  grads_ = be.alloc(MemCategory::grads, policy.grads, zero >= ZeroStage::two ? shard : full);
+  const size_t optimizer = zero >= ZeroStage::one ? shard : full;
+  if (policy.master_weights) master_ = be.alloc(MemCategory::master, DType::f32, optimizer);
+  m_ = be.alloc(MemCategory::adam_m, DType::f32, optimizer);
+  v_ = be.alloc(MemCategory::adam_v, DType::f32, optimizer);
+}
+
+void ModelStates::distribute(size_t i, View full) {
+  const LocalUnit& u = units_.units()[i];
+  const View own = full.at(u.spec.begin(dp_rank_));
+  if (zero_ == ZeroStage::three) {
+    be_.copy(params_.at(u.shard_offset), own, u.spec.shard);
+  } else {
+    be_.copy(params_.at(u.offset), full, u.spec.padded);
+  }
+  if (!master_) return;
+  if (zero_ >= ZeroStage::one) {
+    be_.copy(master_.at(u.shard_offset), own, u.spec.shard);
+  } else {
+    be_.copy(master_.at(u.offset), full, u.spec.padded);
+  }
+}
+
+void ModelStates::initialize(uint64_t seed) {
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const LocalUnit& u = units_.units()[i];
+    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded);
+    for (const Piece& pc : u.pieces) {
+      units_.canonical().init_range(be_, full.at(pc.local), u.unit, pc.canonical, pc.canonical + pc.len, seed);
+    }
+    distribute(i, full.view());
+  }
+}
+
+void ModelStates::load(const std::vector<float>& canonical) {
+  const ParamLayout& layout = units_.canonical();
+  GCB_CHECK(canonical.size() == layout.total(),
+            fmt::format("parameter vector of {} elements for a model of {}", canonical.size(), layout.total()));
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const LocalUnit& u = units_.units()[i];
+    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded);
+    const float* unit = canonical.data() + layout.unit_offset(u.unit);
+    for (const Piece& pc : u.pieces) {
+      be_.copy_from_host(full.at(pc.local).data, unit + pc.canonical, pc.len * sizeof(float));
+    }
+    distribute(i, full.view());
+  }
+}
+
+void ModelStates::begin_step() { be_.fill(grads_.view(), grads_.count(), 0.0f); }
+
+View ModelStates::acquire(size_t i) {
+  const LocalUnit& u = units_.units()[i];
+  if (zero_ != ZeroStage::three) return params_.at(u.offset);
+  GCB_CHECK(!gathered_[i], "ZeRO-3: unit gathered twice without release");
+  gathered_[i] = dp_.gather(params_.at(u.shard_offset), u.spec, MemCategory::params);
+  return gathered_[i].view();
+}
+
+void ModelStates::release(size_t i) { gathered_[i].reset(); }
+
+View ModelStates::grads(size_t i) {
+  const LocalUnit& u = units_.units()[i];
+  if (zero_ < ZeroStage::two) return grads_.at(u.offset);
+  Buffer& b = buckets_[i];
+  if (!b) b = be_.alloc(MemCategory::grads, policy_.grads, u.spec.padded);
+  return b.view();
+}
+
+View ModelStates::grad_shard(size_t i) const {
+  const LocalUnit& u = units_.units()[i];
+  return zero_ >= ZeroStage::two ? grads_.at(u.shard_offset) : grads_.at(u.offset + u.spec.begin(dp_rank_));
+}
+
+void ModelStates::reduce(size_t i) {
+  const LocalUnit& u = units_.units()[i];
+  if (zero_ == ZeroStage::none) {
+    dp_.all_reduce(grads_.at(u.offset), u.spec);
+    return;
+  }
+  if (zero_ == ZeroStage::one) {
+    const View g = grads_.at(u.offset);
+    dp_.reduce_scatter(g, g.at(u.spec.begin(dp_rank_)), u.spec);
+    return;
+  }
+  Buffer& bucket = buckets_[i];
+  GCB_CHECK(bucket, "ZeRO-2/3: unit reduced without a gradient bucket");
+  dp_.reduce_scatter(bucket.view(), grads_.at(u.shard_offset), u.spec);
+  // The bucket's life ends with its reduction (a launched one still reads it).
+  if (dp_.overlapped()) {
+    retired_.push_back(std::move(bucket));
+  } else {
+    bucket.reset();
+  }
+}
+
+void ModelStates::finish_reductions() {
+  dp_.wait();
+  retired_.clear();
+}
+
+void ModelStates::optimizer_step(const AdamWArgs& a) {
+  auto master = [this](size_t offset) { return master_ ? master_.f32() + offset : nullptr; };
+  if (zero_ == ZeroStage::none || zero_ == ZeroStage::three) {
+    // All four (five) buffers hold the same elements in the same order: full, or the own shards.
+    be_.adamw(params_.view(), grads_.view(), m_.f32(), v_.f32(), master(0), m_.count(), a);
+    return;
+  }
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const LocalUnit& u = units_.units()[i];
+    be_.adamw(params_.at(u.offset + u.spec.begin(dp_rank_)), grad_shard(i), m_.f32() + u.shard_offset,
+              v_.f32() + u.shard_offset, master(u.shard_offset), u.spec.shard, a);
+    dp_.all_gather(params_.at(u.offset), u.spec);
+  }
+}
+
+std::vector<float> ModelStates::unit_to_host(size_t i, Values which) {
+  const LocalUnit& u = units_.units()[i];
+  const bool weights = which == Values::weights;
+  // Where the values live: whole (`full`) or as this rank's shard of the padded unit.
+  View full{}, shard{};
+  if (weights && master_) {
+    (zero_ == ZeroStage::none ? full : shard) = master_.at(zero_ == ZeroStage::none ? u.offset : u.shard_offset);
+  } else if (weights) {
+    (zero_ == ZeroStage::three ? shard : full) = params_.at(zero_ == ZeroStage::three ? u.shard_offset : u.offset);
+  } else if (zero_ == ZeroStage::none) {
+    full = grads_.at(u.offset);
+  } else {
+    shard = grad_shard(i);  // zero 1: only the own shard of the full buffer is reduced
+  }
+  Buffer gathered;
+  if (shard) {
+    gathered = dp_.gather(shard, u.spec, MemCategory::workspace);
+    full = gathered.view();
+  }
+  Buffer widened;
+  if (full.dtype != DType::f32) {
+    widened = be_.alloc(MemCategory::workspace, DType::f32, u.size);
+    be_.copy(widened.view(), full, u.size);
+    full = widened.view();
+  }
+  std::vector<float> host(u.size);
+  be_.copy_to_host(host.data(), full.data, u.size * sizeof(float));
+  return host;
+}
+
+}  // namespace gcb::models

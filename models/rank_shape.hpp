@@ -1,0 +1,37 @@
+// The tensor shapes one rank computes with: a micro-batch of B sequences of T tokens (R = B·T
+// rows), the rank's tensor-parallel share of the hidden size, heads and vocabulary, and the rows
+// of the sequence-parallel regions (Rs = R/t under SP, else R).
+#pragma once
+
+#include <algorithm>
+
+#include "models/train_options.hpp"
+
+namespace gcb::models {
+
+struct RankShape {
+  int B = 1, T = 1, C = 1;
+  int tp = 1, tp_rank = 0;
+  int Cl = 1, heads = 1, Vl = 1, v0 = 0;  // C/t, NH/t, V/t, first vocabulary row of this rank
+  int R = 1, Rs = 1;                      // rows; rows of the LayerNorm/residual regions
+  bool sp = false;                        // sequence parallelism active (tp > 1)
+  int stage_layers = 0;
+  bool first = true, last = true;         // first / last pipeline stage
+  int slots = 1;                          // micro-batches in flight (activation sets)
+
+  RankShape(const TrainOptions& o, const ParallelLayout& lay, int tp_rank_, int pp_rank, int layers)
+      : B(o.micro_batch), T(o.model.seq), C(o.model.hidden), tp(lay.tp), tp_rank(tp_rank_),
+        Cl(o.model.hidden / lay.tp), heads(o.model.heads / lay.tp), Vl(o.model.vocab / lay.tp),
+        v0(tp_rank_ * (o.model.vocab / lay.tp)), R(o.micro_batch * o.model.seq),
+        Rs(o.sp && lay.tp > 1 ? R / lay.tp : R), sp(o.sp && lay.tp > 1), stage_layers(layers),
+        first(pp_rank == 0), last(pp_rank == lay.pp - 1), slots(micro_batches_in_flight(o, lay, pp_rank)) {}
+
+  // GPipe keeps all m micro-batches of the step, 1F1B at most p − s (Narayanan et al. 2021 §2.2);
+  // without a pipeline each micro-batch's backward follows its forward.
+  static int micro_batches_in_flight(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+    if (lay.pp == 1) return 1;
+    return o.schedule == PipeSchedule::gpipe ? o.grad_accum : std::min(o.grad_accum, lay.pp - stage);
+  }
+};
+
+}  // namespace gcb::models

@@ -1,0 +1,92 @@
+#include "models/rank_units.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace gcb::models {
+namespace {
+
+size_t sz(int v) { return static_cast<size_t>(v); }
+
+}  // namespace
+
+int stage_layers(int layers, int pp, int stage) { return layers / pp + (stage < layers % pp ? 1 : 0); }
+int stage_first_layer(int layers, int pp, int stage) {
+  return stage * (layers / pp) + std::min(stage, layers % pp);
+}
+
+RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_rank, int pp_rank)
+    : canonical_(c) {
+  const size_t C = sz(c.hidden), t = sz(layout.tp), r = sz(tp_rank);
+  const size_t Cl = C / t, Vl = sz(c.vocab) / t, T = sz(c.seq);
+  size_t o = 0;
+  auto take = [&o](size_t n) { return std::exchange(o, o + n); };
+  embed_.wte = take(Vl * C);
+  embed_.wpe = take(T * C);  // replicated, but its gradient is complete on every tp rank
+  embed_.sync_begin = o;
+  embed_.lnfw = take(C);
+  embed_.lnfb = take(C);
+  embed_.size = o;
+  o = 0;
+  layer_.qkvw = take(3 * Cl * C);
+  layer_.qkvb = take(3 * Cl);
+  layer_.projw = take(C * Cl);
+  layer_.fcw = take(4 * Cl * C);
+  layer_.fcb = take(4 * Cl);
+  layer_.fcprojw = take(C * 4 * Cl);
+  layer_.sync_begin = o;
+  layer_.ln1w = take(C);
+  layer_.ln1b = take(C);
+  layer_.projb = take(C);
+  layer_.ln2w = take(C);
+  layer_.ln2b = take(C);
+  layer_.fcprojb = take(C);
+  layer_.size = o;
+
+  const EmbedUnit& ce = canonical_.embed();
+  const std::vector<Piece> embed_pieces = {{ce.wte + r * Vl * C, embed_.wte, Vl * C, false},
+                                           {ce.wpe, embed_.wpe, T * C, true},
+                                           {ce.lnfw, embed_.lnfw, C, true},
+                                           {ce.lnfb, embed_.lnfb, C, true}};
+  const LayerUnit& cl = canonical_.layer();
+  std::vector<Piece> layer_pieces;
+  for (size_t k = 0; k < 3; ++k) {  // this rank's heads of q, k and v: rows k·C + r·Cl …
+    layer_pieces.push_back({cl.qkvw + (k * C + r * Cl) * C, layer_.qkvw + k * Cl * C, Cl * C, false});
+    layer_pieces.push_back({cl.qkvb + k * C + r * Cl, layer_.qkvb + k * Cl, Cl, false});
+  }
+  for (size_t i = 0; i < C; ++i) {  // row-parallel: columns r·Cl … of every row
+    layer_pieces.push_back({cl.projw + i * C + r * Cl, layer_.projw + i * Cl, Cl, false});
+    layer_pieces.push_back({cl.fcprojw + i * 4 * C + r * 4 * Cl, layer_.fcprojw + i * 4 * Cl, 4 * Cl, false});
+  }
+  layer_pieces.push_back({cl.fcw + r * 4 * Cl * C, layer_.fcw, 4 * Cl * C, false});
+  layer_pieces.push_back({cl.fcb + r * 4 * Cl, layer_.fcb, 4 * Cl, false});
+  for (const auto& [canon, local] : {std::pair{cl.ln1w, layer_.ln1w}, std::pair{cl.ln1b, layer_.ln1b},
+                                     std::pair{cl.projb, layer_.projb}, std::pair{cl.ln2w, layer_.ln2w},
+                                     std::pair{cl.ln2b, layer_.ln2b}, std::pair{cl.fcprojb, layer_.fcprojb}}) {
+    layer_pieces.push_back({canon, local, C, true});
+  }
+
+  stage_layers_ = models::stage_layers(c.layers, layout.pp, pp_rank);
+  first_layer_ = stage_first_layer(c.layers, layout.pp, pp_rank);
+  has_embedding_ = pp_rank == 0 || pp_rank == layout.pp - 1;
+  size_t offset = 0, shard_offset = 0;
+  auto add = [&](int unit, const std::vector<Piece>& pieces, size_t size, size_t sync_begin) {
+    LocalUnit u;
+    u.unit = unit;
+    u.pieces = pieces;
+    u.size = size;
+    u.sync_begin = sync_begin;
+    u.spec = make_shard_spec(size, layout.dp);
+    u.offset = offset;
+    u.shard_offset = shard_offset;
+    offset += u.spec.padded;
+    shard_offset += u.spec.shard;
+    units_.push_back(std::move(u));
+  };
+  if (has_embedding_) add(0, embed_pieces, embed_.size, embed_.sync_begin);
+  for (int l = 0; l < stage_layers_; ++l) add(1 + first_layer_ + l, layer_pieces, layer_.size, layer_.sync_begin);
+  padded_total_ = offset;
+  shard_total_ = shard_offset;
+}
+
+}  // namespace gcb::models

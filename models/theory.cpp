@@ -1,0 +1,180 @@
+#include "models/theory.hpp"
+
+#include <algorithm>
+
+#include "models/rank_shape.hpp"
+#include "models/rank_units.hpp"
+
+namespace gcb::models {
+namespace {
+
+size_t zu(int v) { return static_cast<size_t>(v); }
+
+// Local unit sizes on a tp rank, each padded to a multiple of dp (the engine's LocalUnit::spec).
+struct PaddedUnits {
+  size_t layer, embed;
+};
+PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay) {
+  const size_t C = zu(c.hidden), t = zu(lay.tp), d = zu(lay.dp);
+  auto pad = [d](size_t n) { return (n + d - 1) / d * d; };
+  return {pad((12 * C * C + 7 * C) / t + 6 * C), pad(zu(c.vocab) * C / t + zu(c.seq) * C + 2 * C)};
+}
+
+}  // namespace
+
+double model_flops_per_token(const GptConfig& c, FlopsConvention conv) {
+  const double N = static_cast<double>(param_count(c));
+  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
+  return 6.0 * N + (conv == FlopsConvention::causal ? 6.0 : 12.0) * lct;
+}
+
+double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r) {
+  const double lct = static_cast<double>(c.layers) * c.hidden * c.seq;
+  // Forward of the attention core (QKᵀ and AV) per token: 2·2·L·C·T full, half of it causal.
+  const double attn_fwd = (conv == FlopsConvention::causal ? 2.0 : 4.0) * lct;
+  double extra = 0.0;
+  if (r == Recompute::selective) extra = attn_fwd;
+  if (r == Recompute::full) {
+    extra = 2.0 * static_cast<double>(c.layers) * static_cast<double>(layer_param_count(c)) + attn_fwd;
+  }
+  return model_flops_per_token(c, conv) + extra;
+}
+
+StateBytes zero_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p) {
+  const size_t shard = psi / zu(dp);
+  StateBytes b;
+  b.params = (z == ZeroStage::three ? shard : psi) * dtype_size(p.params);
+  b.grads = (z >= ZeroStage::two ? shard : psi) * dtype_size(p.grads);
+  const size_t optimizer = (z >= ZeroStage::one ? shard : psi) * sizeof(float);
+  b.master = p.master_weights ? optimizer : 0;
+  b.adam_m = b.adam_v = optimizer;
+  return b;
+}
+
+size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int stage) {
+  const PaddedUnits u = padded_units(c, lay);
+  const bool ends = stage == 0 || stage == lay.pp - 1;
+  return zu(stage_layers(c.layers, lay.pp, stage)) * u.layer + (ends ? u.embed : 0);
+}
+
+size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+  const RankShape s(o, lay, 0, stage, stage_layers(o.model.layers, lay.pp, stage));
+  const size_t A = dtype_size(precision_policy(o.precision).activations), F = sizeof(float);
+  const size_t R = zu(s.R), Rs = zu(s.Rs), C = zu(s.C), Cl = zu(s.Cl), Ls = zu(s.stage_layers);
+  // One layer, everything kept: ln1, res2, ln2, res3 (Rs·C each), qkv 3, attention output 1,
+  // fc and its GELU 4 + 4 (R·C_l each); LayerNorm means and rstds (4·Rs) and the attention
+  // log-sum-exps (R·NH_l) in fp32.
+  const size_t layer_all = A * (4 * Rs * C + 12 * R * Cl) + F * (4 * Rs + R * zu(s.heads));
+  const size_t core = A * R * Cl + F * R * zu(s.heads);  // attention output and lse (selective)
+  const size_t output = A * Rs * C;                      // res3: the next layer's input
+  size_t per_slot = 2 * A * Rs * C, shared = 0;          // stage input, output gradient
+  switch (o.recompute) {
+    case Recompute::none: per_slot += Ls * layer_all; break;
+    case Recompute::selective: per_slot += Ls * (layer_all - core); shared += core; break;
+    case Recompute::full: per_slot += Ls * output; shared += layer_all - output; break;
+  }
+  // Layer scratch: dC (Rs·C), dC_l, d4C_l, dqkv_l (8·R·C_l); the row-parallel partial output (R·C,
+  // tp > 1); under SP the gathered gradient and the two re-gathered LayerNorm outputs (3·R·C).
+  shared += A * (Rs * C + 8 * R * Cl + (s.tp > 1 ? R * C : 0) + (s.sp ? 3 * R * C : 0));
+  if (s.last) {
+    // Head: lnf and dlnf (Rs·C each), the gathered lnf (SP), logits R·V/t (probabilities and their
+    // gradient in place); lnf statistics (2·Rs), losses, row maxima, {Σexp, target logit} (4·R).
+    shared += A * (2 * Rs * C + (s.sp ? R * C : 0) + R * zu(s.Vl)) + F * (2 * Rs + 4 * R);
+  }
+  return zu(s.slots) * per_slot + shared;
+}
+
+std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+  std::array<int64_t, kCommKinds> th{};
+  auto at = [&th](CommKind k) -> int64_t& { return th[static_cast<size_t>(k)]; };
+  const GptConfig& c = o.model;
+  const PrecisionPolicy p = precision_policy(o.precision);
+  const auto A = static_cast<int64_t>(dtype_size(p.activations)), G = static_cast<int64_t>(dtype_size(p.grads));
+  const auto P = static_cast<int64_t>(dtype_size(p.params)), F = static_cast<int64_t>(sizeof(float));
+  const bool sp = o.sp && lay.tp > 1, first = stage == 0, last = stage == lay.pp - 1;
+  const int64_t t = lay.tp, R = static_cast<int64_t>(o.micro_batch) * c.seq, C = c.hidden;
+  const int64_t Rs = sp ? R / t : R, m = o.grad_accum;
+  const int64_t Ls = stage_layers(c.layers, lay.pp, stage), RC = R * C;
+  const int64_t redo = o.recompute == Recompute::full ? 2 * Ls * RC : 0;  // rerun forward
+  if (t > 1 && !sp) {
+    // Megatron: 2 all-reduces per layer forward (g), 2 backward (f) = 4·b·s·h per layer; the
+    // embedding's and the head's reductions; the loss statistics (row maxima, {Σexp, target}).
+    at(CommKind::tp_all_reduce) =
+        m * (A * (4 * Ls * RC + redo + (first ? RC : 0) + (last ? RC : 0)) + (last ? F * 3 * R : 0));
+  } else if (t > 1) {
+    // Korthikanti SP: each all-reduce becomes all-gather + reduce-scatter; backward also
+    // re-gathers the two LayerNorm outputs (not kept), so all-gather 6·RC, reduce-scatter 4·RC.
+    at(CommKind::tp_all_gather) = m * A * (6 * Ls * RC + redo + (first ? RC : 0) + (last ? RC : 0));
+    at(CommKind::tp_reduce_scatter) = m * A * (4 * Ls * RC + redo + (first ? RC : 0) + (last ? RC : 0));
+    // Loss statistics, plus once per step the partial LayerNorm / row-parallel bias gradients.
+    at(CommKind::tp_all_reduce) = m * (last ? F * 3 * R : 0) + G * (Ls * 6 * C + (first || last ? 2 * C : 0));
+  }
+  if (lay.pp > 1) {
+    // b·s·h (b·s·h/t under SP) per stage boundary per micro-batch, each direction.
+    const int64_t n = m * A * Rs * C * ((first ? 0 : 1) + (last ? 0 : 1));
+    at(CommKind::pp_send) = n;
+    at(CommKind::pp_recv) = n;
+    if (first || last) at(CommKind::pp_embed) = G * (c.vocab * C / t + c.seq * C + 2 * C);
+  }
+  if (lay.dp > 1) {
+    // Each unit's gradient is reduced once per step, summed over the m micro-batches
+    // (model_states.hpp): all-reduce Ψ (zero 0), reduce-scatter Ψ (1–3); updated parameters are
+    // all-gathered once (zero 1 and 2). ZeRO-3 all-gathers each unit before every use (ZeRO paper
+    // §7.2.2): per micro-batch each layer for forward and again for backward, the embedding unit
+    // once at each end where it is used (first stage: embedding forward, last: the head's forward
+    // and backward together), so 2·m·Ψ at pp = 1; the embedding backward needs no parameters.
+    const auto psi = static_cast<int64_t>(stage_padded_params(c, lay, stage));
+    switch (o.zero) {
+      case ZeroStage::none: at(CommKind::all_reduce) = G * psi; break;
+      case ZeroStage::one:
+      case ZeroStage::two:
+        at(CommKind::reduce_scatter) = G * psi;
+        at(CommKind::all_gather) = P * psi;
+        break;
+      case ZeroStage::three: {
+        const PaddedUnits u = padded_units(c, lay);
+        const auto layer = static_cast<int64_t>(u.layer), embed = static_cast<int64_t>(u.embed);
+        at(CommKind::reduce_scatter) = G * psi;
+        at(CommKind::all_gather) = P * m * (2 * Ls * layer + ((first ? 1 : 0) + (last ? 1 : 0)) * embed);
+        break;
+      }
+    }
+  }
+  // The step's loss (fp64) over dp, then over the pipeline.
+  at(CommKind::loss_all_reduce) = static_cast<int64_t>(sizeof(double)) * ((lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0));
+  return th;
+}
+
+double ring_wire_bytes(CommKind kind, double bytes, int n) {
+  if (n <= 1) return 0.0;
+  const double f = static_cast<double>(n - 1) / n;
+  const bool all_reduce =
+      kind == CommKind::all_reduce || kind == CommKind::loss_all_reduce || kind == CommKind::tp_all_reduce;
+  return (all_reduce ? 2.0 : 1.0) * f * bytes;
+}
+
+double bubble_fraction(int pp, int micro_batches) {
+  return pp > 1 ? static_cast<double>(pp - 1) / (micro_batches + pp - 1) : 0.0;
+}
+
+StepTheory step_theory(const TrainOptions& o, const ParallelLayout& lay) {
+  StepTheory th;
+  th.tokens_per_step = static_cast<int64_t>(lay.dp) * o.grad_accum * o.micro_batch * o.model.seq;
+  th.flops_per_token_causal = model_flops_per_token(o.model, FlopsConvention::causal);
+  th.flops_per_token_palm = model_flops_per_token(o.model, FlopsConvention::palm);
+  th.hardware_flops_per_token = hardware_flops_per_token(o.model, FlopsConvention::causal, o.recompute);
+  th.bubble = bubble_fraction(lay.pp, o.grad_accum);
+  const PrecisionPolicy policy = precision_policy(o.precision);
+  for (int s = 0; s < lay.pp; ++s) {
+    StageTheory st;
+    st.stage = s;
+    st.padded_params = stage_padded_params(o.model, lay, s);
+    st.states = zero_state_bytes(o.zero, st.padded_params, lay.dp, policy);
+    st.activation_bytes = activation_bytes(o, lay, s);
+    st.comm_bytes = comm_bytes(o, lay, s);
+    th.stages.push_back(st);
+  }
+  return th;
+}
+
+}  // namespace gcb::models

@@ -1,0 +1,84 @@
+// Every analytic count of a training step, in one place: FLOPs per token, model-state and
+// activation bytes per rank, communication per kind and the pipeline bubble, for any layout,
+// from the options alone (nothing runs). step_theory() is the one entry point; the engine's
+// measurements equal its model-state, activation and communication figures exactly (the tests
+// assert it), and docs/readme-train.md derives each formula.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "models/comm_stats.hpp"
+#include "models/config.hpp"
+#include "models/train_options.hpp"
+
+namespace gcb::models {
+
+enum class FlopsConvention : uint8_t {
+  causal,  // 6N + 6·L·C·T: attention scores counted causal-halved (llm.c, Megatron today)
+  palm,    // 6N + 12·L·C·T: full attention matrix (PaLM, Narayanan et al. 2021, torchtitan)
+};
+
+// Model FLOPs per trained token (forward + backward, no recompute): the MFU numerator.
+// Sources: llm.c train_gpt2.cu (6N + 6LCT), PaLM appendix B / torchtitan metrics.py (6N + 12LCT).
+// N includes the tied embedding.
+double model_flops_per_token(const GptConfig& c, FlopsConvention conv);
+// Hardware FLOPs per token: model FLOPs plus what recomputation runs again (HFU, Korthikanti et
+// al. 2022 §6.3). full: one more forward of every layer (2·N_layers + attention forward, which is
+// 2·L·C·T causal / 4·L·C·T full); selective: the attention core forward only (same attention term).
+double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r);
+
+// Per-rank bytes of the persistent model states (ZeRO paper §3.1 and Fig. 1: 2Ψ + 2Ψ + KΨ with
+// K = 12 in mixed precision — fp32 master, m, v — and K = 8 in fp32, where the parameters are the
+// master copy), Ψ = the rank's padded parameters, N_d = dp:
+//   zero 0: everything Ψ; 1: master, m, v Ψ/N_d; 2: + grads Ψ/N_d; 3: + params Ψ/N_d.
+struct StateBytes {
+  size_t params = 0, grads = 0, master = 0, adam_m = 0, adam_v = 0;
+  size_t total() const { return params + grads + master + adam_m + adam_v; }
+};
+StateBytes zero_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p);
+
+// Parameters a rank of pipeline stage `stage` holds (elements, each unit padded to a multiple of
+// dp): a layer (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit VC/t + TC + 2C, held
+// by the first and the last stage (tied wte: Megatron keeps one copy per end of the pipeline).
+size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int stage);
+
+// Activation bytes a rank of `stage` allocates (activations.hpp), Korthikanti et al. 2022 Table 2
+// adapted: no dropout, LayerNorm statistics and log-sum-exps in fp32, and flash attention, so the
+// softmax probabilities (their 5·a·s/h term, quadratic in T) are never stored.
+size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
+
+// Bytes per step per kind (comm_stats.hpp's logical buffers) a rank of `stage` communicates.
+std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
+
+// Bytes one rank sends over the wire for a collective whose logical buffer is `bytes`, under ring
+// algorithms (nccl-tests PERFORMANCE.md; ZeRO paper §7): all-reduce 2(n−1)/n·S, reduce-scatter
+// and all-gather (n−1)/n·S. This is where "2Ψ for DP, 3Ψ for ZeRO-3" comes from as n grows.
+double ring_wire_bytes(CommKind kind, double bytes, int n);
+
+// Pipeline bubble: idle fraction of a stage, (p − 1)/(m + p − 1) for GPipe and 1F1B alike
+// (Narayanan et al. 2021 §2.2); 0 without a pipeline.
+double bubble_fraction(int pp, int micro_batches);
+
+struct StageTheory {
+  int stage = 0;
+  size_t padded_params = 0;  // Ψ of a rank of this stage
+  StateBytes states;
+  size_t activation_bytes = 0;
+  std::array<int64_t, kCommKinds> comm_bytes{};
+};
+
+struct StepTheory {
+  int64_t tokens_per_step = 0;  // dp · grad_accum · micro_batch · seq
+  double flops_per_token_causal = 0, flops_per_token_palm = 0;
+  double hardware_flops_per_token = 0;  // causal convention, with recomputation
+  double bubble = 0;
+  std::vector<StageTheory> stages;  // one per pipeline stage (its tp and dp ranks are alike)
+};
+
+// Everything above for one run of `o` on `lay`.
+StepTheory step_theory(const TrainOptions& o, const ParallelLayout& lay);
+
+}  // namespace gcb::models

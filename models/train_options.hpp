@@ -1,0 +1,72 @@
+// What one training run is: the model, the parallel layout and every choice the engine makes
+// (ZeRO stage, micro-batching, recomputation, sequence parallelism, pipeline schedule, overlap,
+// precision, optimizer, data). The engine (engine.hpp) runs it; the theory (theory.hpp) predicts
+// it from the same struct without running anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/dtype.hpp"
+#include "models/backend.hpp"
+#include "models/config.hpp"
+
+namespace gcb::models {
+
+// dp × tp × pp ranks in Megatron's order: tp varies fastest, then dp, then pp
+// (rank = tp_rank + tp·(dp_rank + dp·pp_rank)).
+struct ParallelLayout {
+  int dp = 1, tp = 1, pp = 1;
+  int world() const { return dp * tp * pp; }
+};
+
+enum class ZeroStage : uint8_t { none = 0, one = 1, two = 2, three = 3 };
+
+// Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019) and 1F1B
+// (PipeDream-Flush, Narayanan et al. 2021): p − s − 1 warm-up forwards, then one forward / one
+// backward. Both run backwards in micro-batch order 0…m−1, so they give bitwise equal results.
+// Without a pipeline (pp = 1) every micro-batch runs forward then backward.
+enum class PipeSchedule : uint8_t { gpipe, one_f_one_b };
+
+// Activation recomputation (Korthikanti et al. 2022): selective recomputes the attention core
+// (its output and log-sum-exp) from the saved qkv before each layer's backward; full keeps only
+// each layer's output and reruns the whole layer forward. Results are bitwise identical.
+enum class Recompute : uint8_t { none, selective, full };
+
+// fp32: every tensor fp32, the parameters are the weights. bf16: parameters, gradients and
+// activations in bf16 with fp32 master weights and fp32 Adam moments (mixed precision,
+// Micikevicius et al. 2018; 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter, the ZeRO paper's K = 12).
+enum class Precision : uint8_t { fp32, bf16 };
+std::string_view precision_name(Precision p);
+std::optional<Precision> parse_precision(std::string_view name);
+
+// The element types a precision stores each kind of tensor in.
+struct PrecisionPolicy {
+  DType params = DType::f32;
+  DType grads = DType::f32;
+  DType activations = DType::f32;
+  bool master_weights = false;  // fp32 master copy beside lower-precision parameters
+};
+PrecisionPolicy precision_policy(Precision p);
+
+struct TrainOptions {
+  GptConfig model;
+  ZeroStage zero = ZeroStage::none;
+  int micro_batch = 1;  // sequences per micro-batch (per dp rank)
+  int grad_accum = 1;   // micro-batches per dp rank per step
+  uint64_t seed = 1234; // parameter initialisation
+  uint64_t data_seed = 42;  // synthetic tokens
+  std::string data_file;    // token file (llm.c or nanoGPT format); empty: synthetic tokens
+  Recompute recompute = Recompute::none;
+  bool sp = false;      // sequence parallelism in the tp group (Korthikanti et al. 2022)
+  PipeSchedule schedule = PipeSchedule::gpipe;  // pp > 1
+  // Gradient reductions of the dp group run asynchronously (a comm stream, or a second thread
+  // for host communicators) while backward goes on; the optimizer waits for them.
+  bool overlap_comm = false;
+  Precision precision = Precision::fp32;
+  AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
+};
+
+}  // namespace gcb::models

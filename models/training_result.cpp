@@ -1,0 +1,161 @@
+#include "models/training_result.hpp"
+
+#include <algorithm>
+
+#include "core/stats.hpp"
+#include "models/theory.hpp"
+
+namespace gcb::models {
+namespace {
+
+size_t phase_index(const std::string& name) {
+  const auto& names = train_phase_names();
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+}  // namespace
+
+const std::vector<std::string>& train_phase_names() {
+  static const std::vector<std::string> names = {
+      "forward", "backward", "optimizer", "comm:all_reduce", "comm:reduce_scatter", "comm:all_gather",
+      "comm:loss_all_reduce", "comm:tp_all_reduce", "comm:tp_all_gather", "comm:tp_reduce_scatter",
+      "comm:pp_send_recv", "comm:pp_embed", "comm:bucket_wait"};
+  return names;
+}
+
+Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source) {
+  const TrainOptions& t = m.options;
+  const LayoutSpec& l = m.layout;
+  const GptConfig& c = t.model;
+  const StepTheory theory = step_theory(t, l.layout());
+  const StageTheory& stage0 = theory.stages[0];  // world rank 0 is on the first pipeline stage
+  Result r;
+  r.key = "train/" + l.name;
+  r.params = {{"model", c.name},
+              {"layout", l.name},
+              {"dp", l.dp},
+              {"tp", l.tp},
+              {"pp", l.pp},
+              {"sp", l.sp},
+              {"zero", static_cast<int>(l.zero)},
+              {"overlap", l.overlap},
+              {"schedule", l.schedule == PipeSchedule::gpipe ? "gpipe" : "1f1b"},
+              {"micro_batch", t.micro_batch},
+              {"global_batch", m.global_batch},
+              {"recompute", t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full"},
+              {"precision", std::string(precision_name(t.precision))},
+              {"backend", m.backend},
+              {"ranks", m.ranks}};
+  r.samples = m.samples;
+  r.stats = summarize(m.samples);
+  r.stop_reason = "max_samples";
+  r.batch = 1;
+  r.timer = "host steady_clock";
+  const RankFigures& f0 = m.ranks_figures[0];
+  const double step = f0.step_median;
+  const auto tokens = static_cast<double>(theory.tokens_per_step);
+  const double tps = tokens / step;
+  const double mfu = 100.0 * tps * theory.flops_per_token_causal / peak;
+  const double hfu = 100.0 * tps * theory.hardware_flops_per_token / peak;
+  r.metrics.push_back({"step_time", step, "s", false, std::nullopt, ""});
+  r.metrics.push_back({"tokens_per_s", tps, "tokens/s", true, std::nullopt, ""});
+  r.metrics.push_back({"mfu", mfu, "%", true, 100.0, peak_source});
+  r.metrics.push_back({"hfu", hfu, "%", true, 100.0, peak_source});
+  r.metrics.push_back({"final_loss", f0.loss, "nats", false, std::nullopt, ""});
+  r.model = {{"flops_per_token_causal", theory.flops_per_token_causal},
+             {"flops_per_token_palm", theory.flops_per_token_palm},
+             {"hardware_flops_per_token", theory.hardware_flops_per_token},
+             {"tokens_per_step", tokens},
+             {"peak_flops", peak}};
+
+  nlohmann::json ex = nlohmann::json::object();
+  ex["step_time_p10"] = f0.step_p10;
+  ex["step_time_p90"] = f0.step_p90;
+  ex["step_time_mean"] = f0.step_mean;
+  ex["tokens_per_s_per_rank"] = tps / m.ranks;
+  ex["mfu_palm"] = 100.0 * tps * theory.flops_per_token_palm / peak;
+  ex["peak_flops"] = peak;
+  ex["peak_source"] = peak_source;
+  ex["blas_threads"] = m.blas_threads;
+  double mn = step, mx = step;
+  for (const RankFigures& f : m.ranks_figures) {
+    mn = std::min(mn, f.step_median);
+    mx = std::max(mx, f.step_median);
+  }
+  ex["step_time_min_rank"] = mn;
+  ex["step_time_max_rank"] = mx;
+  // Time split (rank 0, mean seconds per timed step; step_time_mean is its denominator). Every
+  // comm:* phase blocked the rank's compute thread: that is the exposed communication. With
+  // --overlap the gradient reductions ran on the comm lane instead; the rank blocked only in
+  // comm:bucket_wait, so overlapped = lane busy time − that wait.
+  nlohmann::json split = nlohmann::json::object();
+  double comm_total = 0;
+  for (size_t i = 0; i < train_phase_names().size(); ++i) {
+    const double s = f0.phases[i];
+    if (s == 0.0) continue;
+    split[train_phase_names()[i]] = s;
+    if (train_phase_names()[i].starts_with("comm:")) comm_total += s;
+  }
+  ex["time_split"] = split;
+  ex["matmul_time"] = f0.matmul;
+  ex["matmul_share"] = f0.matmul / f0.step_mean;
+  ex["comm_exposed"] = comm_total;
+  ex["comm_overlapped"] = std::max(0.0, f0.comm_lane - f0.phases[phase_index("comm:bucket_wait")]);
+  ex["comm_overlap_note"] =
+      l.overlap ? "dp gradient reductions on a second thread per rank; overlapped = its busy time − comm:bucket_wait"
+                : "collectives block the rank (no --overlap): all communication is exposed";
+  // Memory per category: rank 0's measured peak and persistent bytes next to the formulas.
+  nlohmann::json mem = nlohmann::json::object();
+  for (size_t k = 0; k < kMemCategories; ++k) {
+    const auto cat = static_cast<MemCategory>(k);
+    nlohmann::json e = {{"measured", m.memory.by_category[k].peak},
+                        {"persistent", m.memory.by_category[k].current},
+                        {"analytic", nullptr}};
+    double max_rank = 0;
+    for (const RankFigures& f : m.ranks_figures) max_rank = std::max(max_rank, f.memory_peak[k]);
+    e["max_rank"] = max_rank;
+    switch (cat) {
+      case MemCategory::params: e["analytic"] = stage0.states.params; break;
+      case MemCategory::grads: e["analytic"] = stage0.states.grads; break;
+      case MemCategory::master: e["analytic"] = stage0.states.master; break;
+      case MemCategory::adam_m: e["analytic"] = stage0.states.adam_m; break;
+      case MemCategory::adam_v: e["analytic"] = stage0.states.adam_v; break;
+      case MemCategory::activations: e["analytic"] = stage0.activation_bytes; break;
+      default: break;
+    }
+    mem[std::string(mem_category_name(cat))] = e;
+  }
+  ex["memory"] = mem;
+  ex["memory_note"] =
+      "rank 0 (first pipeline stage); measured = peak, persistent = allocated between steps; analytic = the "
+      "persistent formula for model states (ZeRO paper §3.1 per stage) and the peak for activations "
+      "(Korthikanti et al. Table 2 adapted to flash attention); ZeRO-2/3 peaks add transient gradient buckets, "
+      "ZeRO-3 peaks the gathered unit";
+  // Communication per step, rank 0: measured logical bytes next to theory.
+  nlohmann::json cb = nlohmann::json::object();
+  for (size_t k = 0; k < kCommKinds; ++k) {
+    const CommCounter& cc = m.comm.by_kind[k];
+    if (cc.bytes == 0 && stage0.comm_bytes[k] == 0) continue;
+    cb[std::string(comm_kind_name(static_cast<CommKind>(k)))] = {
+        {"measured", cc.bytes}, {"theory", stage0.comm_bytes[k]}, {"calls", cc.calls}};
+  }
+  ex["comm_bytes"] = cb;
+  // Pipeline bubble: time a rank waits in pipeline send/recv per step over the step time, next
+  // to the theory (p − 1)/(m + p − 1) (Narayanan et al. 2021 §2.2).
+  const size_t pp_idx = phase_index("comm:pp_send_recv");
+  nlohmann::json per_rank = nlohmann::json::array();
+  double bmin = 1, bmax = 0;
+  for (const RankFigures& f : m.ranks_figures) {
+    const double b = f.step_mean > 0 ? f.phases[pp_idx] / f.step_mean : 0.0;  // both means over timed steps
+    per_rank.push_back(b);
+    bmin = std::min(bmin, b);
+    bmax = std::max(bmax, b);
+  }
+  ex["bubble"] = {{"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble},
+                  {"micro_batches", t.grad_accum}};
+  ex["losses"] = m.losses;
+  r.extra = ex;
+  return r;
+}
+
+}  // namespace gcb::models

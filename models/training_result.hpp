@@ -1,0 +1,48 @@
+// What the ranks of one layout measured, and the result built from it: step time statistics,
+// throughput and MFU/HFU, the time split, memory per category, communication per kind and the
+// pipeline bubble, each next to its formula (theory.hpp). A pure function of the measurement, so
+// it is tested without running anything.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/backend.hpp"
+#include "models/comm_stats.hpp"
+#include "models/sweep.hpp"
+#include "models/train_options.hpp"
+#include "reports/result.hpp"
+
+namespace gcb::models {
+
+// Phases of the time split (exclusive seconds per step), in report order.
+const std::vector<std::string>& train_phase_names();
+
+// One rank's figures (all ranks' are gathered to rank 0).
+struct RankFigures {
+  double step_median = 0, step_p10 = 0, step_p90 = 0, step_mean = 0;
+  double loss = 0;          // the last step's
+  double matmul = 0;        // seconds per step inside gemm (span)
+  double comm_lane = 0;     // seconds per step the overlap lane was busy
+  std::vector<double> phases;                    // per train_phase_names(), seconds per step
+  std::vector<double> memory_peak;               // per MemCategory, bytes
+};
+
+struct LayoutMeasurement {
+  LayoutSpec layout;
+  TrainOptions options;     // of this layout
+  int ranks = 1;
+  int global_batch = 1;
+  std::vector<RankFigures> ranks_figures;  // by world rank
+  std::vector<double> samples;             // rank 0's step times
+  std::vector<double> losses;              // rank 0's losses of every step (warm-up included)
+  MemoryStats memory;                      // rank 0 at the end, engine alive
+  CommStats comm;                          // rank 0's last step
+  std::string backend;
+  int blas_threads = 0;
+};
+
+// peak: FLOP/s for MFU (peak_source says where it comes from).
+Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
+
+}  // namespace gcb::models

@@ -1,0 +1,56 @@
+// A training run as `gcbench train` (and any other caller) asks for it: one model, one global
+// batch, one or more layouts, each run for a few timed steps on the world's ranks (threads, or
+// processes under mpirun/srun), each giving one result "train/<layout>" in the suite's schema:
+// step time (the harness's samples), tokens/s, MFU / HFU, the time split, and memory per category,
+// communication per kind and the pipeline bubble, measured next to theory.hpp's formulas.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/sweep.hpp"
+#include "models/train_options.hpp"
+#include "reports/result.hpp"
+
+namespace gcb::models {
+
+struct TrainRequest {
+  // Model, micro-batch, recomputation, precision, seed, data and optimizer. Each layout sets
+  // zero, sp, schedule and overlap; grad_accum follows from the global batch.
+  TrainOptions base;
+  std::vector<LayoutSpec> layouts;
+  int ranks = 1;          // dp·tp·pp of every layout
+  int global_batch = 0;   // sequences per step; 0 = ranks × micro-batch
+  int steps = 5, warmup = 1;
+  std::string backend = "cpu";  // backend_factory.hpp
+  double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = measure the CPU matmul
+  std::string peak_source;      // where a given peak comes from
+  int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak
+  std::string dump;             // write every step's loss and the final weights (hex floats) here
+  std::string init_from;        // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
+  std::string save;             // write the final weights there in the same format (one layout only)
+  double timeout = 300;         // seconds one step (warm-up included) or a wait for another rank may take
+};
+
+// The global batch in sequences (the request's, or ranks × micro-batch).
+int global_batch(const TrainRequest& r);
+// The options of one layout of the request.
+TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l);
+// Everything that can be checked before any allocation (config, backend, layouts, divisibility,
+// batch, steps, timeout, and host memory: a host backend's ranks on this host must fit in what
+// is available, core/host_memory.hpp); gcb::UsageError with one line.
+void check_request(const TrainRequest& r);
+
+// Host bytes one rank of `lay` holds at least: the largest stage's persistent model states plus
+// its activations (theory.hpp). A lower bound: ZeRO-2/3 buckets and gathered units come on top.
+uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay);
+
+// Runs every layout. Collective over the world when the process was started by a launcher.
+// Returns the results on world rank 0 (and nothing on other ranks).
+std::vector<Result> run_training(const TrainRequest& r);
+
+// FLOP/s of the CPU matmul on n×n×n, best of the harness samples: the CPU's MFU denominator.
+double measure_sgemm_peak(int n);
+
+}  // namespace gcb::models

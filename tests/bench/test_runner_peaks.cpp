@@ -1,0 +1,31 @@
+// The runner's MIG rule (bench/runner.hpp waive_peaks): a full-GPU peak never meets a MIG
+// instance's number.
+#include <gtest/gtest.h>
+
+#include "bench/runner.hpp"
+
+namespace gcb::bench {
+namespace {
+
+TEST(RunnerPeaks, MigWaivesEveryPeakAndSaysWhy) {
+  std::vector<Metric> m = {Metric{"bandwidth", 1500.0, "GB/s", true, 3350.0, "spec:H100 SXM"},
+                           Metric{"bandwidth_median", 1400.0, "GB/s", true, 3350.0, "spec:H100 SXM"}};
+  ASSERT_TRUE(m[0].percent_of_peak().has_value());
+  nlohmann::json extra = nlohmann::json::object();
+  waive_peaks(m, extra, "MIG mode is on");
+  for (const auto& x : m) {
+    EXPECT_FALSE(x.peak.has_value());
+    EXPECT_FALSE(x.percent_of_peak().has_value());
+    EXPECT_EQ(x.peak_source, "");
+  }
+  EXPECT_EQ(*m[0].value, 1500.0);  // the measurement itself stays
+  EXPECT_EQ(extra.at("peak_waived"), "MIG mode is on");
+  // Nothing to waive: no note.
+  std::vector<Metric> no_peak = {Metric{"latency", 5.0, "ns", false, std::nullopt, ""}};
+  nlohmann::json none = nlohmann::json::object();
+  waive_peaks(no_peak, none, "MIG mode is on");
+  EXPECT_FALSE(none.contains("peak_waived"));
+}
+
+}  // namespace
+}  // namespace gcb::bench

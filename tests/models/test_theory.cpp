@@ -1,0 +1,91 @@
+// The analytic theory (models/theory.hpp) on its own, without running anything: FLOPs per token
+// against published values, ZeRO's per-stage model-state bytes in fp32 and mixed precision, the
+// bubble, and one entry point that covers any layout. The engine tests check that measurements
+// equal these formulas; here they are checked against independent arithmetic.
+#include <gtest/gtest.h>
+
+#include "models/theory.hpp"
+
+namespace gcb::models {
+namespace {
+
+TEST(Theory, FlopsPerTokenBothConventions) {
+  const GptConfig c = named_config("gpt2-124m");
+  const double N = 124'439'808.0, lct = 12.0 * 768 * 1024;
+  EXPECT_DOUBLE_EQ(model_flops_per_token(c, FlopsConvention::causal), 6 * N + 6 * lct);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(c, FlopsConvention::palm), 6 * N + 12 * lct);
+  // llm.c prints 803.5M with the padded vocabulary 50304 (N = 124,475,904); unpadded 803.2M.
+  EXPECT_NEAR(model_flops_per_token(c, FlopsConvention::causal) / 1e6, 803.2, 0.1);
+  EXPECT_NEAR(model_flops_per_token(c, FlopsConvention::palm) / 1e6, 859.9, 0.1);
+}
+
+TEST(Theory, HardwareFlopsWithRecompute) {
+  const GptConfig c = named_config("tiny");
+  const double lct = 2.0 * 32 * 16;
+  const double mf = model_flops_per_token(c, FlopsConvention::causal);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::causal, Recompute::none), mf);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::causal, Recompute::selective),
+                   mf + 2 * lct);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::palm, Recompute::full),
+                   model_flops_per_token(c, FlopsConvention::palm) +
+                       2.0 * 2 * static_cast<double>(layer_param_count(c)) + 4 * lct);
+}
+
+TEST(Theory, ZeroStateBytesAreThePapersRowsInMixedPrecision) {
+  // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.9 GB per device.
+  const size_t psi = 7'500'000'000, n = 64;
+  const PrecisionPolicy mixed = precision_policy(Precision::bf16);
+  const double gb = 1e9;
+  EXPECT_NEAR(static_cast<double>(zero_state_bytes(ZeroStage::none, psi, n, mixed).total()) / gb, 120.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(zero_state_bytes(ZeroStage::one, psi, n, mixed).total()) / gb, 31.4, 0.05);
+  EXPECT_NEAR(static_cast<double>(zero_state_bytes(ZeroStage::two, psi, n, mixed).total()) / gb, 16.6, 0.05);
+  EXPECT_NEAR(static_cast<double>(zero_state_bytes(ZeroStage::three, psi, n, mixed).total()) / gb, 1.875, 0.005);
+  // Row by row: 2Ψ + 2Ψ + 12Ψ/N_d at stage 1, the 12 being master 4 + m 4 + v 4.
+  const StateBytes one = zero_state_bytes(ZeroStage::one, 640, 64, mixed);
+  EXPECT_EQ(one.params, 2u * 640);
+  EXPECT_EQ(one.grads, 2u * 640);
+  EXPECT_EQ(one.master, 4u * 10);
+  EXPECT_EQ(one.adam_m, 4u * 10);
+  EXPECT_EQ(one.adam_v, 4u * 10);
+  // fp32: the parameters are the master copy (K = 8): 16 bytes per parameter at stage 0.
+  const StateBytes fp32 = zero_state_bytes(ZeroStage::none, 640, 64, precision_policy(Precision::fp32));
+  EXPECT_EQ(fp32.total(), 16u * 640);
+  EXPECT_EQ(fp32.master, 0u);
+}
+
+TEST(Theory, BubbleIsPMinusOneOverMPlusPMinusOne) {
+  EXPECT_DOUBLE_EQ(bubble_fraction(1, 8), 0.0);
+  EXPECT_DOUBLE_EQ(bubble_fraction(2, 4), 1.0 / 5.0);
+  EXPECT_DOUBLE_EQ(bubble_fraction(8, 8), 7.0 / 15.0);
+}
+
+TEST(Theory, OneEntryPointCoversAnyLayoutWithoutRunning) {
+  // GPT-3 175B on 1024 GPUs, dp 8 × tp 8 × pp 16, ZeRO-1, bf16, SP, 1F1B, m = 16: what a planner
+  // asks. Every stage has its states, activations and communication; the model states add up
+  // to the whole model's.
+  TrainOptions o;
+  o.model = named_config("gpt3-175b");
+  o.zero = ZeroStage::one;
+  o.micro_batch = 1;
+  o.grad_accum = 16;
+  o.sp = true;
+  o.schedule = PipeSchedule::one_f_one_b;
+  o.precision = Precision::bf16;
+  const ParallelLayout lay{8, 8, 16};
+  const StepTheory th = step_theory(o, lay);
+  ASSERT_EQ(th.stages.size(), 16u);
+  EXPECT_EQ(th.tokens_per_step, 8 * 16 * 2048);
+  EXPECT_DOUBLE_EQ(th.bubble, 15.0 / 31.0);
+  double params = 0;
+  for (const StageTheory& s : th.stages) {
+    EXPECT_GT(s.activation_bytes, 0u);
+    EXPECT_EQ(s.states.params, 2 * s.padded_params);  // bf16, not sharded at ZeRO-1
+    EXPECT_GT(s.comm_bytes[static_cast<size_t>(CommKind::tp_all_gather)], 0);
+    params += static_cast<double>(s.padded_params) * 8;  // × tp ranks
+  }
+  // Stages hold every layer once and the embedding twice (both ends): ≈ 175B + 0.6B.
+  EXPECT_NEAR(params / 1e9, 175.6, 0.6);
+}
+
+}  // namespace
+}  // namespace gcb::models
