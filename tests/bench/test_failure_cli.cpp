@@ -81,6 +81,19 @@ TEST_F(FailureCli, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
   }
 }
 
+TEST_F(FailureCli, PlanAndScanNeverOverwriteWhatTheyRead) {
+  const std::string base = measured("base.json");
+  const std::string before = read_file(base);
+  for (const std::string& args :
+       {"scan --baseline " + base + " --json " + base, "scan --inventory-from node1=" + base + " --jsonl " + base,
+        "plan --model tiny --gpu a100-sxm4-80gb --gpus 8 --global-batch 8 --calibration " + base + " --csv " + base}) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("refusing to overwrite an input"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(read_file(base), before) << args;
+  }
+}
+
 TEST_F(FailureCli, JsonlAppendsAcrossRuns) {
   // Help and README say "append"; a rerun after an interruption used to wipe the earlier lines.
   for (int run = 1; run <= 2; ++run) {
