@@ -101,7 +101,7 @@ int Session::finish(nlohmann::json library_versions) {
   ResultDocument doc;
   doc.context = collect_run_context(ctx);
   doc.context["seed"] = options_.seed;
-  doc.context["topology"] = topology_context(live_topology());
+  doc.context["topology"] = topology_context(topo::live_topology());
   doc.results = runner_.results();
   if (!options_.json.empty()) write_document(options_.json, doc);
   if (!options_.csv.empty()) write_file_atomic(options_.csv, render_csv(doc));

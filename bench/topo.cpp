@@ -126,12 +126,6 @@ topo::Topology load_topology(const std::string& path) {
   return topo::parse_nvidia_smi_topo(text);
 }
 
-topo::Topology live_topology() {
-  topo::Topology t = topo::discover_live();
-  topo::enrich_with_nvml(t);
-  return t;
-}
-
 nlohmann::json topology_context(const topo::Topology& t) {
   return {{"fingerprint", topo::topology_fingerprint(t)},
           {"source", t.source},
@@ -177,7 +171,7 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   run = [o] {
     if (!o->output.empty()) check_writable(o->output);
-    const topo::Topology t = o->from.empty() ? live_topology() : load_topology(o->from);
+    const topo::Topology t = o->from.empty() ? topo::live_topology() : load_topology(o->from);
     const std::vector<std::string> diffs =
         o->expect.empty() ? std::vector<std::string>{} : topo::compare_topology(load_topology(o->expect), t);
     std::string text = render_topology(t, o->format);

@@ -11,14 +11,11 @@
 
 #include <cstdint>
 
+#include "core/ceil_div.hpp"
 #include "kernels/attention/flash_tiling.hpp"
 
 namespace gcb::kernels::attn::dev {
 
-template <typename I>
-__host__ __device__ constexpr I ceil_div(I a, I b) {
-  return (a + b - 1) / b;
-}
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;

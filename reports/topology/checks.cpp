@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/hash.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/topology.hpp"
 
@@ -21,16 +22,6 @@ std::string canonical_name(std::string_view name) {
     out += word;
   }
   return out;
-}
-
-// FNV-1a 64-bit (http://www.isthe.com/chongo/tech/comp/fnv/): offset basis and prime below.
-std::uint64_t fnv1a64(std::string_view data) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : data) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
 }
 
 std::string pcie_text(const PcieLink& p) {

@@ -196,4 +196,8 @@ std::string hwloc_xml_version(std::string_view text);
 // current and maximum PCIe generation and width.
 bool enrich_with_nvml(Topology& topo);
 
+// This machine as the subcommands record it: discover_live(), then enrich_with_nvml() where a
+// driver exists.
+Topology live_topology();
+
 }  // namespace gcb::topo
