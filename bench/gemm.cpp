@@ -110,7 +110,9 @@ void add_gemm_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--sizes", g->sizes, "square: sizes [1024:16384:x2]; small-m: M sweep [1:16384:x2]")->delimiter(',');
   app->add_option("--dtype", g->dtypes, "fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8 (GPU); fp32, fp64 (CPU)")
       ->delimiter(',');
-  app->add_option("--model", g->model, "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b) or llama-70b")->capture_default_str();
+  app->add_option("--model", g->model,
+                  "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b) or llama-70b")
+      ->capture_default_str();
   app->add_option("--batch", g->batch, "llm preset: batch (M = batch x seq)")->capture_default_str();
   app->add_option("--seq", g->seq, "llm preset: sequence length")->capture_default_str();
   app->add_option("--data", *data, "Input data: random (seeded N(0,1)) or zeros (only to show the power effect)")

@@ -1,6 +1,7 @@
 # One place for warning flags. gcb_target_warnings(target) applies them to C++ and CUDA sources.
 function(gcb_target_warnings target)
-  set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  # -Wundef: a GCB_HAVE_* test in a file that forgot gcb/config.hpp is an error, not a silent 0.
+  set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wundef)
   if(GCB_WERROR)
     list(APPEND cxx_flags -Werror)
   endif()

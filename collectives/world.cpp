@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/hash.hpp"
+#include "gcb/config.hpp"
 #if GCB_HAVE_MPI
 #include <mpi.h>
 

@@ -1,4 +1,5 @@
 #include "core/context.hpp"
+#include "gcb/config.hpp"
 
 #include <dlfcn.h>
 #include <sys/utsname.h>
@@ -114,7 +115,6 @@ std::string cpu_model() {
 }
 
 std::string gcbench_version() { return GCB_VERSION; }
-std::string gcbench_revision() { return GCB_GIT_REVISION; }
 
 nlohmann::json filtered_environment(char** envp) {
   static constexpr const char* kPrefixes[] = {"NCCL_", "UCX_", "FI_", "CUDA_", "OMP_", "SLURM_"};

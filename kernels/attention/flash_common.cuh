@@ -16,7 +16,6 @@
 
 namespace gcb::kernels::attn::dev {
 
-
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 

@@ -40,7 +40,8 @@ double fill_gemm_input(DType t, void* host, size_t count, uint64_t seed, GemmDat
   }
   if (t == DType::i8) {
     uint64_t state = seed * 0x2545f4914f6cdd1dULL + 7;
-    for (size_t i = 0; i < count; ++i) store_as(t, host, i, static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 129) - 64));
+    for (size_t i = 0; i < count; ++i)
+      store_as(t, host, i, static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 129) - 64));
     return 64.0;
   }
   double amax = 0;
