@@ -294,7 +294,7 @@ class CollRun {
       if (shape.count == 0 || shape.bytes == last_bytes) continue;
       last_bytes = shape.bytes;
       Row row{shape, measure_cell(s, shape, false), {}};
-      if (coll_supports_in_place(s.op)) row.in = measure_cell(s, shape, true);
+      if (coll_supports_in_place(s.op) && o_.in_place) row.in = measure_cell(s, shape, true);
       if (print_) {
         fmt::print(" {:>11} {:>13} {:>9} {:>7} {:>7}{}{}\n", shape.bytes, shape.column_count,
                    table_type_name(s.dtype), coll_has_redop(s.op) ? reduce_op_name(s.redop) : "none", s.root,

@@ -73,6 +73,7 @@ struct CollOptions {
   int ranks = 0;                            // threads: rank threads (0 = 4 on CPU, one per GPU)
   double timeout = 300;                     // seconds before a stuck rank aborts the run
   bool verbose = false;                     // -v: samples, stop reason and wall time per size
+  bool in_place = true;                     // also measure the in-place placement where the op has one
 
   // Test hooks (hidden flags --test-corrupt RANK:INDEX, --test-fail-rank R).
   int corrupt_rank = -1;

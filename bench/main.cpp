@@ -17,6 +17,7 @@
 #include "bench/p2p.hpp"
 #include "bench/report.hpp"
 #include "bench/run.hpp"
+#include "bench/scan/scan.hpp"
 #include "bench/topo.hpp"
 #include "bench/train.hpp"
 #include "core/context.hpp"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   bench::add_train_command(app, commands["train"], args);
   bench::add_compare_command(app, commands["compare"]);
   bench::add_export_command(app, commands["export"]);
+  scan::add_scan_command(app, commands["scan"], args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -67,6 +67,9 @@ void validate(const P2pOptions& o) {
     throw UsageError(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (o.ranks < 0) throw UsageError("--ranks must be ≥ 0");
   if (!(o.timeout > 0)) throw UsageError("--timeout must be positive");
+  for (const auto& m : o.rank_measures)
+    if (m != "bandwidth" && m != "bidir_bandwidth" && m != "latency")
+      throw UsageError(fmt::format("rank measure {}: expected bandwidth, bidir_bandwidth or latency", m));
 }
 
 CaseList waived_p2p_device_cases(const P2pOptions& o, const std::string& reason) {

@@ -28,6 +28,11 @@ struct P2pOptions {
   std::string backend;                  // rank mode: threads | mpi | nccl; "" = machine default
   int ranks = 0;                        // threads backend: rank threads (0 = 4 on CPU, one per GPU)
   double timeout = 300;                 // seconds a rank may wait before the run aborts
+  // Rank mode, for callers that need less than the full matrices (gcbench scan): which measures
+  // run, and whether the symmetric ones (bidirectional bandwidth, ping-pong latency) are taken
+  // once per unordered pair (src < dst) instead of for both orders.
+  std::vector<std::string> rank_measures = {"bandwidth", "bidir_bandwidth", "latency"};
+  bool symmetric_once = false;
 };
 
 // Throws gcb::UsageError for an unknown mode, a zero size, iters < 1, …

@@ -6,6 +6,7 @@
 // sample is the maximum over ranks, so both ends of the pair agree.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -95,10 +96,14 @@ class RankPairs {
       return 0;
     }
     uint64_t wrong = 0;
-    for (Measure m : {Measure::bandwidth, Measure::bidir_bandwidth, Measure::latency})
+    for (Measure m : {Measure::bandwidth, Measure::bidir_bandwidth, Measure::latency}) {
+      const std::string name = std::string(measure_key(m)).substr(4);  // "p2p/latency" → "latency"
+      if (std::find(o_.rank_measures.begin(), o_.rank_measures.end(), name) == o_.rank_measures.end()) continue;
+      const bool once = o_.symmetric_once && m != Measure::bandwidth;
       for (int s = 0; s < ctx_.size; ++s)
         for (int d = 0; d < ctx_.size; ++d)
-          if (s != d) wrong += measure_pair(m, s, d);
+          if (s != d && (!once || s < d)) wrong += measure_pair(m, s, d);
+    }
     return wrong;
   }
 

@@ -14,7 +14,19 @@
 #include "models/hf_gpt2.hpp"
 
 namespace gcb::bench {
+
 namespace {
+
+// The MFU denominator and, when measured, how steady its probe was.
+std::string peak_line(const Result& r) {
+  std::string line = r.extra["peak_source"].get<std::string>();
+  if (r.extra.contains("peak_probe")) {
+    const nlohmann::json& p = r.extra["peak_probe"];
+    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
+                        p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
+  }
+  return line;
+}
 
 using models::PipeSchedule;
 using models::Recompute;
@@ -211,8 +223,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                                               "{} ranks, recompute {}, precision {}, {}",
                                               c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq,
                                               models::global_batch(request), request.base.micro_batch, request.ranks,
-                                              opts.recompute, opts.precision,
-                                              results[0].extra["peak_source"].get<std::string>()));
+                                              opts.recompute, opts.precision, peak_line(results[0])));
     }
     for (const Result& r : results) session.runner().add(r);
     return session.finish();

@@ -180,7 +180,8 @@ void check_request(const TrainRequest& r) {
 std::vector<Result> run_training(const TrainRequest& r) {
   check_request(r);
   const bool given = r.peak_flops > 0;
-  const double peak = given ? r.peak_flops : measure_sgemm_peak(r.peak_size);
+  const PeakProbe probe = given ? PeakProbe{} : measure_sgemm_peak(r.peak_size);
+  const double peak = given ? r.peak_flops : probe.best;
   const std::string source =
       given ? r.peak_source
             : fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl());
@@ -188,26 +189,39 @@ std::vector<Result> run_training(const TrainRequest& r) {
   std::vector<Result> results;
   for (const LayoutSpec& l : r.layouts) {
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
-    if (m) results.push_back(training_result(*m, peak, source));
+    if (!m) continue;
+    results.push_back(training_result(*m, peak, source));
+    if (!given) record_peak_probe(results.back(), probe);
   }
   return results;
 }
 
-double measure_sgemm_peak(int n) {
+PeakProbe measure_sgemm_peak(int n) {
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   std::vector<float> a(nn, 1.0f / static_cast<float>(n)), b(nn, 0.5f), c(nn, 0.0f);
   HostTimer timer(steady_clock(), 1);
   HarnessOptions h;
-  h.warmup = 1;
-  h.min_samples = 3;
-  h.max_samples = 20;
-  h.min_time = 0.2;
+  h.warmup = 2;  // first calls pay for page faults and the BLAS thread pool's start
+  h.min_samples = 5;
+  h.max_samples = 30;
+  h.min_time = 0.3;
   h.max_time = 3.0;
   h.noise = 0.02;
   h.batch = 1;
   const Measurement m = measure(timer, [&] { cpu_sgemm(false, false, n, n, n, a.data(), b.data(), c.data(), 0.0f); }, h);
-  // Peak = the best sample: the rate the machine demonstrably reaches on this shape.
-  return 2.0 * static_cast<double>(n) * static_cast<double>(nn) / m.stats.min;
+  const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(nn);
+  // Peak = the best repetition: the rate the machine demonstrably reaches on this shape. The
+  // median and worst say how far a busy or throttling host strays from it.
+  return {flop / m.stats.min, flop / m.stats.median, flop / m.stats.max, static_cast<int>(m.samples.size()), n};
+}
+
+void record_peak_probe(Result& r, const PeakProbe& p) {
+  r.extra["peak_probe"] = {{"n", p.n},
+                           {"repetitions", p.repetitions},
+                           {"best_flops", p.best},
+                           {"median_flops", p.median},
+                           {"worst_flops", p.worst},
+                           {"spread", p.best > 0 ? 1.0 - p.median / p.best : 0.0}};
 }
 
 }  // namespace gcb::models

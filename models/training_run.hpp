@@ -43,7 +43,18 @@ void check_request(const TrainRequest& r);
 // Returns the results on world rank 0 (and nothing on other ranks).
 std::vector<Result> run_training(const TrainRequest& r);
 
-// FLOP/s of the CPU matmul on n×n×n, best of the harness samples: the CPU's MFU denominator.
-double measure_sgemm_peak(int n);
+// The CPU's MFU denominator, measured: FLOP/s of the CPU matmul on n×n×n over several timed
+// repetitions (at least 5 and 0.3 s), with their spread so a result shows how steady the probe was.
+struct PeakProbe {
+  double best = 0;    // FLOP/s of the fastest repetition: the peak used for MFU / HFU
+  double median = 0;  // FLOP/s of the median repetition
+  double worst = 0;   // FLOP/s of the slowest repetition
+  int repetitions = 0;
+  int n = 0;
+};
+PeakProbe measure_sgemm_peak(int n);
+// The probe's figures as the result's extra "peak_probe" object (FLOP/s, count, and
+// spread = 1 − median / best).
+void record_peak_probe(Result& r, const PeakProbe& p);
 
 }  // namespace gcb::models

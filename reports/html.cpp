@@ -6,6 +6,7 @@
 
 #include "reports/render.hpp"
 #include "reports/report_charts.hpp"
+#include "reports/scan/section.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace gcb::report {
@@ -177,6 +178,7 @@ std::string family_title(const std::string& f) {
   if (f == "coll") return "Collectives (coll)";
   if (f == "p2p") return "Point-to-point (p2p)";
   if (f == "train") return "Training (train)";
+  if (f == "scan") return "Cluster scan (scan)";
   return "Family " + f;
 }
 
@@ -208,6 +210,8 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
     } else if (family == "train") {
       out += train_table(runs);
       out += charts_block(train_charts(runs));
+    } else if (family == "scan") {
+      out += scan_section_html(runs);
     } else {
       out += compare_table(runs, family_rows(runs, family), true);
     }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "reports/render.hpp"
+#include "reports/scan/section.hpp"
 
 namespace gcb::report {
 
@@ -59,6 +60,10 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
   }
   bool truncated = false;
   for (const auto& family : families(runs)) {
+    if (family == "scan") {  // verdicts and culprits, not a row per verdict
+      out += "\n## scan\n" + scan_section_markdown(runs);
+      continue;
+    }
     const auto rows = family_rows(runs, family);
     out += fmt::format("\n## {}\n\n| case | params |", cell(family));
     for (const auto& run : runs) out += fmt::format(" {} |", cell(run.label));

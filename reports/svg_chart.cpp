@@ -353,6 +353,10 @@ std::string render_heatmap(const Heatmap& h) {
           "text-anchor=\"middle\" fill=\"{}\">{}</text>\n",
           x, y, kCellW, kCellH, fill, x + kCellW / 2, y + kCellH / 2 + 4, t > 0.6 ? "#ffffff" : "#000000",
           xml_escape(cell_label(*v)));
+      if (ui < h.marked.size() && uj < h.marked[ui].size() && h.marked[ui][uj])
+        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d62728\" "
+                           "stroke-width=\"3\"/>\n",
+                           x + 1, y + 1, kCellW - 2, kCellH - 2);
     }
   }
   return out + "</svg>\n";

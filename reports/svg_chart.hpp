@@ -84,6 +84,7 @@ struct Heatmap {
   std::string row_label = "src", col_label = "dst", unit;
   std::vector<std::string> rows, cols;
   std::vector<std::vector<std::optional<double>>> values;  // [row][col]; nullopt = empty cell
+  std::vector<std::vector<bool>> marked;                   // [row][col]: outlined in red (e.g. a culprit)
 };
 
 // The nth colour of the palette (Tableau 10, cycling).

@@ -120,6 +120,23 @@ TEST(CollThreads, OneCorruptedElementIsOneWrong) {
   EXPECT_EQ(failed, 2);
 }
 
+TEST(CollThreads, InPlaceCanBeLeftOut) {
+  CollOptions o = small({CollOp::all_reduce});
+  o.min_bytes = o.max_bytes = 1024;
+  o.in_place = false;  // gcbench scan measures one placement
+  o.corrupt_rank = 1;
+  o.corrupt_index = 3;
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  EXPECT_EQ(run_threads(o, 2, &runner), 1u);  // one placement checked, one element flipped
+  int cells = 0;
+  for (const auto& r : runner.results())
+    if (r.key == "coll/all_reduce") {
+      EXPECT_EQ(r.params["inplace"], false);
+      ++cells;
+    }
+  EXPECT_EQ(cells, 1);
+}
+
 TEST(CollThreads, CheckOffReportsNoVerdict) {
   CollOptions o = small({CollOp::all_reduce});
   o.min_bytes = o.max_bytes = 1024;

@@ -143,6 +143,9 @@ TEST(P2pOptionsCheck, RefusesImpossibleValues) {
   bad = o;
   bad.latency_size = o.size + 1;
   EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.rank_measures = {"bandwidth", "jitter"};
+  EXPECT_THROW(validate(bad), UsageError);
 }
 
 TEST(P2pRanks, FourThreadRanksFillEveryOffDiagonalCell) {
@@ -179,6 +182,27 @@ TEST(P2pRanks, FourThreadRanksFillEveryOffDiagonalCell) {
   const std::string out = render_p2p_matrices(runner.results());
   EXPECT_NE(out.find(" src\\dst         0         1         2         3\n"), std::string::npos) << out;
   EXPECT_NE(out.find("memcpy through the ThreadCommunicator"), std::string::npos) << out;
+}
+
+// What `gcbench scan` asks of the rank pairs: chosen measures, symmetric ones once per pair.
+TEST(P2pRanks, ChosenMeasuresAndSymmetricOnce) {
+  P2pOptions o;
+  o.size = 16 * 1024;
+  o.rank_measures = {"bandwidth", "bidir_bandwidth"};
+  o.symmetric_once = true;
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  WorldOptions w;
+  w.ranks = 3;
+  w.timeout = std::chrono::milliseconds(30'000);
+  run_world(w, [&](RankContext& ctx) {
+    return static_cast<int>(run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3));
+  });
+  std::map<std::string, std::set<std::pair<int, int>>> cells;
+  for (const auto& r : runner.results())
+    cells[r.key].insert({r.params.at("src").get<int>(), r.params.at("dst").get<int>()});
+  EXPECT_EQ(cells.size(), 2u);  // no latency
+  EXPECT_EQ(cells["p2p/bandwidth"].size(), 6u);  // both orders
+  EXPECT_EQ(cells["p2p/bidir_bandwidth"], (std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}}));
 }
 
 }  // namespace

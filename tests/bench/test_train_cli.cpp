@@ -145,6 +145,33 @@ TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
   }
 }
 
+// The MFU denominator, when measured, is the best of several sgemm repetitions, recorded with
+// the median and worst so a reader sees how steady the probe was; a given peak records none.
+TEST(TrainCli, MeasuredPeakRecordsItsRepetitionsAndSpread) {
+  TrainCliOptions o;
+  o.ranks = 1;
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_size = 64;
+  const std::vector<Result> measured = models::run_training(train_request(o));
+  ASSERT_EQ(measured.size(), 1u);
+  const nlohmann::json& p = measured[0].extra["peak_probe"];
+  ASSERT_TRUE(p.is_object()) << measured[0].extra.dump();
+  EXPECT_EQ(p["n"], 64);
+  EXPECT_GE(p["repetitions"].get<int>(), 5);
+  const double best = p["best_flops"], median = p["median_flops"], worst = p["worst_flops"];
+  EXPECT_GT(worst, 0.0);
+  EXPECT_GE(best, median);
+  EXPECT_GE(median, worst);
+  EXPECT_DOUBLE_EQ(p["spread"].get<double>(), 1.0 - median / best);
+  EXPECT_DOUBLE_EQ(measured[0].extra["peak_flops"].get<double>(), best);
+
+  o.peak_flops = 1e9;
+  const std::vector<Result> given = models::run_training(train_request(o));
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_FALSE(given[0].extra.contains("peak_probe"));
+}
+
 TEST(TrainCli, DumpIsBitwiseReproducibleAndJsonIsWritten) {
   const std::string a = temp("a.txt"), b = temp("b.txt"), j = temp("r.json");
   const std::string args = "--dp 2 --tp 2 --sp --zero 1 --steps 2 --warmup 0 --peak-flops 1e9 --quiet";

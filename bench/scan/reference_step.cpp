@@ -1,0 +1,34 @@
+#include "bench/scan/reference_step.hpp"
+
+#include "core/error.hpp"
+#include "core/harness.hpp"
+#include "models/config.hpp"
+#include "models/cpu_backend.hpp"
+#include "models/engine.hpp"
+
+namespace gcb::scan {
+
+std::vector<double> run_reference_steps(Communicator& solo, const ReferenceOptions& o) {
+  GCB_CHECK(solo.size() == 1, "the reference step runs on a world of one rank");
+  models::TrainOptions t;
+  t.model = models::named_config(o.model);
+  t.seed = o.seed;
+  models::RankContext ctx = models::make_rank_context(solo, {1, 1, 1});
+  models::CpuBackend be;
+  auto engine = models::make_training_step(be, ctx, t);
+  HostTimer timer(steady_clock(), 1);
+  HarnessOptions h;
+  h.warmup = 1;
+  h.min_samples = h.max_samples = o.steps;  // a fixed number of steps, like `gcbench train`
+  h.min_time = 0;
+  h.max_time = 1e9;
+  h.noise = 1.0;
+  h.batch = 1;
+  return measure(
+             timer, [&] { engine->step(); }, h)
+      .samples;
+}
+
+std::string reference_backend_name() { return "cpu"; }
+
+}  // namespace gcb::scan

@@ -1,0 +1,67 @@
+// `gcbench scan`: is every node, GPU and link as fast as its peers and as its hardware promises,
+// and if not, which one is it? Gated stages, each on every node in parallel — inventory, per
+// device, intra-node links, inter-node pairs (round-robin rounds + bisection), collectives with
+// recursive halving, and an optional reference training step — then verdicts (findings.hpp) by
+// the rule of robust.hpp, a ranked culprit list, and exit code 1 when anything is not OK.
+// Docs: docs/readme-scan.md.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/cli.hpp"
+#include "bench/scan/robust.hpp"
+
+namespace gcb::scan {
+
+inline const std::vector<std::string> kStageNames = {"inventory", "device", "links", "pairs", "coll", "reference"};
+
+struct ScanOptions {
+  std::vector<std::string> stages = {"inventory", "device", "links", "pairs", "coll"};  // reference: opt-in
+  double budget_minutes = 0;                                                            // whole scan; 0 = 2 + nodes / 2
+  RobustRule rule;
+  bool fail_fast = false;  // stop after the first stage with a verdict other than OK
+  // Per device.
+  uint64_t device_size = 0;  // STREAM array bytes; 0 = mem's default (4 × LLC / L2, ≥ 64 MiB)
+  int gemm_size = 0;         // square GEMM; 0 = 1024 on the host, 8192 on GPUs
+  double burn = 0;           // GPU GEMM burn seconds (harness min time); 0 = the stage's share
+  // Intra-node links (GPU pairs inside a node).
+  uint64_t link_size = uint64_t{256} << 20;
+  // Inter-node pairs.
+  uint64_t pair_size = 0;  // 0 = 8 MiB on host memory, 256 MiB with NCCL
+  // Collectives.
+  std::vector<std::string> coll_ops = {"all_reduce"};  // the first one drives the halving search
+  uint64_t coll_size = 0;                              // 0 = 8 MiB on host memory, 256 MiB with NCCL
+  int coll_iters = 5;                                  // ops per sample
+  // Reference step.
+  std::string reference_model = "tiny";
+  int reference_steps = 3;
+  // World.
+  std::string backend;   // threads | mpi | nccl; "" = nccl with GPUs, mpi under a launcher, else threads
+  int ranks = 0;         // threads backend: rank threads (default 1)
+  double timeout = 600;  // seconds a rank may wait before the run aborts
+  // Drift and offline inventory.
+  std::string baseline;                     // a previous scan's JSON: each node against its own past
+  std::vector<std::string> inventory_from;  // [NAME=]FILE topology dumps: compare them, measure nothing
+  // Test hook: every rank thread is its own node "<host>-r<rank>" (threads backend).
+  bool test_fake_nodes = false;
+};
+
+void validate(const ScanOptions& o);
+bool has_stage(const ScanOptions& o, const std::string& stage);
+// Default budget in minutes for a job of `nodes` nodes.
+double default_budget_minutes(int nodes);
+
+// Runs the scan into `runner` (rank 0's; ignored elsewhere) and returns rank 0's verdict on every
+// rank: 0 when everything is OK, 1 otherwise.
+int run_scan(const ScanOptions& o, const bench::CommonOptions& common, bench::Runner& runner,
+             const std::vector<std::string>& args);
+// --inventory-from: judges saved topology dumps into `runner`; returns 0 or 1 likewise.
+int run_inventory_files(const ScanOptions& o, bench::Runner& runner, bool quiet);
+
+void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
+
+}  // namespace gcb::scan

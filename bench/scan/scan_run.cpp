@@ -1,0 +1,175 @@
+#include "bench/scan/scan_run.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "bench/scan/drift.hpp"
+#include "bench/scan/exchange.hpp"
+#include "core/error.hpp"
+#include "core/gpu.hpp"
+
+namespace gcb::scan {
+
+namespace {
+
+// Share of the budget per stage (renormalised over the selected stages still to run): the pair
+// stage has N−1 rounds, the collective stage a search; inventory only reads files.
+double stage_weight(const std::string& stage) {
+  static const std::map<std::string, double> w = {{"inventory", 0.02}, {"device", 0.25}, {"links", 0.13},
+                                                  {"pairs", 0.35},     {"coll", 0.20},   {"reference", 0.05}};
+  return w.at(stage);
+}
+
+std::string describe_stage(const std::string& stage) {
+  if (stage == "inventory") return "inventory";
+  if (stage == "device") return "per device";
+  if (stage == "links") return "intra-node links";
+  if (stage == "pairs") return "inter-node pairs";
+  if (stage == "coll") return "collectives";
+  return "reference step";
+}
+
+}  // namespace
+
+ScanRun::ScanRun(const ScanOptions& o, const HarnessOptions& harness, uint64_t seed, bool quiet, RankContext& ctx,
+                 bench::Runner* runner)
+    : o_(o), harness_(harness), seed_(seed), quiet_(quiet), ctx_(ctx), runner_(ctx.rank == 0 ? runner : nullptr) {
+  for (const auto& s : kStageNames)
+    if (has_stage(o, s)) stages_.push_back(s);
+  if (!o.test_fake_nodes) {
+    if (ctx.device >= 0) gpu_ = ctx.device;
+    else if (ctx.local_rank < gpu::device_count()) gpu_ = ctx.local_rank;
+  }
+}
+
+double ScanRun::elapsed() const { return steady_clock().now() - start_; }
+
+void ScanRun::tag(Result& r, const nlohmann::json& params) {
+  for (auto it = params.begin(); it != params.end(); ++it) r.params[it.key()] = it.value();
+}
+
+HarnessOptions ScanRun::harness_for(double seconds, int min_samples) const {
+  HarnessOptions h = harness_;
+  h.max_time = std::clamp(seconds, 0.05, 600.0);
+  h.min_samples = std::max(1, std::min(min_samples, h.min_samples));
+  h.min_time = std::min(h.min_time, h.max_time);
+  h.max_samples = std::max(h.max_samples, h.min_samples);
+  return h;
+}
+
+HarnessOptions ScanRun::transfer_harness(double seconds) const {
+  HarnessOptions h = harness_for(seconds, 3);
+  h.warmup = std::min(h.warmup, 1);
+  return h;
+}
+
+uint64_t ScanRun::transfer_bytes(uint64_t requested) const {
+  if (requested > 0) return requested;
+  return ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20;
+}
+
+std::vector<Result> ScanRun::gather(const std::vector<Result>& mine) {
+  return all_gather_results(ctx_.host_comm, mine);
+}
+
+double ScanRun::begin_stage(const std::string& stage, const std::string& what) {
+  ++stage_index_;
+  double share = 0;
+  if (leader()) {
+    double weights = 0;
+    for (size_t i = stage_index_ - 1; i < stages_.size(); ++i) weights += stage_weight(stages_[i]);
+    share = std::max(0.0, budget_s_ - elapsed()) * stage_weight(stage) / weights;
+    stage_start_ = elapsed();
+  }
+  share = broadcast_json(ctx_.host_comm, share).get<double>();
+  say("[{}/{}] {}: {} (budget {:.0f} s, {:.0f} s elapsed)\n", stage_index_, stages_.size(), describe_stage(stage), what,
+      share, leader() ? elapsed() : 0.0);
+  return share;
+}
+
+void ScanRun::skip_stage(const std::string& stage, const std::string& why) {
+  say("      skipped: {}\n", why);
+  (void)stage;
+}
+
+void ScanRun::end_stage(const std::string& stage, std::vector<Result> results, std::vector<Finding> findings) {
+  if (!leader()) return;
+  for (auto& r : results) {
+    if (runner_) runner_->add(r);
+    measured_.push_back(std::move(r));
+  }
+  std::map<Verdict, size_t> counts;
+  for (const auto& f : findings)
+    if (f.kind == SubjectKind::node || f.kind == SubjectKind::job) ++counts[f.verdict];
+  std::string line;
+  for (Verdict v : {Verdict::ok, Verdict::slow, Verdict::fail, Verdict::missing})
+    if (counts[v] > 0) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", counts[v], verdict_name(v));
+  say("      {} ({:.1f} s)\n", line.empty() ? "no verdict" : line, elapsed() - stage_start_);
+  for (const auto& f : findings)
+    if (f.verdict != Verdict::ok && (f.kind == SubjectKind::node || f.kind == SubjectKind::job))
+      say("      {} {}: {}\n", verdict_name(f.verdict), f.subject(), f.evidence);
+  if (o_.fail_fast &&
+      std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.verdict != Verdict::ok; }))
+    stop_ = true;
+  findings_.insert(findings_.end(), std::make_move_iterator(findings.begin()), std::make_move_iterator(findings.end()));
+  (void)stage;
+}
+
+int ScanRun::run() {
+  start_ = steady_clock().now();
+  const std::string node = o_.test_fake_nodes ? fmt::format("{}-r{}", ctx_.host, ctx_.rank) : ctx_.host;
+  layout_ = gather_layout(ctx_, node, gpu_);
+  const int nodes = static_cast<int>(layout_.nodes.size());
+  budget_s_ = 60 * (o_.budget_minutes > 0 ? o_.budget_minutes : default_budget_minutes(nodes));
+  if (leader()) {
+    size_t most = 0;
+    for (const auto& r : layout_.ranks_of_node) most = std::max(most, r.size());
+    std::string names;
+    for (size_t i = 0; i < layout_.nodes.size() && i < 8; ++i) names += (i ? ", " : "") + layout_.nodes[i];
+    if (layout_.nodes.size() > 8) names += ", ...";
+    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.1f} min\n", nodes,
+        nodes == 1 ? "" : "s", names, ctx_.size, ctx_.size == 1 ? "" : "s", most,
+        gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_ / 60);
+  }
+  for (const auto& stage : stages_) {
+    if (stage == "inventory") inventory();
+    else if (stage == "device") device();
+    else if (stage == "links") links();
+    else if (stage == "pairs") pairs();
+    else if (stage == "coll") coll();
+    else if (stage == "reference") reference();
+    stop_ = broadcast_json(ctx_.host_comm, stop_).get<bool>();
+    if (stop_) {
+      say("      --fail-fast: stopping after {}\n", describe_stage(stage));
+      break;
+    }
+  }
+  int code = 0;
+  if (leader()) {
+    if (!o_.baseline.empty()) drift();
+    const Culprits culprits = rank_culprits(findings_);
+    say("{}", render_culprits(culprits, o_.rule));
+    for (const auto& f : findings_) {
+      int culprit_rank = 0;
+      for (size_t i = 0; i < culprits.ranked.size(); ++i)
+        if (culprits.ranked[i].stage == f.stage && culprits.ranked[i].subject() == f.subject() &&
+            culprits.ranked[i].figure == f.figure && culprits.ranked[i].evidence == f.evidence)
+          culprit_rank = static_cast<int>(i) + 1;
+      if (runner_) runner_->add(to_result(f, culprit_rank));
+      if (f.verdict != Verdict::ok) code = 1;
+    }
+    say("# scan verdict: {} ({:.1f} s)\n", code == 0 ? "all OK" : "NOT OK (exit 1)", elapsed());
+  }
+  return broadcast_json(ctx_.host_comm, code).get<int>();
+}
+
+void ScanRun::drift() {
+  say("[+] drift: every node against its own previous scan {}\n", o_.baseline);
+  auto findings = judge_drift(load_document(o_.baseline), measured_, layout_.nodes, o_.rule);
+  for (const auto& f : findings)
+    if (f.verdict != Verdict::ok && f.kind == SubjectKind::node)
+      say("      {} {}: {}\n", verdict_name(f.verdict), f.subject(), f.evidence);
+  findings_.insert(findings_.end(), findings.begin(), findings.end());
+}
+
+}  // namespace gcb::scan

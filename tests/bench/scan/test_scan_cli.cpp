@@ -1,0 +1,141 @@
+// `gcbench scan` from the command line: saved inventories, bad input, every stage end to end on
+// rank threads that pretend to be nodes (--test-fake-nodes), and drift against a baseline.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/bench/run_cli.hpp"
+
+namespace gcb::scan {
+namespace {
+
+using test::run_gcbench;
+namespace fs = std::filesystem;
+
+const std::string kGood = "tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml";
+const std::string kFaulty = "tests/fixtures/scan/nccl-topo_8xh100-gpu3-gen4-nic2-100g.xml";
+
+fs::path temp(const std::string& name) {
+  return fs::temp_directory_path() / ("gcb-scan-" + std::to_string(getpid()) + "-" + name);
+}
+
+TEST(ScanCli, SavedInventoriesNameTheOddNode) {
+  const auto r = run_gcbench("scan --inventory-from a=" + kGood + " --inventory-from b=" + kGood +
+                             " --inventory-from c=" + kFaulty);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("SLOW     c: gpu3.pcie gen4, others gen5; nic[mlx5_2].rate 100 Gb/s, others 200 Gb/s"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1. SLOW    inventory  c:"), std::string::npos) << r.out;
+  const auto same = run_gcbench("scan --inventory-from a=" + kGood + " --inventory-from b=" + kGood);
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("none: every node, GPU and link is OK"), std::string::npos) << same.out;
+}
+
+TEST(ScanCli, BadInputExitsTwoAndWritesNothing) {
+  const fs::path out = temp("bad.json");
+  for (const char* args :
+       {"--stages device,warp", "--tolerance 1.5", "--coll-ops broadcast", "--baseline /nonexistent/base.json",
+        "--budget -1", "--pair-size 12Q", "--inventory-from a=/nonexistent.xml"}) {
+    const auto r = run_gcbench(std::string("scan ") + args + " --json " + out.string());
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+}
+
+nlohmann::json load(const fs::path& p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f);
+}
+
+// Every stage on four rank threads, each its own "node". The tolerance of 99 % keeps noise of a
+// shared 2-core machine from any verdict: this test is about the stages' plumbing, not about
+// finding a culprit (the netns tests do that).
+TEST(ScanCli, EveryStageOnFakeNodes) {
+  const fs::path out = temp("fake.json");
+  const std::string common =
+      "scan --ranks 4 --test-fake-nodes --budget 0.4 --tolerance 0.99 --device-size 1M --gemm-size 128 "
+      "--pair-size 256K --coll-size 256K --coll-iters 1 --reference --reference-steps 2";
+  const auto r = run_gcbench(common + " --json " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* line : {"4 nodes", "[1/6] inventory", "round 3/3", "bisection 1/1", "whole job", "halves",
+                           "[6/6] reference step", "none: every node, GPU and link is OK", "scan verdict: all OK"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  const auto doc = load(out);
+  std::map<std::string, std::set<std::string>> verdict_nodes;  // stage → nodes with a node verdict
+  std::set<std::string> stages_measured;
+  size_t pair_results = 0;
+  std::map<std::string, size_t> measures;  // "stage key" → count
+  for (const auto& res : doc["results"]) {
+    const auto& p = res["params"];
+    if (res["key"] == "scan/verdict") {
+      EXPECT_EQ(res["extra"]["verdict"], "OK") << res.dump();
+      if (p["kind"] == "node") verdict_nodes[p["stage"].get<std::string>()].insert(p["node"].get<std::string>());
+      continue;
+    }
+    ASSERT_TRUE(p.contains("stage")) << res.dump();
+    stages_measured.insert(p["stage"].get<std::string>());
+    ++measures[p["stage"].get<std::string>() + " " + res["key"].get<std::string>()];
+    if (p["stage"] == "pairs" && res["key"] == "p2p/bandwidth") {
+      ++pair_results;
+      EXPECT_NE(p["src_node"], p["dst_node"]);
+    }
+    if (p["stage"] == "coll") {
+      EXPECT_TRUE(p.contains("subset")) << res.dump();
+    }
+  }
+  EXPECT_EQ(pair_results, 12u);                          // 4 nodes: every ordered pair once
+  EXPECT_EQ(measures["pairs p2p/bidir_bandwidth"], 6u);  // symmetric measures once per pair
+  EXPECT_EQ(measures["pairs p2p/latency"], 6u);
+  EXPECT_EQ(measures["bisection p2p/bidir_bandwidth"], 2u);  // {1,3}, {2,4}
+  EXPECT_EQ(measures["bisection p2p/bandwidth"], 0u);
+  EXPECT_EQ(stages_measured, (std::set<std::string>{"inventory", "device", "pairs", "bisection", "coll", "reference"}));
+  for (const char* stage : {"inventory", "device", "pairs", "bisection", "coll", "reference"})
+    EXPECT_EQ(verdict_nodes[stage].size(), 4u) << stage;
+  fs::remove(out);
+}
+
+// --fail-fast: a rule so strict (any shortfall, 0.0001 MAD) that the slowest of three devices is
+// SLOW, so the scan stops after the device stage.
+TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
+  const auto r = run_gcbench(
+      "scan --ranks 3 --test-fake-nodes --stages device,pairs --budget 0.2 --device-size 1M "
+      "--gemm-size 128 --tolerance 0 --mad-threshold 0.0001 --fail-fast");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("--fail-fast: stopping after per device"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[2/2]"), std::string::npos) << r.out;
+}
+
+// Drift: a baseline in which one node's host triad was a hundred times faster than it is now.
+TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
+  const fs::path base = temp("base.json"), now = temp("now.json");
+  const std::string common =
+      "scan --ranks 3 --test-fake-nodes --stages device --budget 0.2 --device-size 1M --gemm-size 128 "
+      "--tolerance 0.9";
+  auto first = run_gcbench(common + " --json " + base.string());
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  auto doc = load(base);
+  std::string victim;
+  for (auto& res : doc["results"])
+    if (res["key"] == "mem/host/triad" && victim.empty()) {
+      victim = res["params"]["node"].get<std::string>();
+      for (auto& s : res["samples"]) s = s.get<double>() / 100;
+      for (auto& m : res["metrics"]) m["value"] = m["value"].get<double>() * 100;
+    }
+  ASSERT_FALSE(victim.empty());
+  std::ofstream(base) << doc.dump();
+  const auto r = run_gcbench(common + " --baseline " + base.string() + " --json " + now.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("SLOW " + victim + ": " + victim + " host: mem/host/triad bandwidth_median"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("drift"), std::string::npos) << r.out;
+  fs::remove(base);
+  fs::remove(now);
+}
+
+}  // namespace
+}  // namespace gcb::scan

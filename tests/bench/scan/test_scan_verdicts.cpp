@@ -1,0 +1,311 @@
+// Verdicts of every stage of `gcbench scan` on synthetic results shaped as the stages tag them:
+// GPU and host figures, intra-node links, inter-node pairs with attribution, the collective
+// search, the reference step, drift against a baseline, culprit ranking and the result form.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "bench/scan/drift.hpp"
+#include "bench/scan/findings.hpp"
+#include "bench/scan/judge.hpp"
+#include "core/nvml.hpp"
+
+namespace gcb::scan {
+namespace {
+
+Result measured(const std::string& key, nlohmann::json params, const std::string& metric, double value,
+                const std::string& unit, bool higher = true, std::optional<double> peak = std::nullopt) {
+  Result r;
+  r.key = key;
+  r.params = std::move(params);
+  r.metrics.push_back(Metric{metric, value, unit, higher, peak, peak ? "spec:test" : ""});
+  return r;
+}
+
+const Finding* find(const std::vector<Finding>& fs, const std::string& stage, SubjectKind kind, const std::string& node,
+                    int gpu = -2) {
+  for (const auto& f : fs)
+    if (f.stage == stage && f.kind == kind && f.node == node && (gpu == -2 || f.gpu == gpu)) return &f;
+  return nullptr;
+}
+
+const std::vector<std::string> kNodes = {"n1", "n2", "n3", "n4"};
+
+TEST(ScanJudgeDevice, SlowGpuIsNamedWithItsFleetAndSpec) {
+  std::vector<Result> rs;
+  const double triad[4][2] = {{3.02, 3.01}, {3.03, 3.00}, {3.02, 2.41}, {2.99, 3.04}};
+  for (int n = 0; n < 4; ++n)
+    for (int g = 0; g < 2; ++g)
+      rs.push_back(measured("mem/hbm/triad",
+                            {{"stage", "device"}, {"node", kNodes[n]}, {"gpu", g}, {"sku", "H100"}, {"dtype", "fp32"}},
+                            "bandwidth_median", triad[n][g] * 1000, "GB/s", true, 3350.0));
+  const auto fs = judge_device(rs, kNodes, RobustRule{});
+  const Finding* slow = find(fs, "device", SubjectKind::gpu, "n3", 1);
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(slow->verdict, Verdict::slow);
+  EXPECT_NE(slow->evidence.find("HBM triad bandwidth 2.410 TB/s, fleet median 3.015 TB/s (8 peers)"), std::string::npos)
+      << slow->evidence;
+  EXPECT_NEAR(*slow->percent_of_expected, 2410.0 / 3350 * 100, 1e-9);
+  EXPECT_EQ(find(fs, "device", SubjectKind::gpu, "n3", 0)->verdict, Verdict::ok);
+  EXPECT_EQ(find(fs, "device", SubjectKind::node, "n3")->verdict, Verdict::slow);
+  EXPECT_EQ(find(fs, "device", SubjectKind::node, "n1")->verdict, Verdict::ok);
+  // Ranked: the GPU, not its node's rollup beside it.
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n3 GPU1");
+}
+
+TEST(ScanJudgeDevice, FailedMissingThrottledAndBelowSpec) {
+  std::vector<Result> rs;
+  for (int n = 0; n < 3; ++n) {  // n4 reports nothing
+    Result r = measured("gemm/bf16",
+                        {{"stage", "device"}, {"node", kNodes[n]}, {"gpu", 0}, {"sku", "H100"}, {"dtype", "bf16"}},
+                        "tflops", 700, "TFLOP/s", true, 989.0);
+    if (n == 1) r.sample_flags = {nvml::kHwSlowdown, nvml::kHwSlowdown, 0, 0};  // 50 % of samples
+    rs.push_back(r);
+  }
+  Result bad =
+      measured("mem/hbm/triad", {{"stage", "device"}, {"node", "n1"}, {"gpu", 0}}, "bandwidth_median", 1, "GB/s");
+  bad.status = Status::fail;
+  bad.reason = "verification failed: a[3] = 0";
+  rs.push_back(bad);
+  // A lone GPU at 40 % of spec: no peers to compare, but below half of its expected value.
+  rs.push_back(measured("mem/hbm/triad", {{"stage", "device"}, {"node", "n2"}, {"gpu", 0}, {"sku", "H100"}},
+                        "bandwidth_median", 1340, "GB/s", true, 3350.0));
+  const auto fs = judge_device(rs, kNodes, RobustRule{});
+  EXPECT_EQ(find(fs, "device", SubjectKind::node, "n1")->verdict, Verdict::fail);
+  EXPECT_EQ(find(fs, "device", SubjectKind::node, "n4")->verdict, Verdict::missing);
+  const Finding* n2 = find(fs, "device", SubjectKind::node, "n2");
+  EXPECT_EQ(n2->verdict, Verdict::slow);
+  bool throttle = false, spec = false;
+  for (const auto& f : fs) {
+    throttle = throttle || (f.node == "n2" && f.figure == "bf16 GEMM clocks" && f.verdict == Verdict::slow &&
+                            f.evidence.find("throttle: hw_slowdown in 50 % of samples") != std::string::npos);
+    spec =
+        spec || (f.node == "n2" && f.figure == "HBM triad bandwidth" && f.verdict == Verdict::slow &&
+                 f.evidence.find("(1 peer: too few for the median/MAD rule), 40 % of expected") != std::string::npos);
+  }
+  EXPECT_TRUE(throttle);
+  EXPECT_TRUE(spec);
+}
+
+TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
+  std::vector<Result> rs;
+  for (const auto& node : kNodes)
+    for (int s = 0; s < 2; ++s)
+      for (int d = 0; d < 2; ++d) {
+        if (s == d) continue;
+        const double v = node == "n2" && s == 1 ? 120 : 370;
+        Result r = measured(
+            "p2p/bandwidth",
+            {{"stage", "links"}, {"node", node}, {"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", "on"}},
+            "bandwidth_median", v, "GB/s");
+        r.extra = {{"expected_gbps", 450.0}, {"expected_source", "nvlink:18x25GB/s"}};
+        rs.push_back(r);
+      }
+  const auto fs = judge_links(rs, kNodes, RobustRule{});
+  const Finding* n2 = find(fs, "links", SubjectKind::node, "n2");
+  ASSERT_TRUE(n2);
+  EXPECT_EQ(n2->verdict, Verdict::slow);
+  EXPECT_NE(n2->evidence.find("n2 GPU1 -> GPU0"), std::string::npos) << n2->evidence;
+  EXPECT_EQ(find(fs, "links", SubjectKind::node, "n1")->verdict, Verdict::ok);
+}
+
+// Directional pair results as the pair stage tags them: every ordered pair of n1..n4.
+std::vector<Result> pairs(double normal, const std::function<double(int, int)>& bw) {
+  std::vector<Result> rs;
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d) {
+      if (s == d) continue;
+      rs.push_back(measured("p2p/bandwidth",
+                            {{"stage", "pairs"}, {"src_node", kNodes[s]}, {"dst_node", kNodes[d]}, {"rail", 0}},
+                            "bandwidth_median", bw ? bw(s, d) : normal, "GB/s"));
+    }
+  return rs;
+}
+
+TEST(ScanJudgePairs, ThrottledSenderIsTheCulpritAndExplainsItsLinks) {
+  // n4's sends at 1/500, the others spread over ±30 %.
+  auto rs = pairs(1, [](int s, int d) { return s == 3 ? 0.002 : 1.0 + 0.1 * ((s * 7 + d * 3) % 7 - 3); });
+  const auto fs = judge_pairs(rs, kNodes, RobustRule{3.5, 0.9, 50, 3});
+  const Finding* n4 = find(fs, "pairs", SubjectKind::node, "n4");
+  ASSERT_TRUE(n4);
+  EXPECT_EQ(n4->verdict, Verdict::slow);
+  EXPECT_NE(n4->evidence.find("3 of 3 outgoing send bandwidth links SLOW"), std::string::npos) << n4->evidence;
+  for (const char* ok : {"n1", "n2", "n3"})
+    EXPECT_EQ(find(fs, "pairs", SubjectKind::node, ok)->verdict, Verdict::ok) << ok;
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n4");
+  EXPECT_EQ(c.explained_links, 3u);
+}
+
+TEST(ScanJudgePairs, OneBadCableIsALinkNotANode) {
+  auto rs = pairs(1, [](int s, int d) { return s == 0 && d == 2 ? 0.05 : 1.0 + 0.01 * (s + d); });
+  const auto fs = judge_pairs(rs, kNodes, RobustRule{});
+  for (const auto& n : kNodes) EXPECT_EQ(find(fs, "pairs", SubjectKind::node, n)->verdict, Verdict::ok) << n;
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n1 -> n3 rail 0");
+  EXPECT_EQ(c.explained_links, 0u);
+}
+
+TEST(ScanJudgePairs, AConfirmationForgivesATransientButNotAFault) {
+  auto rs = pairs(1, [](int s, int d) {
+    if (s == 1 && d == 2) return 0.05;  // slow once...
+    return s == 3 ? 0.002 : 1.0 + 0.01 * (s + d);
+  });
+  // ...and fine when measured again; node 4's links are slow again.
+  Result again = measured("p2p/bandwidth",
+                          {{"stage", "pairs"}, {"src_node", "n2"}, {"dst_node", "n3"}, {"rail", 0}, {"confirm", true}},
+                          "bandwidth_median", 1.02, "GB/s");
+  rs.push_back(again);
+  Result still = measured("p2p/bandwidth",
+                          {{"stage", "pairs"}, {"src_node", "n4"}, {"dst_node", "n1"}, {"rail", 0}, {"confirm", true}},
+                          "bandwidth_median", 0.0021, "GB/s");
+  rs.push_back(still);
+  const auto fs = judge_pairs(rs, kNodes, RobustRule{});
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n4");
+  for (const auto& f : fs)
+    if (f.kind == SubjectKind::link && f.node == "n4" && f.peer == "n1") {
+      EXPECT_EQ(*f.value, 0.0021);
+      EXPECT_NE(f.evidence.find("best of 2 measurements"), std::string::npos) << f.evidence;
+    }
+  // A failed measurement is not forgiven by a good one.
+  rs.push_back(measured("p2p/bandwidth", {{"stage", "pairs"}, {"src_node", "n1"}, {"dst_node", "n2"}, {"rail", 0}},
+                        "bandwidth_median", 1, "GB/s"));
+  rs.back().status = Status::fail;
+  rs.back().reason = "verification failed";
+  bool failed = false;
+  for (const auto& f : judge_pairs(rs, kNodes, RobustRule{}))
+    failed = failed || (f.kind == SubjectKind::link && f.node == "n1" && f.peer == "n2" && f.verdict == Verdict::fail);
+  EXPECT_TRUE(failed);
+}
+
+TEST(ScanJudgePairs, FailedTransfersAndNodesWithoutPairs) {
+  auto rs = pairs(1, [](int s, int) { return 1.0 + 0.01 * s; });
+  rs.erase(std::remove_if(rs.begin(), rs.end(),
+                          [](const Result& r) { return r.params["src_node"] == "n4" || r.params["dst_node"] == "n4"; }),
+           rs.end());
+  for (auto& r : rs)
+    if (r.params["src_node"] == "n1") {
+      r.status = Status::fail;
+      r.reason = "verification failed: 12 bytes received wrong";
+    }
+  const auto fs = judge_pairs(rs, kNodes, RobustRule{});
+  EXPECT_EQ(find(fs, "pairs", SubjectKind::node, "n1")->verdict, Verdict::fail);
+  EXPECT_EQ(find(fs, "pairs", SubjectKind::node, "n4")->verdict, Verdict::missing);
+}
+
+TEST(ScanJudgeColl, CulpritFromTheSearchAndTheJobAgainstItsNic) {
+  HalvingSearch s(4, 0.5, 50.0);
+  s.record({{1, 1.1}});
+  s.record({{40, 44}, {1, 1.1}});
+  s.record({{40, 44}, {1, 1.1}});  // probes {2,0} and {3,1}
+  ASSERT_TRUE(s.done());
+  Result whole = measured("coll/all_reduce", {{"stage", "coll"}, {"subset", "n1,n2,n3,n4"}, {"op", "all_reduce"}},
+                          "busbw", 1, "GB/s");
+  const auto fs = judge_coll({whole}, s.outcome(), kNodes, 50.0, "NIC", RobustRule{});
+  EXPECT_EQ(find(fs, "coll", SubjectKind::node, "n4")->verdict, Verdict::slow);
+  EXPECT_EQ(find(fs, "coll", SubjectKind::node, "n3")->verdict, Verdict::ok);
+  EXPECT_EQ(find(fs, "coll", SubjectKind::node, "n3")->evidence, "in a fast half or probe");
+  const Finding* job = find(fs, "coll", SubjectKind::job, "");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->verdict, Verdict::slow);  // 2 % of the NIC rate
+  EXPECT_NE(job->evidence.find("2 % of expected 50.00 GB/s (NIC)"), std::string::npos) << job->evidence;
+  // No whole-job result at all: MISSING.
+  EXPECT_EQ(
+      find(judge_coll({}, s.outcome(), kNodes, std::nullopt, "", RobustRule{}), "coll", SubjectKind::job, "")->verdict,
+      Verdict::missing);
+}
+
+TEST(ScanJudgeReference, SlowRankStepTime) {
+  std::vector<Result> rs;
+  for (int n = 0; n < 4; ++n)
+    rs.push_back(measured("scan/reference_step",
+                          {{"stage", "reference"}, {"node", kNodes[n]}, {"gpu", -1}, {"rank", n}}, "step_time",
+                          n == 2 ? 0.5 : 0.1 + 0.001 * n, "s", false));
+  const auto fs = judge_reference(rs, kNodes, RobustRule{});
+  EXPECT_EQ(find(fs, "reference", SubjectKind::node, "n3")->verdict, Verdict::slow);
+  EXPECT_EQ(find(fs, "reference", SubjectKind::node, "n1")->verdict, Verdict::ok);
+}
+
+TEST(ScanFindings, ResultRoundTripAndRanking) {
+  Finding f;
+  f.stage = "pairs";
+  f.kind = SubjectKind::link;
+  f.node = "a";
+  f.peer = "b";
+  f.rail = 3;
+  f.figure = "send bandwidth";
+  f.verdict = Verdict::slow;
+  f.value = 0.5;
+  f.unit = "GB/s";
+  f.median = 10;
+  f.sigmas = 8.1;
+  f.shortfall = 0.95;
+  f.peers = 12;
+  f.evidence = "x";
+  const Result r = to_result(f, 2);
+  EXPECT_EQ(r.key, "scan/verdict");
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_EQ(r.reason, "SLOW: x");
+  EXPECT_EQ(r.params["subject"], "a -> b rail 3");
+  const auto back = finding_from_result(r);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->subject(), f.subject());
+  EXPECT_EQ(back->verdict, Verdict::slow);
+  EXPECT_EQ(*back->sigmas, 8.1);
+  EXPECT_EQ(*back->value, 0.5);
+  EXPECT_FALSE(finding_from_result(measured("mem/host/triad", {}, "bandwidth", 1, "GB/s")));
+  // FAIL and MISSING before SLOW; nodes before links; bigger shortfall first.
+  Finding a = f, b = f, c = f, d = f;
+  a.kind = SubjectKind::node;
+  a.shortfall = 0.2;
+  b.kind = SubjectKind::node;
+  b.node = "z";
+  b.shortfall = 0.6;
+  c.kind = SubjectKind::node;
+  c.node = "m";
+  c.verdict = Verdict::missing;
+  d.verdict = Verdict::ok;
+  const Culprits ranked = rank_culprits({f, a, b, c, d});
+  ASSERT_EQ(ranked.ranked.size(), 3u);  // the SLOW link a -> b is explained by node a
+  EXPECT_EQ(ranked.explained_links, 1u);
+  EXPECT_EQ(ranked.ranked[0].node, "m");
+  EXPECT_EQ(ranked.ranked[1].node, "z");
+  EXPECT_EQ(ranked.ranked[2].node, "a");
+  EXPECT_EQ(format_figure(0.0009515, "GB/s"), "0.9515 MB/s");
+  EXPECT_EQ(format_figure(2410, "GB/s"), "2.410 TB/s");
+}
+
+// Samples whose statistics make `compare` see a clear change (nine samples each side).
+Result sampled(const std::string& node, double seconds) {
+  Result r = measured("mem/host/triad", {{"stage", "device"}, {"node", node}, {"gpu", -1}, {"dtype", "fp64"}},
+                      "bandwidth_median", 1.0 / seconds, "GB/s");
+  for (int i = 0; i < 9; ++i) r.samples.push_back(seconds * (1 + 0.001 * i));
+  r.stats = summarize(r.samples);
+  return r;
+}
+
+TEST(ScanDrift, EachNodeAgainstItsOwnPast) {
+  ResultDocument base;
+  for (const char* n : {"n1", "n2", "n3", "old"}) base.results.push_back(sampled(n, 1.0));
+  std::vector<Result> now = {sampled("n1", 1.0), sampled("n2", 1.5), sampled("n3", 1.001)};
+  now[0].params["src"] = 7;  // world ranks and rounds differ between jobs and are ignored
+  const auto fs = judge_drift(base, now, {"n1", "n2", "n3", "new"}, RobustRule{});
+  EXPECT_EQ(find(fs, "drift", SubjectKind::node, "n1")->verdict, Verdict::ok);
+  const Finding* n2 = find(fs, "drift", SubjectKind::node, "n2");
+  EXPECT_EQ(n2->verdict, Verdict::slow);
+  EXPECT_NEAR(*n2->shortfall, 1 - 1 / 1.5, 1e-9);
+  EXPECT_EQ(find(fs, "drift", SubjectKind::node, "n3")->verdict, Verdict::ok);
+  EXPECT_EQ(find(fs, "drift", SubjectKind::node, "old")->verdict, Verdict::missing);
+  EXPECT_EQ(find(fs, "drift", SubjectKind::node, "new")->evidence, "not in the baseline: nothing to compare");
+  EXPECT_EQ(drift_view(now).results[0].params,
+            (nlohmann::json{{"stage", "device"}, {"node", "n1"}, {"gpu", -1}, {"dtype", "fp64"}}));
+}
+
+}  // namespace
+}  // namespace gcb::scan
