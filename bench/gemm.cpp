@@ -29,10 +29,10 @@ std::vector<Metric> gemm_metrics(const kernels::GemmShape& s, DType input, const
   const double flops = kernels::gemm_flops(s);
   const double bytes = kernels::gemm_bytes(s, input, kernels::gemm_output_type(input));
   std::vector<Metric> m;
-  // TFLOP/s = 2·M·N·K / t / 1e12 (reference/kernels.md §3.3); int8 counts integer ops (TOPS).
+  // TFLOP/s = 2·M·N·K / t / 1e12 (NVIDIA Matrix Multiplication Background guide); int8 counts integer ops (TOPS).
   m.push_back(Metric{"tflops", flops / seconds.median / 1e12, "TFLOP/s", true, peak_tflops, peak_tflops ? peak_source : ""});
   m.push_back(Metric{"tflops_max", flops / seconds.min / 1e12, "TFLOP/s", true, peak_tflops, peak_tflops ? peak_source : ""});
-  // Compulsory bytes / t (kernels.md §6 GEMM row): meaningful for memory-bound (small-M) shapes.
+  // Compulsory bytes / t (NVIDIA Matrix Multiplication Background guide): meaningful for memory-bound (small-M) shapes.
   m.push_back(Metric{"bandwidth", bytes / seconds.median / 1e9, "GB/s", true, peak_gbps, peak_gbps ? peak_source : ""});
   m.push_back(Metric{"max_rel_error", max_rel_error, "", false, std::nullopt, ""});
   return m;

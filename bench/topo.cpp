@@ -106,7 +106,7 @@ topo::Topology load_topology(const std::string& path) {
   const std::string text = read_text(path);
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (const std::string version = topo::hwloc_xml_version(text); !version.empty()) {
-    // hwloc 2.x reads v1 and v2 exports only (reference/reports-ci-topology.md §3.3).
+    // hwloc 2.x reads v1 and v2 exports only (open-mpi/hwloc include/hwloc.h).
     if (version.front() != '1' && version.front() != '2')
       throw UsageError(fmt::format("'{}' is an hwloc XML version {} export; hwloc 2.x reads only "
                                    "versions 1 and 2 (export it with hwloc 2's lstopo)",

@@ -1,7 +1,6 @@
 # One place for warning flags. gcb_target_warnings(target) applies them to C++ and CUDA sources.
 function(gcb_target_warnings target)
-  # -Wundef: a GCB_HAVE_* test in a file that forgot gcb/config.hpp is an error, not a silent 0.
-  set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wundef)
+  set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
   if(GCB_WERROR)
     list(APPEND cxx_flags -Werror)
   endif()

@@ -1,7 +1,7 @@
 // Counter-based random numbers for initialisation and synthetic data: a value depends only on
 // (seed, stream, index), never on what was generated before, so a shard of a tensor can be
 // generated directly and equals the same slice of the full tensor (the "seed checkpoint" property
-// of ../shared/reference/training.md §6 without a checkpoint). Header-only and free of library
+// of torchtitan docs/converging.md, without a checkpoint). Header-only and free of library
 // calls except log/sqrt/cos so a CUDA backend can use the same integer hash.
 #pragma once
 

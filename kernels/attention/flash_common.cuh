@@ -1,4 +1,4 @@
-// Device mechanics shared by the attention kernels (STYLE.md §5): 16-bit types, cp.async,
+// Device mechanics shared by the attention kernels: 16-bit types, cp.async,
 // ldmatrix, mma.sync m16n8k16 with FP32 accumulation, quad reductions, shared-memory tiles.
 // Fragment layouts are those of the PTX ISA, "Matrix Fragments for mma.m16n8k16" (sm_80+):
 // lane = 4·g + t; A holds rows g, g+8 × cols 2t..2t+1, 2t+8..2t+9; B holds k 2t..2t+1, 2t+8..2t+9

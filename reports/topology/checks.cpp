@@ -1,6 +1,6 @@
 // Identity and verdicts on a topology: the fingerprint that keys results to a machine shape,
 // the health checks `gcbench topo` warns about, and the expected-vs-found comparison behind
-// `--expect FILE` (reference/reports-ci-topology.md, "What our ... topology features must have").
+// `--expect FILE` (topology.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <set>
