@@ -15,6 +15,7 @@
 #include "bench/gemm.hpp"
 #include "bench/mem.hpp"
 #include "bench/p2p.hpp"
+#include "bench/plan/plan.hpp"
 #include "bench/report.hpp"
 #include "bench/run.hpp"
 #include "bench/scan/scan.hpp"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   bench::add_report_command(app, commands["report"]);
   bench::add_topo_command(app, commands["topo"]);
   bench::add_train_command(app, commands["train"], args);
+  bench::add_plan_command(app, commands["plan"], args);
   bench::add_compare_command(app, commands["compare"]);
   bench::add_export_command(app, commands["export"]);
   scan::add_scan_command(app, commands["scan"], args);

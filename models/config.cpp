@@ -21,8 +21,11 @@ struct NamedConfig {
 // GPT-3 table 2.1 lists XL as 24 heads of 128 and 13B as d_model 5140 with 40 heads of 128;
 // neither divides evenly, so XL uses 16 heads of 128 and 13B uses d_model 5120 (40 × 128), the
 // shapes public reproductions use. All GPT-3 sizes use n_ctx 2048 and the GPT-2 vocabulary.
+// `small` is a CPU-scale model between tiny and GPT-2: steps of a fraction of a second per core,
+// big enough that GEMMs, attention and communication all show (the planner's CPU validation).
 constexpr NamedConfig kConfigs[] = {
     {"tiny", 2, 32, 4, 64, 16},
+    {"small", 4, 256, 8, 4096, 128},
     {"gpt2-124m", 12, 768, 12, 50257, 1024},
     {"gpt2-350m", 24, 1024, 16, 50257, 1024},
     {"gpt2-774m", 36, 1280, 20, 50257, 1024},

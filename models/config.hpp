@@ -23,7 +23,7 @@ struct GptConfig {
 // Throws gcb::UsageError with one clear line when a field is not positive or hidden % heads != 0.
 void validate(const GptConfig& c);
 
-// Names: tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m, gpt3-small, gpt3-medium, gpt3-large,
+// Names: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m, gpt3-small, gpt3-medium, gpt3-large,
 // gpt3-xl, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b. Unknown name: gcb::UsageError.
 GptConfig named_config(std::string_view name);
 std::vector<std::string> config_names();

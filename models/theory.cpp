@@ -10,17 +10,13 @@ namespace {
 
 size_t zu(int v) { return static_cast<size_t>(v); }
 
-// Local unit sizes on a tp rank, each padded to a multiple of dp (the engine's LocalUnit::spec).
-struct PaddedUnits {
-  size_t layer, embed;
-};
+}  // namespace
+
 PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay) {
   const size_t C = zu(c.hidden), t = zu(lay.tp), d = zu(lay.dp);
   auto pad = [d](size_t n) { return (n + d - 1) / d * d; };
   return {pad((12 * C * C + 7 * C) / t + 6 * C), pad(zu(c.vocab) * C / t + zu(c.seq) * C + 2 * C)};
 }
-
-}  // namespace
 
 double model_flops_per_token(const GptConfig& c, FlopsConvention conv) {
   const double N = static_cast<double>(param_count(c));
@@ -155,6 +151,23 @@ double ring_wire_bytes(CommKind kind, double bytes, int n) {
 
 double bubble_fraction(int pp, int micro_batches) {
   return pp > 1 ? static_cast<double>(pp - 1) / (micro_batches + pp - 1) : 0.0;
+}
+
+double interleaved_bubble_fraction(int pp, int micro_batches, int virtual_stages) {
+  if (pp <= 1) return 0.0;
+  return static_cast<double>(pp - 1) / (static_cast<double>(virtual_stages) * micro_batches + pp - 1);
+}
+
+double narayanan_flops_per_iteration(const GptConfig& c, int64_t batch, bool full_recompute) {
+  const double B = static_cast<double>(batch), s = c.seq, l = c.layers, h = c.hidden, V = c.vocab;
+  if (full_recompute) return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
+}
+
+size_t materialized_attention_bytes(const TrainOptions& o, const ParallelLayout& lay, bool dropout) {
+  const size_t A = dtype_size(precision_policy(o.precision).activations);
+  const size_t heads = zu(o.model.heads / lay.tp), T = zu(o.model.seq), B = zu(o.micro_batch);
+  return (dropout ? 2 * A + 1 : A) * heads * T * T * B;
 }
 
 StepTheory step_theory(const TrainOptions& o, const ParallelLayout& lay) {

@@ -40,6 +40,14 @@ struct StateBytes {
 };
 StateBytes zero_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p);
 
+// The parameter units of a tp rank, each padded to a multiple of dp (the engine's LocalUnit spec):
+// a layer (12C² + 7C)/t + 6C, the embedding unit VC/t + TC + 2C — the granularity of gradient
+// reductions and ZeRO gathers.
+struct PaddedUnits {
+  size_t layer = 0, embed = 0;
+};
+PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay);
+
 // Parameters a rank of pipeline stage `stage` holds (elements, each unit padded to a multiple of
 // dp): a layer (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit VC/t + TC + 2C, held
 // by the first and the last stage (tied wte: Megatron keeps one copy per end of the pipeline).
@@ -61,6 +69,26 @@ double ring_wire_bytes(CommKind kind, double bytes, int n);
 // Pipeline bubble: idle fraction of a stage, (p − 1)/(m + p − 1) for GPipe and 1F1B alike
 // (Narayanan et al. 2021 §2.2); 0 without a pipeline.
 double bubble_fraction(int pp, int micro_batches);
+
+// Interleaved 1F1B (Narayanan et al. 2021 §2.2.2): each device holds v model chunks, so the
+// fill and drain shrink v-fold: bubble/ideal = (p − 1)/(v·m), i.e. a fraction (p − 1)/(v·m + p − 1)
+// of the step; v = 1 is bubble_fraction. The engine runs v = 1 only; the planner models v > 1.
+double interleaved_bubble_fraction(int pp, int micro_batches, int virtual_stages);
+
+// FLOPs of one iteration of `batch` sequences as Narayanan et al. 2021 (arXiv:2104.04473) count
+// them, eq. (3): only the transformer's matrix multiplications and the logit layer, with full
+// recomputation 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) — the layers' forward runs 4 times (forward,
+// recompute, backward 2×), the logits 3 times. Without recomputation the layers' forward runs 3
+// times: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)). The paper's "% of theoretical peak" divides the
+// first by time × GPUs × 312 TFLOP/s, so it counts the recomputation (a hardware FLOP rate).
+double narayanan_flops_per_iteration(const GptConfig& c, int64_t batch, bool full_recompute);
+
+// Bytes per layer a rank keeps for an attention that materialises the probabilities (no flash
+// attention; Megatron-LM before it, and the runs of Narayanan et al. 2021), on top of
+// activation_bytes(): Korthikanti et al. 2022 Table 2's 5·a·s²·b term per layer — softmax output
+// (A bytes per element), dropout mask (1 byte) and dropout output (A) — for the rank's a/t heads;
+// without dropout only the softmax output: A·(a/t)·s²·b.
+size_t materialized_attention_bytes(const TrainOptions& o, const ParallelLayout& lay, bool dropout);
 
 struct StageTheory {
   int stage = 0;

@@ -23,29 +23,32 @@ const std::vector<std::string>& train_phase_names() {
   return names;
 }
 
+nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch) {
+  return {{"model", t.model.name},
+          {"layout", l.name},
+          {"dp", l.dp},
+          {"tp", l.tp},
+          {"pp", l.pp},
+          {"sp", l.sp},
+          {"zero", static_cast<int>(l.zero)},
+          {"overlap", l.overlap},
+          {"schedule", l.schedule == PipeSchedule::gpipe ? "gpipe" : "1f1b"},
+          {"micro_batch", t.micro_batch},
+          {"global_batch", global_batch},
+          {"recompute", t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full"},
+          {"precision", std::string(precision_name(t.precision))}};
+}
+
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source) {
   const TrainOptions& t = m.options;
   const LayoutSpec& l = m.layout;
-  const GptConfig& c = t.model;
   const StepTheory theory = step_theory(t, l.layout());
   const StageTheory& stage0 = theory.stages[0];  // world rank 0 is on the first pipeline stage
   Result r;
   r.key = "train/" + l.name;
-  r.params = {{"model", c.name},
-              {"layout", l.name},
-              {"dp", l.dp},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"sp", l.sp},
-              {"zero", static_cast<int>(l.zero)},
-              {"overlap", l.overlap},
-              {"schedule", l.schedule == PipeSchedule::gpipe ? "gpipe" : "1f1b"},
-              {"micro_batch", t.micro_batch},
-              {"global_batch", m.global_batch},
-              {"recompute", t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full"},
-              {"precision", std::string(precision_name(t.precision))},
-              {"backend", m.backend},
-              {"ranks", m.ranks}};
+  r.params = layout_params(l, t, m.global_batch);
+  r.params["backend"] = m.backend;
+  r.params["ranks"] = m.ranks;
   r.samples = m.samples;
   r.stats = summarize(m.samples);
   r.stop_reason = "max_samples";

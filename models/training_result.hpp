@@ -45,4 +45,8 @@ struct LayoutMeasurement {
 // peak: FLOP/s for MFU (peak_source says where it comes from).
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
 
+// The parameters every layout result carries, measured (train) or predicted (plan): the model,
+// the layout and its parts, micro- and global batch, recomputation, precision.
+nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch);
+
 }  // namespace gcb::models

@@ -143,9 +143,10 @@ std::optional<double> metric_of(const Result* r, const char* name) {
   return m ? m->value : std::nullopt;
 }
 
-// Layout comparison: step time, tokens/s and MFU of each layout in each run.
-std::string train_table(const std::vector<Run>& runs) {
-  const auto rows = family_rows(runs, "train");
+// Layout comparison: step time, tokens/s and MFU of each layout in each run — measured (train) or
+// predicted (plan).
+std::string layout_table(const std::vector<Run>& runs, const std::string& family) {
+  const auto rows = family_rows(runs, family);
   static constexpr std::array<std::pair<const char*, const char*>, 3> kCols = {
       {{"step_time", "step time"}, {"tokens_per_s", "tokens/s"}, {"mfu", "MFU"}}};
   std::string out = "<table>\n<tr><th>layout</th><th>params</th>";
@@ -178,6 +179,7 @@ std::string family_title(const std::string& f) {
   if (f == "coll") return "Collectives (coll)";
   if (f == "p2p") return "Point-to-point (p2p)";
   if (f == "train") return "Training (train)";
+  if (f == "plan") return "Planner predictions (plan)";
   if (f == "scan") return "Cluster scan (scan)";
   return "Family " + f;
 }
@@ -208,8 +210,12 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
       out += charts_block(p2p_heatmaps(runs));
       out += compare_table(runs, family_rows(runs, family), true);
     } else if (family == "train") {
-      out += train_table(runs);
+      out += layout_table(runs, family);
       out += charts_block(train_charts(runs));
+    } else if (family == "plan") {
+      out += "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
+             "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
+      out += layout_table(runs, family);
     } else if (family == "scan") {
       out += scan_section_html(runs);
     } else {

@@ -1,6 +1,10 @@
 #include "reports/specs.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+
+#include <cctype>
 
 #include "core/error.hpp"
 
@@ -36,6 +40,9 @@ std::vector<GpuSpec> load_specs() {
     s.nvlink_links = g.at("nvlink_links").get<int>();
     s.nvlink_link_gbps = g.at("nvlink_link_gbps").get<double>();
     s.pcie_gen = g.at("pcie_gen").get<int>();
+    s.memory_gib = g.at("memory_gib").get<double>();
+    s.node_nic_gbps = opt(g, "node_nic_gbps");
+    s.node_source = g.at("node_source").get<std::string>();
     s.source = g.at("source").get<std::string>();
     GCB_CHECK(!s.source.empty(), "every GPU spec entry must name its source");
     specs.push_back(std::move(s));
@@ -55,6 +62,56 @@ std::optional<GpuSpec> find_gpu_spec(std::string_view device_name) {
     for (const auto& m : s.match)
       if (device_name.find(m) != std::string_view::npos) return s;
   return std::nullopt;
+}
+
+namespace {
+
+// Lower-case words of `text`, split at spaces, hyphens and underscores.
+std::vector<std::string> name_words(std::string_view text) {
+  std::vector<std::string> words(1);
+  for (const char ch : text) {
+    if (ch == ' ' || ch == '-' || ch == '_') {
+      if (!words.back().empty()) words.emplace_back();
+    } else {
+      words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+// Every word of `query` begins some word of `candidate`.
+bool words_begin(const std::vector<std::string>& query, const std::vector<std::string>& candidate) {
+  for (const std::string& q : query) {
+    bool found = false;
+    for (const std::string& c : candidate) found = found || c.starts_with(q);
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+GpuSpec gpu_spec_by_name(std::string_view name) {
+  const std::vector<std::string> query = name_words(name);
+  std::vector<const GpuSpec*> hits;
+  for (const GpuSpec& s : gpu_specs()) {
+    bool hit = words_begin(query, name_words(s.sku));
+    for (const std::string& m : s.match) hit = hit || words_begin(query, name_words(m));
+    if (hit) hits.push_back(&s);
+  }
+  auto skus = [](const std::vector<const GpuSpec*>& specs) {
+    std::vector<std::string> out;
+    for (const GpuSpec* s : specs) out.push_back(s->sku);
+    return fmt::format("{}", fmt::join(out, ", "));
+  };
+  if (query.empty() || hits.empty()) {
+    std::vector<const GpuSpec*> all;
+    for (const GpuSpec& s : gpu_specs()) all.push_back(&s);
+    throw UsageError(fmt::format("unknown GPU '{}' (known: {})", name, skus(all)));
+  }
+  if (hits.size() > 1) throw UsageError(fmt::format("GPU '{}' is ambiguous: {}", name, skus(hits)));
+  return *hits.front();
 }
 
 std::optional<double> peak_tflops(const GpuSpec& s, DType t) {

@@ -21,12 +21,18 @@ struct GpuSpec {
   int nvlink_gen = 0, nvlink_links = 0;
   double nvlink_link_gbps = 0;     // per link, per direction
   int pcie_gen = 0;
-  std::string source;
+  double memory_gib = 0;           // datasheet capacity (GiB)
+  std::optional<double> node_nic_gbps;  // inter-node NIC GB/s per GPU per direction in the vendor's 8-GPU node
+  std::string source, node_source;
 };
 
 const std::vector<GpuSpec>& gpu_specs();
 // First SKU whose match string occurs in `device_name` ("NVIDIA H100 80GB HBM3" → H100 SXM5).
 std::optional<GpuSpec> find_gpu_spec(std::string_view device_name);
+// The SKU a user names (`--gpu a100-sxm4-80gb`, `H100 SXM`, `h200`): case-insensitive, spaces,
+// hyphens and underscores alike; every word of `name` must begin a word of the SKU or of one of
+// its match strings. gcb::UsageError naming the candidates when none or several SKUs match.
+GpuSpec gpu_spec_by_name(std::string_view name);
 // Dense tensor-core (or FP32/FP64 pipe) peak for dtype in TFLOP/s; fp64 uses the tensor rate.
 std::optional<double> peak_tflops(const GpuSpec& spec, DType t);
 

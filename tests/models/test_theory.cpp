@@ -59,6 +59,38 @@ TEST(Theory, BubbleIsPMinusOneOverMPlusPMinusOne) {
   EXPECT_DOUBLE_EQ(bubble_fraction(8, 8), 7.0 / 15.0);
 }
 
+TEST(Theory, InterleavedBubbleShrinksWithModelChunks) {
+  EXPECT_DOUBLE_EQ(interleaved_bubble_fraction(1, 8, 2), 0.0);
+  EXPECT_DOUBLE_EQ(interleaved_bubble_fraction(4, 8, 1), bubble_fraction(4, 8));
+  // Narayanan et al. 2021 §2.2.2: bubble / ideal = (p − 1)/(v·m).
+  const double f = interleaved_bubble_fraction(8, 16, 2);
+  EXPECT_DOUBLE_EQ(f / (1 - f), 7.0 / 32.0);
+}
+
+TEST(Theory, NarayananEquationThree) {
+  // GPT 1.7B of their Table 1: l 24, h 2304, s 2048, V 51200, B 512.
+  GptConfig c{"gpt-1.7b", 24, 2304, 24, 51200, 2048};
+  const double B = 512, s = 2048, l = 24, h = 2304, V = 51200;
+  const double full = narayanan_flops_per_iteration(c, 512, true);
+  EXPECT_DOUBLE_EQ(full, 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
+  EXPECT_NEAR(full / 1e16, 1.5467, 0.0001);
+  // Without recomputation one forward of the layers (24Bslh² + 4Bs²hl) less; the logits stay.
+  const double none = narayanan_flops_per_iteration(c, 512, false);
+  EXPECT_NEAR(full - none, 24 * B * s * l * h * h + 4 * B * s * s * h * l, 1e-6 * full);
+}
+
+TEST(Theory, MaterializedAttentionIsKorthikantisFiveASquaredSB) {
+  // Korthikanti et al. 2022 Table 2: 5·a·s²·b bytes per layer in 16-bit with dropout, a/t heads.
+  TrainOptions o;
+  o.model = GptConfig{"m", 2, 64, 8, 128, 32};
+  o.micro_batch = 3;
+  o.precision = Precision::bf16;
+  EXPECT_EQ(materialized_attention_bytes(o, {1, 2, 1}, true), 5u * 4 * 32 * 32 * 3);
+  EXPECT_EQ(materialized_attention_bytes(o, {1, 2, 1}, false), 2u * 4 * 32 * 32 * 3);
+  o.precision = Precision::fp32;
+  EXPECT_EQ(materialized_attention_bytes(o, {1, 1, 1}, true), 9u * 8 * 32 * 32 * 3);
+}
+
 TEST(Theory, OneEntryPointCoversAnyLayoutWithoutRunning) {
   // GPT-3 175B on 1024 GPUs, dp 8 × tp 8 × pp 16, ZeRO-1, bf16, SP, 1F1B, m = 16: what a planner
   // asks. Every stage has its states, activations and communication; the model states add up

@@ -184,6 +184,31 @@ TEST(Specs, LooksUpSkusByCudaDeviceName) {
   for (const auto& s : gpu_specs()) EXPECT_FALSE(s.source.empty()) << s.sku;
 }
 
+TEST(Specs, LooksUpSkusByTheNameAUserTypes) {
+  // Case-insensitive; spaces, hyphens and underscores alike; each word begins a word of the SKU.
+  EXPECT_EQ(gpu_spec_by_name("a100-sxm4-80gb").sku, "A100 SXM4 80GB");
+  EXPECT_EQ(gpu_spec_by_name("A100 SXM4 80GB").sku, "A100 SXM4 80GB");
+  EXPECT_EQ(gpu_spec_by_name("h100-sxm").sku, "H100 SXM5 80GB");
+  EXPECT_EQ(gpu_spec_by_name("H100_SXM5").sku, "H100 SXM5 80GB");
+  EXPECT_EQ(gpu_spec_by_name("h200").sku, "H200 SXM 141GB");
+  EXPECT_EQ(gpu_spec_by_name("b200").sku, "B200 180GB");
+  EXPECT_EQ(gpu_spec_by_name("h100-pcie").sku, "H100 PCIe 80GB");
+  EXPECT_THROW(gpu_spec_by_name("a100"), UsageError);  // four SKUs: ambiguous
+  EXPECT_THROW(gpu_spec_by_name("h100"), UsageError);
+  EXPECT_THROW(gpu_spec_by_name("v100"), UsageError);
+  EXPECT_THROW(gpu_spec_by_name(" - "), UsageError);
+  // Capacity and the reference node's NIC rate per GPU (DGX A100: 8 × 200 Gb/s for 8 GPUs).
+  const GpuSpec a100 = gpu_spec_by_name("a100-sxm4-80gb");
+  EXPECT_DOUBLE_EQ(a100.memory_gib, 80);
+  EXPECT_DOUBLE_EQ(*a100.node_nic_gbps, 25);
+  EXPECT_DOUBLE_EQ(*gpu_spec_by_name("h100-sxm").node_nic_gbps, 50);
+  EXPECT_FALSE(gpu_spec_by_name("h100-pcie").node_nic_gbps.has_value());
+  for (const auto& s : gpu_specs()) {
+    EXPECT_GT(s.memory_gib, 0) << s.sku;
+    EXPECT_FALSE(s.node_source.empty()) << s.sku;
+  }
+}
+
 TEST(Specs, DerivedPeaks) {
   // H100 SXM: NVML reports a 2619 MHz memory clock on a 5120-bit bus → 3352 GB/s.
   EXPECT_NEAR(derived_hbm_gbps(2619, 5120), 3352.3, 0.1);

@@ -1,0 +1,67 @@
+// `gcbench plan`: which parallel layout of a model trains fastest on a cluster and fits in its
+// memory. Flags → a models::planner::PlanRequest → make_plan → a ranked, explained table, results
+// in the suite's schema, and optionally the top layouts run through the training library
+// (--verify) or a table of published runs checked row by row (--published). docs/readme-plan.md.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/config.hpp"
+#include "models/planner/planner.hpp"
+#include "models/planner/published.hpp"
+
+namespace gcb::bench {
+
+struct PlanCliOptions {
+  std::string model = "tiny";  // named config or JSON file
+  models::ConfigOverrides overrides;
+  std::string gpu = "cpu";  // spec-table SKU, or cpu (rank threads of this host)
+  int gpus = 0, gpus_per_node = 0, nodes = 0;  // 0 = derived (see docs)
+  double intra_gbps = 0, inter_gbps = 0;
+  std::string topo;                      // topology file
+  std::vector<std::string> calibration;  // result files
+  double efficiency = 0.68;              // see docs/readme-plan.md
+  std::string memory_limit;              // size, e.g. 80G
+  std::string precision;                 // bf16 (GPU default) or fp32 (CPU default)
+  int global_batch = 0;
+  std::string micro_batch = "1,2,4,8", recompute = "none,selective,full", zero = "0,1,2,3";
+  std::string schedule = "1f1b,gpipe", sp = "off,on", overlap = "off,on", virtual_stages = "1";
+  bool tp_across_nodes = false;
+  std::string attention = "flash";  // flash | materialized | materialized-dropout
+  bool pp_scatter_gather = false;
+  std::string layout;  // --layout: only these
+  int top = 10, rejected = 5;
+  int verify = 0, verify_repeats = 1, steps = 3, warmup = 1;
+  double verify_tolerance = 0.25;  // |predicted / measured − 1| above it fails; 0 = not judged
+  std::string published;  // a CSV of published runs
+  bool shapes = false;    // print the GEMM / attention shapes of the shown layouts
+};
+
+// Flags to the planner's request; gcb::UsageError with one line for anything invalid.
+models::planner::PlanRequest plan_request(const PlanCliOptions& o);
+
+// `--layout` items (the --sweep grammar plus vN, interleaved 1F1B model chunks) on `gpus` GPUs,
+// each with the given micro-batch and recomputation.
+std::vector<models::planner::Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch,
+                                                           models::Recompute recompute);
+
+// Printing (plan_print.cpp).
+void print_plan(const models::planner::PlanRequest& req, const models::planner::PlanModel& pm,
+                const models::planner::PlanOutcome& out, int top, int rejected);
+void print_shapes(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& shown);
+void print_published(const std::vector<models::planner::PublishedCheck>& checks, const std::string& gpu);
+
+// --verify (plan_verify.cpp): the first `n` predictions that this machine can run, each run
+// `repeats` times through models::run_training (rounds interleaved); prints predicted against
+// measured (median over rounds) and returns the measurements and a comparison result per layout:
+// FAIL when a memory category differs (activations: by more than 10 %) or, with tolerance > 0,
+// when the step time is off by more than that fraction.
+std::vector<Result> verify_plan(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& fits,
+                                int n, int repeats, int steps, int warmup, double tolerance);
+
+void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
+
+}  // namespace gcb::bench

@@ -1,0 +1,289 @@
+// `gcbench plan`: flags → a models::planner::PlanRequest; the run (see plan.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "bench/cli.hpp"
+#include "bench/plan/plan.hpp"
+#include "bench/topo.hpp"
+#include "core/error.hpp"
+#include "core/size.hpp"
+#include "models/training_run.hpp"
+
+namespace gcb::bench {
+namespace {
+
+using namespace models::planner;
+using models::PipeSchedule;
+using models::Recompute;
+using models::ZeroStage;
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t at = text.find(',', start);
+    std::string item = text.substr(start, at == std::string::npos ? std::string::npos : at - start);
+    if (!item.empty()) out.push_back(item);
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+int parse_int(const std::string& s, const char* flag) {
+  if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError(fmt::format("{}: '{}' is not a positive integer", flag, s));
+  }
+  return std::stoi(s);
+}
+
+Recompute parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::none;
+  if (s == "selective") return Recompute::selective;
+  if (s == "full") return Recompute::full;
+  throw UsageError(fmt::format("--recompute {}: expected none, selective or full", s));
+}
+
+bool parse_on_off(const std::string& s, const char* flag) {
+  if (s == "on") return true;
+  if (s == "off") return false;
+  throw UsageError(fmt::format("{} {}: expected on or off", flag, s));
+}
+
+template <typename T, typename F>
+std::vector<T> parse_each(const std::string& text, const char* flag, F f) {
+  std::vector<T> out;
+  for (const std::string& s : split_list(text)) out.push_back(f(s));
+  if (out.empty()) throw UsageError(fmt::format("{}: empty list", flag));
+  return out;
+}
+
+models::GptConfig resolve_model(const PlanCliOptions& o) {
+  const bool file = o.model.find(".json") != std::string::npos;
+  const models::GptConfig base = file ? models::load_config_file(o.model) : models::named_config(o.model);
+  return models::apply_overrides(base, o.overrides);
+}
+
+SearchSpace search_space(const PlanCliOptions& o) {
+  SearchSpace s;
+  s.micro_batches = parse_each<int>(o.micro_batch, "--micro-batch", [](const std::string& v) { return parse_int(v, "--micro-batch"); });
+  s.recompute = parse_each<Recompute>(o.recompute, "--recompute", parse_recompute);
+  s.zero = parse_each<ZeroStage>(o.zero, "--zero", [](const std::string& v) {
+    const int z = parse_int(v, "--zero");
+    if (z > 3) throw UsageError(fmt::format("--zero {}: expected 0–3", v));
+    return static_cast<ZeroStage>(z);
+  });
+  s.schedules = parse_each<PipeSchedule>(o.schedule, "--schedule", [](const std::string& v) {
+    if (v == "1f1b") return PipeSchedule::one_f_one_b;
+    if (v == "gpipe") return PipeSchedule::gpipe;
+    throw UsageError(fmt::format("--schedule {}: expected 1f1b or gpipe", v));
+  });
+  s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
+  s.overlap = parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
+  s.virtual_stages = parse_each<int>(o.virtual_stages, "--virtual-stages", [](const std::string& v) { return parse_int(v, "--virtual-stages"); });
+  s.tp_across_nodes = o.tp_across_nodes;
+  for (int v : s.micro_batches)
+    if (v < 1) throw UsageError("--micro-batch values must be ≥ 1");
+  for (int v : s.virtual_stages)
+    if (v < 1) throw UsageError("--virtual-stages values must be ≥ 1");
+  return s;
+}
+
+Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
+  const double limit = o.memory_limit.empty() ? 0.0 : static_cast<double>(parse_size(o.memory_limit));
+  TopologyFacts facts;
+  if (!o.topo.empty()) facts = topology_facts(load_topology(o.topo));
+  if (o.gpu == "cpu") {
+    if (o.nodes > 1) throw UsageError("--gpu cpu plans the rank threads of one host: --nodes must be 1");
+    const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return cpu_cluster(ranks, limit);
+  }
+  const GpuSpec spec = o.gpu.empty() && !facts.gpu_name.empty() ? find_gpu_spec(facts.gpu_name).value_or(gpu_spec_by_name(facts.gpu_name))
+                                                                 : gpu_spec_by_name(o.gpu);
+  GpuClusterArgs a;
+  a.precision = precision;
+  a.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : facts.gpus_per_node > 0 ? facts.gpus_per_node : 8;
+  if (o.gpus > 0 && o.nodes > 0 && o.gpus != o.nodes * a.gpus_per_node) {
+    throw UsageError(fmt::format("--gpus {} ≠ --nodes {} × {} GPUs per node", o.gpus, o.nodes, a.gpus_per_node));
+  }
+  a.gpus = o.gpus > 0 ? o.gpus : o.nodes > 0 ? o.nodes * a.gpus_per_node : a.gpus_per_node;
+  a.intra_gbps = o.intra_gbps > 0 ? o.intra_gbps : facts.nvlinks_per_gpu * spec.nvlink_link_gbps;
+  a.inter_gbps = o.inter_gbps > 0 ? o.inter_gbps : facts.nic_gbps_per_gpu;
+  a.memory_limit_bytes = limit;
+  Cluster c = gpu_cluster(spec, a);
+  if (o.intra_gbps <= 0 && facts.nvlinks_per_gpu > 0) c.intra.source = fmt::format("topology {}: {} NVLinks per GPU", o.topo, facts.nvlinks_per_gpu);
+  if (o.inter_gbps <= 0 && facts.nic_gbps_per_gpu > 0) c.inter.source = fmt::format("topology {}: NIC rate per GPU", o.topo);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch, Recompute recompute) {
+  std::vector<Candidate> out;
+  for (const std::string& item : split_list(text)) {
+    // The planner's one token beyond the --sweep grammar: vN, interleaved 1F1B with N chunks.
+    std::string rest;
+    int v = 1;
+    size_t start = 0;
+    for (;;) {
+      const size_t at = item.find('-', start);
+      const std::string tok = item.substr(start, at == std::string::npos ? std::string::npos : at - start);
+      if (tok.size() > 1 && tok[0] == 'v' && tok.find_first_not_of("0123456789", 1) == std::string::npos) {
+        v = parse_int(tok.substr(1), "--layout vN");
+      } else {
+        rest += (rest.empty() ? "" : "-") + tok;
+      }
+      if (at == std::string::npos) break;
+      start = at + 1;
+    }
+    const std::vector<models::LayoutSpec> specs = models::parse_sweep(rest, gpus);
+    Candidate c;
+    c.layout = specs.front();
+    c.micro_batch = micro_batch;
+    c.recompute = recompute;
+    c.virtual_stages = v;
+    out.push_back(c);
+  }
+  if (out.empty()) throw UsageError("--layout: no layout given");
+  return out;
+}
+
+PlanRequest plan_request(const PlanCliOptions& o) {
+  PlanRequest r;
+  r.model = resolve_model(o);
+  const std::string prec = !o.precision.empty() ? o.precision : o.gpu == "cpu" ? "fp32" : "bf16";
+  const auto precision = models::parse_precision(prec);
+  if (!precision) throw UsageError(fmt::format("--precision {}: expected fp32 or bf16", prec));
+  r.precision = *precision;
+  r.global_batch = o.global_batch;
+  if (r.global_batch < 1) throw UsageError("--global-batch G (sequences per step) is required and must be ≥ 1");
+  r.cluster = resolve_cluster(o, r.precision);
+  CalibrationFilter filter;
+  filter.cpu = r.cluster.is_cpu();
+  filter.dtype = r.precision == models::Precision::bf16 ? "bf16" : "fp32";
+  r.calibration = read_calibration(o.calibration, filter);
+  if (o.efficiency <= 0 || o.efficiency > 1) throw UsageError("--compute-efficiency must be in (0, 1]");
+  r.efficiency = o.efficiency;
+  if (o.attention == "flash") {
+    r.attention = {true, false};
+  } else if (o.attention == "materialized") {
+    r.attention = {false, false};
+  } else if (o.attention == "materialized-dropout") {
+    r.attention = {false, true};
+  } else {
+    throw UsageError(fmt::format("--attention {}: expected flash, materialized or materialized-dropout", o.attention));
+  }
+  r.pp_scatter_gather = o.pp_scatter_gather;
+  r.space = search_space(o);
+  if (!o.layout.empty()) {
+    r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front());
+  }
+  if (r.cluster.is_cpu() && r.calibration.gemm.empty()) {
+    // No gemm results: the host's sgemm peak as `gcbench train` measures it, × the efficiency.
+    r.cluster.peak_flops = models::measure_sgemm_peak(512).best;
+    r.cluster.peak_source = "measured: sgemm 512³ here, fastest repetition (no gemm results)";
+  }
+  return r;
+}
+
+void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+  auto* app = root.add_subcommand("plan", "Predict memory and step time of every parallel layout of a model on a cluster; rank them");
+  auto common = std::make_shared<CommonOptions>();
+  auto o = std::make_shared<PlanCliOptions>();
+  add_common_options(*app, *common, false, false);
+  app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")->capture_default_str();
+  app->add_option("--layers", o->overrides.layers, "Override the number of layers");
+  app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");
+  app->add_option("--heads", o->overrides.heads, "Override the number of heads");
+  app->add_option("--vocab", o->overrides.vocab, "Override the vocabulary size");
+  app->add_option("--seq", o->overrides.seq, "Override the sequence length");
+  app->add_option("--gpu", o->gpu, "Spec-table SKU (h100-sxm, a100-sxm4-80gb, h200, …) or cpu (rank threads of this host)")
+      ->capture_default_str();
+  app->add_option("--gpus", o->gpus, "Devices in all (default: --nodes × --gpus-per-node; cpu: this host's cores)");
+  app->add_option("--gpus-per-node", o->gpus_per_node, "Devices per node (default: the topology's, else 8)");
+  app->add_option("--nodes", o->nodes, "Nodes (with --gpus-per-node, instead of --gpus)");
+  app->add_option("--intra-gbps", o->intra_gbps, "Intra-node bus bandwidth per GPU, GB/s (default: NVLink of the spec or topology)");
+  app->add_option("--inter-gbps", o->inter_gbps, "Inter-node NIC bandwidth per GPU, GB/s (default: the SKU's reference node or topology)");
+  app->add_option("--topo", o->topo, "A node's topology (gcbench topo JSON, NCCL XML or nvidia-smi topo -m): GPUs per node, NVLinks, NICs");
+  app->add_option("--calibration", o->calibration, "Result files of gemm, attn, coll, mem runs on the cluster (repeatable; comma-separated)")
+      ->delimiter(',');
+  app->add_option("--compute-efficiency", o->efficiency, "Fraction of peak an uncalibrated GEMM / attention call reaches")
+      ->capture_default_str();
+  app->add_option("--memory-limit", o->memory_limit, "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)");
+  app->add_option("--precision", o->precision, "bf16 (default on GPUs) or fp32 (default on cpu)");
+  app->add_option("--global-batch", o->global_batch, "Sequences per step (required)");
+  app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")->capture_default_str();
+  app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")->capture_default_str();
+  app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
+  app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();
+  app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
+  app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")->capture_default_str();
+  app->add_option("--virtual-stages", o->virtual_stages, "Interleaved 1F1B model chunks per device to consider (1 = none)")
+      ->capture_default_str();
+  app->add_flag("--allow-tp-across-nodes", o->tp_across_nodes, "Consider tp groups larger than a node");
+  app->add_option("--attention", o->attention, "flash | materialized | materialized-dropout (memory and traffic of the scores)")
+      ->capture_default_str();
+  app->add_flag("--pp-scatter-gather", o->pp_scatter_gather, "Pipeline messages split over the tp ranks (Megatron-LM, Narayanan et al. §4.1)");
+  app->add_option("--layout", o->layout, "Predict only these layouts (the --sweep grammar + vN), e.g. dp1-tp8-sp-pp8-1f1b");
+  app->add_option("--top", o->top, "Layouts shown and written")->capture_default_str();
+  app->add_option("--rejected", o->rejected, "Out-of-memory layouts shown (closest first)")->capture_default_str();
+  app->add_option("--verify", o->verify, "Run the top N layouts this machine can run through the training library")->capture_default_str();
+  app->add_option("--verify-repeats", o->verify_repeats, "Rounds of --verify (interleaved; the median is compared)")->capture_default_str();
+  app->add_option("--verify-tolerance", o->verify_tolerance,
+                  "--verify fails a layout whose step time is off by more than this fraction (0 = report only)")
+      ->capture_default_str();
+  app->add_option("--steps", o->steps, "Timed steps per --verify run")->capture_default_str();
+  app->add_option("--warmup", o->warmup, "Untimed steps per --verify run")->capture_default_str();
+  app->add_option("--published", o->published, "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
+  app->add_flag("--shapes", o->shapes, "Print the GEMM and attention shapes of the shown layouts (what to calibrate)");
+  run = [=, &argv] {
+    const PlanCliOptions& opts = *o;
+    if (!opts.published.empty()) {
+      const std::string gpu = opts.gpu == "cpu" ? "a100-sxm4-80gb" : opts.gpu;
+      const std::vector<PublishedCheck> checks =
+          check_published(read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
+      Session session(*common, argv);
+      if (!common->quiet) print_published(checks, gpu_spec_by_name(gpu).sku);
+      for (const PublishedCheck& c : checks) {
+        Result r;
+        r.key = "plan/published/" + c.run.model;
+        r.params = {{"model", c.run.model}, {"gpus", c.run.gpus}, {"tp", c.run.tp}, {"pp", c.run.pp}, {"dp", c.run.dp},
+                    {"micro_batch", c.run.micro_batch}, {"global_batch", c.run.global_batch},
+                    {"virtual_stages", c.run.virtual_stages}, {"source", opts.published}};
+        r.stop_reason = "predicted";
+        r.metrics = {{"error", 100 * c.error, "%", false, std::nullopt, ""},
+                     {"step_time_published", c.iteration_time, "s", false, std::nullopt, ""},
+                     {"step_time_predicted", c.predicted_time, "s", false, std::nullopt, ""},
+                     {"hfu", c.hfu, "%", true, 100.0, "paper eq. (3)"},
+                     {"mfu", c.mfu, "%", true, 100.0, "paper eq. (3) without recomputation"},
+                     {"efficiency_fitted", c.fitted_efficiency, "", true, std::nullopt, ""},
+                     {"efficiency_leave_one_out", c.loo_efficiency, "", true, std::nullopt, ""}};
+        session.runner().add(r);
+      }
+      return session.finish();
+    }
+    const PlanRequest req = plan_request(opts);
+    if (opts.verify > 0 && !req.cluster.is_cpu()) {
+      throw UsageError(fmt::format("--verify runs layouts on this machine's CPU: plan with --gpu cpu ({} cannot run here)", req.cluster.device));
+    }
+    Session session(*common, argv);
+    const PlanModel pm = plan_model(req);
+    const PlanOutcome out = make_plan(req);
+    if (!common->quiet) print_plan(req, pm, out, opts.top, opts.rejected);
+    std::vector<Prediction> shown(out.fits.begin(), out.fits.begin() + std::min<ptrdiff_t>(opts.top, std::ssize(out.fits)));
+    if (opts.shapes) print_shapes(pm, !req.only.empty() ? (out.fits.empty() ? out.oom : out.fits) : shown);
+    int rank = 0;
+    for (const Prediction& p : shown) session.runner().add(prediction_result(p, pm, ++rank));
+    // The closest misses, WAIVED with how far over the limit they are.
+    for (size_t i = 0; i < out.oom.size() && static_cast<int>(i) < opts.rejected; ++i) {
+      session.runner().add(prediction_result(out.oom[i], pm, 0));
+    }
+    if (opts.verify > 0) {
+      for (Result& r : verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup, opts.verify_tolerance)) session.runner().add(std::move(r));
+    }
+    return session.finish();
+  };
+}
+
+}  // namespace gcb::bench

@@ -1,0 +1,180 @@
+// `gcbench plan`'s tables: the cluster and where its rates come from, the ranked layouts with
+// their time breakdown, why the others were rejected, the shapes to calibrate, published runs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "bench/plan/plan.hpp"
+#include "models/planner/step_work.hpp"
+
+namespace gcb::bench {
+namespace {
+
+using namespace models::planner;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string gbps(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
+
+// A reason with its numbers replaced, so that "tp 16 > 8 GPUs per node" and "tp 32 > 8 …" group.
+std::string reason_kind(const std::string& reason) {
+  std::string k;
+  for (const char ch : reason) {
+    if (std::isdigit(static_cast<unsigned char>(ch)) != 0) {
+      if (k.empty() || k.back() != '#') k += '#';
+    } else {
+      k += ch;
+    }
+  }
+  return k;
+}
+
+void print_cluster(const PlanRequest& req, const PlanModel& pm) {
+  const Cluster& c = pm.cluster;
+  const models::GptConfig& m = pm.model;
+  fmt::print("plan: {} (L {} C {} heads {} V {} T {}), {} sequences per step, {}, attention {}\n", m.name, m.layers, m.hidden,
+             m.heads, m.vocab, m.seq, pm.global_batch, models::precision_name(pm.precision),
+             pm.attention.flash ? "flash" : pm.attention.dropout ? "materialized with dropout" : "materialized");
+  fmt::print("cluster: {} × {}", c.gpus, c.device);
+  if (!c.is_cpu()) fmt::print(", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
+  fmt::print("\n  peak {} per device ({}); memory limit {:.2f} GiB ({})\n",
+             c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12) : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
+             c.peak_source,
+             c.memory_bytes / kGiB, c.memory_source);
+  fmt::print("  memory bandwidth {} ({})\n", c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
+             c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
+  const Calibration& cal = req.calibration;
+  fmt::print("  GEMMs: {}; attention: {}\n",
+             cal.gemm.empty() ? fmt::format("{} × peak (no gemm results)", pm.compute.efficiency())
+                              : fmt::format("{} measured shapes, others interpolated", cal.gemm.size()),
+             cal.attn.empty() ? fmt::format("{} × peak (no attn results)", pm.compute.efficiency())
+                              : fmt::format("{} measured shapes, others interpolated", cal.attn.size()));
+  for (const Tier t : {Tier::intra_node, Tier::inter_node}) {
+    if (t == Tier::inter_node && c.nodes() <= 1) continue;
+    const int n = t == Tier::intra_node ? std::min(c.gpus, c.gpus_per_node) : c.nodes();
+    const AlphaBeta ab = pm.comm.model(Collective::all_reduce, std::max(2, n), t);
+    fmt::print("  {} all-reduce of {} ranks: α {:.1f} µs, β {} ({})\n", tier_name(t), std::max(2, n), ab.alpha_s * 1e6,
+               ab.bytes_per_s > 0 ? gbps(ab.bytes_per_s) : "not costed", ab.source);
+  }
+  if (!cal.files.empty()) fmt::print("  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
+}
+
+void print_ranked(const std::vector<Prediction>& preds, size_t n) {
+  fmt::print("\n{:>3} {:<34} {:>3} {:<9} {:>9} {:>11} {:>6} {:>6} {:>8} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n", "#",
+             "layout", "mb", "recompute", "step s", "tokens/s", "MFU%", "HFU%", "mem GiB", "fwd+bwd", "recomp", "tp", "pp",
+             "zero3", "bubble", "dp", "optim", "other");
+  for (size_t i = 0; i < std::min(n, preds.size()); ++i) {
+    const Prediction& p = preds[i];
+    const TimeBreakdown& t = p.time;
+    std::string layout = p.candidate.layout.name;
+    if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
+    fmt::print("{:>3} {:<34} {:>3} {:<9} {:>9.4g} {:>11.4g} {:>6.2f} {:>6.2f} {:>8.2f} | {:>8.3g} {:>8.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g}\n",
+               i + 1, layout, p.candidate.micro_batch, recompute_name(p.candidate.recompute), t.step, p.tokens_per_s, p.mfu,
+               p.hfu, p.memory.total() / kGiB, t.forward + t.backward, t.recompute, t.tp_comm, t.pp_comm, t.zero3_gather,
+               t.bubble, t.dp_comm, t.optimizer, t.other_comm);
+  }
+}
+
+std::string memory_line(const StageMemory& m) {
+  std::string s;
+  for (size_t k = 0; k < models::kMemCategories; ++k) {
+    const auto cat = static_cast<models::MemCategory>(k);
+    const double v = cat == models::MemCategory::workspace ? m.workspace_steady : m.peak[k];
+    if (v <= 0) continue;
+    s += fmt::format("{}{} {:.2f}", s.empty() ? "" : ", ", models::mem_category_name(cat), v / kGiB);
+  }
+  return s;
+}
+
+}  // namespace
+
+void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& out, int top, int rejected) {
+  print_cluster(req, pm);
+  long invalid = 0;
+  for (const Rejection& r : out.invalid) invalid += r.variants;
+  fmt::print("candidates: {} predicted — {} fit in {:.2f} GiB, {} do not; {} combinations cannot run\n", out.candidates,
+             out.fits.size(), pm.cluster.memory_bytes / kGiB, out.oom.size(), invalid);
+  if (out.fits.empty()) {
+    fmt::print("\nno layout fits");
+  } else {
+    print_ranked(out.fits, static_cast<size_t>(std::max(0, top)));
+    const Prediction& best = out.fits.front();
+    const TimeBreakdown& t = best.time;
+    fmt::print("\nbest: {} — {:.4g} s per step, {:.1f} % MFU; stage {} is the slowest; compute {:.0f} %, communication in the "
+               "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %\n",
+               best.candidate.name(), t.step, best.mfu, best.bottleneck_stage,
+               100 * (t.forward + t.backward + t.recompute) / t.step,
+               100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
+               100 * t.optimizer / t.step);
+    fmt::print("  memory of stage {} (GiB): {}\n", best.memory.stage, memory_line(best.memory));
+  }
+  if (!out.oom.empty()) {
+    fmt::print("\nout of memory: {} candidates; the closest:\n", out.oom.size());
+    for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(0, rejected)), out.oom.size()); ++i) {
+      const Prediction& p = out.oom[i];
+      fmt::print("  {:<48} {:.2f} GiB, {:.2f} GiB over — stage {}: {}\n", p.candidate.name(), p.memory.total() / kGiB,
+                 (p.memory.total() - p.memory_limit) / kGiB, p.memory.stage, memory_line(p.memory));
+    }
+  }
+  if (!out.invalid.empty()) {
+    std::map<std::string, std::pair<long, const Rejection*>> kinds;
+    for (const Rejection& r : out.invalid) {
+      auto& k = kinds[reason_kind(r.reason)];
+      k.first += r.variants;
+      if (!k.second) k.second = &r;
+    }
+    fmt::print("\ncannot run:\n");
+    for (const auto& [kind, entry] : kinds) fmt::print("  {:>7} × {} (e.g. {})\n", entry.first, entry.second->reason, entry.second->what);
+  }
+}
+
+void print_shapes(const PlanModel& pm, const std::vector<Prediction>& shown) {
+  std::set<GemmShape> gemms;
+  std::set<AttnShapeCall> attns;
+  for (const Prediction& p : shown) {
+    const models::ParallelLayout lay = p.candidate.layout.layout();
+    for (int s : {0, lay.pp - 1}) {
+      const StageWork w = stage_work(p.options, lay, s, pm.attention);
+      for (const PassWork* pass : {&w.forward, &w.backward, &w.recompute}) {
+        for (const GemmCall& g : pass->gemm) gemms.insert(g.shape);
+        for (const AttnCall& a : pass->attn) attns.insert(a.shape);
+      }
+    }
+  }
+  fmt::print("\n# shapes of these layouts: gemm M N K (gcbench gemm --m M --n N --k K); attn B H S D causal pass "
+             "(gcbench attn --batch B --heads H --seq S --head-dim D --causal on --pass P)\n");
+  for (const GemmShape& g : gemms) fmt::print("gemm {} {} {}\n", g.m, g.n, g.k);
+  for (const AttnShapeCall& a : attns)
+    fmt::print("attn {} {} {} {} {} {}\n", a.batch, a.heads, a.seq, a.head_dim, a.causal ? "on" : "off", a.backward ? "bwd" : "fwd");
+}
+
+void print_published(const std::vector<PublishedCheck>& checks, const std::string& gpu) {
+  fmt::print("published runs on {}: iteration time from eq. (3) F / (GPUs × published TFLOP/s), against the planner with the "
+             "compute efficiency fitted to the other runs (leave-one-out)\n\n",
+             gpu);
+  fmt::print("{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7} {:>6} {:>6} {:>6} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8}\n", "model", "GPUs",
+             "tp", "pp", "dp", "mb", "v", "TFLOP/s", "%peak", "HFU%", "MFU%", "time s", "pred. s", "error", "e fit", "e LOO",
+             "mem GiB");
+  double worst = 0, sum = 0, esum = 0;
+  for (const PublishedCheck& c : checks) {
+    const PublishedRun& r = c.run;
+    fmt::print("{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7.0f} {:>6.0f} {:>6.2f} {:>6.2f} {:>9.2f} {:>9.2f} {:>+6.1f}% {:>7.3f} {:>7.3f} {:>8.1f}\n",
+               r.model, r.gpus, r.tp, r.pp, r.dp, r.micro_batch, r.virtual_stages, r.tflops_per_gpu, r.percent_of_peak, c.hfu,
+               c.mfu, c.iteration_time, c.predicted_time, 100 * c.error, c.fitted_efficiency, c.loo_efficiency,
+               c.prediction.memory.total() / kGiB);
+    worst = std::max(worst, std::abs(c.error));
+    sum += std::abs(c.error);
+    esum += c.fitted_efficiency;
+  }
+  if (!checks.empty()) {
+    const auto n = static_cast<double>(checks.size());
+    fmt::print("\n{} runs: mean |error| {:.1f} %, max {:.1f} %; mean fitted efficiency {:.3f} (the one-constant fit)\n",
+               checks.size(), 100 * sum / n, 100 * worst, esum / n);
+  }
+}
+
+}  // namespace gcb::bench

@@ -1,0 +1,56 @@
+// What measurements on the cluster itself say about it, read from gcbench result files: GEMM
+// seconds per shape (`gemm`), attention seconds per shape and pass (`attn`), α–β fits per
+// collective and group size (`coll/<op>/fit`) and memory bandwidth (`mem` triad). The planner
+// uses them in place of the spec table's peaks wherever they exist (compute_model.hpp,
+// comm_model.hpp). Times are the mean of a result's samples: a step is a sum of many such calls,
+// and a sum follows the mean, preemptions and all, where the median would hide them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/result.hpp"
+
+namespace gcb::models::planner {
+
+struct GemmPoint {
+  int64_t m = 0, n = 0, k = 0;
+  double seconds = 0;  // mean per call; flops = 2·m·n·k
+};
+
+struct AttnPoint {
+  int batch = 0, heads = 0, seq = 0, head_dim = 0;
+  bool causal = true, backward = false;
+  double seconds = 0, flops = 0;  // flops in the FlashAttention convention (attention_shape.hpp)
+};
+
+struct CollFit {
+  std::string op;  // all_reduce, reduce_scatter, all_gather, sendrecv
+  int ranks = 0, nodes = 1;
+  double alpha_s = 0, bytes_per_s = 0;  // t(n) = α + n/β, n = the logical buffer (nccl-tests' size)
+  std::string backend;
+};
+
+struct Calibration {
+  std::vector<GemmPoint> gemm;
+  std::vector<AttnPoint> attn;
+  std::vector<CollFit> coll;
+  std::optional<double> memory_bandwidth;  // B/s, mean of the triad results
+  std::vector<std::string> files;
+  int results_read = 0;  // results that contributed
+  bool empty() const { return gemm.empty() && attn.empty() && coll.empty() && !memory_bandwidth; }
+};
+
+struct CalibrationFilter {
+  bool cpu = true;            // host results (device "cpu", host communicators) or GPU ones
+  std::string dtype = "fp32"; // gemm/attn element type of the training precision
+};
+
+// Adds what `doc` holds for the filter to `cal` (PASS results only; other families are ignored).
+void add_calibration(Calibration& cal, const ResultDocument& doc, const CalibrationFilter& f);
+// Loads each file (result document or JSONL), or every .json / .jsonl file of a directory;
+// gcb::UsageError when one cannot be read.
+Calibration read_calibration(const std::vector<std::string>& paths, const CalibrationFilter& f);
+
+}  // namespace gcb::models::planner

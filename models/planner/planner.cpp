@@ -1,0 +1,118 @@
+#include "models/planner/planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "models/theory.hpp"
+#include "models/training_result.hpp"
+
+namespace gcb::models::planner {
+
+PlanModel plan_model(const PlanRequest& r) {
+  Cluster cl = r.cluster;
+  if (r.calibration.memory_bandwidth) {
+    cl.memory_bandwidth = *r.calibration.memory_bandwidth;
+    cl.memory_bandwidth_source = "calibration: mem triad";
+  }
+  if (cl.peak_flops <= 0) {
+    // No spec peak (the CPU): the best calibrated GEMM rate.
+    for (const GemmPoint& g : r.calibration.gemm) {
+      cl.peak_flops = std::max(cl.peak_flops, 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / g.seconds);
+    }
+    cl.peak_source = "calibration: best GEMM rate";
+  }
+  PlanModel pm{r.model, r.global_batch, r.precision, r.attention, r.pp_scatter_gather, cl,
+               ComputeModel(cl.peak_flops, r.efficiency, cl.memory_bandwidth, r.calibration), CommModel(cl, r.calibration)};
+  return pm;
+}
+
+PlanOutcome make_plan(const PlanRequest& r) {
+  if (r.global_batch < 1) throw UsageError("--global-batch must be ≥ 1");
+  validate(r.model);
+  const PlanModel pm = plan_model(r);
+  PlanOutcome out;
+  std::vector<Candidate> cands;
+  if (!r.only.empty()) {
+    for (const Candidate& c : r.only) {
+      if (std::string e = candidate_error(pm, c, true); !e.empty()) throw UsageError(fmt::format("{}: {}", c.name(), e));
+      cands.push_back(c);
+    }
+  } else {
+    cands = enumerate_candidates(pm, r.space, out.invalid);
+  }
+  for (const Candidate& c : cands) {
+    Prediction p = predict(pm, c);
+    (p.fits() ? out.fits : out.oom).push_back(std::move(p));
+  }
+  out.candidates = cands.size();
+  std::stable_sort(out.fits.begin(), out.fits.end(),
+                   [](const Prediction& a, const Prediction& b) { return a.time.step < b.time.step; });
+  std::stable_sort(out.oom.begin(), out.oom.end(), [](const Prediction& a, const Prediction& b) {
+    return a.memory.total() - a.memory_limit < b.memory.total() - b.memory_limit;
+  });
+  return out;
+}
+
+Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
+  const Candidate& c = p.candidate;
+  const LayoutSpec& l = c.layout;
+  Result r;
+  r.key = "plan/" + c.name();
+  r.params = layout_params(l, p.options, pm.global_batch);
+  r.params.update({{"virtual_stages", c.virtual_stages},
+                   {"gpus", pm.cluster.gpus},
+                   {"gpus_per_node", pm.cluster.gpus_per_node},
+                   {"device", pm.cluster.device},
+                   {"rank", rank}});
+  r.status = Status::pass;
+  if (!p.fits()) {
+    r.status = Status::waived;
+    r.reason = fmt::format("out of memory: {:.2f} GiB > limit {:.2f} GiB", p.memory.total() / (1 << 30), p.memory_limit / (1 << 30));
+  }
+  r.stop_reason = "predicted";
+  r.timer = "none (prediction)";
+  const std::string peak_src = pm.cluster.peak_source;
+  r.metrics.push_back({"step_time", p.time.step, "s", false, std::nullopt, ""});
+  r.metrics.push_back({"tokens_per_s", p.tokens_per_s, "tokens/s", true, std::nullopt, ""});
+  r.metrics.push_back({"mfu", p.mfu, "%", true, 100.0, peak_src});
+  r.metrics.push_back({"hfu", p.hfu, "%", true, 100.0, peak_src});
+  r.metrics.push_back({"memory", p.memory.total(), "B", false, p.memory_limit, pm.cluster.memory_source});
+  const TrainOptions& o = p.options;
+  r.model = {{"flops_per_token_causal", model_flops_per_token(pm.model, FlopsConvention::causal)},
+             {"flops_per_token_palm", model_flops_per_token(pm.model, FlopsConvention::palm)},
+             {"hardware_flops_per_token", hardware_flops_per_token(pm.model, FlopsConvention::causal, c.recompute)},
+             {"tokens_per_step", static_cast<double>(pm.global_batch) * pm.model.seq},
+             {"peak_flops", pm.cluster.peak_flops},
+             {"micro_batches", o.grad_accum},
+             {"vocab", o.model.vocab}};
+  const TimeBreakdown& t = p.time;
+  nlohmann::json mem = nlohmann::json::object();
+  for (size_t k = 0; k < kMemCategories; ++k) mem[std::string(mem_category_name(static_cast<MemCategory>(k)))] = p.memory.peak[k];
+  r.extra = {{"breakdown",
+              {{"forward", t.forward}, {"backward", t.backward}, {"recompute", t.recompute}, {"tp_comm", t.tp_comm},
+               {"pp_comm", t.pp_comm}, {"zero3_gather", t.zero3_gather}, {"bubble", t.bubble}, {"dp_comm", t.dp_comm},
+               {"dp_comm_hidden", t.dp_comm_hidden}, {"optimizer", t.optimizer}, {"other_comm", t.other_comm}}},
+             {"bottleneck_stage", p.bottleneck_stage},
+             {"memory", mem},
+             {"memory_total", p.memory.total()},
+             {"memory_workspace_steady", p.memory.workspace_steady},
+             {"memory_stage", p.memory.stage},
+             {"memory_limit", p.memory_limit},
+             {"mfu_palm", p.mfu_palm},
+             {"sources",
+              {{"peak", peak_src},
+               {"memory_limit", pm.cluster.memory_source},
+               {"memory_bandwidth", pm.cluster.memory_bandwidth_source},
+               {"gemm", pm.compute.gemm_calibrated() ? "calibration: gemm results"
+                                                     : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
+               {"attention", pm.compute.attention_calibrated() ? "calibration: attn results"
+                                                               : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
+               {"tp", pm.comm.model(Collective::all_reduce, l.tp, group_tier(pm.cluster, l.tp, 1)).source},
+               {"dp", pm.comm.model(Collective::all_reduce, l.dp, group_tier(pm.cluster, l.dp, l.tp)).source},
+               {"pp", pm.comm.model(Collective::send_recv, 2, group_tier(pm.cluster, l.pp, l.tp * l.dp)).source}}}};
+  return r;
+}
+
+}  // namespace gcb::models::planner

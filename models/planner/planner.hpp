@@ -1,0 +1,47 @@
+// The planner: every candidate layout of a model on a cluster (layout_space.hpp) predicted
+// (predict.hpp), the ones that fit the memory limit ranked by step time, the others explained;
+// and each prediction as a result of the suite's schema ("plan/<candidate>").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/planner/layout_space.hpp"
+#include "models/planner/predict.hpp"
+#include "reports/result.hpp"
+
+namespace gcb::models::planner {
+
+struct PlanRequest {
+  GptConfig model;
+  int global_batch = 0;
+  Precision precision = Precision::bf16;
+  AttentionImpl attention;
+  bool pp_scatter_gather = false;
+  Cluster cluster;
+  Calibration calibration;
+  double efficiency = 0;  // of uncalibrated GEMM / attention calls (compute_model.hpp)
+  SearchSpace space;
+  std::vector<Candidate> only;  // non-empty: predict just these (`--layout`)
+};
+
+struct PlanOutcome {
+  std::vector<Prediction> fits;  // fastest first
+  std::vector<Prediction> oom;   // smallest overshoot first
+  std::vector<Rejection> invalid;
+  size_t candidates = 0;         // predicted (fits + oom)
+};
+
+// The models a prediction needs, from the request (the calibration replaces the cluster's
+// memory bandwidth where it measured one).
+PlanModel plan_model(const PlanRequest& r);
+// gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run.
+PlanOutcome make_plan(const PlanRequest& r);
+
+// "plan/<candidate>": params (layout, dp, tp, pp, sp, zero, schedule, overlap, virtual_stages,
+// micro_batch, recompute, global_batch, gpus, device, rank), metrics step_time (s), tokens_per_s,
+// mfu, hfu (%), memory (B, its limit as the peak), extra: the time breakdown, memory per category,
+// the stage they belong to and the sources of every rate. No samples: nothing was timed.
+Result prediction_result(const Prediction& p, const PlanModel& pm, int rank);
+
+}  // namespace gcb::models::planner

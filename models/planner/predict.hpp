@@ -1,0 +1,87 @@
+// One layout's prediction: memory per device by category (memory_model.hpp) and the step time
+//   step = m·max_s T_s + (Σ_s T_s − max_s T_s)/v            (the pipeline: steady state + fill/drain)
+//        + max_s (exposed dp communication + optimizer + per-step collectives)
+// where T_s, one micro-batch on stage s, = forward + backward + recomputation (each GEMM and
+// attention call at its calibrated or interpolated rate, element-wise bytes at the memory
+// bandwidth) + the tensor-parallel collectives, pipeline sends and ZeRO-3 gathers in its path
+// (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p − 1)·T, the
+// bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021
+// §2.2.2), whose pipeline messages grow v-fold. dp gradient reductions overlap the last
+// micro-batch's backward when the layout overlaps (the engine's --overlap), else they follow it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/planner/cluster.hpp"
+#include "models/planner/comm_model.hpp"
+#include "models/planner/compute_model.hpp"
+#include "models/planner/memory_model.hpp"
+#include "models/sweep.hpp"
+
+namespace gcb::models::planner {
+
+struct Candidate {
+  LayoutSpec layout;  // dp, tp, pp, sp, zero, schedule, overlap
+  int micro_batch = 1;
+  Recompute recompute = Recompute::none;
+  int virtual_stages = 1;  // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
+  std::string name() const;  // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full"
+};
+
+std::string_view recompute_name(Recompute r);
+
+// A candidate of `layout` (its canonical name filled in) with the given micro-batch,
+// recomputation and interleaving.
+Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages = 1);
+
+// What a prediction needs besides the layout.
+struct PlanModel {
+  GptConfig model;
+  int global_batch = 1;  // sequences per step
+  Precision precision = Precision::bf16;
+  AttentionImpl attention;
+  // Megatron's scatter/gather of pipeline messages over the tp ranks (Narayanan et al. 2021 §4.1):
+  // each tp rank sends 1/t over the inter-node tier, an all-gather rebuilds it on the intra-node one.
+  bool pp_scatter_gather = false;
+  Cluster cluster;
+  ComputeModel compute;
+  CommModel comm;
+};
+
+struct TimeBreakdown {
+  // The bottleneck stage's m micro-batches (seconds per step).
+  double forward = 0, backward = 0, recompute = 0;
+  double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
+  double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s
+  // After the schedule, on the slowest stage.
+  double dp_comm = 0;         // exposed gradient reductions and ZeRO-1/2 parameter gathers
+  double dp_comm_hidden = 0;  // reductions overlapped with backward
+  double optimizer = 0;
+  double other_comm = 0;  // SP LayerNorm/bias tails, tied-embedding exchange, loss
+  double step = 0;
+};
+
+struct Prediction {
+  Candidate candidate;
+  TrainOptions options;      // as the engine would run it (vocabulary padded when tp needs it)
+  StageMemory memory;        // the stage with the most bytes
+  TimeBreakdown time;
+  int bottleneck_stage = 0;  // the stage with the longest micro-batch
+  double tokens_per_s = 0;
+  double mfu = 0, mfu_palm = 0, hfu = 0;  // %, of the cluster's peak (theory.hpp conventions)
+  double memory_limit = 0;
+  bool fits() const { return memory.total() <= memory_limit; }
+};
+
+// The vocabulary a tp degree trains with: V when t divides it, else Megatron's padding to a
+// multiple of 128·t (arguments.py --make-vocab-size-divisible-by 128). The engine never pads.
+int padded_vocab(int vocab, int tp);
+
+// The engine's options for a candidate: the layout's choices, micro-batch, recomputation,
+// grad_accum = G/(dp·B), the padded vocabulary.
+TrainOptions candidate_options(const PlanModel& pm, const Candidate& c);
+
+Prediction predict(const PlanModel& pm, const Candidate& c);
+
+}  // namespace gcb::models::planner

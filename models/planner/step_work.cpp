@@ -1,0 +1,159 @@
+#include "models/planner/step_work.hpp"
+
+#include "models/rank_shape.hpp"
+#include "models/rank_units.hpp"
+#include "models/theory.hpp"
+
+namespace gcb::models::planner {
+namespace {
+
+void add_gemm(PassWork& w, GemmShape s, double count) {
+  for (GemmCall& g : w.gemm)
+    if (g.shape == s) {
+      g.count += count;
+      return;
+    }
+  w.gemm.push_back({s, count});
+}
+
+// The backward of D[m,n] = X[m,k]·W[k,n]: dX[m,k] = dD·Wᵀ and dW[k,n] = Xᵀ·dD.
+void add_backward_of(PassWork& w, GemmShape f, double count) {
+  add_gemm(w, {f.m, f.k, f.n}, count);
+  add_gemm(w, {f.k, f.n, f.m}, count);
+}
+
+void add_comm(std::vector<CommCall>& v, CommKind k, double bytes, double calls, bool embedding_unit = false) {
+  if (calls > 0 && bytes > 0) v.push_back({k, bytes, calls, embedding_unit});
+}
+
+}  // namespace
+
+double PassWork::flops() const {
+  double f = 0;
+  for (const GemmCall& g : gemm) f += g.count * 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) * static_cast<double>(g.shape.k);
+  for (const AttnCall& a : attn) f += a.count * a.shape.flops();
+  return f;
+}
+
+StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage, const AttentionImpl& attention) {
+  StageWork w;
+  w.stage = stage;
+  w.layers = stage_layers(o.model.layers, lay.pp, stage);
+  const RankShape s(o, lay, 0, stage, w.layers);
+  w.first = s.first;
+  w.last = s.last;
+  const PrecisionPolicy p = precision_policy(o.precision);
+  const double A = static_cast<double>(dtype_size(p.activations)), G = static_cast<double>(dtype_size(p.grads));
+  const double P = static_cast<double>(dtype_size(p.params)), F = 4.0;
+  const double L = w.layers, R = s.R, Rs = s.Rs, C = s.C, Cl = s.Cl, Vl = s.Vl;
+  const int64_t r = s.R, c = s.C, cl = s.Cl;
+  const bool full = o.recompute == Recompute::full, selective = o.recompute == Recompute::selective;
+
+  // Layer GEMMs (Shoeybi et al. 2019 §3: qkv and fc column-parallel, the projections row-parallel).
+  const GemmShape layer_gemms[] = {{r, 3 * cl, c}, {r, c, cl}, {r, 4 * cl, c}, {r, c, 4 * cl}};
+  const AttnShapeCall attn_fwd{s.B, s.heads, s.T, o.model.head_dim(), true, false};
+  AttnShapeCall attn_bwd = attn_fwd;
+  attn_bwd.backward = true;
+  // Element-wise bytes per layer, forward: two LayerNorms (read + write Rs·C each), two residual
+  // adds (read 2, write 1), GELU (read + write 4·C_l per row); backward twice that.
+  const double layer_ew = A * (10.0 * Rs * C + 8.0 * R * Cl);
+  for (const GemmShape& g : layer_gemms) {
+    add_gemm(w.forward, g, L);
+    add_backward_of(w.backward, g, L);
+    if (full) add_gemm(w.recompute, g, L);
+  }
+  w.forward.attn.push_back({attn_fwd, L});
+  w.backward.attn.push_back({attn_bwd, L});
+  if (full || selective) w.recompute.attn.push_back({attn_fwd, L});
+  if (!attention.flash) {
+    const double scores = static_cast<double>(s.B) * s.heads * static_cast<double>(s.T) * s.T;
+    const double attn_ew = scores * (attention.dropout ? 6.0 * A + 1.0 : 4.0 * A);
+    w.forward.elementwise_bytes += L * attn_ew;
+    w.backward.elementwise_bytes += 2.0 * L * attn_ew;
+    if (full || selective) w.recompute.elementwise_bytes += L * attn_ew;
+  }
+  w.forward.elementwise_bytes += L * layer_ew;
+  w.backward.elementwise_bytes += 2.0 * L * layer_ew;
+  if (full) w.recompute.elementwise_bytes += L * layer_ew;
+  if (s.first) {  // embedding: gather wte and wpe rows, add, write; backward scatters them back
+    w.forward.elementwise_bytes += 3.0 * A * Rs * C;
+    w.backward.elementwise_bytes += 3.0 * A * Rs * C;
+  }
+  if (s.last) {  // head: final LayerNorm, logits of the vocabulary shard, cross-entropy
+    const GemmShape logits{r, s.Vl, c};
+    add_gemm(w.forward, logits, 1);
+    add_backward_of(w.backward, logits, 1);
+    w.forward.elementwise_bytes += 2.0 * A * Rs * C + 4.0 * A * R * Vl;
+    w.backward.elementwise_bytes += 4.0 * A * Rs * C + 2.0 * A * R * Vl;
+  }
+
+  // Communication, as theory.hpp's comm_bytes counts it, call by call.
+  const double RC = A * R * C, ends = (s.first ? 1 : 0) + (s.last ? 1 : 0), redo = full ? 2.0 * L : 0.0;
+  if (lay.tp > 1) {
+    if (!s.sp) {
+      add_comm(w.per_micro_batch, CommKind::tp_all_reduce, RC, 4.0 * L + redo + ends);
+    } else {
+      add_comm(w.per_micro_batch, CommKind::tp_all_gather, RC, 6.0 * L + redo + ends);
+      add_comm(w.per_micro_batch, CommKind::tp_reduce_scatter, RC, 4.0 * L + redo + ends);
+      add_comm(w.per_step, CommKind::tp_all_reduce, G * 6.0 * C, L);  // LayerNorm / bias sync tails
+      if (s.first || s.last) add_comm(w.per_step, CommKind::tp_all_reduce, G * 2.0 * C, 1);
+    }
+    if (s.last) {  // loss statistics: row maxima, then {Σexp, target logit}
+      add_comm(w.per_micro_batch, CommKind::tp_all_reduce, F * R, 1);
+      add_comm(w.per_micro_batch, CommKind::tp_all_reduce, F * 2.0 * R, 1);
+    }
+  }
+  if (lay.pp > 1) {
+    const double boundaries = (s.first ? 0 : 1) + (s.last ? 0 : 1);
+    add_comm(w.per_micro_batch, CommKind::pp_send, A * Rs * C, boundaries);
+    add_comm(w.per_micro_batch, CommKind::pp_recv, A * Rs * C, boundaries);
+    if (s.first || s.last) add_comm(w.per_step, CommKind::pp_embed, G * (static_cast<double>(o.model.vocab) * C / lay.tp + o.model.seq * C + 2.0 * C), 1);
+  }
+  const PaddedUnits u = padded_units(o.model, lay);
+  const double layer_u = static_cast<double>(u.layer), embed_u = static_cast<double>(u.embed);
+  const double units_embed = (s.first || s.last) ? 1 : 0;
+  if (lay.dp > 1) {
+    const CommKind grad_kind = o.zero == ZeroStage::none ? CommKind::all_reduce : CommKind::reduce_scatter;
+    add_comm(w.per_step, grad_kind, G * layer_u, L);
+    add_comm(w.per_step, grad_kind, G * embed_u, units_embed, true);
+    if (o.zero == ZeroStage::one || o.zero == ZeroStage::two) {
+      add_comm(w.per_step, CommKind::all_gather, P * layer_u, L);
+      add_comm(w.per_step, CommKind::all_gather, P * embed_u, units_embed, true);
+    }
+    if (o.zero == ZeroStage::three) {
+      add_comm(w.per_micro_batch, CommKind::all_gather, P * layer_u, 2.0 * L);
+      add_comm(w.per_micro_batch, CommKind::all_gather, P * embed_u, ends, true);
+    }
+  }
+  const double loss_calls = (lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
+  add_comm(w.per_step, CommKind::loss_all_reduce, 8.0, loss_calls);
+
+  // Optimizer (model_states.cpp): gradients zeroed (G per local element), then AdamW on the own
+  // elements: read parameter, gradient, m, v (and master), write parameter, m, v (and master).
+  const double psi = static_cast<double>(stage_padded_params(o.model, lay, stage));
+  const double own = o.zero == ZeroStage::none ? psi : psi / lay.dp;
+  const double grads_zeroed = o.zero >= ZeroStage::two ? psi / lay.dp : psi;
+  const double master = p.master_weights ? 4.0 : 0.0;
+  w.optimizer_bytes = G * grads_zeroed + own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master);
+  return w;
+}
+
+double step_comm_bytes(const StageWork& w, CommKind k, int micro_batches) {
+  double b = 0;
+  for (const CommCall& c : w.per_micro_batch)
+    if (c.kind == k) b += micro_batches * c.calls * c.bytes;
+  for (const CommCall& c : w.per_step)
+    if (c.kind == k) b += c.calls * c.bytes;
+  return b;
+}
+
+double step_comm_calls(const StageWork& w, CommKind k, int micro_batches) {
+  double n = 0;
+  for (const CommCall& c : w.per_micro_batch)
+    if (c.kind == k) n += micro_batches * c.calls;
+  for (const CommCall& c : w.per_step)
+    if (c.kind == k) n += c.calls;
+  return n;
+}
+
+}  // namespace gcb::models::planner

@@ -1,0 +1,161 @@
+// `gcbench plan` as a user meets it: the headline plan (GPT-3 175B on 1024 H100s) prints a
+// ranked, explained table and writes schema results in seconds; --layout predicts one published
+// Megatron-LM row; invalid requests exit 2 with one line; --verify runs layouts through the
+// training library and judges their memory (exactly: the engine is deterministic); --published
+// reproduces Narayanan et al. 2021 Table 1.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
+
+namespace gcb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+test::CliRun plan(const std::string& args) { return test::run_gcbench("plan " + args, true); }
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("gcb-plan-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
+  const std::string json = temp("175b.json");
+  const auto t0 = std::chrono::steady_clock::now();
+  const test::CliRun r =
+      plan("--model gpt3-175b --gpus 1024 --gpus-per-node 8 --gpu h100-sxm --global-batch 1536 --json " + json);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.code, 0) << r.out;
+  // "In seconds": a generous bound for a loaded 2-core VM (it takes about one second here).
+  EXPECT_LT(seconds, 30.0);
+  EXPECT_TRUE(has(r.out, "cluster: 1024 × H100 SXM5 80GB, 128 nodes of 8")) << r.out;
+  EXPECT_TRUE(has(r.out, "best: ")) << r.out;
+  EXPECT_TRUE(has(r.out, "out of memory: ")) << r.out;                      // the OOM candidates, by how much
+  EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;             // and the ones that cannot run
+  EXPECT_TRUE(has(r.out, "pp 128 > 96 layers")) << r.out;
+  EXPECT_TRUE(has(r.out, "not divisible by dp")) << r.out;
+  // `gcbench report` gives the predictions a section of their own, a layout table.
+  const std::string html = temp("175b.html");
+  const test::CliRun rep = test::run_gcbench("report " + json + " -o " + html, true);
+  ASSERT_EQ(rep.code, 0) << rep.out;
+  const std::string page = test::read_file(html);
+  fs::remove(html);
+  EXPECT_TRUE(has(page, "Planner predictions (plan)"));
+  EXPECT_TRUE(has(page, "Predicted, not measured"));
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  EXPECT_TRUE(has(page, doc.results.front().params.at("layout").get<std::string>()));
+  int ranked = 0;
+  double previous = 0;
+  for (const Result& res : doc.results) {
+    ASSERT_TRUE(res.key.starts_with("plan/")) << res.key;
+    const Metric* step = res.metric("step_time");
+    ASSERT_NE(step, nullptr);
+    ASSERT_TRUE(step->value.has_value());
+    EXPECT_EQ(step->unit, "s");
+    ASSERT_NE(res.metric("mfu"), nullptr);
+    ASSERT_TRUE(res.extra.contains("memory") && res.extra["memory"].contains("activations")) << res.key;
+    ASSERT_TRUE(res.extra.contains("breakdown") && res.extra["breakdown"].contains("bubble")) << res.key;
+    if (res.status == Status::pass) {
+      ++ranked;
+      EXPECT_EQ(res.params.at("rank").get<int>(), ranked);
+      EXPECT_GE(*step->value, previous);  // fastest first
+      previous = *step->value;
+      EXPECT_LE(res.extra["memory_total"].get<double>(), 80.0 * (1 << 30));
+      // 96 layers of 12288 on 1024 GPUs: tp must stay within a node, dp·tp·pp = 1024.
+      EXPECT_LE(res.params.at("tp").get<int>(), 8);
+      EXPECT_EQ(res.params.at("dp").get<int>() * res.params.at("tp").get<int>() * res.params.at("pp").get<int>(), 1024);
+    } else {
+      EXPECT_EQ(res.status, Status::waived);
+      EXPECT_TRUE(has(res.reason, "out of memory")) << res.reason;
+      EXPECT_GT(res.extra["memory_total"].get<double>(), 80.0 * (1 << 30));
+    }
+  }
+  EXPECT_EQ(ranked, 10);  // --top 10
+}
+
+TEST(PlanCli, LayoutPredictsOnePublishedRow) {
+  // Narayanan et al. 2021 Table 1, GPT 145.6B: tp 8, pp 8, dp 24 on 1536 A100s, micro-batch 2,
+  // interleaved with 2 model chunks, full recomputation.
+  const test::CliRun r = plan(
+      "--model gpt3-175b --layers 80 --hidden 12288 --heads 96 --vocab 51200 --gpu a100-sxm4-80gb --gpus 1536 "
+      "--global-batch 2304 --layout dp24-tp8-pp8-1f1b-v2 --micro-batch 2 --recompute full --attention materialized-dropout "
+      "--pp-scatter-gather");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "candidates: 1 predicted")) << r.out;
+  EXPECT_TRUE(has(r.out, "dp24-tp8-pp8-1f1b-v2")) << r.out;
+}
+
+TEST(PlanCli, TopologyGivesGpusPerNodeNvlinksAndNics) {
+  // An 8 × H100 VM's NCCL topology: 18 NVLinks per GPU (× 25 GB/s = 450 GB/s bus bandwidth, an
+  // 8-rank all-reduce's algorithm bandwidth 450 / (2·7/8) = 257.1 GB/s) and its NICs per GPU.
+  const test::CliRun r = plan("--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
+                              "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "cluster: 32 × H100 SXM5 80GB, 4 nodes of 8")) << r.out;
+  EXPECT_TRUE(has(r.out, "β 257.1 GB/s (topology")) << r.out;
+  EXPECT_TRUE(has(r.out, "18 NVLinks per GPU")) << r.out;
+  EXPECT_TRUE(has(r.out, "NIC rate per GPU")) << r.out;
+}
+
+TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--model tiny --gpu cpu --gpus 2", "--global-batch G"},
+      {"--model tiny --gpu b300-typo --gpus 8 --global-batch 8", "b300-typo"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2-tp2", "≠"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute some", "expected none, selective or full"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
+      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1", "--verify runs layouts on this machine's CPU"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const test::CliRun r = plan(std::string(args) + " --quiet");
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_TRUE(has(r.out, msg)) << args << "\n" << r.out;
+  }
+}
+
+// Memory is judged exactly and the step time not at all (--verify-tolerance 0): timing on a
+// shared 2-core VM is not a unit test (docs/readme-plan.md has the benchmark and its numbers).
+TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMemory) {
+  const std::string json = temp("verify.json");
+  const test::CliRun r = plan(
+      "--model tiny --gpu cpu --gpus 2 --global-batch 4 --micro-batch 1,2 --recompute none,full --zero 0,2 --overlap off "
+      "--verify 4 --steps 1 --warmup 0 --verify-tolerance 0 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "verify: 4 layouts")) << r.out;
+  EXPECT_FALSE(has(r.out, "DIFFERENT")) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  int verified = 0, trained = 0;
+  for (const Result& res : doc.results) {
+    if (res.key.starts_with("plan/verify/")) {
+      ++verified;
+      EXPECT_EQ(res.status, Status::pass) << res.key << ": " << res.reason;
+      EXPECT_GT(*res.metric("step_time_measured")->value, 0.0);
+    }
+    if (res.family() == "train") ++trained;
+  }
+  EXPECT_EQ(verified, 4);
+  EXPECT_EQ(trained, 4);
+}
+
+TEST(PlanCli, PublishedTableWithin15PercentPerRow) {
+  const std::string json = temp("published.json");
+  const test::CliRun r = plan("--published tests/fixtures/planner/narayanan2021-table1.csv --gpu a100-sxm4-80gb --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "10 runs: mean |error|")) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_EQ(doc.results.size(), 10u);
+  for (const Result& res : doc.results) EXPECT_LT(std::abs(*res.metric("error")->value), 15.0) << res.key;
+}
+
+}  // namespace
+}  // namespace gcb::bench

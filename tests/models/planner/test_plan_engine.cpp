@@ -1,0 +1,78 @@
+// The planner's memory and communication against the engine itself: every layout kind runs two
+// steps on `tiny` (ranks as threads), and each rank's peak bytes per memory category and calls and
+// bytes per communication kind must equal the planner's figures for its stage exactly — the
+// engine is deterministic, so there is no tolerance.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include "models/planner/memory_model.hpp"
+#include "models/planner/step_work.hpp"
+#include "tests/models/layout_runs.hpp"
+
+namespace gcb::models::planner {
+namespace {
+
+struct Case {
+  test::LayoutCase run;
+  bool overlap;
+  Precision precision;
+};
+
+class PlanAgainstEngine : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlanAgainstEngine, MemoryPeaksAndCommunicationEqualTheEngine) {
+  const test::LayoutCase& k = GetParam().run;
+  TrainOptions o = test::case_options(k, GetParam().precision);
+  o.overlap_comm = GetParam().overlap;
+  const std::vector<test::RankOutcome> ranks = test::run_layout(k.lay, o, 2);
+  for (const test::RankOutcome& r : ranks) {
+    const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
+    for (size_t c = 0; c < kMemCategories; ++c) {
+      // The workspace peak of these runs includes full_params()'s gathered copy, which the test
+      // harness reads and a training run does not (the train CLI test checks that peak); the
+      // steady workspace is compared below.
+      if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;
+      EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
+          << k.name << " rank dp" << r.dp_rank << " tp" << r.tp_rank << " pp" << r.pp_rank << " "
+          << mem_category_name(static_cast<MemCategory>(c));
+    }
+    EXPECT_EQ(mem.workspace_steady, static_cast<double>(r.mem[MemCategory::workspace].current)) << k.name;
+    const StageWork w = stage_work(o, k.lay, r.pp_rank);
+    for (size_t c = 0; c < kCommKinds; ++c) {
+      const auto kind = static_cast<CommKind>(c);
+      EXPECT_EQ(step_comm_calls(w, kind, o.grad_accum), static_cast<double>(r.comm[kind].calls))
+          << k.name << " pp" << r.pp_rank << " calls " << comm_kind_name(kind);
+      EXPECT_EQ(step_comm_bytes(w, kind, o.grad_accum), static_cast<double>(r.comm[kind].bytes))
+          << k.name << " pp" << r.pp_rank << " bytes " << comm_kind_name(kind);
+    }
+  }
+}
+
+using PS = PipeSchedule;
+using RC = Recompute;
+using Z = ZeroStage;
+constexpr Precision f32 = Precision::fp32, bf16 = Precision::bf16;
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, PlanAgainstEngine,
+    ::testing::Values(
+        Case{{"dp2", {2, 1, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero1", {2, 1, 1}, 2, 2, 1, false, Z::one, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero2_m1", {2, 1, 1}, 3, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_zero2_m2", {2, 1, 1}, 2, 1, 2, false, Z::two, PS::one_f_one_b, RC::none}, false, bf16},
+        Case{{"dp2_zero3_m1", {2, 1, 1}, 2, 2, 1, false, Z::three, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"dp2_zero3_m3", {2, 1, 1}, 2, 1, 3, false, Z::three, PS::one_f_one_b, RC::selective}, false, bf16},
+        Case{{"dp2_zero2_overlap", {2, 1, 1}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, true, f32},
+        Case{{"tp2", {1, 2, 1}, 2, 2, 2, false, Z::none, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"tp2_sp", {1, 2, 1}, 2, 2, 1, true, Z::none, PS::one_f_one_b, RC::none}, false, bf16},
+        Case{{"tp2_sp_full", {1, 2, 1}, 2, 1, 2, true, Z::none, PS::one_f_one_b, RC::full}, false, f32},
+        Case{{"pp2_1f1b", {1, 1, 2}, 3, 1, 4, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"pp2_gpipe", {1, 1, 2}, 2, 2, 3, false, Z::none, PS::gpipe, RC::selective}, false, bf16},
+        Case{{"pp3_1f1b_m2", {1, 1, 3}, 4, 1, 2, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_pp2_zero2_m1", {2, 1, 2}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_tp2_zero3", {2, 2, 1}, 2, 2, 2, true, Z::three, PS::one_f_one_b, RC::none}, false, f32},
+        Case{{"dp2_tp2_pp2", {2, 2, 2}, 2, 2, 2, true, Z::one, PS::one_f_one_b, RC::full}, true, bf16}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.run.name); });
+
+}  // namespace
+}  // namespace gcb::models::planner

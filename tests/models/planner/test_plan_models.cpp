@@ -1,0 +1,154 @@
+// The planner's cost models on their own: the pipeline formula against theory.hpp's bubble, the
+// ring α–β carried between group sizes, the tier of a group, compute rates from calibration
+// points, the 16-bytes-per-parameter rule of mixed-precision Adam, and the enumeration's
+// rejection reasons.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/planner/layout_space.hpp"
+#include "models/planner/planner.hpp"
+#include "models/theory.hpp"
+
+namespace gcb::models::planner {
+namespace {
+
+// A device without links (communication not costed) so that stages differ only by compute.
+Cluster bare_cluster(int gpus, int per_node) {
+  Cluster c;
+  c.device = "test";
+  c.gpus = gpus;
+  c.gpus_per_node = per_node;
+  c.peak_flops = 1e14;
+  c.memory_bytes = 1e12;
+  c.memory_bandwidth = 1e12;
+  return c;
+}
+
+PlanRequest request(const GptConfig& m, int global_batch, Cluster c) {
+  PlanRequest r;
+  r.model = m;
+  r.global_batch = global_batch;
+  r.cluster = std::move(c);
+  r.efficiency = 0.5;
+  return r;
+}
+
+Candidate candidate(int dp, int tp, int pp, int mb, int v = 1) {
+  return make_candidate({.name = {}, .dp = dp, .tp = tp, .pp = pp}, mb, Recompute::none, v);
+}
+
+TEST(PlanModels, PipelineOfEqualStagesHasTheoryBubble) {
+  // 8 layers on 4 stages, no embedding cost difference matters: take the bottleneck's share.
+  GptConfig m{"t", 8, 256, 8, 256, 128};
+  const PlanModel pm = plan_model(request(m, 16, bare_cluster(4, 4)));
+  const Prediction p1 = predict(pm, candidate(1, 1, 4, 1));
+  const int micro = 16;
+  // step part of the pipeline = m·T_max + Σ_{s≠max} T_s; with T_s ≤ T_max the bubble is at most
+  // (p − 1)·T_max, the theory's (p − 1)/(m + p − 1) of an equal-stage pipeline.
+  const double pipeline = p1.time.step - (p1.time.dp_comm + p1.time.optimizer + p1.time.other_comm);
+  EXPECT_LE(p1.time.bubble / pipeline, bubble_fraction(4, micro) + 1e-12);
+  EXPECT_GT(p1.time.bubble / pipeline, 0.5 * bubble_fraction(4, micro));
+  // Interleaving with v chunks shrinks fill and drain v-fold (Narayanan et al. 2021 §2.2.2);
+  // without costed links the stage times are the same, so exactly by 2.
+  const Prediction p2 = predict(pm, candidate(1, 1, 4, 1, 2));
+  EXPECT_DOUBLE_EQ(p2.time.bubble, p1.time.bubble / 2);
+  // No pipeline, no bubble.
+  const Prediction p0 = predict(pm, candidate(4, 1, 1, 1));
+  EXPECT_EQ(p0.time.bubble, 0.0);
+}
+
+TEST(PlanModels, RingAlphaBetaCarriesToOtherGroupSizes) {
+  Calibration cal;
+  // A measured 2-rank all-reduce: α 10 µs, β (algorithm bandwidth) 10 GB/s.
+  cal.coll.push_back({"all_reduce", 2, 1, 10e-6, 10e9, "threads"});
+  const CommModel comm(bare_cluster(8, 8), cal);
+  const AlphaBeta same = comm.model(Collective::all_reduce, 2, Tier::intra_node);
+  EXPECT_DOUBLE_EQ(same.alpha_s, 10e-6);
+  EXPECT_DOUBLE_EQ(same.bytes_per_s, 10e9);
+  // 8 ranks: 2·7 ring steps of α/2 each; bus bandwidth 10 GB/s · 1 kept, algbw = busbw / (2·7/8).
+  const AlphaBeta eight = comm.model(Collective::all_reduce, 8, Tier::intra_node);
+  EXPECT_DOUBLE_EQ(eight.alpha_s, 14 * 10e-6 / 2);
+  EXPECT_DOUBLE_EQ(eight.bytes_per_s, 10e9 * 1.0 / (14.0 / 8));
+  // Another op from the same fit: an all-gather of 8 has 7 steps and bus factor 7/8.
+  const AlphaBeta ag = comm.model(Collective::all_gather, 8, Tier::intra_node);
+  EXPECT_DOUBLE_EQ(ag.alpha_s, 7 * 10e-6 / 2);
+  EXPECT_DOUBLE_EQ(ag.bytes_per_s, 10e9 / (7.0 / 8));
+  // Nothing measured across nodes and no link rate: not costed, and said so.
+  const AlphaBeta inter = comm.model(Collective::all_reduce, 4, Tier::inter_node);
+  EXPECT_EQ(inter.bytes_per_s, 0.0);
+  EXPECT_NE(inter.source.find("not costed"), std::string::npos);
+  EXPECT_EQ(comm.seconds(Collective::all_reduce, 1e6, 4, Tier::inter_node), 0.0);
+  EXPECT_DOUBLE_EQ(comm.seconds(Collective::all_reduce, 1e6, 2, Tier::intra_node), 10e-6 + 1e6 / 10e9);
+}
+
+TEST(PlanModels, GroupTiersFollowMegatronOrder) {
+  const Cluster c = bare_cluster(64, 8);
+  EXPECT_EQ(group_tier(c, 8, 1), Tier::intra_node);   // tp 8: one node
+  EXPECT_EQ(group_tier(c, 2, 4), Tier::intra_node);   // dp 2 over tp 4: 8 ranks, one node
+  EXPECT_EQ(group_tier(c, 4, 4), Tier::inter_node);   // dp 4 over tp 4: spans two nodes
+  EXPECT_EQ(group_tier(c, 8, 8), Tier::inter_node);   // pp over a full node
+  EXPECT_EQ(group_tier(c, 1, 64), Tier::intra_node);  // a group of one
+}
+
+TEST(PlanModels, ComputeRatesFromCalibrationPoints) {
+  Calibration cal;
+  cal.gemm.push_back({256, 256, 256, 2.0 * 256 * 256 * 256 / 1e10});  // 10 GFLOP/s
+  cal.gemm.push_back({1024, 1024, 1024, 2.0 * 1024 * 1024 * 1024 / 4e10});  // 40 GFLOP/s
+  const ComputeModel cm(1e12, 0.5, 1e10, cal);
+  EXPECT_DOUBLE_EQ(cm.gemm_seconds({256, 256, 256}), 2.0 * 256 * 256 * 256 / 1e10);  // a measured shape: its rate
+  // 512³ lies halfway (in log2) between them: the geometric mean of the rates, 20 GFLOP/s.
+  EXPECT_NEAR(cm.gemm_seconds({512, 512, 512}), 2.0 * 512 * 512 * 512 / 2e10, 1e-15);
+  // Uncalibrated attention: the efficiency × the peak.
+  const AttnShapeCall a{1, 8, 128, 32, true, false};
+  EXPECT_DOUBLE_EQ(cm.attention_seconds(a), a.flops() / (0.5 * 1e12));
+  EXPECT_DOUBLE_EQ(cm.elementwise_seconds(1e10), 1.0);
+}
+
+TEST(PlanModels, MixedPrecisionAdamIsSixteenBytesPerParameterWithoutZero) {
+  // bf16 parameters and gradients, fp32 master, m and v: 2 + 2 + 4 + 4 + 4 (ZeRO paper §3.1).
+  GptConfig m = named_config("gpt2-124m");
+  PlanRequest r = request(m, 8, bare_cluster(1, 1));
+  r.precision = Precision::bf16;
+  const PlanModel pm = plan_model(r);
+  const Prediction p = predict(pm, candidate(1, 1, 1, 1));
+  const double states = p.memory.at(MemCategory::params) + p.memory.at(MemCategory::grads) +
+                        p.memory.at(MemCategory::master) + p.memory.at(MemCategory::adam_m) + p.memory.at(MemCategory::adam_v);
+  EXPECT_EQ(states, 16.0 * static_cast<double>(stage_padded_params(m, {1, 1, 1}, 0)));
+  // ZeRO-3 over 8 divides all 16 bytes by 8 (the gathered unit aside, counted once).
+  const PlanModel pm8 = plan_model([&] {
+    PlanRequest q = request(m, 8, bare_cluster(8, 8));
+    q.precision = Precision::bf16;
+    return q;
+  }());
+  const Candidate z3 = make_candidate({.name = {}, .dp = 8, .zero = ZeroStage::three}, 1, Recompute::none);
+  const Prediction p8 = predict(pm8, z3);
+  EXPECT_LT(p8.memory.at(MemCategory::adam_m), p.memory.at(MemCategory::adam_m) / 7.9);
+}
+
+TEST(PlanModels, EnumerationExplainsEveryRejection) {
+  const GptConfig m{"t", 4, 256, 8, 4096, 128};
+  const PlanModel pm = plan_model(request(m, 8, bare_cluster(32, 8)));
+  SearchSpace space;
+  space.micro_batches = {1, 16};
+  std::vector<Rejection> rejected;
+  const std::vector<Candidate> cands = enumerate_candidates(pm, space, rejected);
+  ASSERT_FALSE(cands.empty());
+  for (const Candidate& c : cands) {
+    EXPECT_EQ(c.layout.dp * c.layout.tp * c.layout.pp, 32);
+    EXPECT_LE(c.layout.tp, 8);
+    EXPECT_EQ(candidate_error(pm, c, false), "");
+  }
+  auto rejected_for = [&](const std::string& what) {
+    for (const Rejection& r : rejected)
+      if (r.what == what) return r.reason;
+    return std::string();
+  };
+  EXPECT_EQ(rejected_for("dp1-tp32-pp1"), "tp 32 > 8 GPUs per node (tp all-reduces in every layer need the intra-node links)");
+  EXPECT_EQ(rejected_for("dp1-tp4-pp8"), "pp 8 > 4 layers");
+  EXPECT_EQ(rejected_for("dp32-tp1-pp1"), "global batch 8 not divisible by dp 32");
+  EXPECT_EQ(rejected_for("dp8-tp2-pp2-1f1b-mb16-none"), "global batch 8 not divisible by dp 8 × micro-batch 16");
+}
+
+}  // namespace
+}  // namespace gcb::models::planner
