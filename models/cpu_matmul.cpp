@@ -7,8 +7,7 @@ namespace gcb::models {
 
 const char* cpu_matmul_impl() { return kernels::cpu_sgemm_impl(); }
 
-void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C,
-               float beta) {
+void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C, float beta) {
   kernels::cpu_sgemm(trans_a, trans_b, M, N, K, A, B, C, beta);
 }
 
