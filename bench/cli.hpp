@@ -5,11 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/runner.hpp"
 #include "core/context.hpp"
 #include "reports/result.hpp"
+#include "reports/writer.hpp"
 
 namespace gcb::bench {
 
@@ -21,6 +23,14 @@ struct CommonOptions {
   bool profile_range = false;
   HarnessOptions harness;
 };
+
+// Validators for numeric flags whose absence means "the default" (often stored as 0): given
+// explicitly, a value must be a finite number > 0 (positive) or ≥ 0 (non_negative).
+CLI::Validator positive();
+CLI::Validator non_negative();
+
+// --timeout SECONDS (> 0), the same words in every subcommand: `what` says what it bounds.
+void add_timeout_option(CLI::App& app, double& seconds, const std::string& what);
 
 // `with_device` = the subcommand runs on devices (mem, gemm, ...); `with_harness` = it times.
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device = true, bool with_harness = true);
@@ -44,19 +54,48 @@ struct DeviceSelection {
 // Throws gcb::UsageError for anything else or a GPU index that does not exist.
 DeviceSelection select_devices(const std::string& spec);
 
-// What a run holds between parsing and the end: validated options, the JSONL sink opened only
-// after validation, the runner, and the command line for the context.
+// The one decision of which process writes files and prints the summary: world rank 0 under
+// mpirun/srun (from the launcher's variables, known before MPI starts), else the only process.
+bool this_process_writes();
+
+// The files a subcommand writes, checked before anything runs (check_output_paths: folders exist,
+// no output is an input or another output; exit 2) and written through the output layer by the
+// writing process only.
+class Outputs {
+ public:
+  explicit Outputs(std::vector<NamedPath> outputs, std::vector<NamedPath> inputs = {});
+  bool writes() const { return writes_; }
+  // write_output() on the writing process; nothing elsewhere or for an empty path.
+  void write(const std::string& path, std::string_view text) const;
+
+ private:
+  bool writes_;
+};
+
+// Outputs and inputs a subcommand has beyond the common --json/--jsonl/--csv (train's --dump and
+// its model file), checked together with them.
+struct SessionFiles {
+  std::vector<NamedPath> outputs, inputs;
+};
+
+// What a run holds between parsing and the end: validated options, the output paths checked,
+// the JSONL sink (appending, created with the first result), the runner, and the command line
+// for the context. On a process that does not write, the runner is quiet and nothing is written.
 class Session {
  public:
-  Session(const CommonOptions& o, std::vector<std::string> command_line);
+  Session(const CommonOptions& o, std::vector<std::string> command_line, const SessionFiles& files = {});
   Runner& runner() { return runner_; }
-  // Writes --json and --csv (atomically), prints the summary; returns the exit code:
-  // 0 when every result passed or was waived, 1 when any FAILED or hit an ERROR.
+  bool writes() const { return outputs_.writes(); }
+  // Writes --json and --csv, prints the summary; returns the exit code: 0 when every result
+  // passed or was waived, 1 when any FAILED or hit an ERROR, 3 when an output could not be
+  // written (the document then goes to a fallback file named on stderr, and the JSONL keeps
+  // every result appended before).
   int finish(nlohmann::json library_versions = nlohmann::json::object());
 
  private:
   CommonOptions options_;
   std::vector<std::string> command_line_;
+  Outputs outputs_;
   std::unique_ptr<JsonlSink> sink_;
   Runner runner_;
 };

@@ -402,9 +402,9 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
   });
 }
 
-int run_checked_world(const std::string& backend, int ranks, double timeout_s,
-                      const std::vector<std::string>& args,
-                      const std::function<uint64_t(RankContext&)>& fn) {
+namespace {
+
+WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
@@ -412,6 +412,19 @@ int run_checked_world(const std::string& backend, int ranks, double timeout_s,
   const CommunicatorBackend& b = communicator_backend(w.backend);
   if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
+  return w;
+}
+
+}  // namespace
+
+int checked_world_size(const std::string& backend, int ranks) {
+  return planned_world_size(checked_world_options(backend, ranks, 1));
+}
+
+int run_checked_world(const std::string& backend, int ranks, double timeout_s,
+                      const std::vector<std::string>& args,
+                      const std::function<uint64_t(RankContext&)>& fn) {
+  WorldOptions w = checked_world_options(backend, ranks, timeout_s);
   w.args = args;
   // The MPI library's own collectives are what a user of this family measures; the inputs are
   // small integers, so any summation order gives the exact reference (coll_case.hpp).

@@ -91,6 +91,15 @@ std::string default_coll_backend();
 // `ranks` (0 = 4 rank threads for the threads backend, else the launcher's or one per GPU), the
 // fault timeout and the argument hash. fn returns this rank's count of wrong elements; the exit
 // code is kExitVerifyFailed when rank 0 saw any, else kExitOk.
+// Host bytes one rank of `coll` needs at -e (buffers and the correctness check), the largest over
+// the chosen ops and types; and the refusal (exit 2) when the ranks on this host need more than
+// is available. No-op for the nccl backend (device memory).
+double coll_host_bytes_per_rank(const CollOptions& o, int nranks);
+void check_coll_host_memory(const CollOptions& o, int world_size);
+
+// The number of ranks run_checked_world(backend, ranks, ...) would start, after every refusal the
+// World would make (planned_world_size): for checks that must come before any output exists.
+int checked_world_size(const std::string& backend, int ranks);
 int run_checked_world(const std::string& backend, int ranks, double timeout_s,
                       const std::vector<std::string>& args,
                       const std::function<uint64_t(RankContext&)>& fn);

@@ -1,5 +1,5 @@
 // The `gcbench coll` command line: nccl-tests' short and long flags with the same meanings,
-// plus --backend, --ranks, --mode and --timeout. Only the root process writes files.
+// plus --backend, --ranks, --mode and --timeout. Only world rank 0 writes files (bench/cli.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,9 +134,9 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--mode", f->mode, "pipelined (nccl-tests), isolated (per-op, max over ranks) or graph")
       ->capture_default_str();
   app->add_option("--backend", o->backend, "threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
-  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)");
-  app->add_option("--timeout", o->timeout, "Seconds a rank may wait in a collective before the run aborts")
-      ->capture_default_str();
+  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
+      ->check(positive());
+  add_timeout_option(*app, o->timeout, "a rank may wait in one collective or MPI call");
   app->add_flag("-v,--verbose", o->verbose, "Statistics table also shows samples, stop reason and wall seconds per size");
   app->add_option("--test-corrupt", f->corrupt, "Test hook: RANK:INDEX flips one checked output element")->group("");
   app->add_option("--test-fail-rank", o->fail_rank, "Test hook: this rank throws before its first timed op")->group("");
@@ -148,16 +148,16 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;
     validate(options);
     validate(harness);
+    // Refusals that need the world size, before any output exists (-r 5 on 2 ranks, nccl
+    // without a GPU): found inside the run, they used to leave an empty --jsonl behind.
+    const int world_size = checked_world_size(options.backend, options.ranks);
+    if (options.root >= world_size)
+      throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", options.root, world_size));
+    check_coll_host_memory(options, world_size);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    const LauncherInfo launcher = detect_launcher();
-    if (launcher.launched && launcher.rank != 0) {
-      // Only rank 0 prints and writes files; the others measure into a runner nobody reads.
-      Runner silent(RunnerOptions{harness, false, true}, nullptr);
-      return run_coll(options, harness, silent, true, args);
-    }
     CommonOptions session_options = *common;
     session_options.quiet = true;  // the coll table replaces the generic per-case rows
-    Session session(session_options, argv);
+    Session session(session_options, argv);  // on ranks other than 0: measures into a runner nobody reads
     const int code = run_coll(options, harness, session.runner(), common->quiet, args);
     nlohmann::json versions = nlohmann::json::object();
     if (const std::string v = nccl_version_string(); !v.empty()) versions["nccl"] = v;

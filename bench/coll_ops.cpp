@@ -2,12 +2,15 @@
 // size → buffer shapes, option validation and the default backend.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "bench/coll.hpp"
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
+#include "core/host_memory.hpp"
+#include "core/size.hpp"
 
 namespace gcb::bench {
 
@@ -184,6 +187,32 @@ void validate(const CollOptions& o) {
     throw bad(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (!o.backend.empty() && !communicator_backend_built(o.backend))
     throw bad(fmt::format("--backend {} was not built into this binary", o.backend));
+}
+
+double coll_host_bytes_per_rank(const CollOptions& o, int nranks) {
+  double most = 0;
+  for (CollOp op : o.ops)
+    for (DType t : o.dtypes) {
+      // Host buffers of one rank at the largest size: send and recv (coll_case.cpp), and during
+      // the check the uploaded inputs, the downloaded output, the expected output and the two
+      // count-sized rows of the reference reduction.
+      const CollShape s = coll_shape(op, o.max_bytes, t, nranks);
+      const double elements = 2.0 * static_cast<double>(s.send_count) + 3.0 * static_cast<double>(s.recv_count) +
+                              2.0 * static_cast<double>(s.count);
+      most = std::max(most, elements * static_cast<double>(dtype_size(t)));
+    }
+  return most;
+}
+
+void check_coll_host_memory(const CollOptions& o, int world_size) {
+  const std::string backend = o.backend.empty() ? default_coll_backend() : o.backend;
+  // Device buffers: the device-memory check belongs to the GPU path.
+  if (communicator_backend_known(backend) && communicator_backend(backend).memory == MemorySpace::device) return;
+  const LauncherInfo launcher = detect_launcher();
+  // Rank threads share this process; MPI ranks on this host share its memory.
+  const int here = !launcher.launched ? world_size : std::max(launcher.local_size, 1);
+  check_host_memory(here * coll_host_bytes_per_rank(o, world_size),
+                    fmt::format("coll up to -e {} on {} rank(s) of this host", format_bytes(static_cast<double>(o.max_bytes)), here));
 }
 
 // Device memory when GPUs exist and a device backend is built, else host memory; one that spans

@@ -1,12 +1,13 @@
 // `gcbench compare` and `gcbench export`: files in, verdicts and exports out. Every output
-// path is checked before anything is read, and written atomically at the end, so bad input
-// (exit 2) never leaves a partial file behind.
+// path is checked before anything is read (never an input, never twice), and written through
+// the output layer at the end, so bad input (exit 2) never leaves a partial file behind.
 #include "bench/compare.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <memory>
 
+#include "bench/cli.hpp"
 #include "core/error.hpp"
 #include "reports/compare.hpp"
 #include "reports/export.hpp"
@@ -73,8 +74,7 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
   app->add_flag("-q,--quiet", o->quiet, "Print only the environment differences and the summary line");
   run = [o] {
     o->options.threshold = parse_threshold(o->threshold);
-    for (const auto* path : {&o->md, &o->junit})
-      if (!path->empty()) check_writable(*path);
+    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, {{"BASE", o->base}, {"NEW", o->contender}});
     const ResultDocument base = load(o->base);
     const ResultDocument contender = load(o->contender);
     const CompareReport report = compare_documents(base, contender, o->options);
@@ -87,8 +87,8 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
     } else {
       fmt::print("{}", console);
     }
-    if (!o->md.empty()) write_file_atomic(o->md, render_compare_markdown(report, o->options));
-    if (!o->junit.empty()) write_file_atomic(o->junit, render_compare_junit(report));
+    if (!o->md.empty()) outputs.write(o->md, render_compare_markdown(report, o->options));
+    if (!o->junit.empty()) outputs.write(o->junit, render_compare_junit(report));
     return report.regressed() ? kExitVerifyFailed : kExitOk;
   };
 }
@@ -102,13 +102,13 @@ void add_export_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--time-unit", o->time_unit, "gbench real_time/cpu_time unit: ns, us, ms, s")->capture_default_str();
   run = [o] {
     const ExportFormat format = parse_export_format(o->format);
-    if (!o->output.empty()) check_writable(o->output);
+    const Outputs outputs({{"-o", o->output}}, {{"FILE", o->input}});
     const ResultDocument doc = load(o->input);
     const std::string text = export_text(doc, format, o->time_unit);
     if (o->output.empty()) {
       fmt::print("{}", text);
     } else {
-      write_file_atomic(o->output, text);
+      outputs.write(o->output, text);
     }
     return kExitOk;
   };

@@ -1,9 +1,15 @@
 // The gcbench command: one subcommand per family, each registered by its own file. Exit codes:
 // 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
-// on stderr, nothing written), 3 an unexpected fault.
+// on stderr, nothing written), 3 a fault: a failed library call, a timeout, or an output that
+// could not be written (README "Failure behaviour").
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -21,11 +27,33 @@
 #include "bench/scan/scan.hpp"
 #include "bench/topo.hpp"
 #include "bench/train.hpp"
+#include "collectives/world.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "reports/writer.hpp"
+
+namespace {
+
+// Standard output is an output like any other: a failed write (a full disk behind a
+// redirection, /dev/full, a closed pipe) must not end with exit 0. Under an MPI launch, a rank
+// that leaves with an error ends the others, which would otherwise wait for it.
+int finish_process(int code) {
+  using namespace gcb;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "gcbench: error: writing standard output failed: {}\n", std::strerror(errno));
+    code = std::max(code, kExitFault);
+  }
+  if (code == kExitUsage || code == kExitFault) abort_world_after_error(code);
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gcb;
+  // Past RLIMIT_FSIZE a write fails with EFBIG and is reported like a full disk, instead of the
+  // signal killing the run with everything unsaved.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::vector<std::string> args(argv, argv + argc);
   CLI::App app{"gcbench: GPU-cluster benchmarking suite (memory, interconnect, collectives, kernels, training)"};
   app.set_version_flag("--version", fmt::format("gcbench {} ({})", gcbench_version(), gcbench_revision()));
@@ -51,15 +79,19 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
     return kExitUsage;
   }
+  int code = kExitUsage;
   try {
     for (auto& [name, run] : commands)
-      if (app.got_subcommand(name)) return run();
+      if (app.got_subcommand(name)) code = run();
   } catch (const UsageError& e) {
     fmt::print(stderr, "gcbench: error: {}\n", e.what());
-    return kExitUsage;
+    code = kExitUsage;
+  } catch (const WriteError& e) {
+    fmt::print(stderr, "gcbench: error: {}\n", e.what());
+    code = kExitFault;
   } catch (const std::exception& e) {
     fmt::print(stderr, "gcbench: fault: {}\n", e.what());
-    return kExitFault;
+    code = kExitFault;
   }
-  return kExitUsage;
+  return finish_process(code);
 }

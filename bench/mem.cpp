@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <thread>
 
 #include "bench/waived_case.hpp"
 #include "core/dtype.hpp"
@@ -14,6 +15,7 @@
 #include "core/stats.hpp"
 #include "core/fit.hpp"
 #include "core/gpu.hpp"
+#include "core/host_memory.hpp"
 #include "core/size.hpp"
 #include "kernels/stream_ops.hpp"
 
@@ -93,6 +95,12 @@ std::vector<Result> copy_fits(const std::vector<Result>& rs) {
 
 }  // namespace
 
+int max_host_threads() {
+  // Far past oversubscription that measures anything; libgomp crashes when it cannot create
+  // the threads (--threads 100000).
+  return 8 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void validate(const MemOptions& o) {
   for (const auto& g : o.groups)
     if (g != "stream" && g != "copy" && g != "latency")
@@ -107,7 +115,8 @@ void validate(const MemOptions& o) {
   }
   for (int v : o.vector_bytes)
     if (v != 4 && v != 8 && v != 16) throw UsageError(fmt::format("--vector-bytes {} is not 4, 8 or 16", v));
-  if (o.threads < 0) throw UsageError("--threads must be ≥ 0");
+  if (o.threads < 0 || o.threads > max_host_threads())
+    throw UsageError(fmt::format("--threads must be between 1 and {} (8 per logical core)", max_host_threads()));
   if (o.peer_rounds < 1 || o.peer_rounds > 20) throw UsageError("--peer-rounds must be in 1 … 20");
   if (o.size != 0 && o.size < 4096) throw UsageError("--size must be at least 4 KiB per array");
   if (o.copy_min == 0 || o.copy_min > o.copy_max) throw UsageError("--copy-min must be > 0 and ≤ --copy-max");
@@ -183,14 +192,14 @@ std::vector<Result> mem_derived_results(const std::vector<Result>& rs) {
 }
 
 void check_fits(const MemOptions& o, const DeviceSelection& sel) {
-  const double host_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   auto refuse = [](const char* flag, uint64_t value, const std::string& where, double capacity) {
     return UsageError(fmt::format("{} {} does not fit in {} ({} total)", flag, format_bytes(static_cast<double>(value)),
                                   where, format_bytes(capacity)));
   };
   if (sel.cpu) {
-    if (o.size && 3.0 * static_cast<double>(o.size) > host_bytes) throw refuse("--size", o.size, "host memory (3 arrays)", host_bytes);
-    if (o.latency_max && static_cast<double>(o.latency_max) > host_bytes) throw refuse("--latency-max", o.latency_max, "host memory", host_bytes);
+    // 3 arrays; the pointer chase holds one working set of latency_max bytes.
+    if (o.size) check_host_memory(3.0 * static_cast<double>(o.size), fmt::format("mem --size {} (3 arrays)", format_bytes(static_cast<double>(o.size))));
+    if (o.latency_max) check_host_memory(static_cast<double>(o.latency_max), fmt::format("mem --latency-max {}", format_bytes(static_cast<double>(o.latency_max))));
   }
   for (int g : sel.gpus) {
     const auto& d = gpu::runtime().devices.at(static_cast<size_t>(g));
@@ -229,7 +238,9 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
       ->delimiter(',')
       ->capture_default_str();
   app->add_option("--size", (*sizes)["size"], "Bytes per STREAM array (default: 4 x L2 on GPU, 4 x LLC on host)");
-  app->add_option("--threads", mem->threads, "Host threads (default: OpenMP's, i.e. all cores)");
+  app->add_option("--threads", mem->threads,
+                  fmt::format("Host threads, 1 … {} (default: OpenMP's, i.e. all cores)", max_host_threads()))
+      ->check(CLI::Range(1, max_host_threads()));
   app->add_option("--copy-min", (*sizes)["copy-min"], "Smallest copy size of the sweep [4K]");
   app->add_option("--copy-max", (*sizes)["copy-max"], "Largest copy size of the sweep [1G]");
   app->add_option("--copy-factor", mem->copy_factor, "Copy sweep step factor")->capture_default_str();
@@ -240,9 +251,12 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
                   "Host: interleaved rounds of classic STREAM triad and our fp64 triad (ratio = median over rounds)")
       ->capture_default_str();
   run = [=, &argv] {
+    // A size flag that is given must name a size: '' and 0 are refused, not read as "default".
     auto parse = [&](const char* name, uint64_t& out) {
+      if (app->get_option(fmt::format("--{}", name))->count() == 0) return;
       const std::string& text = (*sizes)[name];
-      if (!text.empty()) out = parse_size(text);
+      out = parse_size(text);
+      if (out == 0) throw UsageError(fmt::format("--{} {}: must be more than 0 bytes", name, text));
     };
     parse("size", mem->size);
     parse("copy-min", mem->copy_min);

@@ -27,6 +27,8 @@ struct MemOptions {
   int peer_rounds = 3;
 };
 
+// The most host threads --threads accepts: 8 per logical core.
+int max_host_threads();
 // Validates names and values; throws gcb::UsageError.
 void validate(const MemOptions& o);
 // Refuses sizes that cannot fit in the selected devices' memory (gcb::UsageError → exit 2).

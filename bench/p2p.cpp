@@ -12,6 +12,7 @@
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
+#include "core/host_memory.hpp"
 #include "core/size.hpp"
 
 namespace gcb::bench {
@@ -97,6 +98,16 @@ CaseList waived_p2p_host_cases(const P2pOptions& o, const std::string& reason) {
   return cases;
 }
 
+void check_p2p_rank_memory(const P2pOptions& o, int world_size) {
+  const std::string backend = o.backend.empty() ? default_coll_backend() : o.backend;
+  if (backend == "nccl") return;  // device buffers
+  const LauncherInfo launcher = detect_launcher();
+  const int here = !launcher.launched ? world_size : std::max(launcher.local_size, 1);
+  // Per rank (p2p_rank.cpp): the send and receive buffers and the pattern written and read back.
+  check_host_memory(4.0 * static_cast<double>(o.size) * here,
+                    fmt::format("p2p --size {} on {} rank(s) of this host", format_bytes(static_cast<double>(o.size)), here));
+}
+
 int run_p2p_ranks(const P2pOptions& o, const HarnessOptions& harness, Runner& runner, uint64_t seed,
                   const std::vector<std::string>& args) {
   validate(o);
@@ -165,8 +176,9 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
   app->add_option("--iters", o->iters, "Round trips per launch of the GPU flag ping-pong")->capture_default_str();
   app->add_option("--backend", o->backend,
                   "Rank mode: threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
-  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)");
-  app->add_option("--timeout", o->timeout, "Seconds a rank may wait before the run aborts")->capture_default_str();
+  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
+      ->check(positive());
+  add_timeout_option(*app, o->timeout, "a rank may wait in one send, receive or MPI call");
   run = [=, &argv] {
     P2pOptions options = *o;
     if (!mode_tokens->empty()) options.modes = expand_modes(*mode_tokens);
@@ -174,22 +186,18 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     options.latency_size = parse_size(*latency_size);
     validate(options);
     validate(common->harness);
+    if (has_mode(options, "rank")) check_p2p_rank_memory(options, checked_world_size(options.backend, options.ranks));
     // Rank pairs are microsecond-scale messages; device pairs and the host aggregate keep the
     // common stopping rule.
     const HarnessOptions rank_harness = microsecond_family_harness(*app, common->harness);
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    const LauncherInfo launcher = detect_launcher();
-    if (launcher.launched && launcher.rank != 0) {
-      // Only rank 0 prints, writes files and measures this process's own GPUs.
-      if (!has_mode(options, "rank")) return kExitOk;
-      Runner silent(RunnerOptions{rank_harness, false, true}, nullptr);
-      return run_p2p_ranks(options, rank_harness, silent, common->seed, args);
-    }
-    Session session(*common, argv);
+    Session session(*common, argv);  // on ranks other than 0: measures into a runner nobody reads
     int code = kExitOk;
     if (has_mode(options, "rank"))
       code = run_p2p_ranks(options, rank_harness, session.runner(), common->seed, args);
+    // Only the writing process (world rank 0) measures this process's own GPUs and prints.
+    if (!session.writes()) return code;
     run_local(options, sel, common->seed, session.runner());
     if (!common->quiet) {
       fmt::print("{}", render_p2p_matrices(session.runner().results()));

@@ -83,6 +83,8 @@ CaseList p2p_host_cases(const P2pOptions& o, const std::vector<int>& gpus, const
 // (ignored elsewhere). Returns the number of wrongly received bytes summed over all ranks.
 uint64_t run_p2p_ranks_on_rank(const P2pOptions& o, const HarnessOptions& harness, RankContext& ctx, Runner* runner,
                                uint64_t seed);
+// Refuses (exit 2) rank mode when the ranks on this host need more host memory than is available.
+void check_p2p_rank_memory(const P2pOptions& o, int world_size);
 // Starts the World for rank mode; returns rank 0's verdict (0, or 1 when bytes arrived wrong).
 int run_p2p_ranks(const P2pOptions& o, const HarnessOptions& harness, Runner& runner, uint64_t seed,
                   const std::vector<std::string>& args);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "bench/cli.hpp"
 #include "core/error.hpp"
+#include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/markdown.hpp"
 #include "reports/render.hpp"
@@ -29,13 +31,7 @@ std::string combined_csv(const std::vector<report::Run>& runs) {
         header = false;
         continue;
       }
-      std::string label = runs[i].label;
-      if (label.find_first_of(",\"\n") != std::string::npos) {
-        std::string quoted = "\"";
-        for (char c : label) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-        label = quoted + "\"";
-      }
-      out += label + "," + line + "\n";
+      out += csv_field(runs[i].label) + "," + line + "\n";
     }
   }
   return out;
@@ -47,12 +43,12 @@ int run_report(const ReportOptions& o) {
   if (o.inputs.empty()) throw UsageError("report needs at least one result file");
   if (o.html.empty() && o.markdown.empty() && o.csv.empty())
     throw UsageError("report has nothing to write: give -o FILE.html, --md FILE or --csv FILE");
-  for (const auto* out : {&o.html, &o.markdown, &o.csv})
-    if (!out->empty()) check_writable(*out);
-
   std::vector<std::string> paths;
   if (!o.baseline.empty()) paths.push_back(o.baseline);
   paths.insert(paths.end(), o.inputs.begin(), o.inputs.end());
+  std::vector<NamedPath> inputs;
+  for (const auto& p : paths) inputs.push_back({p == o.baseline ? "--baseline" : "RESULTS", p});
+  const Outputs outputs({{"-o", o.html}, {"--md", o.markdown}, {"--csv", o.csv}}, inputs);
   const auto labels = report::run_labels(paths);
   std::vector<report::Run> runs;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -69,9 +65,9 @@ int run_report(const ReportOptions& o) {
   if (!o.html.empty()) html = report::render_html(runs, {o.title});
   if (!o.markdown.empty()) markdown = report::render_markdown(runs, {o.title, 64000});
   if (!o.csv.empty()) csv = combined_csv(runs);
-  if (!o.html.empty()) write_file_atomic(o.html, html);
-  if (!o.markdown.empty()) write_file_atomic(o.markdown, markdown);
-  if (!o.csv.empty()) write_file_atomic(o.csv, csv);
+  outputs.write(o.html, html);
+  outputs.write(o.markdown, markdown);
+  outputs.write(o.csv, csv);
   return kExitOk;
 }
 

@@ -44,6 +44,7 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const std::vecto
       ->capture_default_str();
   run = [=, &argv] {
     const bool quick = *suite == "quick";
+    validate(common->harness);  // the user's values, before the quick preset adjusts them
     CommonOptions options = *common;
     if (quick) options.harness = quick_harness(options.harness);
     const DeviceSelection sel = select_devices(options.device);

@@ -7,12 +7,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "bench/cli.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/size.hpp"
+#include "reports/escape.hpp"
 #include "reports/render.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
@@ -20,15 +21,6 @@
 namespace gcb::bench {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot read topology file '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (ss.str().empty()) throw UsageError(fmt::format("topology file '{}' is empty", path));
-  return ss.str();
-}
 
 std::string summary_text(const topo::Topology& t) {
   std::string out = fmt::format("host: {}   source: {}{}\n", t.hostname.empty() ? "?" : t.hostname, t.source,
@@ -103,7 +95,7 @@ std::string overlay_text(const ResultDocument& doc) {
 }  // namespace
 
 topo::Topology load_topology(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_input_file(path, "topology file");
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (const std::string version = topo::hwloc_xml_version(text); !version.empty()) {
     // hwloc 2.x reads v1 and v2 exports only (open-mpi/hwloc include/hwloc.h).
@@ -115,13 +107,7 @@ topo::Topology load_topology(const std::string& path) {
   }
   if (first != std::string::npos && text[first] == '<') return topo::parse_nccl_topo_xml(text);
   if (first != std::string::npos && text[first] == '{') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
-    }
-    return topo::from_json(j);
+    return topo::from_json(parse_json_input(text, fmt::format("'{}'", path)));
   }
   return topo::parse_nvidia_smi_topo(text);
 }
@@ -170,19 +156,21 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--results", o->results, "Overlay measured p2p bandwidth and collective bus bandwidth from FILE");
   app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   run = [o] {
-    if (!o->output.empty()) check_writable(o->output);
+    const Outputs outputs({{"-o", o->output}}, {{"--from", o->from}, {"--expect", o->expect}, {"--results", o->results}});
     const topo::Topology t = o->from.empty() ? topo::live_topology() : load_topology(o->from);
     const std::vector<std::string> diffs =
         o->expect.empty() ? std::vector<std::string>{} : topo::compare_topology(load_topology(o->expect), t);
     std::string text = render_topology(t, o->format);
     if (!o->results.empty()) {
       const std::string overlay = overlay_text(load_document(o->results));
-      if (o->format == "text" || o->format == "md") text += overlay;
+      if (o->format == "text") text += overlay;
+      // Names from the results file stay literal inside a fence (markdown_fenced keeps it closed).
+      if (o->format == "md") text += "\n```text" + markdown_fenced(overlay) + "```\n";
     }
     if (o->output.empty())
       fmt::print("{}", text);
     else
-      write_file_atomic(o->output, text);
+      outputs.write(o->output, text);
     if (!o->expect.empty()) {
       for (const auto& d : diffs) fmt::print(stderr, "topology differs: {}\n", d);
       if (!diffs.empty()) return kExitVerifyFailed;

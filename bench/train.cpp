@@ -118,6 +118,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.dump = o.dump;
   r.init_from = o.init_from;
   r.save = o.save;
+  r.timeout = o.timeout;
   models::check_request(r);
   return r;
 }
@@ -202,10 +203,15 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--backend", o->backend, "Compute backend: " + models::compute_backend_names() + " (cuda: not built yet)")
       ->capture_default_str();
   app->add_option("--ranks", o->ranks,
-                  "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)");
+                  "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)")
+      ->check(positive());
   app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
-  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)");
-  app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")->capture_default_str();
+  app->add_option("--peak-flops", o->peak_flops, "Device peak in FLOP/s for MFU (default: measured sgemm)")
+      ->check(positive());
+  app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")
+      ->check(positive())
+      ->capture_default_str();
+  add_timeout_option(*app, o->timeout, "one training step (warm-up included), or a wait for another rank inside it,");
   app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
   app->add_option("--init-from", o->init_from,
                   "Start from a Hugging Face GPT-2 checkpoint (model.safetensors; shapes from the file, heads from the "
@@ -215,7 +221,13 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     TrainCliOptions opts = *o;
     opts.seed = common->seed;  // --seed: parameter initialisation (data: a fixed seed)
     const models::TrainRequest request = train_request(opts);  // every check before any allocation
-    Session session(*common, argv);
+    const bool model_file = opts.init_from.empty() && opts.model.find(".json") != std::string::npos;
+    SessionFiles files;
+    files.outputs = {{"--dump", opts.dump}, {"--save", opts.save},
+                     {"--save", opts.save.empty() ? "" : models::config_json_path(opts.save)}};
+    files.inputs = {{"--model", model_file ? opts.model : ""}, {"--data", opts.data}, {"--init-from", opts.init_from},
+                    {"--init-from", opts.init_from.empty() ? "" : models::config_json_path(opts.init_from)}};
+    Session session(*common, argv, files);
     const std::vector<Result> results = models::run_training(request);
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;

@@ -38,6 +38,7 @@ struct TrainCliOptions {
   std::string dump;        // write every step's loss and the final parameters (hex) to this file
   std::string init_from;   // Hugging Face GPT-2 safetensors: the model and its starting weights
   std::string save;        // write the final weights as Hugging Face GPT-2 safetensors + config.json
+  double timeout = 300;    // seconds one step (or a wait for another rank) may take; exit 3 past it
 };
 
 // Flags to the library's request; gcb::UsageError (one line) for anything invalid, before any

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/watchdog.hpp"
 
 namespace gcb {
 
@@ -164,6 +165,7 @@ void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first
 }
 
 void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
+  const WatchScope watch("MPI all_reduce");
   if (order_ == ReductionOrder::library) {
     const auto [type, mpi_op] = library_reduction(t, op);
     MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, to_int(count, "all_reduce"), type, mpi_op, comm_));
@@ -184,6 +186,7 @@ void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DTy
 }
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
+  const WatchScope watch("MPI reduce_scatter");
   const size_t total = count * static_cast<size_t>(size_);
   if (order_ == ReductionOrder::library) {
     const auto [type, mpi_op] = library_reduction(t, op);
@@ -215,6 +218,7 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
 }
 
 void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
+  const WatchScope watch("MPI reduce");
   if (order_ == ReductionOrder::library) {
     const auto [type, mpi_op] = library_reduction(t, op);
     const bool is_root = rank_ == root;
@@ -237,6 +241,7 @@ void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t
 }
 
 void MpiCommunicator::all_gather(const void* send, void* recv, size_t count, DType t) {
+  const WatchScope watch("MPI all_gather");
   const int c = to_int(count, "all_gather block");
   const MPI_Datatype type = element_type(t);
   const bool in_place = send == at(static_cast<const void*>(recv), static_cast<size_t>(rank_) * count * dtype_size(t));
@@ -244,22 +249,28 @@ void MpiCommunicator::all_gather(const void* send, void* recv, size_t count, DTy
 }
 
 void MpiCommunicator::broadcast(const void* send, void* recv, size_t count, DType t, int root) {
+  const WatchScope watch("MPI broadcast");
   const int c = to_int(count, "broadcast");
   if (rank_ == root && send != recv && count > 0) std::memcpy(recv, send, count * dtype_size(t));
   MPI_CHECK(MPI_Bcast(recv, c, element_type(t), root, comm_));
 }
 
 void MpiCommunicator::all_to_all(const void* send, void* recv, size_t count, DType t) {
+  const WatchScope watch("MPI all_to_all");
   const int c = to_int(count, "all_to_all block");
   const MPI_Datatype type = element_type(t);
   MPI_CHECK(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, c, type, recv, c, type, comm_));
 }
 
-void MpiCommunicator::barrier() { MPI_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() {
+  const WatchScope watch("MPI barrier");
+  MPI_CHECK(MPI_Barrier(comm_));
+}
 
 void MpiCommunicator::group_start() { ++group_depth_; }
 
 void MpiCommunicator::group_end() {
+  const WatchScope watch("MPI group_end");
   GCB_CHECK(group_depth_ > 0, "group_end() without group_start()");
   if (--group_depth_ > 0) return;
   std::vector<MPI_Request> requests;
@@ -269,6 +280,7 @@ void MpiCommunicator::group_end() {
 }
 
 void MpiCommunicator::send(const void* buf, size_t count, DType t, int peer) {
+  const WatchScope watch("MPI send");
   const int c = to_int(count, "send");
   if (group_depth_ > 0) {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -280,6 +292,7 @@ void MpiCommunicator::send(const void* buf, size_t count, DType t, int peer) {
 }
 
 void MpiCommunicator::recv(void* buf, size_t count, DType t, int peer) {
+  const WatchScope watch("MPI recv");
   const int c = to_int(count, "recv");
   if (group_depth_ > 0) {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -306,6 +319,7 @@ std::string MpiCommunicator::library_version() const {
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  const WatchScope watch("MPI split");
   MPI_Comm child = MPI_COMM_NULL;
   MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child));
   if (child == MPI_COMM_NULL) return nullptr;

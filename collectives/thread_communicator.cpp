@@ -4,8 +4,12 @@
 // messages. All waits poll a shared abort flag.
 #include "collectives/thread_communicator.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fmt/format.h>
@@ -450,12 +454,46 @@ std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
 
 // --- run_ranks --------------------------------------------------------------------------------
 
+namespace {
+
+// Waits until every rank thread is done. After an abort, the other ranks leave their collectives
+// within the timeout; a rank that is stuck outside any collective (a computation that never
+// ends) cannot be interrupted or joined, so once the timeout has passed since the abort the
+// process ends with exit 3, naming the ranks that never stopped.
+void wait_or_end_process(const ThreadWorld& world, std::mutex& mu, std::condition_variable& done_cv,
+                         const std::vector<bool>& done, const std::string& first_what) {
+  std::unique_lock lk(mu);
+  std::optional<std::chrono::steady_clock::time_point> aborted_at;
+  while (std::find(done.begin(), done.end(), false) != done.end()) {
+    done_cv.wait_for(lk, std::chrono::milliseconds(50));
+    if (!world.aborted()) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!aborted_at) aborted_at = now;
+    if (now - *aborted_at <= world.timeout()) continue;
+    std::string stuck;
+    for (size_t r = 0; r < done.size(); ++r)
+      if (!done[r]) stuck += fmt::format("{}{}", stuck.empty() ? "" : ",", r);
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "gcbench: timeout: rank(s) %s on host %s did not stop within %.1f s after the run was aborted (%s); "
+                 "they are stuck outside any collective; ending the process\n",
+                 stuck.c_str(), host_name().c_str(), static_cast<double>(world.timeout().count()) / 1e3,
+                 first_what.empty() ? "a timeout" : first_what.c_str());
+    std::fflush(stderr);
+    _exit(kExitFault);
+  }
+}
+
+}  // namespace
+
 void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where) {
   const int n = world.size();
   std::mutex mu;
   std::exception_ptr first;
   int first_rank = -1;
   std::string first_what;
+  std::vector<bool> done(static_cast<size_t>(n), false);
+  std::condition_variable done_cv;
   auto guarded = [&](int r) {
     set_error_rank(r);
     try {
@@ -479,6 +517,9 @@ void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, 
       }
       world.abort(what);
     }
+    std::lock_guard lk(mu);
+    done[static_cast<size_t>(r)] = true;
+    done_cv.notify_all();
   };
 
   std::vector<std::thread> threads;
@@ -490,6 +531,7 @@ void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, 
     for (auto& t : threads) t.join();
     throw;
   }
+  wait_or_end_process(world, mu, done_cv, done, first_what);
   for (auto& t : threads) t.join();
   if (!first) return;
   try {

@@ -128,7 +128,9 @@ void run_ranks(int n, const std::function<void(Communicator&)>& fn,
 
 // The thread and fault handling behind run_ranks (and the World's thread mode): body(r) on one
 // thread per rank of `world`, the same abort-join-rethrow rules; `where` follows the rank in the
-// Fault message (e.g. " on host node7").
+// Fault message (e.g. " on host node7"). A rank thread still running world.timeout() after the
+// abort (stuck outside any collective, so nothing can interrupt it) ends the process: a message
+// naming it on stderr, then _exit(kExitFault).
 void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body,
                       const std::string& where = "");
 

@@ -12,12 +12,15 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "collectives/factory.hpp"
 #include "collectives/gpu_choice.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/hash.hpp"
+#include "core/watchdog.hpp"
 #include "gcb/config.hpp"
 #if GCB_HAVE_MPI
 #include <mpi.h>
@@ -49,8 +52,10 @@ struct RankRecord {
   int32_t device = -1;
   int32_t device_count = 0;
   char host[64] = {};
+  int32_t pid = 0;         // for the watchdog's report on a rank that stopped answering
+  int32_t unused = 0;
 };
-static_assert(sizeof(RankRecord) == 96, "RankRecord is exchanged as raw bytes");
+static_assert(sizeof(RankRecord) == 104, "RankRecord is exchanged as raw bytes");
 
 std::vector<RankRecord> gather_records(Communicator& comm, const RankRecord& mine) {
   std::vector<RankRecord> all(static_cast<size_t>(comm.size()));
@@ -113,6 +118,7 @@ RankRecord my_record(uint64_t args_hash) {
   rec.host_hash = fnv1a64(host);
   std::memcpy(rec.host, host.data(), std::min(host.size(), sizeof(rec.host) - 1));
   rec.device_count = gpu::device_count();
+  rec.pid = static_cast<int32_t>(getpid());
   return rec;
 }
 
@@ -146,12 +152,87 @@ std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const s
   return make_communicator(spec);
 }
 
+// Arms the process watchdog for the lifetime of one World.
+struct WatchdogArming {
+  WatchdogArming(std::chrono::milliseconds timeout, std::function<void(const WatchExpiry&)> action) {
+    arm_watchdog(timeout, std::move(action));
+  }
+  ~WatchdogArming() { disarm_watchdog(); }
+  WatchdogArming(const WatchdogArming&) = delete;
+  WatchdogArming& operator=(const WatchdogArming&) = delete;
+};
+
+#if GCB_HAVE_MPI
+// MPI may be initialised once per process and never again after MPI_Finalize, so the first
+// World initialises it and the process finalises it at exit: every World of a sweep or a suite
+// (train --sweep, run --suite) shares the one MPI_COMM_WORLD. A process that found MPI already
+// initialised (a test's own main) leaves finalising to its owner.
+void ensure_mpi_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    // MULTIPLE: `train --overlap` runs the dp collectives on a second thread of the rank
+    // (models/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
+    // MpiCommunicator::thread_support() reports what was given.
+    int provided = 0;
+    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+    });
+  });
+}
+
+// The state of a process on this host from /proc/<pid>/stat ("" when it is running or sleeping).
+std::string unusual_state(int pid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (f == nullptr) return "has exited";
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const std::string stat(buf, n);
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+  switch (state) {
+    case 'T': return "is stopped (SIGSTOP)";
+    case 't': return "is stopped by a debugger";
+    case 'Z':
+    case 'X': return "has exited";
+    case 'D': return "is blocked in uninterruptible I/O";
+    default: return "";
+  }
+}
+
+// Which ranks the others are waiting for, as far as this host can see: same-host ranks that are
+// stopped or gone (by /proc), and how many ranks live on other hosts (not inspected).
+std::string describe_peers(const std::vector<RankRecord>& all, int me) {
+  std::string found, remote;
+  const uint64_t my_host = all[static_cast<size_t>(me)].host_hash;
+  int remote_count = 0;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (static_cast<int>(r) == me) continue;
+    if (all[r].host_hash != my_host) {
+      ++remote_count;
+      continue;
+    }
+    const std::string state = unusual_state(all[r].pid);
+    if (!state.empty())
+      found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
+  }
+  if (found.empty()) found = "no rank on this host is stopped or gone (a rank is slow, deadlocked or elsewhere)";
+  if (remote_count > 0) remote = fmt::format("; {} rank(s) on other hosts were not inspected", remote_count);
+  return found + remote;
+}
+#endif
+
 // --- threads -----------------------------------------------------------------------------------
 
-int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
-  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
+int thread_world_size(const WorldOptions& o) {
   int n = o.ranks;
-  if (nccl) {
+  if (communicator_backend(o.backend).memory == MemorySpace::device) {
     const int gpus = gpu::device_count();
     if (gpus == 0)
       throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
@@ -162,7 +243,12 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
   }
   if (n == 0) n = 1;
   if (n < 1 || n > 1024) throw UsageError(fmt::format("--ranks must be between 1 and 1024 (got {})", n));
+  return n;
+}
 
+int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
+  const int n = thread_world_size(o);
   ThreadWorld world(n, o.timeout);
   std::vector<std::unique_ptr<ThreadCommunicator>> comms;
   for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
@@ -186,6 +272,7 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
   struct ActAsRankZero {  // afterwards this thread reports as rank 0, failure or not
     ~ActAsRankZero() { set_error_rank(0); }
   } act_as_rank_zero;
+  const WatchdogArming watchdog(o.timeout, [](const WatchExpiry& e) { exit_on_expiry(e); });
   run_rank_threads(world, body, " on host " + host);
   return rank0_code;
 }
@@ -198,24 +285,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
                                  "one process; use --backend mpi or nccl under mpirun/srun",
                                  launcher.source, launcher.size, o.backend));
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    // MULTIPLE: `train --overlap` runs the dp collectives on a second thread of the rank
-    // (models/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
-    // MpiCommunicator::thread_support() reports what was given.
-    int provided = 0;
-    MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
-  }
-  struct Finalizer {
-    bool own;
-    ~Finalizer() {
-      int finalized = 0;
-      MPI_Finalized(&finalized);
-      if (own && !finalized) MPI_Finalize();
-    }
-  } finalizer{!initialized};
-
+  ensure_mpi_initialized();
   int size = 1, rank = 0;
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -246,6 +316,15 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   }
   RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
                   data ? *data : host_comm, host_comm};
+  // A rank blocked in MPI longer than the timeout ends every rank, naming the ranks on this
+  // host that stopped or exited: MPI itself would wait forever for a stopped peer.
+  const WatchdogArming watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
+    const std::string line = watchdog_message(e) + "; " + describe_peers(all, rank) + "; ending every rank\n";
+    std::fflush(stdout);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, kExitFault);
+  });
   int code = 0;
   try {
     code = fn(ctx);
@@ -311,13 +390,19 @@ LauncherInfo detect_launcher() {
 
 bool world_is_processes() { return detect_launcher().launched; }
 
-int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
+int planned_world_size(const WorldOptions& o) {
   const CommunicatorBackend& backend = communicator_backend(o.backend);  // unknown: UsageError
   if (!backend.built()) throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
   const LauncherInfo launcher = detect_launcher();
   const bool processes = launcher.launched || backend.needs_processes;
 #if GCB_HAVE_MPI
-  if (processes) return run_processes(o, launcher, fn);
+  if (processes) {
+    if (!backend.spans_processes)
+      throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
+                                   "one process; use --backend mpi or nccl under mpirun/srun",
+                                   launcher.source, launcher.size, o.backend));
+    return launcher.launched ? launcher.size : 1;
+  }
 #else
   if (launcher.launched && launcher.size > 1)
     throw UsageError(fmt::format("started by a launcher with {} ranks ({}) but this gcbench was built without MPI: "
@@ -325,7 +410,29 @@ int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn)
                                  launcher.size, launcher.source));
 #endif
   (void)processes;
+  return thread_world_size(o);
+}
+
+int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
+  (void)planned_world_size(o);  // every refusal before anything starts
+#if GCB_HAVE_MPI
+  const LauncherInfo launcher = detect_launcher();
+  if (launcher.launched || communicator_backend(o.backend).needs_processes) return run_processes(o, launcher, fn);
+#endif
   return run_threads(o, fn);
+}
+
+void abort_world_after_error(int exit_code) {
+#if GCB_HAVE_MPI
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+#else
+  (void)exit_code;
+#endif
 }
 
 }  // namespace gcb

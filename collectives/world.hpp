@@ -66,12 +66,26 @@ uint64_t hash_arguments(const std::vector<std::string>& args);
 // Whether run_world would start one process per rank (an MPI launch was detected).
 bool world_is_processes();
 
+// The number of ranks run_world(options, ...) would start, after every refusal it would make
+// about the launch (unknown or unbuilt backend, nccl without enough GPUs, a launcher with the
+// threads backend, --ranks out of range): call it to validate before creating any output.
+int planned_world_size(const WorldOptions& options);
+
+// Ends every rank of an MPI world now (MPI_Abort) when this process is one of several MPI ranks
+// and leaves with an error outside run_world: the others would wait for it forever. No-op in
+// thread worlds and after MPI_Finalize.
+void abort_world_after_error(int exit_code);
+
 // Runs fn on every rank and returns when all ranks have finished. Threads: the first failing
 // rank aborts the others (each blocked collective ends within `timeout`), then gcb::Fault
 // "rank R on host H failed: ..." is thrown (gcb::UsageError is rethrown as is). Processes:
-// MPI_Init_thread, the launch checks, fn, MPI_Finalize; a failing rank prints the same message
-// and calls MPI_Abort so that every rank ends now. A launch-check failure is a gcb::UsageError
-// on every rank. `fn`'s return value (rank 0's) is returned on every rank.
+// MPI_Init_thread on first use (MPI_Finalize at process exit), the launch checks, fn; a failing
+// rank prints the same message and calls MPI_Abort so that every rank ends now. A launch-check
+// failure is a gcb::UsageError on every rank. `fn`'s return value (rank 0's) is returned on
+// every rank. While fn runs, the process watchdog (core/watchdog.hpp) is armed with `timeout`:
+// a rank blocked in an MPI call, or in any other watched scope, for longer ends every rank
+// (MPI_Abort) or the process (threads), naming what it waited in and, for processes, the ranks
+// on this host that are stopped or gone.
 int run_world(const WorldOptions& options, const std::function<int(RankContext&)>& fn);
 
 }  // namespace gcb

@@ -14,6 +14,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "core/environment.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/nvml.hpp"
@@ -116,24 +117,6 @@ std::string cpu_model() {
 
 std::string gcbench_version() { return GCB_VERSION; }
 
-nlohmann::json filtered_environment(char** envp) {
-  static constexpr const char* kPrefixes[] = {"NCCL_", "UCX_", "FI_", "CUDA_", "OMP_", "SLURM_"};
-  nlohmann::json env = nlohmann::json::object();
-  for (char** e = envp; e && *e; ++e) {
-    const std::string_view kv(*e);
-    const auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view key = kv.substr(0, eq);
-    for (const char* p : kPrefixes) {
-      if (key.rfind(p, 0) == 0) {
-        env[std::string(key)] = std::string(kv.substr(eq + 1));
-        break;
-      }
-    }
-  }
-  return env;  // nlohmann::json objects are ordered by key
-}
-
 nlohmann::json probe_library_versions() {
   nlohmann::json v = nlohmann::json::object();
   // Each entry: the sonames to try, the version symbol, and how to print its integer.
@@ -229,7 +212,7 @@ nlohmann::json collect_run_context(const ContextOptions& options) {
     slurm = {{"job_id", job}, {"node_list", nodes ? nodes : ""}};
   }
   ctx["slurm"] = slurm;
-  ctx["environment"] = filtered_environment(environ);
+  ctx["environment"] = recorded_environment(environ);
   return ctx;
 }
 

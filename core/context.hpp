@@ -1,5 +1,6 @@
 // The run context recorded with every result document: machine, software versions, GPUs,
-// scheduler job, and only the environment variables that change what is measured.
+// scheduler job, and only the environment variables that change what is measured, secrets
+// redacted (core/environment.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,9 +25,6 @@ nlohmann::json probe_library_versions();
 // {"blas": {"library", "config", "threading": sequential|pthreads|openmp, "threads"} or null,
 //  "openmp": {"max_threads", "wait_policy"} or null}, read from the running process.
 nlohmann::json threading_json();
-
-// Only NCCL_*, UCX_*, FI_*, CUDA_*, OMP_*, SLURM_* (the list), sorted by name.
-nlohmann::json filtered_environment(char** envp);
 
 // Host facts used elsewhere (first-touch placement, thread counts).
 int numa_node_count();

@@ -98,11 +98,17 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   };
 
   timer.prime(launch);
+  // The budget (max_time) covers warm-up and sampling: no launch starts once it is spent, except
+  // the first warm-up launch and the one sample every measurement has.
+  const double start = wall.now();
   // Warm-up; the first warm-up launch also calibrates the batch size.
   int batch = o.batch;
+  double first_launch = 0;
   for (int i = 0; i < std::max(o.warmup, batch == 0 ? 1 : 0); ++i) {
+    if (i > 0 && wall.now() - start >= o.max_time) break;
     if (o.cold) timer.flush();
     const double t = i == 0 && batch == 0 ? timed(1).first : timer.time_batch(launch, 1);
+    if (i == 0) first_launch = t;
     if (i == 0 && batch == 0) {
       const double per = std::max(t, 1e-9);
       // The 1e-9 keeps representation error (1e-3 / 1e-6 = 1000.0000000000001) from adding a launch.
@@ -110,6 +116,12 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
     }
   }
   if (batch == 0) batch = 1;
+  // A fixed batch whose sample would outlast what is left of the budget is cut to fit it (one
+  // launch at least): a sample of 20 collectives of a second each is not a 0.2 s budget.
+  if (o.batch > 0 && first_launch > 0) {
+    const double left = std::max(o.max_time - (wall.now() - start), 0.0);
+    batch = static_cast<int>(std::clamp(std::floor(left / first_launch), 1.0, static_cast<double>(batch)));
+  }
   // Cold mode times single launches: a batch would warm the caches after its first launch.
   if (o.cold) batch = 1;
   m.batch = batch;
@@ -118,7 +130,7 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
   // Welford's running mean and sum of squared deviations: O(1) per sample for the noise rule.
   double mean = 0, m2 = 0;
   if (hooks.region) hooks.region(true);
-  const double start = wall.now();
+  const double sampling_start = wall.now();
   for (;;) {
     if (o.cold) timer.flush();
     if (hooks.sample_start) hooks.sample_start();
@@ -146,7 +158,7 @@ Measurement measure(Timer& timer, const std::function<void()>& launch, const Har
       break;
     }
   }
-  m.wall_seconds = wall.now() - start;
+  m.wall_seconds = wall.now() - sampling_start;
   if (hooks.region) hooks.region(false);
   m.stats = summarize(m.samples);
   return m;

@@ -65,7 +65,7 @@ struct HarnessOptions {
   int min_samples = 10;    // never stop with fewer
   int max_samples = 1000;  // budget: stop here whatever the noise
   double min_time = 0.1;   // seconds of measured time needed before the noise rule may stop
-  double max_time = 5.0;   // budget: wall seconds spent sampling one case
+  double max_time = 5.0;   // budget: wall seconds of warm-up and sampling of one case
   double noise = 0.005;    // stop once relative stddev of the samples ≤ this (0.5 %)
   bool cold = false;       // flush caches before every sample
   int batch = 0;           // launches per sample; 0 = choose so a sample lasts ≥ target
@@ -107,9 +107,12 @@ void validate(const HarnessOptions& options);
 
 // Measures `launch` until the stopping rule holds: at least min_samples samples and min_time of
 // measured time, and relative stddev ≤ noise; or until max_samples samples or max_time wall
-// seconds (the budget; stop says which). `wall` measures the budget. The timer is primed first
-// (Timer::prime); a sample whose latch timed out is retaken up to latch_retries times, then kept
-// and listed in latch_timeouts.
+// seconds (the budget; stop says which). `wall` measures the budget, which covers warm-up and
+// sampling: warm-up stops when it is spent, and a fixed batch is cut (to one launch at least)
+// when the first warm-up launch shows that a sample would outlast what is left. So a case
+// lasts at most max_time plus its first warm-up launch and one sample (plus latch retakes).
+// The timer is primed first (Timer::prime), outside the budget; a sample whose latch timed out
+// is retaken up to latch_retries times, then kept and listed in latch_timeouts.
 Measurement measure(Timer& timer, const std::function<void()>& launch, const HarnessOptions& options,
                     const HarnessHooks& hooks = {}, const Clock& wall = steady_clock());
 

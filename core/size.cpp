@@ -19,6 +19,7 @@ uint64_t parse_size(std::string_view text) {
   if (text.empty()) throw bad("empty");
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) throw bad("too large");
   if (ec != std::errc() || ptr == text.data()) throw bad("no number");
   if (value < 0 || !std::isfinite(value)) throw bad("must be a non-negative number");
   std::string_view suffix(ptr, static_cast<size_t>(text.data() + text.size() - ptr));

@@ -2,13 +2,12 @@
 // their parameter counts.
 #include "models/config.hpp"
 
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace gcb::models {
 namespace {
@@ -89,15 +88,14 @@ GptConfig apply_overrides(GptConfig base, const ConfigOverrides& o) {
 }
 
 GptConfig config_from_json(std::string_view json_text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("model config JSON: {}", e.what()));
-  }
+  const nlohmann::json j = parse_json_input(json_text, "model config JSON");
   if (!j.is_object()) throw UsageError("model config JSON: expected an object");
   GptConfig c;
-  if (j.contains("base")) c = named_config(j.at("base").get<std::string>());
+  auto text = [&](const char* key) {
+    if (!j.at(key).is_string()) throw UsageError(fmt::format("model config JSON: '{}' must be a string", key));
+    return j.at(key).get<std::string>();
+  };
+  if (j.contains("base")) c = named_config(text("base"));
   auto read = [&](const char* key, int& field) {
     if (j.contains(key)) {
       if (!j.at(key).is_number_integer()) {
@@ -111,17 +109,13 @@ GptConfig config_from_json(std::string_view json_text) {
   read("heads", c.heads);
   read("vocab", c.vocab);
   read("seq", c.seq);
-  if (j.contains("name")) c.name = j.at("name").get<std::string>();
+  if (j.contains("name")) c.name = text("name");
   validate(c);
   return c;
 }
 
 GptConfig load_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read model config file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return config_from_json(ss.str());
+  return config_from_json(read_input_file(path, "model config file"));
 }
 
 std::string config_to_json(const GptConfig& c) {

@@ -8,15 +8,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "models/param_layout.hpp"
 #include "models/safetensors.hpp"
+#include "reports/writer.hpp"
 
 namespace gcb::models {
-namespace {
 
 namespace fs = std::filesystem;
 
 std::string config_json_path(const std::string& path) { return (fs::path(path).parent_path() / "config.json").string(); }
+
+namespace {
 
 // "transformer." for GPT2LMHeadModel files, "" for the bare GPT2Model.
 std::string name_prefix(const std::string& path, const SafetensorsFile& f) {
@@ -92,9 +95,9 @@ GptConfig hf_gpt2_config(const std::string& path, int heads) {
   while (f.find(fmt::format("{}h.{}.ln_1.weight", p, c.layers)) != nullptr) ++c.layers;
   nlohmann::json cfg = nlohmann::json::object();
   const std::string cfg_path = config_json_path(path);
-  if (std::ifstream in(cfg_path); in) {
+  if (std::error_code ec; fs::exists(cfg_path, ec)) {
     try {
-      cfg = nlohmann::json::parse(in);
+      cfg = parse_json_input(read_input_file(cfg_path, "model config file"), cfg_path);
       if (!cfg.is_object()) throw UsageError(fmt::format("{}: not a JSON object", cfg_path));
     } catch (const nlohmann::json::exception& e) {
       throw UsageError(fmt::format("{}: not JSON ({})", cfg_path, e.what()));
@@ -192,9 +195,7 @@ void save_hf_gpt2(const std::string& path, const GptConfig& c, const std::vector
                               {"embd_pdrop", 0.0},
                               {"resid_pdrop", 0.0},
                               {"attn_pdrop", 0.0}};
-  std::ofstream out(config_json_path(path));
-  out << cfg.dump(2) << "\n";
-  if (!out) throw UsageError(fmt::format("cannot write {}", config_json_path(path)));
+  write_output(config_json_path(path), cfg.dump(2) + "\n");
 }
 
 }  // namespace gcb::models

@@ -22,6 +22,8 @@ namespace gcb::models {
 // shapes, the head count from `heads` when > 0, else from the config.json beside the file
 // (n_head). gcb::UsageError (one line, naming the tensor or the key) when something does not fit.
 GptConfig hf_gpt2_config(const std::string& path, int heads = 0);
+// The config.json beside a checkpoint (read by hf_gpt2_config, written by save_hf_gpt2).
+std::string config_json_path(const std::string& path);
 // Its weights in canonical order (param_layout.hpp), checked tensor by tensor against `c`.
 std::vector<float> load_hf_gpt2(const std::string& path, const GptConfig& c);
 // Writes `canonical` as a GPT-2 safetensors file and config.json beside it (replacing one there).

@@ -9,6 +9,8 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "reports/writer.hpp"
 
 namespace gcb::models {
 namespace {
@@ -40,6 +42,7 @@ const SafeTensor* SafetensorsFile::find(const std::string& name) const {
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
+  check_input_file(path, "checkpoint");  // a FIFO would block the open below forever
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("{}: cannot open the file", path));
   in.seekg(0, std::ios::end);
@@ -129,13 +132,12 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
-  std::ofstream out(path, std::ios::binary);
-  unsigned char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
-  out.write(reinterpret_cast<const char*>(len), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const SafeTensor& t : tensors) out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
-  if (!out) throw UsageError(fmt::format("cannot write {}", path));
+  std::string file;
+  file.reserve(8 + text.size() + at);
+  for (int i = 0; i < 8; ++i) file.push_back(static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i)));
+  file += text;
+  for (const SafeTensor& t : tensors) file.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+  write_output(path, file);  // reports/writer.hpp: atomic, devices in place, failures are exit 3
 }
 
 std::vector<float> tensor_floats(const SafeTensor& t) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "models/init_rng.hpp"
 
 namespace gcb::models {
@@ -45,7 +46,9 @@ constexpr size_t kLlmcHeaderInts = 256;
 
 class TokenFile final : public TokenSource {
  public:
-  TokenFile(const std::string& path, int vocab, int T) : path_(path), vocab_(vocab), in_(path, std::ios::binary) {
+  // The path is checked before the stream opens it: a FIFO would block the open forever.
+  TokenFile(const std::string& path, int vocab, int T)
+      : path_(path), vocab_(vocab), in_(regular_file(path), std::ios::binary) {
     if (!in_) throw UsageError(fmt::format("--data {}: cannot open the file", path));
     in_.seekg(0, std::ios::end);
     const auto bytes = static_cast<uint64_t>(in_.tellg());
@@ -101,6 +104,11 @@ class TokenFile final : public TokenSource {
   std::string describe() const override { return fmt::format("{} ({}, {} tokens)", path_, format_, tokens_); }
 
  private:
+  static const std::string& regular_file(const std::string& path) {
+    check_input_file(path, "--data token file");
+    return path;
+  }
+
   uint32_t token_at(const unsigned char* p, size_t i) const {  // little-endian, as the writers store it
     if (width_ == 2) return static_cast<uint32_t>(p[2 * i]) | static_cast<uint32_t>(p[2 * i + 1]) << 8;
     return static_cast<uint32_t>(p[4 * i]) | static_cast<uint32_t>(p[4 * i + 1]) << 8 |

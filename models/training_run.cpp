@@ -8,21 +8,27 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/harness.hpp"
+#include "core/host_memory.hpp"
 #include "core/phase_timer.hpp"
 #include "core/stats.hpp"
+#include "core/watchdog.hpp"
 #include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/engine.hpp"
 #include "models/hf_gpt2.hpp"
 #include "models/rank_context.hpp"
 #include "models/token_data.hpp"
+#include "models/theory.hpp"
 #include "models/training_result.hpp"
+#include "reports/writer.hpp"
 
 namespace gcb::models {
 namespace {
@@ -46,10 +52,17 @@ RankFigures unflatten(const double* v) {
 }
 
 void write_dump(const std::string& path, const std::vector<double>& losses, const std::vector<float>& params) {
-  std::ofstream f(path);
-  for (double x : losses) f << fmt::format("loss {:a}\n", x);
-  for (float x : params) f << fmt::format("{:a}\n", x);
-  if (!f) throw UsageError(fmt::format("cannot write --dump {}", path));
+  std::string text;
+  for (double x : losses) text += fmt::format("loss {:a}\n", x);
+  for (float x : params) text += fmt::format("{:a}\n", x);
+  write_output(path, text);  // reports/writer.hpp: atomic, devices in place, failures are exit 3
+}
+
+// Ranks of the run on this host: rank threads share this process; MPI ranks on this host share
+// its memory.
+int ranks_on_this_host(int world_ranks) {
+  const LauncherInfo launcher = detect_launcher();
+  return !launcher.launched ? world_ranks : std::max(launcher.local_size, 1);
 }
 
 // Runs one layout on every rank, from `initial` weights when not empty; rank 0 returns the
@@ -62,6 +75,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   // A communicator that moves the compute backend's memory (host: threads or MPI; device: NCCL).
   w.backend = communicator_for(compute_backend(req.backend).memory, world_is_processes());
   w.ranks = req.ranks;
+  w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
     const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device});
@@ -85,7 +99,13 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       hooks.region = [&](bool entering) {
         if (entering) phases.reset();
       };
-      const Measurement meas = measure(timer, [&] { m.losses.push_back(engine->step()); }, h, hooks);
+      const Measurement meas = measure(
+          timer,
+          [&] {
+            const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
+            m.losses.push_back(engine->step());
+          },
+          h, hooks);
       be->set_phase_timer(nullptr);
       engine->set_phase_timer(nullptr);
       const auto n = static_cast<double>(meas.samples.size());
@@ -146,6 +166,10 @@ TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l) {
 void check_request(const TrainRequest& r) {
   if (const std::string e = backend_error(r.backend); !e.empty()) throw UsageError(e);
   if (r.steps < 1 || r.warmup < 0) throw UsageError("--steps must be ≥ 1 and --warmup ≥ 0");
+  if (!(r.timeout > 0)) throw UsageError("--timeout must be > 0 seconds");
+  if (r.ranks < 1) throw UsageError("--ranks must be ≥ 1");
+  if (r.peak_flops < 0 || std::isnan(r.peak_flops)) throw UsageError("--peak-flops must be > 0 (or 0: measure)");
+  if (r.peak_size < 1) throw UsageError("--peak-size must be ≥ 1");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (r.layouts.empty()) throw UsageError("no layout to run");
   if (!r.save.empty() && r.layouts.size() > 1) throw UsageError("--save writes one model: give one layout, not a sweep");
@@ -160,6 +184,7 @@ void check_request(const TrainRequest& r) {
     }
   }
   validate(r.base.model);
+  const bool host_memory = compute_backend(r.backend).memory == MemorySpace::host;
   if (!r.base.data_file.empty()) open_token_file(r.base.data_file, r.base.model.vocab, r.base.model.seq);
   const int gb = global_batch(r);
   for (const LayoutSpec& l : r.layouts) {
@@ -174,7 +199,22 @@ void check_request(const TrainRequest& r) {
     }
     const TrainOptions t = layout_options(r, l);
     if (const std::string e = layout_error(t, l.layout()); !e.empty()) throw UsageError(fmt::format("{}: {}", l.name, e));
+    if (host_memory) {
+      const int here = ranks_on_this_host(r.ranks);
+      check_host_memory(here * static_cast<double>(rank_host_bytes(t, l.layout())),
+                        fmt::format("train {} ({} rank(s) on this host; model states + activations)", l.name, here));
+    }
   }
+  // The CPU peak's sgemm holds three n×n float matrices.
+  if (r.peak_flops == 0)
+    check_host_memory(12.0 * r.peak_size * r.peak_size, fmt::format("--peak-size {}", r.peak_size));
+}
+
+uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay) {
+  uint64_t most = 0;
+  for (const StageTheory& s : step_theory(o, lay).stages)
+    most = std::max<uint64_t>(most, uint64_t{s.states.total()} + s.activation_bytes);
+  return most;
 }
 
 std::vector<Result> run_training(const TrainRequest& r) {

@@ -5,6 +5,7 @@
 // communication per kind and the pipeline bubble, measured next to theory.hpp's formulas.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct TrainRequest {
   std::string dump;             // write every step's loss and the final weights (hex floats) here
   std::string init_from;        // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
   std::string save;             // write the final weights there in the same format (one layout only)
+  double timeout = 300;         // seconds one step (warm-up included) or a wait for another rank may take
 };
 
 // The global batch in sequences (the request's, or ranks × micro-batch).
@@ -36,8 +38,13 @@ int global_batch(const TrainRequest& r);
 // The options of one layout of the request.
 TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l);
 // Everything that can be checked before any allocation (config, backend, layouts, divisibility,
-// batch, steps); gcb::UsageError with one line.
+// batch, steps, timeout, and host memory: a host backend's ranks on this host must fit in what
+// is available, core/host_memory.hpp); gcb::UsageError with one line.
 void check_request(const TrainRequest& r);
+
+// Host bytes one rank of `lay` holds at least: the largest stage's persistent model states plus
+// its activations (theory.hpp). A lower bound: ZeRO-2/3 buckets and gathered units come on top.
+uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay);
 
 // Runs every layout. Collective over the world when the process was started by a launcher.
 // Returns the results on world rank 0 (and nothing on other ranks).

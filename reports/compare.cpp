@@ -193,6 +193,7 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
   std::vector<double> p_values;
   std::vector<Pending> pending;
   size_t shared = 0;
+  size_t single_sample_pairs = 0;
 
   for (const Result& b : base.results) {
     if (!in_base.emplace(id(b), 0).second) {
@@ -251,7 +252,23 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         report.comparisons.push_back(std::move(c));
         continue;
       }
+      if (const auto factor = unit_factor(nm->unit, bm->unit)) {
+        *c.contender *= *factor;  // NEW in BASE's unit
+      } else {
+        c.verdict = c.underlying = Verdict::skipped;
+        c.reason = fmt::format("units differ and do not convert: BASE '{}', NEW '{}'", bm->unit, nm->unit);
+        report.comparisons.push_back(std::move(c));
+        continue;
+      }
       c.change = relative_change(*c.base, *c.contender);
+      if (!std::isfinite(*c.change)) {  // e.g. a subnormal base: no percentage means anything
+        c.change.reset();
+        c.verdict = c.underlying = Verdict::skipped;
+        c.reason = "the relative change is not a finite number";
+        report.comparisons.push_back(std::move(c));
+        continue;
+      }
+      if (b.samples.size() < 2 && n.samples.size() < 2) ++single_sample_pairs;
       const auto nb = noise_of(b), nn = noise_of(n);
       if (nb && nn) c.noise = std::max(*nb, *nn);
       const double gain = c.higher_is_better ? *c.change : -*c.change;
@@ -282,6 +299,12 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     throw UsageError(o.metrics.empty()
                          ? "nothing in common between BASE and NEW: no result with the same key, params and metric"
                          : "nothing in common between BASE and NEW for the --metric names given");
+
+  if (single_sample_pairs > 0)
+    report.warnings.push_back(fmt::format(
+        "{} comparison(s) have one sample per side: without a noise estimate they can be SAME or AMBIGUOUS, never "
+        "SLOWER; measure with --min-samples 2 or more (9 for the U test) to gate on them",
+        single_sample_pairs));
 
   // Holm across every U test of this run, then the verdicts that waited for it.
   const std::vector<double> adjusted = holm_adjust(p_values);

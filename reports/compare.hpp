@@ -82,7 +82,13 @@ std::vector<double> holm_adjust(std::span<const double> p);
 // (new − base)/((base + new)/2); 0 when both are 0.
 double relative_change(double base, double contender);
 
-// Pairs and judges. Throws gcb::UsageError when nothing is comparable (no shared result and
+// The factor that turns a value in `from` into `to` (MB/s → GB/s: 1e-3), or nullopt when the
+// units are of different kinds or unknown (reports/compare_units.cpp).
+std::optional<double> unit_factor(std::string_view from, std::string_view to);
+
+// Pairs and judges. NEW's value is scaled into BASE's unit; units that cannot be converted give
+// SKIPPED, as does a relative change that overflows. With one sample per side there is no noise
+// estimate: a change beyond the threshold is AMBIGUOUS, never SLOWER (a warning says how many). Throws gcb::UsageError when nothing is comparable (no shared result and
 // metric) or an option is out of range.
 CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender,
                                 const CompareOptions& options);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "reports/compare.hpp"
+#include "reports/escape.hpp"
 #include "reports/render.hpp"
 
 namespace gcb {
@@ -14,7 +15,7 @@ namespace {
 std::string value_text(const std::optional<double>& v) { return v ? format_value(*v) : "-"; }
 
 std::string change_text(const Comparison& c) {
-  return c.change ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
+  return c.change && std::isfinite(*c.change) ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
 }
 
 std::string p_text(const Comparison& c) { return c.p_adjusted ? fmt::format("{:.3g}", *c.p_adjusted) : "-"; }
@@ -44,34 +45,6 @@ int severity(Verdict v) {
 
 std::string headline(const CompareReport& r) {
   return r.regressed() ? "REGRESSION" : "no regression";
-}
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
 }
 
 std::string case_name(const Comparison& c) {
@@ -108,12 +81,12 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
   std::string head = fmt::format("## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
                                  "on >= {} samples per side, else 3 x noise).\n\n",
                                  headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
-  for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", md_cell(w));
+  for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
     head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";
     for (const auto& d : r.environment)
-      head += fmt::format("| {} | {} | {} |\n", d.field, md_cell(d.base.empty() ? "(absent)" : d.base),
-                          md_cell(d.contender.empty() ? "(absent)" : d.contender));
+      head += fmt::format("| {} | {} | {} |\n", markdown_text(d.field), markdown_text(d.base.empty() ? "(absent)" : d.base),
+                          markdown_text(d.contender.empty() ? "(absent)" : d.contender));
     head += "\n";
   }
   const std::string table_head =
@@ -128,9 +101,9 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
                        c.verdict == Verdict::slower || c.verdict == Verdict::failed
                            ? fmt::format("**{}**", verdict_name(c.verdict))
                            : std::string(verdict_name(c.verdict)),
-                       md_cell(c.key), md_cell(params_summary(c.params)), md_cell(c.metric), value_text(c.base),
-                       value_text(c.contender), md_cell(c.unit), change_text(c), p_text(c), n_text(c),
-                       c.verdict == Verdict::same ? "" : md_cell(c.reason));
+                       markdown_text(c.key), markdown_text(params_summary(c.params)), markdown_text(c.metric), value_text(c.base),
+                       value_text(c.contender), markdown_text(c.unit), change_text(c), p_text(c), n_text(c),
+                       c.verdict == Verdict::same ? "" : markdown_text(c.reason));
   };
   // Budget: the whole table; else without SAME rows; else as many rows as fit, saying so.
   std::string body;

@@ -1,5 +1,7 @@
 #include "reports/html.hpp"
 
+#include "reports/escape.hpp"
+
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
@@ -13,7 +15,7 @@ namespace gcb::report {
 
 namespace {
 
-using svg::xml_escape;
+using gcb::xml_escape;
 
 // A ratio further than this from 1 is coloured as better or worse (display only; `gcbench
 // compare` owns regression verdicts).

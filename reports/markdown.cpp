@@ -3,24 +3,13 @@
 #include <fmt/format.h>
 #include <limits>
 
+#include "reports/escape.hpp"
 #include "reports/render.hpp"
 #include "reports/scan/section.hpp"
 
 namespace gcb::report {
 
 namespace {
-
-// Table cells: a pipe would end the cell, a newline the row; '<' could open an HTML tag.
-std::string cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else if (c == '<') out += "&lt;";
-    else out += c;
-  }
-  return out;
-}
 
 std::string value_text(const Result* r) {
   if (!r) return "—";
@@ -36,7 +25,7 @@ std::string value_text(const Result* r) {
 
 // The document with at most `max_rows` rows per family table.
 std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_t max_rows) {
-  std::string out = fmt::format("# {}\n\n", cell(o.title));
+  std::string out = fmt::format("# {}\n\n", markdown_text(o.title));
   out += "| run | host | GPU | results |\n| --- | --- | --- | --- |\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto f = environment_fields(runs[i].doc.context);
@@ -45,16 +34,16 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
       if (k == "host") host = v;
       if (k == "GPU") gpu = v;
     }
-    out += fmt::format("| {}{} | {} | {} | {} |\n", cell(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
-                       cell(host), cell(gpu), status_summary(runs[i].doc.results));
+    out += fmt::format("| {}{} | {} | {} | {} |\n", markdown_text(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
+                       markdown_text(host), markdown_text(gpu), status_summary(runs[i].doc.results));
   }
   const auto diff = environment_diff(runs);
   if (!diff.empty()) {
     out += "\n> **Environments differ** — ratios compare different conditions:\n";
     for (const auto& e : diff) {
-      out += fmt::format(">\n> - {}: ", cell(e.name));
+      out += fmt::format(">\n> - {}: ", markdown_text(e.name));
       for (size_t i = 0; i < e.values.size(); ++i)
-        out += fmt::format("{}{} = `{}`", i ? ", " : "", cell(runs[i].label), cell(e.values[i]));
+        out += fmt::format("{}{} = `{}`", i ? ", " : "", markdown_text(runs[i].label), markdown_code(e.values[i]));
       out += "\n";
     }
   }
@@ -65,17 +54,17 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
       continue;
     }
     const auto rows = family_rows(runs, family);
-    out += fmt::format("\n## {}\n\n| case | params |", cell(family));
-    for (const auto& run : runs) out += fmt::format(" {} |", cell(run.label));
-    for (size_t i = 1; i < runs.size(); ++i) out += fmt::format(" {} / base |", cell(runs[i].label));
+    out += fmt::format("\n## {}\n\n| case | params |", markdown_text(family));
+    for (const auto& run : runs) out += fmt::format(" {} |", markdown_text(run.label));
+    for (size_t i = 1; i < runs.size(); ++i) out += fmt::format(" {} / base |", markdown_text(runs[i].label));
     out += "\n| --- | --- |";
     for (size_t i = 0; i < 2 * runs.size() - 1; ++i) out += " ---: |";
     out += "\n";
     const size_t shown = std::min(rows.size(), max_rows);
     for (size_t k = 0; k < shown; ++k) {
       const Row& row = rows[k];
-      out += fmt::format("| {} | {} |", cell(row.key), cell(params_summary(row.params)));
-      for (size_t i = 0; i < runs.size(); ++i) out += fmt::format(" {} |", cell(value_text(row.per_run[i])));
+      out += fmt::format("| {} | {} |", markdown_text(row.key), markdown_text(params_summary(row.params)));
+      for (size_t i = 0; i < runs.size(); ++i) out += fmt::format(" {} |", markdown_text(value_text(row.per_run[i])));
       for (size_t i = 1; i < runs.size(); ++i) {
         const auto q = ratio_to_baseline(row, i);
         out += q ? fmt::format(" {:.3f}× |", *q) : std::string(" — |");

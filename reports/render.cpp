@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
+
 namespace gcb {
 
 namespace {
@@ -10,16 +12,6 @@ namespace {
 std::string truncate(std::string s, size_t width) {
   if (s.size() <= width) return s;
   return s.substr(0, width - 1) + "~";
-}
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string scalar_text(const nlohmann::json& v) {
@@ -117,9 +109,9 @@ std::string render_csv(const ResultDocument& doc) {
         p95 = r.stats->p95;
         cv = r.stats->cv;
       }
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(r.key), csv_escape(r.params.dump()),
-                         status_name(r.status), csv_escape(r.reason), m ? csv_escape(m->name) : "",
-                         m ? num(m->value) : "", m ? csv_escape(m->unit) : "",
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.key), csv_field(r.params.dump()),
+                         status_name(r.status), csv_field(r.reason), m ? csv_field(m->name) : "",
+                         m ? num(m->value) : "", m ? csv_field(m->unit) : "",
                          m ? (m->higher_is_better ? "true" : "false") : "", m ? num(m->percent_of_peak()) : "",
                          num(median), num(min), num(p95), num(cv), r.samples.size(), r.throttled ? "true" : "false");
     };

@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace gcb {
 
@@ -144,7 +144,21 @@ Metric metric_from_json(const nlohmann::json& j) {
 Result result_from_json(const nlohmann::json& j) {
   Result r;
   try {
+    if (!j.is_object()) throw UsageError(fmt::format("malformed result: {} is not an object", j.dump().substr(0, 40)));
     r.key = j.at("key").get<std::string>();
+    // Renderers walk these as objects and arrays: a wrong type is refused here, not met later.
+    auto require = [&](const char* field, bool ok, const char* type) {
+      if (!ok) throw UsageError(fmt::format("malformed result '{}': \"{}\" must be {}", r.key, field, type));
+    };
+    require("params", j.at("params").is_object(), "an object");
+    require("metrics", j.at("metrics").is_array(), "an array");
+    require("samples", j.at("samples").is_array(), "an array");
+    require("model", j.at("model").is_object(), "an object");
+    require("clocks", j.at("clocks").is_object(), "an object");
+    require("harness", j.at("harness").is_object(), "an object");
+    require("statistics", j.at("statistics").is_object() || j.at("statistics").is_null(), "an object or null");
+    require("extra", !j.contains("extra") || j.at("extra").is_object(), "an object");
+    for (const auto& m : j.at("metrics")) require("metrics", m.is_object(), "an array of objects");
     r.params = j.at("params");
     const auto status = parse_status(j.at("status").get<std::string>());
     if (!status) throw UsageError(fmt::format("result '{}': unknown status {}", r.key, j.at("status").dump()));
@@ -173,6 +187,8 @@ Result result_from_json(const nlohmann::json& j) {
 ResultDocument document_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("schema"))
     throw UsageError("not a gcbench result document (no \"schema\" field)");
+  if (!j.at("schema").is_string())
+    throw UsageError(fmt::format("not a gcbench result document (schema {})", j.at("schema").dump()));
   const auto schema = j.at("schema").get<std::string>();
   const std::string_view expected_prefix = "gcbench.result/";
   if (schema.rfind(expected_prefix, 0) != 0)
@@ -182,6 +198,7 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   ResultDocument d;
   if (!j.contains("context") || !j.contains("results") || !j.at("results").is_array())
     throw UsageError("malformed result document: needs \"context\" and a \"results\" array");
+  if (!j.at("context").is_object()) throw UsageError("malformed result document: \"context\" is not an object");
   d.context = j.at("context");
   for (const auto& r : j.at("results")) d.results.push_back(result_from_json(r));
   return d;
@@ -201,17 +218,16 @@ size_t scrub_non_finite(nlohmann::json& j) {
 }
 
 ResultDocument load_document(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot open result file '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  if (text.empty()) throw UsageError(fmt::format("result file '{}' is empty", path));
+  const std::string text = read_input_file(path, "result file");
+  std::string not_a_document;
   try {
-    const auto j = nlohmann::json::parse(text);
-    return document_from_json(j);
-  } catch (const nlohmann::json::parse_error&) {
+    const nlohmann::json whole = parse_json_input(text, fmt::format("result file '{}'", path));
+    // A JSONL file of a single line is one JSON value too: a record, not a document.
+    if (!(whole.is_object() && whole.contains("result") && !whole.contains("results")))
+      return document_from_json(whole);
+  } catch (const JsonSyntaxError& e) {
     // Not one JSON document: maybe JSONL (one result per line, as written during a run).
+    not_a_document = e.what();
   }
   ResultDocument d;
   std::istringstream lines(text);
@@ -220,18 +236,24 @@ ResultDocument load_document(const std::string& path) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j;
+    const std::string where = fmt::format("'{}' line {}", path, line_no);
     try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      throw UsageError(fmt::format("'{}' is neither a result document nor JSONL: line {} is not JSON", path, line_no));
+      j = parse_json_input(line, where);
+    } catch (const JsonSyntaxError& e) {
+      // Every JSONL record starts with '{"'; a first line without it is a broken document.
+      if (d.results.empty() && !line.starts_with("{\"")) throw UsageError(not_a_document);
+      if (!e.truncated())
+        throw UsageError(fmt::format("'{}' is neither a result document nor JSONL: line {} is not JSON", path, line_no));
+      // A line cut short (the writer was killed, or the disk filled): every complete line counts.
+      fmt::print(stderr, "gcbench: warning: {} is incomplete (the run was interrupted while writing it); skipped\n",
+                 where);
+      continue;
     }
-    if (j.contains("schema") && j.contains("result")) {
-      if (j.at("schema") != kResultSchema)
-        throw UsageError(fmt::format("'{}' line {}: unsupported schema {}", path, line_no, j.at("schema").dump()));
-      d.results.push_back(result_from_json(j.at("result")));
-    } else {
-      throw UsageError(fmt::format("'{}' line {}: not a gcbench JSONL record", path, line_no));
-    }
+    if (!j.is_object() || !j.contains("schema") || !j.contains("result"))
+      throw UsageError(fmt::format("{}: not a gcbench JSONL record", where));
+    if (j.at("schema") != kResultSchema)
+      throw UsageError(fmt::format("{}: unsupported schema {}", where, j.at("schema").dump()));
+    d.results.push_back(result_from_json(j.at("result")));
   }
   if (d.results.empty()) throw UsageError(fmt::format("'{}' holds no results", path));
   return d;

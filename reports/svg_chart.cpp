@@ -1,5 +1,7 @@
 #include "reports/svg_chart.hpp"
 
+#include "reports/escape.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -71,25 +73,6 @@ std::string cell_label(double v) {
 }
 
 }  // namespace
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // Control characters other than tab/newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
-}
 
 std::string_view series_color(size_t n) {
   static constexpr std::array<std::string_view, 10> kPalette = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",

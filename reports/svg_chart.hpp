@@ -12,9 +12,6 @@
 
 namespace gcb::svg {
 
-// Escapes & < > " ' for use in XML text and attribute values.
-std::string xml_escape(std::string_view s);
-
 enum class Scale { linear, log };
 // How tick labels read: plain numbers with SI suffixes (k, M, G, T) or byte sizes with binary
 // suffixes (4K, 1M, 2G — 1024-based, as gcbench reads sizes).

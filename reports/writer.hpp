@@ -1,38 +1,76 @@
-// Writing results: a JSONL sink that appends one line per case the moment it ends (so nothing
-// measured is lost if a later case crashes), and whole-file writers that go through a temporary
-// file and rename, so a failed run never leaves a half-written document.
+// The one output layer every file gcbench writes goes through. Whole files (--json, --csv,
+// report/compare/export/topo outputs, --dump) are written so that a failed run never leaves a
+// half-written document and never replaces what the path is: a regular file (or a new one) is
+// written to a temporary file in the same folder and renamed over it, then the folder is
+// fsync'ed; a symlink's final target is written (the link stays a link); anything that is not a
+// regular file — /dev/null, /dev/stdout, a FIFO, a terminal — is written in place, appended.
+// The JSONL sink appends one line per case the moment it ends, so nothing measured is lost if a
+// later case crashes. Write failures (disk full, I/O error) are gcb::WriteError: a fault of the
+// run, never "bad input".
 #pragma once
 
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/error.hpp"
 #include "reports/result.hpp"
 
 namespace gcb {
 
+// Writing an output failed after the run (ENOSPC, EIO, a device that refuses data): exit 3.
+class WriteError : public Fault {
+ public:
+  using Fault::Fault;
+};
+
+// Writes `text` to `path` as described above. Throws gcb::WriteError naming the path and the
+// system's reason; a regular target is left as it was.
+void write_output(const std::string& path, std::string_view text);
+void write_document(const std::string& path, const ResultDocument& doc);
+
 class JsonlSink {
  public:
   JsonlSink() = default;
-  // Truncates `path` now; each append() adds one flushed, fsync'ed line
-  // {"schema": "gcbench.result/1", "result": {...}}.
+  // Nothing is created until the first append(), so a run that stops before its first result
+  // leaves no empty file. Appends to an existing file (a rerun after an interruption keeps the
+  // earlier lines); a partial last line left by a killed writer is ended first, so it stays
+  // one unreadable line that readers skip with a warning.
   explicit JsonlSink(const std::string& path);
   ~JsonlSink();
   JsonlSink(const JsonlSink&) = delete;
   JsonlSink& operator=(const JsonlSink&) = delete;
-  bool is_open() const { return file_ != nullptr; }
+  // Adds one flushed, fsync'ed line {"schema": "gcbench.result/1", "result": {...}}. Never
+  // throws: the first failure is printed as a warning on stderr, kept in error(), and later
+  // results are not appended (the run goes on; its exit code reports the failure).
   void append(const Result& r);
+  const std::string& path() const { return path_; }
+  size_t appended() const { return appended_; }
+  const std::string& error() const { return error_; }
 
  private:
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  bool regular_ = false;
   std::string path_;
+  std::string error_;
+  size_t appended_ = 0;
 };
 
-// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
-void write_file_atomic(const std::string& path, const std::string& text);
-void write_document(const std::string& path, const ResultDocument& doc);
+// An output or input path and the flag that named it ("--json", "-o", "BASE"), for messages.
+struct NamedPath {
+  std::string flag;
+  std::string path;
+};
 
-// Checks up front that `path` can be created (folder exists and is writable), so a bad output
-// path is reported before any measurement runs. Throws gcb::UsageError.
+// Everything about output paths that can be known before a run starts, creating nothing:
+// each output's folder exists and is writable; no output is a folder; no output is one of the
+// inputs or another output (the same file by device and inode, or the same resolved path when
+// it does not exist yet). Non-regular targets (/dev/null, /dev/stdout, FIFOs) may repeat.
+// Empty paths are skipped. Throws gcb::UsageError (exit 2).
+void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
+
+// One output path alone (the first check of check_output_paths).
 void check_writable(const std::string& path);
 
 }  // namespace gcb

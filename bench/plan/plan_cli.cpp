@@ -59,6 +59,16 @@ std::vector<T> parse_each(const std::string& text, const char* flag, F f) {
   return out;
 }
 
+// Every file the plan reads, so that no output (--json, --jsonl, --csv) may overwrite one.
+SessionFiles plan_input_files(const PlanCliOptions& o) {
+  SessionFiles files;
+  if (o.model.find(".json") != std::string::npos) files.inputs.push_back({"--model", o.model});
+  files.inputs.push_back({"--topo", o.topo});
+  files.inputs.push_back({"--published", o.published});
+  for (const std::string& c : o.calibration) files.inputs.push_back({"--calibration", c});
+  return files;
+}
+
 models::GptConfig resolve_model(const PlanCliOptions& o) {
   const bool file = o.model.find(".json") != std::string::npos;
   const models::GptConfig base = file ? models::load_config_file(o.model) : models::named_config(o.model);
@@ -243,7 +253,7 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       const std::string gpu = opts.gpu == "cpu" ? "a100-sxm4-80gb" : opts.gpu;
       const std::vector<PublishedCheck> checks =
           check_published(read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
-      Session session(*common, argv);
+      Session session(*common, argv, plan_input_files(opts));
       if (!common->quiet) print_published(checks, gpu_spec_by_name(gpu).sku);
       for (const PublishedCheck& c : checks) {
         Result r;
@@ -267,7 +277,7 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
     if (opts.verify > 0 && !req.cluster.is_cpu()) {
       throw UsageError(fmt::format("--verify runs layouts on this machine's CPU: plan with --gpu cpu ({} cannot run here)", req.cluster.device));
     }
-    Session session(*common, argv);
+    Session session(*common, argv, plan_input_files(opts));
     const PlanModel pm = plan_model(req);
     const PlanOutcome out = make_plan(req);
     if (!common->quiet) print_plan(req, pm, out, opts.top, opts.rejected);

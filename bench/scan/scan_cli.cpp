@@ -111,8 +111,16 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
     bench::CommonOptions session_options = *common;
     session_options.quiet = true;  // scan prints its own progress and culprits
+    // Every file the scan reads, so that no output may overwrite one.
+    bench::SessionFiles files;
+    files.inputs.push_back({"--baseline", options.baseline});
+    for (const std::string& item : options.inventory_from) {  // [NAME=]FILE, as run_inventory_files reads it
+      const size_t eq = item.find('=');
+      const bool named = eq != std::string::npos && item.substr(0, eq).find('/') == std::string::npos;
+      files.inputs.push_back({"--inventory-from", named ? item.substr(eq + 1) : item});
+    }
     if (!options.inventory_from.empty()) {
-      bench::Session session(session_options, argv);
+      bench::Session session(session_options, argv, files);
       const int code = run_inventory_files(options, session.runner(), common->quiet);
       return std::max(code, session.finish());
     }
@@ -122,7 +130,7 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
       bench::Runner silent(bench::RunnerOptions{common->harness, false, true}, nullptr);
       return run_scan(options, *common, silent, args);
     }
-    bench::Session session(session_options, argv);
+    bench::Session session(session_options, argv, files);
     const int code = run_scan(options, *common, session.runner(), args);
     return std::max(code, session.finish());
   };

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "models/theory.hpp"
 
 namespace gcb::models::planner {
@@ -27,8 +27,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }  // namespace
 
 std::vector<PublishedRun> read_published_runs(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot read published runs '{}'", path));
+  std::istringstream f(read_input_file(path, "published runs"));  // a regular file of bounded size
   std::string line;
   if (!std::getline(f, line)) throw UsageError(fmt::format("'{}' is empty", path));
   std::map<std::string, size_t> col;

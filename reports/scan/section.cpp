@@ -7,14 +7,13 @@
 #include <set>
 
 #include "core/stats.hpp"
+#include "reports/escape.hpp"
 #include "reports/render.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace gcb::report {
 
 namespace {
-
-using svg::xml_escape;
 
 std::string str(const nlohmann::json& p, const char* k) {
   if (!p.contains(k)) return {};
@@ -215,12 +214,6 @@ std::string search_html(const Run& run) {
   return out + "</table>\n";
 }
 
-std::string md_cell(std::string s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
 }  // namespace
 
 bool has_scan(const std::vector<Run>& runs) {
@@ -266,12 +259,12 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
     if (vs.empty()) continue;
     out +=
         fmt::format("\n### Scan of {}\n\n| stage | OK | SLOW | FAIL | MISSING |\n| --- | ---: | ---: | ---: | ---: |\n",
-                    md_cell(run.label));
+                    markdown_text(run.label));
     for (const auto& stage : stages_in_order(vs)) {
       std::map<std::string, int> n;
       for (const auto& v : vs)
         if (v.stage == stage && (v.kind == "node" || v.kind == "job")) ++n[v.verdict];
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", md_cell(stage), n["OK"], n["SLOW"], n["FAIL"], n["MISSING"]);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(stage), n["OK"], n["SLOW"], n["FAIL"], n["MISSING"]);
     }
     const auto list = ranked(vs);
     if (list.empty()) {
@@ -280,8 +273,8 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
     }
     out += "\n| # | verdict | stage | subject | evidence |\n| ---: | --- | --- | --- | --- |\n";
     for (const Verdict* v : list)
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", v->rank, v->verdict, md_cell(v->stage), md_cell(v->subject),
-                         md_cell(v->evidence));
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", v->rank, markdown_text(v->verdict), markdown_text(v->stage), markdown_text(v->subject),
+                         markdown_text(v->evidence));
   }
   return out;
 }

@@ -42,7 +42,6 @@ PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int 
 // Fills topo.links from the devices' bus ids, PCI placements, NUMA nodes and NVLink lists.
 void derive_links_from_pci(Topology& topo);
 
-std::string xml_escape(std::string_view s);
 std::string format_double(double v);  // shortest text that reads back the same ("200", "12.5")
 
 }  // namespace gcb::topo::detail

@@ -15,9 +15,11 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/sysfs.hpp"
 #include "reports/topology/topology.hpp"
+#include "reports/topology/xml.hpp"
 
 namespace gcb::topo {
 namespace {
@@ -27,7 +29,26 @@ namespace fs = std::filesystem;
 using TopologyPtr = std::unique_ptr<hwloc_topology, decltype(&hwloc_topology_destroy)>;
 using PciAttr = hwloc_obj_attr_u::hwloc_pcidev_attr_s;  // C's struct nested in the attr union
 
+// hwloc's libxml2 importer dereferences a DOCTYPE's SYSTEM id without checking it, so
+// `<!DOCTYPE topology>` crashes the process inside hwloc 2.9 (topology-xml-libxml.c compares
+// dtd->SystemID with strcmp). Its own minimal parser reads every hwloc export, expands no
+// entities and has no such path. hwloc reads this choice from the environment once per process,
+// at the first XML import (HWLOC_LIBXML wins over HWLOC_LIBXML_IMPORT), so it is set before any.
+// Chosen over checking the DOCTYPE ourselves: it removes the whole libxml2 route (DTDs,
+// entities) instead of guessing which of its inputs crash. The minimal parser cannot skip
+// comments or a DOCTYPE that is not on its own line, so those are removed first.
+void use_hwloc_minimal_xml_parser() {
+  ::unsetenv("HWLOC_LIBXML");
+  ::setenv("HWLOC_LIBXML_IMPORT", "0", 1);
+}
+
 TopologyPtr load(const std::string& xml_path) {
+  std::string xml;  // read by us: regular file, bounded size and nesting (hwloc's parser recurses)
+  if (!xml_path.empty()) {
+    xml = xml::without_comments_and_doctype(read_input_file(xml_path, "hwloc XML"),
+                                            fmt::format("hwloc XML '{}'", xml_path));
+    use_hwloc_minimal_xml_parser();
+  }
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) throw UsageError("hwloc: hwloc_topology_init failed");
   TopologyPtr topo(raw, &hwloc_topology_destroy);
@@ -35,8 +56,9 @@ TopologyPtr load(const std::string& xml_path) {
   hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   // KEEP_IMPORTANT: GPUs, network and OpenFabrics functions and the bridges above them.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if (!xml_path.empty() && hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
-    throw UsageError(fmt::format("hwloc cannot open XML '{}'", xml_path));
+  // The size given includes the terminating NUL, as hwloc_topology_set_xmlbuffer() documents.
+  if (!xml_path.empty() && hwloc_topology_set_xmlbuffer(raw, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0)
+    throw UsageError(fmt::format("hwloc cannot read XML '{}'", xml_path));
   if (hwloc_topology_load(raw) != 0)
     throw UsageError(xml_path.empty() ? std::string("hwloc could not load this machine")
                                       : fmt::format("hwloc could not load XML '{}'", xml_path));

@@ -245,21 +245,6 @@ PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int 
   return both_directly_below ? PathType::PIX : PathType::PXB;
 }
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string format_double(double v) { return fmt::format("{}", v); }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/render_graph.hpp"
 #include "reports/topology/topology.hpp"
@@ -68,9 +69,9 @@ std::string render_markdown(const Topology& topo) {
   const detail::GraphView view = detail::graph_view(topo);
   const std::size_t n = topo.device_count();
   std::string out =
-      fmt::format("### Topology{}{}\n\n", topo.hostname.empty() ? "" : " of ", topo.hostname);
+      fmt::format("### Topology{}{}\n\n", topo.hostname.empty() ? "" : " of ", markdown_text(topo.hostname));
   out += fmt::format("{} GPUs, {} NICs, {} NUMA nodes; source {}; fingerprint `{}`\n\n",
-                     topo.gpus.size(), topo.nics.size(), topo.numa.size(), topo.source,
+                     topo.gpus.size(), topo.nics.size(), topo.numa.size(), markdown_text(topo.source),
                      topology_fingerprint(topo));
   out += "| |";
   for (std::size_t d = 0; d < n; ++d) out += fmt::format(" {} |", topo.device_label(d));
@@ -82,7 +83,7 @@ std::string render_markdown(const Topology& topo) {
     for (std::size_t b = 0; b < n; ++b) out += fmt::format(" {} |", to_string(topo.link(a, b)));
     if (a < topo.gpus.size()) {
       const Gpu& gpu = topo.gpus[a];
-      out += fmt::format(" {} | {} |", gpu.cpu_affinity.empty() ? "N/A" : gpu.cpu_affinity,
+      out += fmt::format(" {} | {} |", gpu.cpu_affinity.empty() ? "N/A" : markdown_text(gpu.cpu_affinity),
                          gpu.numa_node < 0 ? std::string("N/A") : std::to_string(gpu.numa_node));
     } else {
       out += " | |";
@@ -92,16 +93,16 @@ std::string render_markdown(const Topology& topo) {
   if (!topo.nics.empty()) {
     out += "\n";
     for (std::size_t k = 0; k < topo.nics.size(); ++k)
-      out += fmt::format("{}NIC{}: {}", k ? ", " : "NICs: ", k, topo.nics[k].name);
+      out += fmt::format("{}NIC{}: {}", k ? ", " : "NICs: ", k, markdown_text(topo.nics[k].name));
     out += "\n";
   }
 
   out += "\n```mermaid\ngraph LR\n";
   for (const auto& [numa, devices] : view.devices_by_numa) {
     out += fmt::format("  subgraph numa{}[\"{}\"]\n", numa < 0 ? 99999 : numa,
-                       detail::numa_title(topo, numa));
+                       mermaid_label(detail::numa_title(topo, numa)));
     for (const std::size_t d : devices)
-      out += fmt::format("    {}[\"{}\"]\n", topo.device_label(d), detail::device_caption(topo, d));
+      out += fmt::format("    {}[\"{}\"]\n", topo.device_label(d), mermaid_label(detail::device_caption(topo, d)));
     out += "  end\n";
   }
   if (view.nvlink_hub > 0) {
@@ -122,10 +123,10 @@ std::string render_dot(const Topology& topo) {
   std::string out = "graph topology {\n  node [shape=box, fontname=\"Helvetica\"];\n";
   for (const auto& [numa, devices] : view.devices_by_numa) {
     out += fmt::format("  subgraph cluster_numa{} {{\n    label=\"{}\";\n",
-                       numa < 0 ? 99999 : numa, detail::numa_title(topo, numa));
+                       numa < 0 ? 99999 : numa, dot_label(detail::numa_title(topo, numa)));
     for (const std::size_t d : devices)
       out += fmt::format("    {} [label=\"{}\"{}];\n", topo.device_label(d),
-                         detail::device_caption(topo, d),
+                         dot_label(detail::device_caption(topo, d)),
                          d < topo.gpus.size() ? ", style=filled, fillcolor=\"#d9f2d9\"" : "");
     out += "  }\n";
   }

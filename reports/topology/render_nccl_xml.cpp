@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/topology.hpp"
 
 namespace gcb::topo {
 namespace {
 
-using detail::xml_escape;
 
 // One PCIe switch (or the CPU root at depth 0) and what hangs below it.
 struct SwitchNode {

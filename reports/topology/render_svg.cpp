@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/render_graph.hpp"
 #include "reports/topology/topology.hpp"
@@ -21,7 +22,7 @@ struct Point {
 };
 
 std::string text(int x, int y, std::string_view s, std::string_view extra = "") {
-  return fmt::format("<text x=\"{}\" y=\"{}\"{}>{}</text>\n", x, y, extra, detail::xml_escape(s));
+  return fmt::format("<text x=\"{}\" y=\"{}\"{}>{}</text>\n", x, y, extra, xml_escape(s));
 }
 
 // GPUs in index order, then each NIC under the first GPU it is PIX/PXB to, so that the short
@@ -117,7 +118,7 @@ std::string render_svg(const Topology& topo) {
       "viewBox=\"0 0 {0} {1}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\">\n",
       width, height);
   out += fmt::format("<title>{}</title>\n",
-                     detail::xml_escape(fmt::format("Topology {} ({} GPUs, {} NICs)",
+                     xml_escape(fmt::format("Topology {} ({} GPUs, {} NICs)",
                                                     topo.hostname, g, topo.nics.size())));
   // NUMA boxes, then edges, then devices on top of the line ends.
   out += numa_boxes + edges + boxes + "</svg>\n";

@@ -41,11 +41,17 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(std::string_view why) const {
-    const auto line = 1 + std::count(s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(
-                                                                  std::min(pos_, s_.size())),
-                                     '\n');
-    throw UsageError(fmt::format("{}: malformed XML at line {}: {}", what_, line, why));
+  [[noreturn]] void fail(std::string_view why) {
+    throw UsageError(fmt::format("{}: malformed XML at line {}: {}", what_, line_at(pos_), why));
+  }
+  // Line of byte `pos`, counted from the last position asked for: positions only grow, so a
+  // whole document costs one pass (counting from the start for every element was quadratic).
+  int line_at(std::size_t pos) {
+    pos = std::min(pos, s_.size());
+    line_ += static_cast<int>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(line_pos_),
+                                         s_.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    line_pos_ = pos;
+    return line_;
   }
   bool at_end() const { return pos_ >= s_.size(); }
   char peek() const { return at_end() ? '\0' : s_[pos_]; }
@@ -116,6 +122,9 @@ class Reader {
           fail(fmt::format("bad character reference '&{};'", entity));
         }
         if (code > 0x7f) fail("non-ASCII character references are not supported");
+        // XML 1.0 (§2.2 Char) admits no control character but tab, newline and carriage return.
+        if ((code < 0x20 && code != '\t' && code != '\n' && code != '\r') || code == 0x7f)
+          fail(fmt::format("character reference '&{};' names a control character", entity));
         out += static_cast<char>(code);
       } else {
         fail(fmt::format("unknown entity '&{};'", entity));
@@ -125,10 +134,10 @@ class Reader {
     return out;
   }
 
-  Element element() {
+  Element element(int depth = 1) {
     Element e;
-    e.line = 1 + static_cast<int>(std::count(
-                     s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(pos_), '\n'));
+    e.line = line_at(pos_);
+    if (depth > kMaxDepth) fail(fmt::format("elements nested more than {} deep", kMaxDepth));
     expect("<");
     e.name = name();
     for (;;) {
@@ -179,7 +188,7 @@ class Reader {
       } else if (starts("<!")) {
         fail("DTD and CDATA sections are not supported");
       } else if (peek() == '<') {
-        e.children.push_back(element());
+        e.children.push_back(element(depth + 1));
       } else {
         const std::size_t next = s_.find('<', pos_);
         decode(s_.substr(pos_, next == std::string_view::npos ? s_.size() - pos_ : next - pos_));
@@ -191,12 +200,63 @@ class Reader {
   std::string_view s_;
   std::string_view what_;
   std::size_t pos_ = 0;
+  int line_ = 1;
+  std::size_t line_pos_ = 0;
 };
 
 }  // namespace
 
 Element parse(std::string_view text, std::string_view what) {
   return Reader(text, what).document();
+}
+
+std::string without_comments_and_doctype(std::string_view text, std::string_view what, int max_depth) {
+  std::string out;
+  out.reserve(text.size());
+  int depth = 0;
+  std::size_t pos = 0;
+  auto drop_to = [&](std::string_view end) {  // drops up to `end` and the whitespace after it
+    const std::size_t at = text.find(end, pos);
+    pos = at == std::string_view::npos ? text.size() : at + end.size();
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  };
+  while (pos < text.size()) {
+    const std::size_t lt = text.find('<', pos);
+    out.append(text.substr(pos, lt == std::string_view::npos ? std::string_view::npos : lt - pos));
+    if (lt == std::string_view::npos) break;
+    pos = lt;
+    const std::string_view rest = text.substr(pos);
+    if (rest.starts_with("<!--")) {
+      drop_to("-->");
+      continue;
+    }
+    if (rest.starts_with("<!DOCTYPE")) {
+      const std::size_t bracket = rest.find('['), close = rest.find('>');
+      drop_to(bracket != std::string_view::npos && bracket < close ? "]>" : ">");
+      continue;
+    }
+    // Any other markup: copied up to its '>' outside quoted values.
+    char quote = 0;
+    std::size_t i = pos + 1;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '>') {
+        break;
+      }
+    }
+    const std::size_t end = i < text.size() ? i + 1 : text.size();
+    const bool start_tag = !rest.starts_with("</") && !rest.starts_with("<?") && !rest.starts_with("<!");
+    if (rest.starts_with("</")) --depth;
+    if (start_tag && !(i < text.size() && text[i - 1] == '/') && ++depth > max_depth)
+      throw UsageError(fmt::format("{}: elements nested more than {} deep", what, max_depth));
+    out.append(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
 }
 
 }  // namespace gcb::topo::xml

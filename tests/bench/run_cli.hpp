@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,11 +27,19 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// The binary under test: GCB_BINARY, or $GCB_TEST_BINARY when set (to run these tests against
+// another build, e.g. to see a regression test fail on the code before its fix).
+inline std::string gcbench_binary() {
+  const char* other = std::getenv("GCB_TEST_BINARY");
+  return other && *other ? std::string(other) : std::string(GCB_BINARY);
+}
+
 // `GCB_BINARY args`, through the shell (so args may hold quotes and redirections of their own).
-inline CliRun run_gcbench(const std::string& args, bool merge_stderr = false) {
+// `prefix` runs first in the same shell ("ulimit -f 4 &&").
+inline CliRun run_gcbench(const std::string& args, bool merge_stderr = false, const std::string& prefix = "") {
   namespace fs = std::filesystem;
   const fs::path err_file = fs::temp_directory_path() / ("gcb-cli-err-" + std::to_string(getpid()));
-  const std::string cmd = std::string(GCB_BINARY) + " " + args +
+  const std::string cmd = prefix + " " + gcbench_binary() + " " + args +
                           (merge_stderr ? std::string(" 2>&1") : " 2>" + err_file.string());
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");

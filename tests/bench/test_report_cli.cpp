@@ -76,7 +76,7 @@ TEST_F(ReportCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
   };
   for (const Case& c : {Case{path("truncated.json") + out, "truncated.json"},
                         Case{kFixture + " " + path("newer.json") + out, "unsupported schema version"},
-                        Case{path("missing.json") + out, "cannot open result file"},
+                        Case{path("missing.json") + out, "cannot read result file"},
                         Case{path("empty.json") + out, "is empty"},
                         Case{kFixture + " -o " + path("no/such/folder/r.html"), "does not exist"},
                         Case{kFixture, "nothing to write"}}) {

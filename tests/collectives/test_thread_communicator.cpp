@@ -257,5 +257,19 @@ TEST(ThreadCommunicatorFaults, UsageErrorIsRethrownUnchanged) {
   EXPECT_THROW(ThreadWorld(0), UsageError);
 }
 
+TEST(ThreadCommunicatorFaultsDeathTest, ARankStuckOutsideCollectivesEndsTheProcess) {
+  // Rank 0 fails; rank 1 computes forever and never meets a collective that could stop it.
+  // Joining it would hang for ever: the process ends 0.2 s (the timeout) after the abort.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_ranks(
+                  2,
+                  [](Communicator& c) {
+                    if (c.rank() == 0) throw std::runtime_error("rank 0 gives up");
+                    for (volatile bool spin = true; spin;) std::this_thread::sleep_for(1ms);
+                  },
+                  200ms),
+              ::testing::ExitedWithCode(kExitFault), "rank\\(s\\) 1 on host .* did not stop within 0.2 s");
+}
+
 }  // namespace
 }  // namespace gcb

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 
 namespace gcb {
 namespace {
@@ -153,6 +154,23 @@ TEST(World, UnknownBackendIsAUsageError) {
   WorldOptions o;
   o.backend = "carrier-pigeon";
   EXPECT_THROW(run_world(o, [](RankContext&) { return 0; }), UsageError);
+}
+
+TEST(World, PlannedSizeRefusesWhatRunWorldWouldBeforeAnythingStarts) {
+  WorldOptions o;
+  o.ranks = 3;
+  EXPECT_EQ(planned_world_size(o), 3);
+  o.ranks = 0;
+  EXPECT_EQ(planned_world_size(o), 1);
+  o.ranks = 2000;
+  EXPECT_THROW(planned_world_size(o), UsageError);
+  o.ranks = 2;
+  o.backend = "carrier-pigeon";
+  EXPECT_THROW(planned_world_size(o), UsageError);
+  if (gpu::device_count() == 0) {
+    o.backend = "nccl";
+    EXPECT_THROW(planned_world_size(o), UsageError);
+  }
 }
 
 }  // namespace

@@ -82,11 +82,46 @@ TEST(Harness, NoisySamplesStopAtMaxTime) {
   FakeClock clock;
   FakeTimer timer(clock, {1.0, 2.0});
   HarnessOptions o = quiet_options();
-  o.max_time = 10;  // seconds of fake wall time: 1+2+1+2+1+2+1 = 10 after 7 samples
+  // Seconds of fake wall time: warm-up 1+2, then samples 1+2+1+2+1 = 10 after 5 samples.
+  o.max_time = 10;
   const Measurement m = measure(timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.stop, StopReason::max_time);
-  EXPECT_EQ(m.samples.size(), 7u);
-  EXPECT_DOUBLE_EQ(m.wall_seconds, 10.0);
+  EXPECT_EQ(m.samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(m.wall_seconds, 7.0);  // the sampling part
+}
+
+TEST(Harness, WarmUpStopsWhenTheBudgetIsSpent) {
+  FakeClock clock;
+  FakeTimer timer(clock, {1.0});
+  HarnessOptions o = quiet_options();
+  o.warmup = 10;
+  o.max_time = 2.5;
+  int launches = 0;
+  const Measurement m = measure(timer, [&] { ++launches; }, o, {}, clock);
+  // Warm-up launches start at 0, 1 and 2 s; at 3 s the budget is spent: one sample, then stop.
+  EXPECT_EQ(launches, 3 + 1);
+  EXPECT_EQ(m.samples.size(), 1u);
+  EXPECT_EQ(m.stop, StopReason::max_time);
+  EXPECT_DOUBLE_EQ(clock.t, 4.0);
+}
+
+TEST(Harness, AFixedBatchIsCutToWhatIsLeftOfTheBudget) {
+  // nccl-tests' 20 ops per sample at 0.1 s per op would make one 2 s sample of a 0.5 s budget.
+  FakeClock clock;
+  FakeTimer timer(clock, {0.1});
+  HarnessOptions o = quiet_options();
+  o.warmup = 1;
+  o.batch = 20;
+  o.max_time = 0.5;
+  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  EXPECT_EQ(m.batch, 4);  // 0.4 s left after the 0.1 s warm-up launch
+  EXPECT_EQ(m.samples.size(), 1u);
+  EXPECT_NEAR(clock.t, 0.5, 1e-12);
+  // With room to spare the batch stays as asked.
+  FakeClock roomy_clock;
+  FakeTimer roomy(roomy_clock, {0.1});
+  o.max_time = 100;
+  EXPECT_EQ(measure(roomy, [] {}, o, {}, roomy_clock).batch, 20);
 }
 
 TEST(Harness, NoiseRuleUsesRelativeStddev) {

@@ -31,6 +31,16 @@ TEST(Size, RejectsMalformedInput) {
   }
 }
 
+TEST(Size, AnOverflowingNumberSaysTooLarge) {
+  // from_chars reports 1e400 as out of range; it used to say "no number".
+  try {
+    parse_size("1e400");
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("too large"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Size, FormatsWithBinaryUnits) {
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(4096), "4 KiB");

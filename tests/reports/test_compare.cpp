@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "reports/compare.hpp"
 #include "reports/export.hpp"
 #include "reports/topology/xml.hpp"
@@ -311,6 +312,50 @@ TEST(Export, BencherMetricFormatAndCsv) {
   EXPECT_EQ(parse_export_format("csv"), ExportFormat::csv);
   EXPECT_THROW(parse_export_format("xml"), UsageError);
   EXPECT_EQ(export_text(doc, ExportFormat::csv).rfind("key,params,status", 0), 0u);
+}
+
+// One result with one metric and `samples` (seconds per launch) around 1 ms.
+ResultDocument one_metric(double value, const std::string& unit, size_t samples) {
+  Result r;
+  r.key = "mem/host/copy";
+  r.metrics = {Metric{"bandwidth", value, unit, true, std::nullopt, ""}};
+  for (size_t i = 0; i < samples; ++i) r.samples.push_back(1e-3 * (1 + 0.001 * static_cast<double>(i)));
+  if (samples > 0) r.stats = summarize(r.samples);
+  return ResultDocument{{}, {r}};
+}
+
+TEST(CompareUnits, ConvertibleUnitsAreScaledOthersAreSkipped) {
+  // 1 GB/s against 1000 MB/s is no change (it read as +99,900 %).
+  CompareReport r = compare_documents(one_metric(1.0, "GB/s", 20), one_metric(1000.0, "MB/s", 20), {});
+  const Comparison& same = find(r, "mem/host/copy", "bandwidth");
+  EXPECT_EQ(same.verdict, Verdict::same);
+  EXPECT_NEAR(*same.change, 0.0, 1e-12);
+  EXPECT_EQ(same.unit, "GB/s");
+  EXPECT_DOUBLE_EQ(*unit_factor("ms", "us"), 1000.0);
+  EXPECT_DOUBLE_EQ(*unit_factor("GiB/s", "GB/s"), 1.073741824);
+  EXPECT_FALSE(unit_factor("GB/s", "us"));
+  EXPECT_FALSE(unit_factor("GB/s", "furlongs"));
+  r = compare_documents(one_metric(1.0, "GB/s", 20), one_metric(1.0, "us", 20), {});
+  EXPECT_EQ(find(r, "mem/host/copy", "bandwidth").verdict, Verdict::skipped);
+  EXPECT_NE(find(r, "mem/host/copy", "bandwidth").reason.find("units differ"), std::string::npos);
+}
+
+TEST(CompareUnits, AnOverflowingChangeIsSkippedAndNoInfinityIsWritten) {
+  const CompareReport r = compare_documents(one_metric(1e-310, "GB/s", 20), one_metric(1e308, "GB/s", 20), {});
+  const Comparison& c = find(r, "mem/host/copy", "bandwidth");
+  EXPECT_EQ(c.verdict, Verdict::skipped);
+  EXPECT_FALSE(c.change);
+  for (const std::string& text : {render_compare_markdown(r, {}), render_compare_junit(r), render_compare_console(r, {})})
+    EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+}
+
+TEST(CompareUnits, OneSamplePerSideNeverGatesAndSaysSo) {
+  // Half the bandwidth, one sample each: no noise estimate, so AMBIGUOUS (documented), with a warning.
+  const CompareReport r = compare_documents(one_metric(10.0, "GB/s", 1), one_metric(5.0, "GB/s", 1), {});
+  EXPECT_EQ(find(r, "mem/host/copy", "bandwidth").verdict, Verdict::ambiguous);
+  EXPECT_FALSE(r.regressed());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("one sample per side"), std::string::npos) << r.warnings[0];
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   const std::string md = render_markdown(runs);
   EXPECT_NE(md.find("- driver: base.json = `570.86.15`, new.json = `575.51.03`"), std::string::npos) << md;
   EXPECT_EQ(count_of(md, " 1.100× |"), 4u);
-  EXPECT_NE(md.find("causal&lt;mask>&'\"") , std::string::npos);  // '<' neutralised, the rest is Markdown-safe
+  EXPECT_NE(md.find("causal\\<mask\\>&'\"") , std::string::npos);  // '<' and '>' escaped (reports/escape.hpp)
   EXPECT_EQ(md.find("rows shown"), std::string::npos);
 }
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "reports/render.hpp"
@@ -133,6 +135,87 @@ TEST(ResultIo, JsonlSurvivesACrashMidRun) {
   ASSERT_EQ(doc.results.size(), 2u);
   EXPECT_EQ(doc.results[1].key, "mem/host/triad");
   EXPECT_EQ(doc.results[1].metrics[0].value, 2.0);
+}
+
+TEST(ResultIo, JsonlWithAPartialLineKeepsEveryCompleteLine) {
+  const fs::path dir = temp_dir();
+  const fs::path path = dir / "cut.jsonl";
+  {
+    JsonlSink sink(path.string());
+    sink.append(sample_result("mem/host/copy", 1));
+    sink.append(sample_result("mem/host/triad", 2));
+  }
+  const std::string whole = [&] {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }();
+  // The last line cut in the middle (a kill or a full disk during the write).
+  std::ofstream(path, std::ios::trunc) << whole.substr(0, whole.size() - 40);
+  ResultDocument d = load_document(path.string());
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].key, "mem/host/copy");
+  // A rerun appended after the cut line: the cut line sits in the middle and is skipped too.
+  {
+    JsonlSink sink(path.string());
+    sink.append(sample_result("mem/host/dot", 3));
+  }
+  d = load_document(path.string());
+  ASSERT_EQ(d.results.size(), 2u);
+  EXPECT_EQ(d.results[1].key, "mem/host/dot");
+  // A line that is complete but not JSON is still bad input.
+  std::ofstream(path, std::ios::app) << "this is not a result\n";
+  EXPECT_THROW(load_document(path.string()), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(ResultIo, AJsonlOfOneLineLoads) {
+  // One line is also one JSON value; it used to be read as a document without "results".
+  const fs::path dir = temp_dir();
+  {
+    JsonlSink sink((dir / "one.jsonl").string());
+    sink.append(sample_result("mem/host/copy", 1));
+  }
+  EXPECT_EQ(load_document((dir / "one.jsonl").string()).results.size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(ResultIo, MalformedButParseableDocumentsAreBadInput) {
+  const nlohmann::json good = to_json(ResultDocument{{{"host", "h"}}, {sample_result("mem/host/copy", 1)}});
+  ASSERT_NO_THROW(document_from_json(good));
+  using Edit = std::function<void(nlohmann::json&)>;
+  auto result = [](nlohmann::json& j) -> nlohmann::json& { return j["results"][0]; };
+  const std::vector<std::pair<const char*, Edit>> cases = {
+      {"schema a number", [](auto& j) { j["schema"] = 1; }},
+      {"schema null", [](auto& j) { j["schema"] = nullptr; }},
+      {"document an array", [](auto& j) { j = nlohmann::json::array({j}); }},
+      {"context an array", [](auto& j) { j["context"] = nlohmann::json::array(); }},
+      {"context a string", [](auto& j) { j["context"] = "x"; }},
+      {"results an object", [](auto& j) { j["results"] = nlohmann::json::object(); }},
+      {"a result a number", [](auto& j) { j["results"][0] = 1; }},
+      {"key a number", [&](auto& j) { result(j)["key"] = 1; }},
+      {"params an array", [&](auto& j) { result(j)["params"] = nlohmann::json::array(); }},
+      {"params a string", [&](auto& j) { result(j)["params"] = "x"; }},
+      {"status a number", [&](auto& j) { result(j)["status"] = 1; }},
+      {"metrics an object", [&](auto& j) { result(j)["metrics"] = nlohmann::json::object(); }},
+      {"a metric a number", [&](auto& j) { result(j)["metrics"][0] = 1; }},
+      {"metric value a string", [&](auto& j) { result(j)["metrics"][0]["value"] = "fast"; }},
+      {"metric unit a number", [&](auto& j) { result(j)["metrics"][0]["unit"] = 1; }},
+      {"samples a number", [&](auto& j) { result(j)["samples"] = 1; }},
+      {"a sample a string", [&](auto& j) { result(j)["samples"][0] = "x"; }},
+      {"statistics an array", [&](auto& j) { result(j)["statistics"] = nlohmann::json::array(); }},
+      {"model an array", [&](auto& j) { result(j)["model"] = nlohmann::json::array(); }},
+      {"clocks a number", [&](auto& j) { result(j)["clocks"] = 1; }},
+      {"harness an array", [&](auto& j) { result(j)["harness"] = nlohmann::json::array(); }},
+      {"extra an array", [&](auto& j) { result(j)["extra"] = nlohmann::json::array(); }},
+      {"throttled a string", [&](auto& j) { result(j)["throttled"] = "yes"; }},
+  };
+  for (const auto& [name, edit] : cases) {
+    nlohmann::json bad = good;
+    edit(bad);
+    EXPECT_THROW(document_from_json(bad), UsageError) << name;
+  }
 }
 
 TEST(ResultIo, DocumentsAreWrittenAtomicallyAndLoadBack) {

@@ -23,12 +23,6 @@ std::vector<std::string> labels(const std::vector<Tick>& ticks) {
   return v;
 }
 
-TEST(SvgChart, EscapesAllFiveXmlCharacters) {
-  EXPECT_EQ(xml_escape("<a & 'b' \"c\">"), "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;");
-  EXPECT_EQ(xml_escape("plain ×—"), "plain ×—");
-  EXPECT_EQ(xml_escape(std::string("a\x01z")), "a z");  // control characters are not XML
-}
-
 TEST(SvgChart, ScaleMapsLinearAndLog) {
   const ScaleMap log{1, 1000, Scale::log, 0, 300};
   EXPECT_NEAR(log(1), 0, 1e-9);

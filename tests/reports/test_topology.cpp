@@ -252,6 +252,40 @@ TEST(TopologyNcclXml, MalformedInputThrowsUsageError) {
   EXPECT_THROW(parse_nccl_topo_xml(gpu_without_dev), UsageError);
 }
 
+TEST(TopologyNcclXml, DeepNestingIsRefusedQuicklyAndWithoutCrashing) {
+  // 100,000 levels overflowed the stack; 10,000 took 2.8 GB and seconds of line counting.
+  for (const int levels : {100000, 10000, 65}) {
+    std::string deep;
+    for (int i = 0; i < levels; ++i) deep += "<a>";
+    for (int i = 0; i < levels; ++i) deep += "</a>";
+    try {
+      parse_nccl_topo_xml(deep);
+      ADD_FAILURE() << levels << " levels were accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested more than 64 deep"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TopologyNcclXml, ControlCharacterReferencesAreRefused) {
+  // &#0; used to decode to a raw NUL that nccl-xml output then wrote back.
+  for (const char* ref : {"&#0;", "&#x0;", "&#1;", "&#x1b;", "&#127;"}) {
+    const std::string xml = std::string("<system version=\"1\"><cpu numaid=\"0\" vendor=\"A") + ref + "B\"/></system>";
+    EXPECT_THROW(parse_nccl_topo_xml(xml), UsageError) << ref;
+  }
+}
+
+TEST(TopologyXml, CommentsAndDoctypeAreRemovedForAnotherParser) {
+  const std::string in =
+      "<?xml version=\"1.0\"?>\n<!DOCTYPE topology>\n<!-- note -->\n<topology a=\"<!-- kept -->\">"
+      "<!-- x --><o/></topology>";
+  EXPECT_EQ(xml::without_comments_and_doctype(in, "t"),
+            "<?xml version=\"1.0\"?>\n<topology a=\"<!-- kept -->\"><o/></topology>");
+  std::string deep;
+  for (int i = 0; i < 65; ++i) deep += "<o>";
+  EXPECT_THROW(xml::without_comments_and_doctype(deep, "t"), UsageError);
+}
+
 TEST(TopologyNcclXml, AcceptsCommentsDeclarationsAndEntities) {
   const Topology t = parse_nccl_topo_xml(
       "\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- c -->\n<system version='1'>\n"

@@ -4,6 +4,8 @@
 // whose expected values are read off the files; and a hand-written PCIe switch tree.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <unistd.h>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -194,6 +196,34 @@ TEST(TopologyHwlocXml, SwitchTreeGivesTheSysfsRoutesPlacementsAndPaths) {
   fs::remove(path);
   // ib0 is mlx5_0's PCI function, not a second NIC.
   expect_fake_pci_tree_paths(t);
+}
+
+TEST(TopologyHwlocXml, ADoctypeWithoutSystemIdLoadsInsteadOfCrashing) {
+  // hwloc's libxml2 importer dereferences the missing SYSTEM id (a segfault); the minimal
+  // parser, fed without comments and DOCTYPE, reads the same export.
+  std::ifstream in(kVmXml);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string doctype = "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">";
+  ASSERT_NE(text.find(doctype), std::string::npos);
+  text.replace(text.find(doctype), doctype.size(), "<!DOCTYPE topology>");
+  const fs::path path = fs::temp_directory_path() / ("gcb_hwloc_nosystem_" + std::to_string(::getpid()) + ".xml");
+  std::ofstream(path) << text;
+  const Topology t = discover_hwloc(path.string());
+  fs::remove(path);
+  EXPECT_EQ(t.cpu.threads, discover_hwloc(kVmXml).cpu.threads);
+  EXPECT_GE(t.cpu.threads, 1);
+}
+
+TEST(TopologyHwlocXml, DeepNestingAndNonFilesAreRefused) {
+  std::string deep = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">";
+  for (int i = 0; i < 10000; ++i) deep += "<object type=\"Group\">";
+  const fs::path path = fs::temp_directory_path() / ("gcb_hwloc_deep_" + std::to_string(::getpid()) + ".xml");
+  std::ofstream(path) << deep;
+  EXPECT_THROW(discover_hwloc(path.string()), UsageError);
+  fs::remove(path);
+  EXPECT_THROW(discover_hwloc("/dev/zero"), UsageError);
 }
 
 TEST(TopologyHwlocXml, UnreadableFileThrowsUsageError) {

@@ -1,0 +1,77 @@
+#include "core/host_memory.hpp"
+
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/size.hpp"
+
+namespace gcb {
+
+namespace {
+
+std::optional<uint64_t> read_number(const std::string& path) {
+  std::ifstream f(path);
+  std::string text;
+  if (!(f >> text)) return std::nullopt;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;  // "max": no limit
+  return v;
+}
+
+// The room left under the memory limit of this process's cgroup, if it has one.
+std::optional<uint64_t> cgroup_room(const std::string& proc_root, const std::string& cgroup_root) {
+  std::ifstream f(proc_root + "/self/cgroup");
+  for (std::string line; std::getline(f, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    std::optional<uint64_t> limit, usage;
+    // A container often mounts its own cgroup as the root: try the path, then the root.
+    for (const std::string& dir : {path, std::string()}) {
+      if (controllers.empty()) {  // v2
+        limit = read_number(cgroup_root + dir + "/memory.max");
+        usage = read_number(cgroup_root + dir + "/memory.current");
+      } else if (controllers == "memory") {  // v1
+        limit = read_number(cgroup_root + "/memory" + dir + "/memory.limit_in_bytes");
+        usage = read_number(cgroup_root + "/memory" + dir + "/memory.usage_in_bytes");
+      }
+      if (limit && usage) break;
+    }
+    // v1 reports "no limit" as a huge page-rounded number.
+    if (limit && usage && *limit < (uint64_t{1} << 62)) return *limit > *usage ? *limit - *usage : 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+AvailableMemory host_memory_available(const std::string& proc_root, const std::string& cgroup_root) {
+  AvailableMemory m;
+  std::ifstream f(proc_root + "/meminfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream in(line.substr(13));
+    uint64_t kib = 0;
+    if (in >> kib) m = {true, kib * 1024, "MemAvailable"};
+  }
+  if (const auto room = cgroup_room(proc_root, cgroup_root); room && (!m.known || *room < m.available))
+    m = {true, *room, "cgroup memory limit"};
+  return m;
+}
+
+void check_host_memory(double needed, std::string_view what, const AvailableMemory& available) {
+  if (!available.known || needed <= static_cast<double>(available.available)) return;
+  throw UsageError(fmt::format("{} needs {} of host memory; {} are available ({})", what, format_bytes(needed),
+                               format_bytes(static_cast<double>(available.available)), available.source));
+}
+
+void check_host_memory(double needed, std::string_view what) {
+  check_host_memory(needed, what, host_memory_available());
+}
+
+}  // namespace gcb

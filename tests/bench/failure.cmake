@@ -1,0 +1,27 @@
+# Failure behaviour end to end (README "Failure behaviour"): the CLI tests, and under mpirun
+# (label mpi) that only world rank 0 writes, that several Worlds share one MPI initialisation,
+# and that a stopped rank ends the run within --timeout.
+gcb_add_test(test_failure_cli SOURCES test_failure_cli.cpp LIBS gcb_reports LABELS bench)
+target_compile_definitions(test_failure_cli PRIVATE GCB_BINARY="$<TARGET_FILE:gcbench>")
+add_dependencies(test_failure_cli gcbench)
+
+if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  string(JOIN " " _mpirun2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS})
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/failure_mpi)
+  # Rank 1 may not write a byte (rank1_cannot_write.sh): before, every rank wrote the same files.
+  foreach(cmd "train --model tiny --dp 2 --steps 2 --warmup 0 --peak-flops 1e9"
+              "mem --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-time 0.2 --no-peers")
+    string(REGEX MATCH "^[a-z]+" _sub "${cmd}")
+    add_test(NAME mpi_only_rank0_writes_${_sub}
+             COMMAND sh -c "rm -f ${_out}_${_sub}.* && ${_mpirun2} ${CMAKE_CURRENT_SOURCE_DIR}/rank1_cannot_write.sh $<TARGET_FILE:gcbench> ${cmd} -q --json ${_out}_${_sub}.json --jsonl ${_out}_${_sub}.jsonl --csv ${_out}_${_sub}.csv && test \"$(grep -c '\"key\"' ${_out}_${_sub}.json)\" = 1 && test \"$(wc -l < ${_out}_${_sub}.jsonl)\" = 1")
+  endforeach()
+  # Two layouts = two Worlds in one process: the second used to abort after MPI_Finalize.
+  add_test(NAME mpi_train_sweep_runs_two_worlds
+           COMMAND sh -c "${_mpirun2} $<TARGET_FILE:gcbench> train --model tiny --sweep dp2,zero1 --ranks 2 --steps 1 --warmup 0 --peak-flops 1e9 -q --json ${_out}_sweep.json && grep -q '\"key\": \"train/dp2-zero1\"' ${_out}_sweep.json")
+  add_test(NAME mpi_stopped_rank_ends_within_timeout
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stopped_rank.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:gcbench>)
+  set_tests_properties(mpi_only_rank0_writes_train mpi_only_rank0_writes_mem mpi_train_sweep_runs_two_worlds
+                       mpi_stopped_rank_ends_within_timeout PROPERTIES
+                       LABELS mpi TIMEOUT 120 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endif()

@@ -1,0 +1,294 @@
+// Failure behaviour of the gcbench binary (README "Failure behaviour"), as a careless user, a
+// hostile input or a full disk meets it: outputs never replace devices or inputs, JSONL appends,
+// nothing measured is lost when the final write fails, write errors on any output (stdout
+// included) are not exit 0, and hostile inputs are exit 2 with one line, never a crash or a hang.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "reports/result.hpp"
+#include "tests/bench/run_cli.hpp"
+
+namespace gcb {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::CliRun;
+using test::read_file;
+
+// One copy result of exactly three samples in a fraction of a second (its JSONL line, about 900
+// bytes, then always fits under the 2 KiB file size limit of the full-disk test).
+const std::string kFast =
+    " --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-samples 3 --max-time 0.2 --min-time 0 "
+    "--no-peers -q ";
+
+class FailureCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gcb-failure-cli-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  CliRun gcbench(const std::string& args, const std::string& prefix = "") {
+    return test::run_gcbench(args, false, prefix);
+  }
+  // A small valid result document at path(name).
+  std::string measured(const std::string& name) {
+    const CliRun r = gcbench("mem" + kFast + "--json " + path(name));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(FailureCli, DevicesGivenAsOutputsStayDevices) {
+  // The atomic writer renamed a temporary file over /dev/null (as root: /dev/null became a file).
+  const CliRun r = gcbench("mem" + kFast + "--json /dev/null --csv /dev/null --jsonl /dev/null");
+  EXPECT_EQ(r.code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // /dev/stdout is written in place: the document appears on standard output.
+  const CliRun out = gcbench("mem" + kFast + "--json /dev/stdout");
+  EXPECT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("\"schema\": \"gcbench.result/1\""), std::string::npos) << out.out;
+}
+
+TEST_F(FailureCli, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
+  const std::string base = measured("base.json");
+  const std::string other = measured("other.json");
+  const std::string before = read_file(base);
+  for (const std::string& args :
+       {"report " + base + " -o " + base, "report " + base + " --md " + base, "report " + base + " --csv " + base,
+        "export --format csv " + base + " -o " + base, "compare " + other + " " + base + " --md " + base,
+        "compare " + other + " " + base + " --junit " + other, "topo --from " + base + " -o " + base,
+        "mem" + kFast + "--json " + base + " --csv " + base, "mem" + kFast + "--json " + base + " --jsonl " + base,
+        "train --model tiny --steps 1 --warmup 0 --peak-flops 1e9 -q --json " + base + " --dump " + base}) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    EXPECT_EQ(read_file(base), before) << args;
+  }
+}
+
+TEST_F(FailureCli, PlanAndScanNeverOverwriteWhatTheyRead) {
+  const std::string base = measured("base.json");
+  const std::string before = read_file(base);
+  for (const std::string& args :
+       {"scan --baseline " + base + " --json " + base, "scan --inventory-from node1=" + base + " --jsonl " + base,
+        "plan --model tiny --gpu a100-sxm4-80gb --gpus 8 --global-batch 8 --calibration " + base + " --csv " + base}) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("refusing to overwrite an input"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(read_file(base), before) << args;
+  }
+}
+
+TEST_F(FailureCli, JsonlAppendsAcrossRuns) {
+  // Help and README say "append"; a rerun after an interruption used to wipe the earlier lines.
+  for (int run = 1; run <= 2; ++run) {
+    const CliRun r = gcbench("mem" + kFast + "--jsonl " + path("r.jsonl"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(load_document(path("r.jsonl")).results.size(), static_cast<size_t>(run));
+  }
+}
+
+TEST_F(FailureCli, WriteErrorsOnStandardOutputAreNotExitZero) {
+  const std::string base = measured("base.json");
+  EXPECT_EQ(gcbench("export --format gbench " + base + " > /dev/full").code, 3);
+  EXPECT_EQ(gcbench("mem" + kFast + " > /dev/full").code, 3);
+  const CliRun r = gcbench("topo --from " + base + " > /dev/full");
+  EXPECT_NE(r.code, 0) << r.err;
+}
+
+TEST_F(FailureCli, AFullDiskAtTheEndKeepsWhatWasMeasured) {
+  // The document goes to a fallback file, named on stderr; the exit code says fault, not bad input.
+  CliRun r = gcbench("mem" + kFast + "--jsonl " + path("r.jsonl") + " --json /dev/full");
+  EXPECT_EQ(r.code, 3) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("written to '([^']+)' instead"))) << r.err;
+  const std::string rescued = m[1];
+  EXPECT_EQ(load_document(rescued).results.size(), 1u);
+  fs::remove(rescued);
+  EXPECT_EQ(load_document(path("r.jsonl")).results.size(), 1u);
+  EXPECT_NE(r.err.find("1 results appended to"), std::string::npos) << r.err;
+
+  // A regular file that cannot grow (a 2 KiB file size limit stands in for the full disk):
+  // nothing half-written at the target, the JSONL line kept, exit 3.
+  r = gcbench("mem" + kFast + "--jsonl " + path("small.jsonl") + " --json " + path("big.json"),
+              "ulimit -f 4 &&");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_FALSE(fs::exists(path("big.json")));
+  EXPECT_EQ(load_document(path("small.jsonl")).results.size(), 1u);
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+    if (e.path().filename().string().starts_with("gcbench-rescued-") &&
+        e.path().filename().string().ends_with("big.json"))
+      fs::remove(e.path());
+}
+
+TEST_F(FailureCli, HostileInputsAreBadInputNeverACrashOrAHang) {
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  fs::create_directories(path("folder"));
+  std::ofstream(path("deep.json")) << std::string(100000, '[') + std::string(100000, ']');
+  std::string deep_xml;
+  for (int i = 0; i < 100000; ++i) deep_xml += "<a>";
+  for (int i = 0; i < 100000; ++i) deep_xml += "</a>";
+  std::ofstream(path("deep.xml")) << deep_xml;
+  std::ofstream(path("big.json")) << R"({"schema": "gcbench.result/1", "context": {}, "results": [], "x": 1e400})";
+  const std::string base = measured("base.json");
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : {Case{"report " + path("fifo") + " --md " + path("r.md"), "a FIFO"},
+                        Case{"report /dev/zero --md " + path("r.md"), "a character device"},
+                        Case{"export --format csv " + path("folder"), "a folder"},
+                        Case{"topo --from " + path("fifo"), "a FIFO"},
+                        Case{"report " + path("deep.json") + " --md " + path("r.md"), "nested more than"},
+                        Case{"compare " + base + " " + path("deep.json"), "nested more than"},
+                        Case{"export --format bmf " + path("deep.json"), "nested more than"},
+                        Case{"topo --from " + path("deep.xml"), "nested more than 64"},
+                        Case{"export --format csv " + path("big.json"), "number overflow"},
+                        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"},
+                        Case{"train --model tiny --steps 1 --data " + path("fifo"), "a FIFO"},
+                        Case{"train --init-from " + path("fifo") + " --steps 1", "a FIFO"}}) {
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = gcbench(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << c.args;
+    EXPECT_FALSE(fs::exists(path("r.md")));
+  }
+}
+
+TEST_F(FailureCli, MalformedButParseableDocumentsAreBadInputInEveryReader) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<std::pair<std::string, nlohmann::json>> edits = {
+      {"/schema", 1},
+      {"/context", nlohmann::json::array()},
+      {"/results/0/params", nlohmann::json::array()},
+      {"/results/0/key", 7},
+      {"/results/0/metrics/0/value", "fast"},
+      {"/results/0/metrics", nlohmann::json::object()},
+      {"/results/0/extra", nlohmann::json::array()},
+      {"/results/0/statistics", "none"},
+  };
+  for (const auto& [pointer, value] : edits) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(path("bad.json"), std::ios::trunc) << bad.dump();
+    for (const std::string& args : {"report " + path("bad.json") + " --md " + path("r.md"),
+                                    "compare " + path("base.json") + " " + path("bad.json"),
+                                    "export --format gbench " + path("bad.json"),
+                                    "topo --from " + path("base.json") + " --results " + path("bad.json")}) {
+      const CliRun r = gcbench(args);
+      EXPECT_EQ(r.code, 2) << pointer << ": " << args << "\n" << r.err;
+    }
+  }
+}
+
+TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
+  const std::string outs = " --json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv");
+  for (const std::string& bad : std::vector<std::string>{
+           "mem --size 0", "mem --size ''", "mem --latency-max 0", "mem --threads 100000", "mem --threads 0",
+           "mem --seed -1", "mem --device gpu:99999999999999999999", "mem --size 1e400", "run --noise 0",
+           "coll --ranks 0", "coll --backend threads --ranks 2 -r 5 -b 1K -e 1K", "coll --backend nccl -b 1K -e 1K",
+           "coll --timeout 0", "p2p --mode rank --ranks 0", "train --ranks 0", "train --peak-flops 0",
+           "train --peak-flops nan", "train --peak-size 0", "train --timeout -1",
+           "train --model tiny --steps 1 --dump " + path("no/such/folder/dump.txt")}) {
+    const CliRun r = gcbench(bad + outs);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("r.json")) || fs::exists(path("r.jsonl")) || fs::exists(path("r.csv"))) << bad;
+  }
+}
+
+TEST_F(FailureCli, TooLittleHostMemoryIsRefusedUpFront) {
+  // Sizes no test machine has: refused in well under a second instead of allocating for minutes.
+  for (const std::string big :
+       {"coll --backend threads --ranks 4 -b 64T -e 64T", "p2p --mode rank --backend threads --ranks 1024 --size 2000M",
+        "train --model gpt3-175b", "mem --device cpu --size 64T"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = gcbench(big + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << big << "\n" << r.err;
+    EXPECT_NE(r.err.find("of host memory;"), std::string::npos) << big << "\n" << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << big;
+    EXPECT_FALSE(fs::exists(path("r.jsonl"))) << big;
+  }
+}
+
+TEST_F(FailureCli, TrainTimeoutEndsAStepThatLastsTooLong) {
+  // One layer of gpt2-124m at 128 tokens takes about a second per step on a small CPU; 0.05 s
+  // is far below any machine's step time. The watchdog ends the run and names the step.
+  const CliRun r = gcbench("train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup 0 --peak-flops 1e9 -q "
+                           "--timeout 0.05");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("in training step (--timeout 0.05 s)"), std::string::npos) << r.err;
+}
+
+TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
+  const std::string script = "<script>alert(1)</script>";
+  const std::string img = "<img src=x onerror=alert(1)>";
+  nlohmann::json doc = nlohmann::json::parse(read_file(measured("base.json")));
+  nlohmann::json crafted = doc["results"][0];  // beside the original, so compare has a pair
+  crafted["key"] = "mem/" + script;
+  crafted["params"]["note"] = img;
+  doc["results"].push_back(crafted);
+  crafted["key"] = "=HYPERLINK(\"http://evil\",\"x\")";
+  doc["results"].push_back(crafted);
+  std::ofstream(path("crafted.json")) << doc.dump();
+  auto clean = [&](const std::string& file, const std::string& what) {
+    const std::string text = read_file(path(file));
+    EXPECT_FALSE(text.empty()) << what;
+    EXPECT_EQ(text.find(script), std::string::npos) << what << "\n" << text;
+    EXPECT_EQ(text.find(img), std::string::npos) << what << "\n" << text;
+  };
+  ASSERT_EQ(gcbench("compare " + path("base.json") + " " + path("crafted.json") + " --md " + path("c.md") + " --junit " +
+                    path("c.xml") + " -q")
+                .code,
+            0);
+  clean("c.md", "compare --md");
+  clean("c.xml", "compare --junit");
+  ASSERT_EQ(gcbench("report " + path("crafted.json") + " --md " + path("r.md") + " -o " + path("r.html") + " --csv " +
+                    path("r.csv"))
+                .code,
+            0);
+  clean("r.md", "report --md");
+  clean("r.html", "report -o");
+  // No CSV cell a spreadsheet would run: the formula key is a quoted text starting with '.
+  for (const std::string& csv : {read_file(path("r.csv")), gcbench("export --format csv " + path("crafted.json")).out}) {
+    EXPECT_EQ(csv.find(",=HYPERLINK"), std::string::npos) << csv;
+    EXPECT_EQ(csv.find("\n=HYPERLINK"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("'=HYPERLINK"), std::string::npos) << csv;
+  }
+
+  // A topology whose GPU name and hostname try to leave their labels.
+  nlohmann::json topo = nlohmann::json::parse(
+      gcbench("topo --format json --from tests/fixtures/topology/nvidia-smi-topo-m_hgx-8xh100-8nic.txt").out);
+  topo["gpus"][0]["name"] = "H100\"] --> X[\"" + script;
+  topo["hostname"] = img;
+  std::ofstream(path("topo.json")) << topo.dump();
+  for (const char* format : {"md", "svg", "nccl-xml", "dot"}) {
+    const std::string out = fmt::format("topo.{}", format);
+    ASSERT_EQ(gcbench(fmt::format("topo --from {} --format {} -o {}", path("topo.json"), format, path(out))).code, 0)
+        << format;
+    if (std::string(format) != "dot") clean(out, format);  // DOT quoted strings may hold '<' as text
+  }
+  EXPECT_EQ(read_file(path("topo.md")).find("H100\"]"), std::string::npos);  // the mermaid label stays closed
+  EXPECT_NE(read_file(path("topo.dot")).find("H100\\\"] --> X[\\\""), std::string::npos);  // DOT quotes escaped
+}
+
+}  // namespace
+}  // namespace gcb
