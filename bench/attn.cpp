@@ -142,7 +142,7 @@ void validate(const AttnOptions& o) {
 
 AttnOptions apply_preset(AttnOptions o, bool pass_given) {
   if (o.preset == "fa") {
-    // FA2 README grid (kernels.md §1.2): 16k tokens, hidden 2048 → heads = 2048/d, batch = 16384/s.
+    // FA2 README grid (Dao-AILab/flash-attention README): 16k tokens, hidden 2048 → heads = 2048/d, batch = 16384/s.
     o.batch.clear();
     o.heads.clear();
     o.seq = {512, 1024, 2048, 4096, 8192, 16384};
@@ -150,7 +150,7 @@ AttnOptions apply_preset(AttnOptions o, bool pass_given) {
     o.kv_heads = 0;
     if (!pass_given) o.passes = {"fwd", "bwd", "fwdbwd"};
   } else if (o.preset == "llama") {
-    // cuDNN FE Llama-3.1 grid (kernels.md §2.1): b = 1, 64 query / 8 KV heads, d = 128.
+    // cuDNN FE Llama-3.1 grid (NVIDIA/cudnn-frontend sdpa_benchmark_training): b = 1, 64 query / 8 KV heads, d = 128.
     o.batch = {1};
     o.heads = {64};
     o.kv_heads = 8;

@@ -12,10 +12,10 @@
 
 namespace gcb::bench {
 
-// FLOPs of one launch: FlashAttention convention (fwd 4·b·h·s²·d, ÷2 causal, bwd 2.5×, fwd+bwd
-// 3.5×) or exact over the unmasked entries (kernels.md §1.1). GQA counted with query heads.
+// FLOPs of one launch: FlashAttention convention (FA2 benchmark_flash_attention.py: fwd 4·b·h·s²·d, ÷2 causal,
+// bwd 2.5×, fwd+bwd 3.5×) or exact over the unmasked entries (cuDNN FE benchmark_single_sdpa.py); GQA: query heads.
 double attn_flops(const AttnProblem& p, bool exact);
-// Modelled HBM bytes of one launch for this implementation (kernels.md §6).
+// Modelled HBM bytes of one launch for this implementation (IO model as in arXiv:2205.14135 §3.2).
 double attn_hbm_bytes(const AttnProblem& p);
 nlohmann::json attn_model(const AttnProblem& p);
 // tflops (FA convention, headline), tflops_exact, time_ms, hbm_gbps (model bytes / time).

@@ -1,4 +1,4 @@
-// A benchmark case declares itself and never times itself (STYLE.md §2): its key and axes, what
+// A benchmark case declares itself and never times itself: its key and axes, what
 // it needs (WAIVED otherwise), a setup that allocates and seeds inputs, one unit of work, a
 // verification, and the metrics derived from the harness's per-launch times.
 #pragma once

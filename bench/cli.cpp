@@ -200,7 +200,7 @@ int Session::finish(nlohmann::json library_versions) {
   ResultDocument doc;
   doc.context = collect_run_context(ctx);
   doc.context["seed"] = options_.seed;
-  doc.context["topology"] = topology_context(live_topology());
+  doc.context["topology"] = topology_context(topo::live_topology());
   doc.results = runner_.results();
   if (!options_.json.empty())
     code = std::max(code, write_at_end(outputs_, "--json", options_.json, to_json(doc).dump(2) + "\n", sink_.get()));

@@ -1,5 +1,5 @@
 // `gcbench coll`: collective bandwidth and latency with nccl-tests' flags, columns and bus
-// bandwidth factors (reference/collectives.md §1), over the threads, MPI or NCCL backend, with
+// bandwidth factors (NVIDIA/nccl-tests doc/PERFORMANCE.md), over the threads, MPI or NCCL backend, with
 // exact #wrong checks, labelled timing modes, per-rank skew and an α–β fit per operation.
 #pragma once
 
@@ -29,7 +29,7 @@ bool coll_has_root(CollOp op);
 bool coll_supports_in_place(CollOp op);
 
 // busbw = algbw × factor, nccl-tests v2.19.6 src/*.cu and doc/PERFORMANCE.md
-// (reference/collectives.md §1.1); n = ranks.
+// (NVIDIA/nccl-tests doc/PERFORMANCE.md); n = ranks.
 double busbw_factor(CollOp op, int nranks);
 
 // How a requested size becomes buffers, as nccl-tests' *GetCollByteCount: `bytes` is the size

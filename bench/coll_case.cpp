@@ -7,17 +7,11 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace gcb::bench {
 
 namespace {
-
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // The reference reduction of every rank's inputs over elements [0, total), in rank order with
 // the backends' own host reduction. It is the same for every rank of a case, so the rank threads
@@ -57,7 +51,8 @@ std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpe
 }  // namespace
 
 double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
-  const uint64_t h = mix(seed ^ mix(static_cast<uint64_t>(rank) * 0x100000001b3ull ^ mix(i)));
+  const uint64_t h =
+      splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull ^ splitmix64_mix(i)));
   // Sums of ≤ 4·n stay exact in every type up to bf16 for n ≤ 64; products of 1s and 2s are
   // powers of two; avg inputs are n·v so that sum / n is the integer Σv.
   if (op == ReduceOp::prod) return static_cast<double>(1 + h % 2);

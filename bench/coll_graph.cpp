@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 
 #if GCB_HAVE_NCCL
 #include <cuda_runtime.h>

@@ -29,10 +29,10 @@ std::vector<Metric> gemm_metrics(const kernels::GemmShape& s, DType input, const
   const double flops = kernels::gemm_flops(s);
   const double bytes = kernels::gemm_bytes(s, input, kernels::gemm_output_type(input));
   std::vector<Metric> m;
-  // TFLOP/s = 2·M·N·K / t / 1e12 (reference/kernels.md §3.3); int8 counts integer ops (TOPS).
+  // TFLOP/s = 2·M·N·K / t / 1e12 (NVIDIA Matrix Multiplication Background guide); int8 counts integer ops (TOPS).
   m.push_back(Metric{"tflops", flops / seconds.median / 1e12, "TFLOP/s", true, peak_tflops, peak_tflops ? peak_source : ""});
   m.push_back(Metric{"tflops_max", flops / seconds.min / 1e12, "TFLOP/s", true, peak_tflops, peak_tflops ? peak_source : ""});
-  // Compulsory bytes / t (kernels.md §6 GEMM row): meaningful for memory-bound (small-M) shapes.
+  // Compulsory bytes / t (NVIDIA Matrix Multiplication Background guide): meaningful for memory-bound (small-M) shapes.
   m.push_back(Metric{"bandwidth", bytes / seconds.median / 1e9, "GB/s", true, peak_gbps, peak_gbps ? peak_source : ""});
   m.push_back(Metric{"max_rel_error", max_rel_error, "", false, std::nullopt, ""});
   return m;
@@ -110,7 +110,9 @@ void add_gemm_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--sizes", g->sizes, "square: sizes [1024:16384:x2]; small-m: M sweep [1:16384:x2]")->delimiter(',');
   app->add_option("--dtype", g->dtypes, "fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8 (GPU); fp32, fp64 (CPU)")
       ->delimiter(',');
-  app->add_option("--model", g->model, "llm preset: gpt2-124m, gpt2-1.5b, gpt3-175b, llama-70b")->capture_default_str();
+  app->add_option("--model", g->model,
+                  "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b) or llama-70b")
+      ->capture_default_str();
   app->add_option("--batch", g->batch, "llm preset: batch (M = batch x seq)")->capture_default_str();
   app->add_option("--seq", g->seq, "llm preset: sequence length")->capture_default_str();
   app->add_option("--data", *data, "Input data: random (seeded N(0,1)) or zeros (only to show the power effect)")

@@ -43,8 +43,8 @@ struct NamedShape {
   bool operator==(const NamedShape&) const = default;
 };
 
-// A transformer's sizes for the llm preset. The train family's model configs do not exist yet,
-// so this small table stands in for them (hidden, QKV output, MLP inner, vocab).
+// A transformer's sizes for the llm preset (hidden, QKV output, MLP inner, vocab): the GPT
+// configurations of models/config.hpp (the ones `gcbench train --model` takes) plus llama-70b.
 struct LlmModel {
   std::string name;
   int64_t hidden = 0, qkv_out = 0, ffn = 0, vocab = 0;

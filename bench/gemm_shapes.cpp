@@ -1,11 +1,13 @@
 // Shapes of `gcbench gemm`: list and range parsing, the presets (square, llm, small-m) and the
-// llm preset's model table.
+// llm preset's models (taken from models/config.hpp).
 #include <algorithm>
 #include <fmt/format.h>
 
 #include "bench/gemm.hpp"
+#include "core/ceil_div.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "models/config.hpp"
 
 namespace gcb::bench {
 
@@ -32,18 +34,22 @@ void add_unique(std::vector<NamedShape>& out, NamedShape s) {
 }  // namespace
 
 const std::vector<LlmModel>& llm_models() {
-  // hidden, QKV output (3h; GQA: h + 2·kv_heads·head_dim), MLP inner, vocab.
-  static const std::vector<LlmModel> models = {
-      // GPT-2 small: h 768, 4h MLP; vocab 50257 padded to 50304 as llm.c does (padded_vocab_size).
-      {"gpt2-124m", 768, 3 * 768, 4 * 768, 50304},
-      // GPT-2 XL: h 1600 (Radford et al. 2019, Table 2).
-      {"gpt2-1.5b", 1600, 3 * 1600, 4 * 1600, 50304},
-      // GPT-3 175B: h 12288, 96 layers (Brown et al. 2020, Table 2.1).
-      {"gpt3-175b", 12288, 3 * 12288, 4 * 12288, 50304},
-      // Llama-2-70B style: h 8192, 64 q-heads / 8 kv-heads of 128 → QKV 8192 + 2·1024, SwiGLU
-      // inner 28672 (up and gate are two GEMMs of this shape), vocab 32000 (config.json).
-      {"llama-70b", 8192, 8192 + 2 * 1024, 28672, 32000},
-  };
+  static const std::vector<LlmModel> models = [] {
+    std::vector<LlmModel> out;
+    // Every GPT configuration of models/config.hpp: QKV 3h, MLP 4h, and the vocabulary padded up
+    // to a multiple of 128 as llm.c pads it for its GEMMs (padded_vocab_size, karpathy/llm.c
+    // train_gpt2.c): GPT-2's 50257 becomes 50304.
+    for (const std::string& name : models::config_names()) {
+      const models::GptConfig c = models::named_config(name);
+      const int64_t h = c.hidden;
+      out.push_back({name, h, 3 * h, 4 * h, ceil_div<int64_t>(c.vocab, 128) * 128});
+    }
+    // A grouped-query, SwiGLU model, which models/config.hpp cannot describe: Llama-2-70B's
+    // config.json (meta-llama/Llama-2-70b-hf): h 8192, 64 q-heads / 8 kv-heads of 128 → QKV
+    // 8192 + 2·1024, SwiGLU inner 28672 (up and gate are two GEMMs of this shape), vocab 32000.
+    out.push_back({"llama-70b", 8192, 8192 + 2 * 1024, 28672, 32000});
+    return out;
+  }();
   return models;
 }
 

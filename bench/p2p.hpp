@@ -3,7 +3,7 @@
 // per-copy-call latency), between ranks over a Communicator (send/recv: NVLink/PCIe through
 // NCCL, InfiniBand between nodes, host paths under MPI, memcpy with threads), and all GPUs
 // to/from the host at once. Each number is given as % of the link it crossed where that link is
-// known. Methods and conventions: reference/memory-interconnect.md §2.1, §6.1, §8.
+// known. Methods: NVIDIA/cuda-samples p2pBandwidthLatencyTest, NVIDIA/nvbandwidth.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -39,7 +39,7 @@ struct P2pOptions {
 void validate(const P2pOptions& o);
 bool has_mode(const P2pOptions& o, const std::string& mode);
 
-// ---- expected link rates (reference/memory-interconnect.md §6.1); all per direction, GB/s.
+// ---- expected link rates (NVIDIA H100 datasheet; NVLink 4: 25 GB/s per link per direction); all per direction, GB/s.
 
 struct LinkRate {
   std::optional<double> gbps;  // per direction; nullopt = the link is not known

@@ -325,7 +325,7 @@ class CopyCallLatencyCase final : public PairCase {
 
 // Every GPU copies `bytes` to (or from) its own pinned host buffer at the same time; bandwidth =
 // Σ bytes / time of the slowest (a true aggregate, not nvbandwidth's all_to_host, which reports
-// one GPU's bandwidth while the others interfere — reference/memory-interconnect.md §8).
+// one GPU's bandwidth while the others interfere — NVIDIA/nvbandwidth all_to_host tests).
 class HostAggregateCase final : public Case {
  public:
   HostAggregateCase(std::vector<int> gpus, bool to_host, size_t bytes, uint64_t seed)

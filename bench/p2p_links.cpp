@@ -12,12 +12,9 @@ namespace gcb::bench {
 
 namespace {
 
-const topo::Topology& live_topology() {
-  static const topo::Topology t = [] {
-    topo::Topology x = topo::discover_live();
-    topo::enrich_with_nvml(x);
-    return x;
-  }();
+// Discovered once per process: the link queries below run per rank pair.
+const topo::Topology& cached_topology() {
+  static const topo::Topology t = topo::live_topology();
   return t;
 }
 
@@ -38,7 +35,7 @@ bool same_bus_id(const std::string& a, const std::string& b) {
 int topo_index(int gpu) {
   if (gpu < 0 || gpu >= gpu::device_count()) return -1;
   const auto& bus = gpu::runtime().devices[static_cast<size_t>(gpu)].pci_bus_id;
-  const auto& gpus = live_topology().gpus;
+  const auto& gpus = cached_topology().gpus;
   for (size_t i = 0; i < gpus.size(); ++i)
     if (same_bus_id(gpus[i].bus_id, bus)) return static_cast<int>(i);
   return -1;
@@ -46,7 +43,7 @@ int topo_index(int gpu) {
 
 LinkRate pcie_of(int t) {
   if (t < 0) return {};
-  const auto& p = live_topology().gpus[static_cast<size_t>(t)].pcie;
+  const auto& p = cached_topology().gpus[static_cast<size_t>(t)].pcie;
   return p.max_gen > 0 && p.max_width > 0 ? pcie_rate(p.max_gen, p.max_width) : pcie_rate(p.gen, p.width);
 }
 
@@ -55,7 +52,7 @@ LinkRate pcie_of(int t) {
 LinkRate device_pair_link(int src, int dst, bool peer_access) {
   const int a = topo_index(src), b = topo_index(dst);
   if (a < 0 || b < 0) return {};
-  const topo::Topology& t = live_topology();
+  const topo::Topology& t = cached_topology();
   if (peer_access) {
     const topo::Link link = t.link(static_cast<size_t>(a), static_cast<size_t>(b));
     if (link.type == topo::PathType::NV && link.nvlinks > 0) {
@@ -71,7 +68,7 @@ LinkRate device_host_link(int gpu) { return pcie_of(topo_index(gpu)); }
 
 LinkRate host_network_link() {
   LinkRate best;
-  for (const auto& n : live_topology().nics) {
+  for (const auto& n : cached_topology().nics) {
     std::string state = n.state;
     std::transform(state.begin(), state.end(), state.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (state != "active" && state != "up") continue;

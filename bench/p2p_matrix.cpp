@@ -1,5 +1,5 @@
 // Pure arithmetic and rendering of `gcbench p2p`: expected link rates, % of expected, the
-// exceeds-the-link warning, and src × dst matrices built from results alone (STYLE.md §9).
+// exceeds-the-link warning, and src × dst matrices built from results alone.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,14 +12,14 @@
 namespace gcb::bench {
 
 LinkRate nvlink_rate(int links, double per_link_gbps) {
-  // Bonded links × per-link rate per direction (reference/memory-interconnect.md §6.1:
+  // Bonded links × per-link rate per direction (NVIDIA H100 datasheet:
   // NVLink v2–v4 25 GB/s per link per direction, v5 doubles; H100 SXM 18 × 25 = 450 GB/s).
   if (links <= 0 || !(per_link_gbps > 0)) return {};
   return {links * per_link_gbps, fmt::format("nvlink:{}x{:g}GB/s", links, per_link_gbps)};
 }
 
 LinkRate pcie_rate(int gen, int width) {
-  // Gen × width after encoding, per direction (specs.hpp pcie_gbps; memory-interconnect.md §6.1).
+  // Gen × width after encoding, per direction (specs.hpp pcie_gbps; PCI-SIG PCIe base specs).
   const auto g = pcie_gbps(gen, width);
   if (!g) return {};
   return {*g, fmt::format("pcie:gen{} x{}", gen, width)};

@@ -98,7 +98,7 @@ topo::Topology load_topology(const std::string& path) {
   const std::string text = read_input_file(path, "topology file");
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (const std::string version = topo::hwloc_xml_version(text); !version.empty()) {
-    // hwloc 2.x reads v1 and v2 exports only (reference/reports-ci-topology.md §3.3).
+    // hwloc 2.x reads v1 and v2 exports only (open-mpi/hwloc include/hwloc.h).
     if (version.front() != '1' && version.front() != '2')
       throw UsageError(fmt::format("'{}' is an hwloc XML version {} export; hwloc 2.x reads only "
                                    "versions 1 and 2 (export it with hwloc 2's lstopo)",
@@ -110,12 +110,6 @@ topo::Topology load_topology(const std::string& path) {
     return topo::from_json(parse_json_input(text, fmt::format("'{}'", path)));
   }
   return topo::parse_nvidia_smi_topo(text);
-}
-
-topo::Topology live_topology() {
-  topo::Topology t = topo::discover_live();
-  topo::enrich_with_nvml(t);
-  return t;
 }
 
 nlohmann::json topology_context(const topo::Topology& t) {
@@ -163,7 +157,7 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   run = [o] {
     const Outputs outputs({{"-o", o->output}}, {{"--from", o->from}, {"--expect", o->expect}, {"--results", o->results}});
-    const topo::Topology t = o->from.empty() ? live_topology() : load_topology(o->from);
+    const topo::Topology t = o->from.empty() ? topo::live_topology() : load_topology(o->from);
     const std::vector<std::string> diffs =
         o->expect.empty() ? std::vector<std::string>{} : topo::compare_topology(load_topology(o->expect), t);
     std::string text = render_topology(t, o->format);

@@ -10,8 +10,6 @@
 
 namespace gcb::bench {
 
-// This machine: sysfs discovery, then NVML where a driver exists.
-topo::Topology live_topology();
 // A saved topology: NCCL XML (starts with '<'), gcbench JSON ('{') or `nvidia-smi topo -m` text.
 topo::Topology load_topology(const std::string& path);
 // {fingerprint, source, gpus, nics, numa_nodes}: stored in every result document's context so

@@ -3,8 +3,13 @@
 # a device is present.
 set(GCB_HAVE_CUDA OFF)
 if(NOT GCB_CUDA STREQUAL "OFF")
-  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
-    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  # nvcc need not be on PATH: FindCUDAToolkit also looks at CUDAToolkit_ROOT, $CUDA_PATH and the
+  # platform's default install location, and names the nvcc it found.
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_package(CUDAToolkit QUIET)
+    if(CUDAToolkit_NVCC_EXECUTABLE)
+      set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+    endif()
   endif()
   include(CheckLanguage)
   check_language(CUDA)

@@ -4,6 +4,15 @@
 # MPI, hwloc, OpenBLAS, OpenMP, GoogleTest, Google Benchmark.
 find_package(PkgConfig QUIET)
 
+# Each optional library is used when found unless its GCB_ENABLE_<X> is OFF; an OFF build
+# configures and builds without it (the features it backs report themselves unavailable).
+option(GCB_ENABLE_MPI "Use MPI (the mpi collective backend, multi-process launches) when found" ON)
+option(GCB_ENABLE_NCCL "Use NCCL (the nccl collective backend) when found" ON)
+option(GCB_ENABLE_CUDNN "Use cuDNN (the cudnn attention implementation) when found" ON)
+option(GCB_ENABLE_HWLOC "Use hwloc for topology discovery when found (else sysfs)" ON)
+option(GCB_ENABLE_OPENBLAS "Use OpenBLAS (CPU GEMM, the CPU training backend's matmul) when found" ON)
+option(GCB_ENABLE_NUMA "Use libnuma to bind host buffers to NUMA nodes when found" ON)
+
 # --- header-only or packaged libraries we always need ------------------------------------------
 find_package(fmt QUIET CONFIG)
 add_library(gcb_fmt INTERFACE)
@@ -66,55 +75,74 @@ if(GCB_HAVE_CUDA)
   # NCCL ≥ 2.18 (ncclCommSplit); cuDNN ≥ 9.0 (the backend graph API as used in
   # kernels/attention/cudnn_backend.cpp). GCB_NCCL_ROOT / GCB_CUDNN_ROOT point at a folder with
   # include/ and lib/, e.g. PyTorch's site-packages/nvidia/nccl (scripts/gpu-check.sh finds them).
-  gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
-                        MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl)
+  if(GCB_ENABLE_NCCL)
+    gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
+                          MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl)
+  endif()
   if(GCB_HAVE_NCCL)
     add_library(gcb::nccl ALIAS gcb_nccl)
   endif()
-  gcb_find_cuda_library(CUDNN HEADER cudnn.h NAMES cudnn SONAME libcudnn.so.9 VERSION_HEADER cudnn_version.h
-                        MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn)
+  if(GCB_ENABLE_CUDNN)
+    gcb_find_cuda_library(CUDNN HEADER cudnn.h NAMES cudnn SONAME libcudnn.so.9 VERSION_HEADER cudnn_version.h
+                          MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn)
+  endif()
   if(GCB_HAVE_CUDNN)
     add_library(gcb::cudnn ALIAS gcb_cudnn)
   endif()
 endif()
 # NVTX3 is header-only (needs only -ldl); the CUDA toolkit ships it.
-find_path(GCB_NVTX3_INCLUDE nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/include)
+find_path(GCB_NVTX3_INCLUDE nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
 add_library(gcb_nvtx INTERFACE)
 add_library(gcb::nvtx ALIAS gcb_nvtx)
 if(GCB_NVTX3_INCLUDE)
   target_include_directories(gcb_nvtx SYSTEM INTERFACE ${GCB_NVTX3_INCLUDE})
   target_link_libraries(gcb_nvtx INTERFACE ${CMAKE_DL_LIBS})
-  target_compile_definitions(gcb_nvtx INTERFACE GCB_HAVE_NVTX=1)
   set(GCB_HAVE_NVTX ON)
 endif()
 
 # --- host-side optional libraries -----------------------------------------------------------
-find_package(MPI QUIET COMPONENTS C)
-set(GCB_HAVE_MPI ${MPI_C_FOUND})
+set(GCB_HAVE_MPI OFF)
+if(GCB_ENABLE_MPI)
+  find_package(MPI QUIET COMPONENTS C)
+  if(MPI_C_FOUND)
+    set(GCB_HAVE_MPI ON)
+  endif()
+endif()
 
 set(GCB_HAVE_HWLOC OFF)
+set(GCB_HAVE_NUMA OFF)
+set(OPENBLAS_FOUND OFF)
 if(PkgConfig_FOUND)
-  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc)
-  if(HWLOC_FOUND)
-    set(GCB_HAVE_HWLOC ON)
-  endif()
+  # GCB_HAVE_<NAME> ON and PkgConfig::<NAME> when GCB_ENABLE_<NAME> and pkg-config finds `module`.
+  macro(_gcb_optional_pkg name module)
+    if(GCB_ENABLE_${name})
+      pkg_check_modules(${name} QUIET IMPORTED_TARGET ${module})
+      if(${name}_FOUND)
+        set(GCB_HAVE_${name} ON)
+      endif()
+    endif()
+  endmacro()
+  _gcb_optional_pkg(HWLOC hwloc)
+  _gcb_optional_pkg(NUMA numa)
   # OpenBLAS built on OpenMP shares our loops' thread pool; the default pthreads build keeps a
   # pool of its own whose threads spin while OpenMP's work, and the other way round. Debian
   # installs the variants side by side (libopenblas-openmp-dev) and points the plain
   # openblas.pc at the highest-priority one, so the OpenMP variant's own .pc is looked up first.
-  find_file(GCB_OPENBLAS_OPENMP_PC openblas.pc
-            PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/pkgconfig lib/openblas-openmp/pkgconfig
-            NO_CACHE)
-  set(_gcb_pc_path "$ENV{PKG_CONFIG_PATH}")
-  if(GCB_OPENBLAS_OPENMP_PC)
-    get_filename_component(_gcb_pc_dir ${GCB_OPENBLAS_OPENMP_PC} DIRECTORY)
-    set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_dir}:${_gcb_pc_path}")
+  if(GCB_ENABLE_OPENBLAS)
+    find_file(GCB_OPENBLAS_OPENMP_PC openblas.pc
+              PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/pkgconfig lib/openblas-openmp/pkgconfig
+              NO_CACHE)
+    set(_gcb_pc_path "$ENV{PKG_CONFIG_PATH}")
+    if(GCB_OPENBLAS_OPENMP_PC)
+      get_filename_component(_gcb_pc_dir ${GCB_OPENBLAS_OPENMP_PC} DIRECTORY)
+      set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_dir}:${_gcb_pc_path}")
+    endif()
+    pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+    if(OPENBLAS_FOUND)
+      pkg_get_variable(_gcb_openblas_config openblas openblas_config)
+    endif()
+    set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_path}")
   endif()
-  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
-  if(OPENBLAS_FOUND)
-    pkg_get_variable(_gcb_openblas_config openblas openblas_config)
-  endif()
-  set(ENV{PKG_CONFIG_PATH} "${_gcb_pc_path}")
 endif()
 set(GCB_HAVE_OPENBLAS ${OPENBLAS_FOUND})
 if(NOT GCB_HAVE_OPENBLAS)

@@ -26,7 +26,7 @@ function(gcb_find_cuda_library prefix)
   else()
     find_path(GCB_${prefix}_INCLUDE ${F_HEADER} HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
     find_library(GCB_${prefix}_LIBRARY NAMES ${F_NAMES} ${F_SONAME}
-                 HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu)
+                 HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
   endif()
   set(GCB_HAVE_${prefix} OFF PARENT_SCOPE)
   if(NOT GCB_${prefix}_INCLUDE OR NOT GCB_${prefix}_LIBRARY)

@@ -1,4 +1,4 @@
-// The one narrow, stream-ordered interface every collective backend implements (DESIGN.md
+// The one narrow, stream-ordered interface every collective backend implements (docs/design.md
 // "Communicator"). Host backends (threads, MPI) complete each call before returning; the NCCL
 // backend enqueues on its CUDA stream and synchronize() waits. A communicator describes itself
 // (memory(), stream(), thread_support()), so callers never compare backend names or downcast.

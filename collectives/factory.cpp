@@ -1,5 +1,5 @@
 // The backend table. The only file that knows which backends were compiled in (GCB_HAVE_MPI /
-// GCB_HAVE_NCCL come from collectives/CMakeLists.txt).
+// GCB_HAVE_NCCL come from the generated gcb/config.hpp).
 #include "collectives/factory.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 #if GCB_HAVE_MPI
 #include "collectives/mpi_communicator.hpp"
 #endif

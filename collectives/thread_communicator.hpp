@@ -1,4 +1,4 @@
-// ThreadCommunicator: ranks are threads of one process sharing host memory (DESIGN.md
+// ThreadCommunicator: ranks are threads of one process sharing host memory (docs/design.md
 // "Communicator"). It is the plain, obviously-correct backend: every reduction is done in rank
 // order 0..n-1, so results are bitwise identical across ranks, reruns and the MPI backend.
 #pragma once

@@ -19,7 +19,9 @@
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
+#include "core/hash.hpp"
 #include "core/watchdog.hpp"
+#include "gcb/config.hpp"
 #if GCB_HAVE_MPI
 #include <mpi.h>
 
@@ -40,15 +42,6 @@ std::optional<int> env_int(const std::function<const char*(const char*)>& getenv
   const long x = std::strtol(v, &end, 10);
   if (end == v || *end != '\0' || x < 0 || x > 1'000'000) return std::nullopt;
   return static_cast<int>(x);
-}
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 // What every rank tells every other rank during the launch checks (gathered as raw bytes).
@@ -122,7 +115,7 @@ RankRecord my_record(uint64_t args_hash) {
   RankRecord rec;
   rec.args_hash = args_hash;
   const std::string host = host_name();
-  rec.host_hash = fnv1a(host.data(), host.size());
+  rec.host_hash = fnv1a64(host);
   std::memcpy(rec.host, host.data(), std::min(host.size(), sizeof(rec.host) - 1));
   rec.device_count = gpu::device_count();
   rec.pid = static_cast<int32_t>(getpid());
@@ -135,7 +128,7 @@ void choose_gpu(RankRecord& rec, int local_rank) {
   rec.device = device_for_local_rank(local_rank, static_cast<int>(devices.size()));
   if (rec.device < 0) return;
   const auto& uuid = devices[static_cast<size_t>(rec.device)].uuid;
-  rec.gpu_hash = fnv1a(uuid.data(), uuid.size()) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
+  rec.gpu_hash = fnv1a64(uuid) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
 }
 
 std::array<std::byte, 128> new_nccl_id() {
@@ -353,8 +346,8 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
 }  // namespace
 
 uint64_t hash_arguments(const std::vector<std::string>& args) {
-  uint64_t h = 1469598103934665603ull;
-  for (const auto& a : args) h = fnv1a(a.c_str(), a.size() + 1, h);
+  uint64_t h = kFnv1a64Basis;
+  for (const auto& a : args) h = fnv1a64(std::string_view(a.c_str(), a.size() + 1), h);
   return h;
 }
 

@@ -1,4 +1,4 @@
-// The World decides how ranks come to exist (DESIGN.md "World"): threads of one process, or one
+// The World decides how ranks come to exist (docs/design.md "World"): threads of one process, or one
 // process per rank when mpirun/srun started us. Rank code is written once as a function of a
 // RankContext and runs unchanged in both modes. Before any rank code runs, the World checks the
 // launch (local rank -> GPU mapping, duplicate GPUs, a misbuilt MPI where every rank is rank 0,

@@ -1,7 +1,6 @@
 #include "core/buffer.hpp"
 
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +9,12 @@
 #include <utility>
 
 #include "core/context.hpp"
+#include "gcb/config.hpp"
+#if GCB_HAVE_NUMA
+#include <numa.h>
+#include <numaif.h>
+#endif
+
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 
@@ -17,16 +22,24 @@ namespace gcb {
 
 namespace {
 
-// From <numaif.h>; declared here so libnuma is not a dependency.
-constexpr int kMpolBind = 2;
-constexpr unsigned kMpolMfStrict = 1u << 0;
-
+#if GCB_HAVE_NUMA
+// Binds [p, p + bytes) to `node` with MPOL_BIND; MPOL_MF_STRICT makes mbind fail instead of
+// leaving pages elsewhere (mbind(2)). Returns mbind's result; errno says why on failure.
 int bind_to_node(void* p, size_t bytes, int node) {
-  constexpr unsigned long kMaxNode = 1024;
-  unsigned long mask[kMaxNode / (8 * sizeof(unsigned long))] = {};
-  mask[static_cast<size_t>(node) / (8 * sizeof(unsigned long))] |= 1ul << (static_cast<unsigned>(node) % (8 * sizeof(unsigned long)));
-  return static_cast<int>(syscall(SYS_mbind, p, bytes, kMpolBind, mask, kMaxNode + 1, kMpolMfStrict));
+  struct bitmask* mask = numa_allocate_nodemask();
+  numa_bitmask_setbit(mask, static_cast<unsigned>(node));
+  const long rc = mbind(p, bytes, MPOL_BIND, mask->maskp, mask->size + 1, MPOL_MF_STRICT);
+  const int err = errno;
+  numa_bitmask_free(mask);
+  errno = err;
+  return static_cast<int>(rc);
 }
+#else
+int bind_to_node(void*, size_t, int) {
+  errno = ENOSYS;
+  return -1;
+}
+#endif
 
 void* map_pages(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -53,6 +66,9 @@ bool numa_binding_available(int node, std::string* reason) {
     if (reason) *reason = std::move(why);
     return false;
   };
+#if !GCB_HAVE_NUMA
+  return fail("gcbench was built without libnuma (install libnuma-dev)");
+#endif
   if (node < 0 || node >= numa_node_count())
     return fail(fmt::format("NUMA node {} does not exist ({} node(s))", node, numa_node_count()));
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGE_SIZE));

@@ -1,4 +1,5 @@
 #include "core/context.hpp"
+#include "gcb/config.hpp"
 
 #include <dlfcn.h>
 #include <sys/utsname.h>
@@ -115,7 +116,6 @@ std::string cpu_model() {
 }
 
 std::string gcbench_version() { return GCB_VERSION; }
-std::string gcbench_revision() { return GCB_GIT_REVISION; }
 
 nlohmann::json probe_library_versions() {
   nlohmann::json v = nlohmann::json::object();

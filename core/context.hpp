@@ -31,6 +31,6 @@ int numa_node_count();
 std::string cpu_model();
 
 std::string gcbench_version();   // e.g. "0.1.0"
-std::string gcbench_revision();  // git revision at configure time, or "unknown"
+std::string gcbench_revision();  // git revision at build time, or "unknown"
 
 }  // namespace gcb

@@ -1,4 +1,4 @@
-// One family of error checks for the whole suite (STYLE.md §7). Every macro funnels into
+// One family of error checks for the whole suite. Every macro funnels into
 // check_failed(), which names the library, the expression, file:line, host and rank, and throws
 // gcb::Fault. Never compiled out. Bad user input is a separate exception (UsageError → exit 2).
 #pragma once
@@ -20,7 +20,7 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Exit codes shared by every subcommand (DESIGN.md "Conventions").
+// Exit codes shared by every subcommand (docs/design.md "Conventions").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitVerifyFailed = 1;
 inline constexpr int kExitUsage = 2;

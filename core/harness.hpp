@@ -1,4 +1,4 @@
-// The measurement harness: the only code in gcbench that times anything (DESIGN.md "Harness").
+// The measurement harness: the only code in gcbench that times anything (docs/design.md "Harness").
 // A Timer knows how to time a batch of launches on one kind of device (host steady clock, CUDA
 // events behind a blocking kernel); measure() owns warm-up, cache flushing, batching, the
 // sampling loop, its stopping rule and the statistics.

@@ -1,6 +1,6 @@
 // NVML, loaded at run time with dlopen("libnvidia-ml.so.1") — no nvml.h exists on our build
 // machines. Only the functions used are declared, by their versioned export names
-// (reference/reports-ci-topology.md §3.4). Missing library or symbol = "not available", never
+// (NVML API reference, docs.nvidia.com/deploy/nvml-api). Missing library or symbol = "not available", never
 // a crash: every query returns std::nullopt when NVML cannot answer.
 #pragma once
 

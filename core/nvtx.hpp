@@ -4,7 +4,9 @@
 
 #include <string>
 
-#if defined(GCB_HAVE_NVTX)
+#include "gcb/config.hpp"
+
+#if GCB_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
 
@@ -13,7 +15,7 @@ namespace gcb {
 class NvtxRange {
  public:
   explicit NvtxRange(const std::string& name) {
-#if defined(GCB_HAVE_NVTX)
+#if GCB_HAVE_NVTX
     nvtxEventAttributes_t attr{};
     attr.version = NVTX_VERSION;
     attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -25,7 +27,7 @@ class NvtxRange {
 #endif
   }
   ~NvtxRange() {
-#if defined(GCB_HAVE_NVTX)
+#if GCB_HAVE_NVTX
     nvtxDomainRangePop(domain());
 #endif
   }
@@ -33,7 +35,7 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 
  private:
-#if defined(GCB_HAVE_NVTX)
+#if GCB_HAVE_NVTX
   static nvtxDomainHandle_t domain() {
     static const nvtxDomainHandle_t d = nvtxDomainCreateA("gcbench");
     return d;

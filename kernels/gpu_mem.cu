@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ceil_div.hpp"
 #include "core/error.hpp"
 #include "kernels/gpu_mem.hpp"
 
@@ -24,11 +25,6 @@ constexpr int kWarp = 32;
 // 8 × 256 threads = 2048, the thread limit of one SM on sm_80/sm_90: more blocks only add
 // grid-stride overhead, fewer leave latency hiding on the table.
 constexpr size_t kMaxBlocksPerSm = 8;
-
-template <typename I>
-constexpr I ceil_div(I a, I b) {
-  return (a + b - 1) / b;
-}
 
 bool is_aligned(const void* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;

@@ -1,5 +1,5 @@
 // CUDA side of `gcbench p2p`'s GPU-initiated latency: the flag ping-pong of
-// kernels/p2p_pingpong.hpp with one thread per GPU (reference/memory-interconnect.md,
+// kernels/p2p_pingpong.hpp with one thread per GPU (NVIDIA/cuda-samples p2pBandwidthLatencyTest.cu,
 // "Latency done right": GPU-initiated flag ping-pong, separate from CE operation latency).
 #include <cuda_runtime.h>
 

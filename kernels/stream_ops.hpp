@@ -8,11 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#if defined(__CUDACC__)
-#define GCB_HD __host__ __device__
-#else
-#define GCB_HD
-#endif
+#include "core/hash.hpp"
+#include "core/host_device.hpp"
 
 namespace gcb::kernels {
 
@@ -41,13 +38,8 @@ constexpr int stream_op_arrays(StreamOp op) {
 // The scalar of scale, triad and write. A power of two, so s·x is exact in every float type.
 inline constexpr double kStreamScalar = 0.5;
 
-// splitmix64 finaliser: a well-mixed 64-bit hash of (seed, index).
-GCB_HD constexpr uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// The splitmix64 finaliser (core/hash.hpp): a well-mixed 64-bit hash of (seed, index).
+GCB_HD constexpr uint64_t mix64(uint64_t x) { return splitmix64_mix(x); }
 
 // Seeded input value of element i of array `which` (0 = a, 1 = b, 2 = c): a multiple of 1/128
 // in [1, 2), exactly representable in fp64, fp32, fp16 and bf16 (8 significant bits), never zero.

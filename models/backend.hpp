@@ -1,4 +1,4 @@
-// The compute Backend the training engine sees (DESIGN.md "Backend"): memory allocated by category
+// The compute Backend the training engine sees (docs/design.md "Backend"): memory allocated by category
 // and element type with current and peak bytes, and the ops a GPT-2 decoder needs. All ops are
 // stream-ordered: they are enqueued on the backend's compute stream and may return before the
 // result exists (CpuBackend completes them at once). Memory is the backend's (host memory for

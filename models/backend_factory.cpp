@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 #include "models/cpu_backend.hpp"
 #if GCB_HAVE_CUDA_TRAINING
 #include "collectives/factory.hpp"

@@ -1,6 +1,6 @@
-// CpuBackend: the oracle (STYLE.md §4) — plain, obviously-correct fp32 loops in llm.c
+// CpuBackend: the oracle — plain, obviously-correct fp32 loops in llm.c
 // train_gpt2.c style, OpenMP over rows where it matters, matmul through cblas_sgemm when OpenBLAS
-// is built in (cpu_matmul_openblas.cpp) and a blocked loop otherwise (cpu_matmul_naive.cpp).
+// is built in and a blocked loop otherwise (both in kernels/gemm/cpu_gemm.hpp, via cpu_matmul.cpp).
 // bf16 and fp16 tensors are stored for real (2 bytes per element, so the memory accounting is the
 // device's) and emulated exactly: every op widens its inputs, computes in fp32 and rounds each
 // stored value once to nearest even (cpu_fp32_io.hpp). Every op completes before it returns;
@@ -57,9 +57,9 @@ class CpuBackend final : public Backend {
   void raw_free(void* p) override;
 };
 
-// The matmul implementation linked in: "openblas" or "naive" (one of two source files).
+// The matmul implementation linked in: "openblas" or "naive" (kernels::cpu_sgemm_impl).
 const char* cpu_matmul_impl();
-// C[M,N] = op(A)·op(B) + beta·C, row-major (no bias); defined in cpu_matmul_*.cpp.
+// C[M,N] = op(A)·op(B) + beta·C, row-major (no bias): kernels::cpu_sgemm.
 void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B,
                float* C, float beta);
 // Threads the matmul library may use (OpenBLAS: openblas_set_num_threads; the naive loop follows

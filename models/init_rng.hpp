@@ -1,22 +1,19 @@
 // Counter-based random numbers for initialisation and synthetic data: a value depends only on
 // (seed, stream, index), never on what was generated before, so a shard of a tensor can be
 // generated directly and equals the same slice of the full tensor (the "seed checkpoint" property
-// of ../shared/reference/training.md §6 without a checkpoint). Header-only and free of library
+// of torchtitan docs/converging.md, without a checkpoint). Header-only and free of library
 // calls except log/sqrt/cos so a CUDA backend can use the same integer hash.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "core/hash.hpp"
+
 namespace gcb::models {
 
-// SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
-constexpr uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+// SplitMix64 finaliser (core/hash.hpp): a bijective 64-bit mixer.
+constexpr uint64_t mix64(uint64_t x) { return splitmix64_mix(x); }
 
 constexpr uint64_t counter_hash(uint64_t seed, uint64_t stream, uint64_t index) {
   return mix64(mix64(mix64(seed) ^ stream) ^ index);

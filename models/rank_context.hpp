@@ -1,4 +1,4 @@
-// One rank's place in a dp × tp × pp layout (DESIGN.md "World"): the world communicator split into
+// One rank's place in a dp × tp × pp layout (docs/design.md "World"): the world communicator split into
 // its dp, tp and pp groups in Megatron's rank order (train_options.hpp ParallelLayout).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Pairing and verdicts of `gcbench compare`. The rule (reference/reports-ci-topology.md §2.6
+// Pairing and verdicts of `gcbench compare`. The rule (nvbench_compare and asv practice
 // item 5, §1.5 and §1.6): a change is a regression only when it is statistically significant
 // (U test on the raw samples, Holm-corrected across the run) AND larger than the effect-size
 // threshold; with too few samples for a rank test, only when it also exceeds 3× the noise.

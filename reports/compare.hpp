@@ -1,6 +1,6 @@
 // Regression verdicts between two result documents (`gcbench compare BASE NEW`): results are
 // paired by key + params, every shared metric gets a direction-aware verdict from a two-stage
-// gate (significance and effect size, reference/reports-ci-topology.md §2.6 item 5), and the
+// gate (significance and effect size, as nvbench_compare and asv gate), and the
 // contexts are diffed so runs from different machines are never paired silently.
 // Pure functions of the documents: no IO here (bench/compare.cpp does the files).
 #pragma once

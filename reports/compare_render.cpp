@@ -1,5 +1,5 @@
 // Renderers of a compare report: console table, Markdown for PR comments (size-budgeted, GitHub
-// caps a comment at 65,536 characters — reference/reports-ci-topology.md §5) and JUnit XML.
+// caps a comment at 65,536 characters — GitHub's comment limit) and JUnit XML.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// Exporters that let other tools read gcbench results (reference/reports-ci-topology.md §1.1,
+// Exporters that let other tools read gcbench results (google/benchmark docs/user_guide.md JSON output,
 // §2.1, §2.2): Google Benchmark JSON (tools/compare.py, github-action-benchmark `googlecpp`,
 // Bencher `cpp_google`), Bencher Metric Format, and CSV. Pure functions of the document; no
 // output ever holds NaN or Infinity.

@@ -1,6 +1,6 @@
 // The Markdown report for PR comments and job summaries: environment diff, status counts and a
 // headline-metric table per family with ratios to the baseline, kept under a byte budget
-// (GitHub PR comments hold at most 65,536 characters; reference/reports-ci-topology.md §5) by
+// (GitHub PR comments hold at most 65,536 characters; GitHub's comment limit) by
 // showing fewer rows per family when the full table would not fit.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The versioned result schema `gcbench.result/1` (DESIGN.md "Result"): one document is
+// The versioned result schema `gcbench.result/1` (docs/design.md "Result"): one document is
 // {schema, context, results[]}. Every renderer and exporter is a pure function of it.
 // Doubles that are not finite never reach a file: they become null, and the result's status
 // says why.

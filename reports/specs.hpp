@@ -37,10 +37,10 @@ GpuSpec gpu_spec_by_name(std::string_view name);
 std::optional<double> peak_tflops(const GpuSpec& spec, DType t);
 
 // HBM peak from the device: 2 (double data rate) × memory clock × bus width / 8, in GB/s
-// (BabelStream's formula, reference/memory-interconnect.md §3).
+// (BabelStream's formula, UoB-HPC/BabelStream).
 double derived_hbm_gbps(double mem_clock_mhz, int bus_width_bits);
 // PCIe x16 per direction after encoding, GB/s: Gen3 15.75, Gen4 31.5, Gen5 63.0, Gen6 121
-// (reference/memory-interconnect.md §6.1), scaled by width/16.
+// (NVIDIA H100 datasheet; NVLink 4: 25 GB/s per link per direction), scaled by width/16.
 std::optional<double> pcie_gbps(int gen, int width);
 
 }  // namespace gcb

@@ -13,6 +13,7 @@ required=(
   libopenmpi-dev openmpi-bin
   libopenblas-openmp-dev
   libnuma-dev
+  clang-format
 )
 optional=(chromium)
 

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# Formatting of the changed lines (.clang-format): a gate when GCB_FORMAT_BASE names the base
+# commit, a report otherwise (scripts/check-format.sh).
+scripts/check-format.sh
 
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-2}

@@ -12,7 +12,7 @@ void ScanRun::inventory() {
   begin_stage("inventory", "topology, GPUs, PCIe, NVLink, NICs, driver/CUDA/NCCL, clocks per node");
   nlohmann::json mine = nullptr;
   if (me().local == 0) {
-    const topo::Topology t = bench::live_topology();
+    const topo::Topology t = topo::live_topology();
     Inventory inv = inventory_from_topology(t);
     add_context_fields(collect_run_context({}), inv);
     mine = {{"node", me().node}, {"fields", inv}, {"health", topo::health_checks(t)}};

@@ -1,4 +1,4 @@
-// CPU references for attention (STYLE.md §4): a naive FP64 version (the oracle) and an FP32
+// CPU references for attention: a naive FP64 version (the oracle) and an FP32
 // tiled online-softmax version that follows the GPU kernels step by step (block sizes Br×Bc,
 // running max m and sum l in the log2 domain, rescaling, LSE saved; backward recomputes P from
 // LSE as FlashAttention-2 does), so the algorithm is tested without a GPU.

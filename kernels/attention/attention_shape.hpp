@@ -23,7 +23,7 @@ struct AttnShape {
   }
 };
 
-// FlashAttention convention (reference/kernels.md §1.1, FA2 benchmark_flash_attention.py):
+// FlashAttention convention (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py):
 // forward 4·b·h·s²·d, halved for causal; backward 2.5 × forward; fwd+bwd 3.5 × forward.
 inline double fa_forward_flops(const AttnShape& a) {
   const double f = 4.0 * a.batch * a.heads * static_cast<double>(a.seq) * a.seq * a.head_dim;
@@ -31,7 +31,7 @@ inline double fa_forward_flops(const AttnShape& a) {
 }
 inline double fa_backward_flops(const AttnShape& a) { return 2.5 * fa_forward_flops(a); }
 
-// Exact counts over the unmasked entries (cuDNN FE benchmark_single_sdpa.py, kernels.md §1.1):
+// Exact counts over the unmasked entries (NVIDIA/cudnn-frontend benchmark_single_sdpa.py):
 // forward 2·b·h·N·(d_qk + d_vo) (two GEMMs), backward 2·b·h·N·(3·d_qk + 2·d_vo) (five GEMMs).
 inline double exact_forward_flops(const AttnShape& a) {
   return 2.0 * a.batch * a.heads * a.unmasked_per_head() * (2.0 * a.head_dim);
@@ -40,7 +40,7 @@ inline double exact_backward_flops(const AttnShape& a) {
   return 2.0 * a.batch * a.heads * a.unmasked_per_head() * (5.0 * a.head_dim);
 }
 
-// HBM bytes, models of kernels.md §6 (e = element size in bytes).
+// HBM bytes, IO models as in FlashAttention (Dao et al. 2022, arXiv:2205.14135 §3.2); e = element bytes.
 // Fused forward, compulsory traffic: Q, K, V read once, O written once, LSE (FP32) written.
 inline double fused_forward_bytes(const AttnShape& a, double e) {
   return 4.0 * static_cast<double>(a.elements()) * e + 4.0 * static_cast<double>(a.rows());

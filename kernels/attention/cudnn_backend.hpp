@@ -1,5 +1,5 @@
 // Lowering of an SdpaGraph description (sdpa_graph.hpp) to cuDNN backend descriptors and its
-// execution: reference/kernels.md §2.2 "Execution sequence" — tensors → operations → operation
+// execution: cuDNN Graph API docs, "Execution sequence" of the backend API — tensors → operations → operation
 // graph → engine heuristics (mode A, then fallback) → the first execution plan that finalizes →
 // workspace size → variant pack → cudnnBackendExecute. Internal to gcb_attention: only .cpp
 // files built with cuDNN include it.

@@ -1,5 +1,5 @@
 // cuDNN fused attention (SDPA) through the cuDNN backend C API (cudnn_graph.h), the vendor
-// reference of `gcbench attn` (reference/kernels.md §2.2). Forward: the unified SDPA_FWD op
+// reference of `gcbench attn` (cuDNN graph API docs; NVIDIA/cudnn-frontend). Forward: the unified SDPA_FWD op
 // (Route A; cuDNN ≥ 9.13.1, non-causal) and, for causal problems or when Route A has no engine,
 // the composite graph (Route B: QKᵀ, scale, causal mask, softmax with stats, PV). Backward: the
 // composite backward graph (Route B; the SDPA_BWD op has no Hopper engine before 9.21). Both
@@ -30,7 +30,7 @@ class CudnnSdpaForward {
   const std::string& unsupported() const;  // "" when a plan exists
   size_t workspace_bytes() const;
   std::string engine() const;  // heuristic mode and config rank of the plan
-  std::string route() const;   // which graph the plan runs (kernels.md §2.2 Route A or B)
+  std::string route() const;   // which graph the plan runs (sdpa_graph.hpp: Route A or B)
   // Stream-ordered. Q, K, V, O: [b,h,s,d] 16-bit; stats: [b,h,s] FP32; workspace: workspace_bytes().
   void run(const void* q, const void* k, const void* v, void* o, float* stats, void* workspace);
 

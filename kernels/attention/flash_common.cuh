@@ -1,4 +1,4 @@
-// Device mechanics shared by the attention kernels (STYLE.md §5): 16-bit types, cp.async,
+// Device mechanics shared by the attention kernels: 16-bit types, cp.async,
 // ldmatrix, mma.sync m16n8k16 with FP32 accumulation, quad reductions, shared-memory tiles.
 // Fragment layouts are those of the PTX ISA, "Matrix Fragments for mma.m16n8k16" (sm_80+):
 // lane = 4·g + t; A holds rows g, g+8 × cols 2t..2t+1, 2t+8..2t+9; B holds k 2t..2t+1, 2t+8..2t+9
@@ -11,14 +11,10 @@
 
 #include <cstdint>
 
+#include "core/ceil_div.hpp"
 #include "kernels/attention/flash_tiling.hpp"
 
 namespace gcb::kernels::attn::dev {
-
-template <typename I>
-__host__ __device__ constexpr I ceil_div(I a, I b) {
-  return (a + b - 1) / b;
-}
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;

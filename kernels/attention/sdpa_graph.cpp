@@ -3,7 +3,7 @@
 // causal mask, softmax with stats from node/softmax.h, bmm2 with P in the I/O type) and
 // CompositeSDPABackwardNode (dO∘O row sums into an FP32 tensor, P recomputed from Stats,
 // transposes as RESHAPE, dQ through an FP32 accumulator and IDENTITY), read for the op order and
-// the tensor types, not copied; reference/kernels.md §2.2.
+// the tensor types, not copied; the cuDNN backend graph API docs and NVIDIA/cudnn-frontend.
 #include "kernels/attention/sdpa_graph.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // A plain C++ description of the cuDNN SDPA operation graphs (tensors with uid, dims, strides,
 // type and kind; ops with kind, inputs and outputs), built here without any cuDNN header so the
 // graphs can be unit-tested on a machine without a GPU. cudnn_backend.cpp lowers a description to
-// cudnnBackend descriptors. The graphs follow reference/kernels.md §2.2: Route A (the unified
+// cudnnBackend descriptors. The graphs follow NVIDIA/cudnn-frontend's lowering: Route A (the unified
 // SDPA_FWD op) and Route B (the composite forward and backward graphs of cudnn-frontend's
 // CompositeSDPANode / CompositeSDPABackwardNode, node/softmax.h), which cuDNN pattern-matches
 // to its fused flash kernels; the op order and tensor types must match that pattern exactly.

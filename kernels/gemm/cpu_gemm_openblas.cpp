@@ -24,4 +24,16 @@ void cpu_gemm(DType t, const GemmShape& s, const void* a, const void* b, void* d
     throw UsageError(fmt::format("the CPU GEMM path runs fp32 and fp64, not {}", dtype_name(t)));
 }
 
+void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C, float beta) {
+  const int lda = trans_a ? M : K;
+  const int ldb = trans_b ? K : N;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
+              lda, B, ldb, beta, C, N);
+}
+
+const char* cpu_sgemm_impl() { return "openblas"; }
+
+void set_cpu_blas_threads(int threads) { openblas_set_num_threads(threads > 0 ? threads : openblas_get_num_procs()); }
+int cpu_blas_threads() { return openblas_get_num_threads(); }
+
 }  // namespace gcb::kernels

@@ -18,7 +18,7 @@
 namespace gcb::kernels {
 
 // 32 MiB: "only Hopper needs 32, for others 4 is OK" (llm.c cublas_common.h; PyTorch's default;
-// reference/kernels.md §3.2). The preference defaults to 0, which hides split-K and stream-K.
+// cuBLAS docs, ..._PREF_MAX_WORKSPACE_BYTES). The preference defaults to 0, which hides split-K and stream-K.
 inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
 
 // What cublasLtMatmulAlgoConfigGetAttribute reports for one algorithm, enough to rebuild it

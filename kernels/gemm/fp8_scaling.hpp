@@ -1,4 +1,4 @@
-// Per-tensor FP8 scaling (TransformerEngine's delayed-scaling recipe, reference/kernels.md §3.1):
+// Per-tensor FP8 scaling (TransformerEngine's delayed-scaling recipe, NVIDIA/TransformerEngine):
 // quantise x as fp8(x · scale) with scale = fp8_max / amax / 2^margin, and hand cuBLASLt the
 // inverse (the dequantisation factor) as the A/B scale pointer. Pure host arithmetic.
 #pragma once

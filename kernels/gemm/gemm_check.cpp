@@ -8,20 +8,14 @@
 #include <numbers>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace gcb::kernels {
 
 namespace {
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Uniform in (0, 1]: 53 random bits, never 0 (log(0) would be -Inf).
-double uniform01(uint64_t& state) { return (static_cast<double>(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53; }
+double uniform01(uint64_t& state) { return (static_cast<double>(splitmix64_next(state) >> 11) + 1.0) * 0x1.0p-53; }
 
 // The i-th N(0,1) value of the stream `seed`: one Box–Muller pair per two indices.
 template <typename F>
@@ -46,7 +40,8 @@ double fill_gemm_input(DType t, void* host, size_t count, uint64_t seed, GemmDat
   }
   if (t == DType::i8) {
     uint64_t state = seed * 0x2545f4914f6cdd1dULL + 7;
-    for (size_t i = 0; i < count; ++i) store_as(t, host, i, static_cast<double>(static_cast<int64_t>(splitmix64(state) % 129) - 64));
+    for (size_t i = 0; i < count; ++i)
+      store_as(t, host, i, static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 129) - 64));
     return 64.0;
   }
   double amax = 0;
@@ -68,8 +63,8 @@ std::vector<GemmSample> gemm_samples(const GemmShape& s, int count, uint64_t see
   std::vector<GemmSample> out = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
   uint64_t state = seed ^ 0x5851f42d4c957f2dULL;
   for (int c = 4; c < count; ++c)
-    out.push_back({static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(s.m)),
-                   static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(s.n))});
+    out.push_back({static_cast<int64_t>(splitmix64_next(state) % static_cast<uint64_t>(s.m)),
+                   static_cast<int64_t>(splitmix64_next(state) % static_cast<uint64_t>(s.n))});
   return out;
 }
 

@@ -14,7 +14,7 @@
 
 namespace gcb::kernels {
 
-enum class GemmData { random, zeros };  // zeros only to show the power effect (kernels.md §3.3)
+enum class GemmData { random, zeros };  // zeros only to show the power effect (NVIDIA Matrix Multiplication Background)
 
 // Fills `count` elements of type `t` at `host`: N(0,1) (Box–Muller over splitmix64, so the
 // values are the same on every platform) multiplied by `scale` and rounded to `t`; int8 gets

@@ -54,7 +54,7 @@ LtGemmPlan make_lt_gemm_plan(const GemmShape& s, DType input, bool fast_accum) {
   const bool fp8 = input == DType::fp8_e4m3 || input == DType::fp8_e5m2;
   // FP8 needs M, N, K multiples of 16 (16-byte leading dimensions; cuBLAS docs, PyTorch
   // _scaled_mm checks %16); IMMA with CUBLASLT_ORDER_COL needs 4-element alignment of N and K
-  // (reference/kernels.md §3.1).
+  // (cuBLAS docs, cublasLtMatmulDescCreate).
   if (fp8 && (s.m % 16 != 0 || s.n % 16 != 0 || s.k % 16 != 0))
     throw UsageError(fmt::format("{} GEMM needs M, N and K to be multiples of 16 (got m={} n={} k={})",
                                  dtype_name(input), s.m, s.n, s.k));

@@ -12,15 +12,15 @@ namespace gcb::kernels {
 
 // Row-major D[M,N] = A[M,K] · B[N,K]ᵀ: A is the activation, B the weight as nn.Linear stores it
 // (K contiguous in both). This is cuBLASLt's "TN" layout, the only one FP8 accepts on Hopper
-// (reference/kernels.md §3.1), so every dtype uses it and the numbers compare across dtypes.
+// (cuBLAS docs, cublasLtMatmulDescCreate), so every dtype uses it and the numbers compare across dtypes.
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   bool operator==(const GemmShape&) const = default;
 };
 
-// 2·M·N·K (one multiply and one add per term; reference/kernels.md §3.3 "FLOPs = 2MNK").
+// 2·M·N·K (one multiply and one add per term; NVIDIA Matrix Multiplication Background User's Guide).
 double gemm_flops(const GemmShape& s);
-// Compulsory bytes e_in·(MK + NK) + e_out·MN with β = 0 (reference/kernels.md §3.3 and §6):
+// Compulsory bytes e_in·(MK + NK) + e_out·MN with β = 0 (NVIDIA Matrix Multiplication Background User's Guide):
 // the traffic a memory-bound GEMM (small M) cannot avoid.
 double gemm_bytes(const GemmShape& s, DType input, DType output);
 
@@ -60,7 +60,7 @@ DType gemm_b_type(DType input);
 // Builds the plan for `input` (fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8). Throws
 // gcb::UsageError for other types, non-positive dims, or a shape cuBLASLt cannot take for that
 // type (FP8: K and both leading dimensions multiples of 16 bytes; INT8: multiples of 4; see
-// reference/kernels.md §3.1).
+// the cuBLAS docs on FP8 and IMMA layouts).
 LtGemmPlan make_lt_gemm_plan(const GemmShape& s, DType input, bool fast_accum = false);
 
 // Cache key of a plan for the autotuner: every field that changes which kernels are valid or

@@ -1,12 +1,13 @@
 // Identity and verdicts on a topology: the fingerprint that keys results to a machine shape,
 // the health checks `gcbench topo` warns about, and the expected-vs-found comparison behind
-// `--expect FILE` (reference/reports-ci-topology.md, "What our ... topology features must have").
+// `--expect FILE` (topology.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "core/hash.hpp"
 #include "reports/topology/detail.hpp"
 #include "reports/topology/topology.hpp"
 
@@ -21,16 +22,6 @@ std::string canonical_name(std::string_view name) {
     out += word;
   }
   return out;
-}
-
-// FNV-1a 64-bit (http://www.isthe.com/chongo/tech/comp/fnv/): offset basis and prime below.
-std::uint64_t fnv1a64(std::string_view data) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : data) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
 }
 
 std::string pcie_text(const PcieLink& p) {

@@ -20,6 +20,7 @@
 #include "reports/topology/detail.hpp"
 #include "reports/topology/sysfs.hpp"
 #include "reports/topology/topology.hpp"
+#include "gcb/config.hpp"
 
 namespace gcb::topo {
 namespace fs = std::filesystem;

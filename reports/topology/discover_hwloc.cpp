@@ -1,6 +1,6 @@
 // Discovery through hwloc 2.x (compiled only when GCB_HAVE_HWLOC): the CPU side from hwloc's
 // object tree, the PCIe tree from its I/O objects, either live or from an hwloc XML export.
-// API facts used here: reference/reports-ci-topology.md §3.3 (open-mpi/hwloc include/hwloc.h and
+// API facts used here: open-mpi/hwloc (include/hwloc.h and
 // include/hwloc/helper.h @hwloc-2.9.0) -- I/O objects are filtered out unless
 // hwloc_topology_set_io_types_filter() keeps them before hwloc_topology_load(); PCI bridges are
 // Bridge objects (host bridges upstream type HOST), PCI functions PCIDev with pcidev.linkspeed in

@@ -49,4 +49,10 @@ bool enrich_with_nvml(Topology& topo) {
   return true;
 }
 
+Topology live_topology() {
+  Topology t = discover_live();
+  enrich_with_nvml(t);
+  return t;
+}
+
 }  // namespace gcb::topo

@@ -1,6 +1,6 @@
 // Parser for `nvidia-smi topo -m` text as found in logs and bug reports: tab- or space-separated,
 // header possibly ANSI-underlined, with or without the NIC legend and the affinity columns
-// (reference/reports-ci-topology.md §3.1). Text around the matrix is ignored.
+// (nvidia-smi topo -m, NVIDIA nvidia-smi docs). Text around the matrix is ignored.
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -1,6 +1,6 @@
 // Renders a Topology as `nvidia-smi topo -m` prints it: tab-separated cells (" X " on the
 // diagonal), the three affinity columns on GPU rows, then the legend and NIC legend verbatim
-// (reference/reports-ci-topology.md §3.1). With tabs=false the tabs are expanded to 8-column
+// (nvidia-smi topo -m, NVIDIA nvidia-smi docs). With tabs=false the tabs are expanded to 8-column
 // stops, which is how the captures in bug reports (and our fixture) show them.
 #include <utility>
 

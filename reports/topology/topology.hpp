@@ -1,6 +1,6 @@
 // The node topology model behind `gcbench topo`: CPUs, NUMA nodes, GPUs, NICs and the path type
 // between every pair of devices, plus the parsers, renderers and checks that work on it. Every
-// renderer is a pure function of a Topology (STYLE.md §9); reference/reports-ci-topology.md §3.
+// renderer is a pure function of a Topology; nvidia-smi topo -m, NCCL topology XML, hwloc.
 #pragma once
 
 #include <cstddef>
@@ -178,7 +178,7 @@ Topology discover_live();
 // GPUs. The roots let tests point at a fake tree.
 Topology discover_live(const std::string& sysfs_root, const std::string& proc_root);
 
-// The hwloc route (reference/reports-ci-topology.md §3.3): packages, cores, PUs, NUMA nodes and
+// The hwloc route (open-mpi/hwloc include/hwloc.h): packages, cores, PUs, NUMA nodes and
 // memory, and the PCI tree -- GPUs are NVIDIA PCI functions of class 0x0300/0x0302 matched by bus
 // id (Debian's hwloc has no CUDA/NVML plugin), NICs are OpenFabrics and PCI Network OS devices.
 // With `xml_path` it reads an hwloc XML v1/v2 export instead of this machine (source
@@ -195,5 +195,9 @@ std::string hwloc_xml_version(std::string_view text);
 // returns false): GPU names, active NVLinks (remote bus ids, switch or GPU) → NV# path types,
 // current and maximum PCIe generation and width.
 bool enrich_with_nvml(Topology& topo);
+
+// This machine as the subcommands record it: discover_live(), then enrich_with_nvml() where a
+// driver exists.
+Topology live_topology();
 
 }  // namespace gcb::topo

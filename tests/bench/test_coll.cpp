@@ -17,7 +17,7 @@ namespace gcb::bench {
 namespace {
 
 TEST(CollBusbw, FactorsAreNcclTests) {
-  // nccl-tests doc/PERFORMANCE.md and src/*.cu (reference/collectives.md §1.1).
+  // nccl-tests doc/PERFORMANCE.md and src/*.cu (NVIDIA/nccl-tests doc/PERFORMANCE.md).
   EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 4), 1.5);
   EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 8), 1.75);
   EXPECT_DOUBLE_EQ(busbw_factor(CollOp::all_reduce, 1), 0.0);

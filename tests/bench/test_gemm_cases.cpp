@@ -86,6 +86,10 @@ TEST(GemmShapes, LlmPresetFollowsTheModel) {
   EXPECT_DOUBLE_EQ(layer, 24.0 * t * h * h);
   o.model = "llama-70b";
   EXPECT_EQ(gemm_shapes(o)[0].shape, (GemmShape{t, 10240, 8192}));  // GQA: 8192 + 2·8·128
+  // The GPT sizes come from models/config: gpt2-1558m is h 1600, its vocabulary 50257 → 50304.
+  o.model = "gpt2-1558m";
+  EXPECT_EQ(gemm_shapes(o)[2].shape, (GemmShape{t, 4 * 1600, 1600}));
+  EXPECT_EQ(gemm_shapes(o)[4].shape, (GemmShape{t, 50304, 1600}));
   o.model = "gpt5";
   EXPECT_THROW(gemm_shapes(o), UsageError);
 }

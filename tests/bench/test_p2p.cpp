@@ -59,7 +59,7 @@ TEST(P2pMatrix, OtherParamsMakeOtherMatricesAndStatusesShowAsLetters) {
 }
 
 TEST(P2pExpected, NvlinkPcieNetworkRates) {
-  // H100 SXM: 18 links × 25 GB/s per direction = 450 GB/s (memory-interconnect.md §6.1).
+  // H100 SXM: 18 links × 25 GB/s per direction = 450 GB/s (NVIDIA H100 datasheet).
   const LinkRate nv = nvlink_rate(18, 25);
   ASSERT_TRUE(nv.gbps);
   EXPECT_DOUBLE_EQ(*nv.gbps, 450);

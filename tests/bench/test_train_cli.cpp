@@ -15,6 +15,7 @@
 #include "bench/runner.hpp"
 #include "bench/train.hpp"
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 #include "core/gpu.hpp"
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"

@@ -4,6 +4,7 @@
 #include "collectives/factory.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 
 namespace gcb {
 namespace {

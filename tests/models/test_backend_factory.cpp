@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 #include "core/gpu.hpp"
 #include "models/backend_factory.hpp"
 

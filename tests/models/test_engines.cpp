@@ -22,14 +22,12 @@ namespace {
 using test::RankOutcome;
 using test::run_layout;
 
+// The shared `tiny` options (layout_runs.hpp) with ZeRO stage z and Adam's default eps, which
+// the key-bias bound of kFp32 below assumes.
 TrainOptions tiny_options(ZeroStage z, int micro_batch, int grad_accum) {
-  TrainOptions o;
-  o.model = named_config("tiny");
+  TrainOptions o = test::tiny_options(named_config("tiny").layers, micro_batch, grad_accum);
   o.zero = z;
-  o.micro_batch = micro_batch;
-  o.grad_accum = grad_accum;
-  o.adam.lr = 1e-2f;
-  o.adam.weight_decay = 0.1f;
+  o.adam.eps = AdamWArgs{}.eps;
   return o;
 }
 

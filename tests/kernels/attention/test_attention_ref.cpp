@@ -156,7 +156,7 @@ TEST(AttentionFlops, FlashAttentionConventionAndExactCounts) {
   EXPECT_DOUBLE_EQ(fa_forward_flops(c), fa_forward_flops(a) / 2);
   EXPECT_DOUBLE_EQ(exact_forward_flops(c), 2.0 * 2 * 16 * (1024.0 * 1025 / 2) * 256);
   EXPECT_DOUBLE_EQ(exact_backward_flops(c), 2.0 * 2 * 16 * (1024.0 * 1025 / 2) * 640);
-  // s = 512 causal: exact exceeds the ÷2 convention by (s+1)/s, ≈ 0.2 % (kernels.md §1.1).
+  // s = 512 causal: exact exceeds the ÷2 convention by (s+1)/s, ≈ 0.2 % (FA2 benchmark_flash_attention.py).
   const AttnShape s512{1, 1, 512, 64, true};
   EXPECT_NEAR(exact_forward_flops(s512) / fa_forward_flops(s512), 513.0 / 512.0, 1e-15);
 }
