@@ -117,7 +117,9 @@ TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
       "scan --ranks 3 --test-fake-nodes --stages device --budget 0.2 --device-size 1M --gemm-size 128 "
       "--tolerance 0.9";
   auto first = run_gcbench(common + " --json " + base.string());
-  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  // The baseline run's own verdict is not under test: fake nodes share this host's cores, and on
+  // a loaded machine one node's short sgemm can land SLOW (exit 1). Only its document matters.
+  ASSERT_TRUE(first.code == 0 || first.code == 1) << first.out << first.err;
   auto doc = load(base);
   std::string victim;
   for (auto& res : doc["results"])
