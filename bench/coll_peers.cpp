@@ -9,7 +9,9 @@
 // median per op of each side and, as median of per-round ratios, bare ÷ library and bare ÷ ranked
 // (≥ 1 means gcbench is as fast as the bare loop) and MPI's time ÷ threads' time (≥ 1 means the
 // threads backend is faster; for sizes ≥ 1 MiB this is also the busbw ratio threads ÷ MPI).
-//   mpirun -np 2 build/bench/gcb_coll_peers [rounds] [max_bytes]
+//   mpirun --bind-to none -np 2 build/bench/gcb_coll_peers [rounds] [max_bytes]
+// (--bind-to none: Open MPI binds each rank to one core by default, which would put the threads
+// backend's rank threads of rank 0's process on a single core and time context switches.)
 #include <mpi.h>
 #include <time.h>
 
