@@ -305,8 +305,13 @@ void ThreadCommunicator::broadcast(const void* send, void* recv, size_t count, D
   const size_t bytes = count * dtype_size(t);
   // Only the root's send buffer is read by others; elsewhere `send` is ignored.
   const bool is_root = rank_ == root;
-  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0, recv, bytes,
-                 [&](std::byte* out, const auto& in) { copy(out, in[static_cast<size_t>(root)], bytes); });
+  // In place on the root there is nothing to write: its buffer is the result (building it aside
+  // and copying it back cost two full copies per call).
+  const bool root_in_place = is_root && send == recv;
+  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0,
+                 root_in_place ? nullptr : recv, root_in_place ? 0 : bytes, [&](std::byte* out, const auto& in) {
+                   if (!root_in_place) copy(out, in[static_cast<size_t>(root)], bytes);
+                 });
 }
 
 void ThreadCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
