@@ -136,8 +136,10 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 }
 
 
+// A copy onto itself (this rank's own chunk of an in-place result) writes nothing: others may be
+// reading those bytes.
 void copy(void* dst, const void* src, size_t bytes) {
-  if (bytes > 0) std::memcpy(dst, src, bytes);
+  if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
 }
 
 }  // namespace
@@ -211,7 +213,8 @@ void ThreadCommunicator::meet_and_check(const detail::OpSignature& mine) {
 }
 
 void ThreadCommunicator::run_collective(const detail::OpSignature& sig, size_t input_bytes, const void* send,
-                                        size_t send_bytes, void* recv, size_t recv_bytes, const Compute& compute) {
+                                        size_t send_bytes, void* recv, size_t recv_bytes, const Compute& compute,
+                                        size_t kept) {
   // Small inputs are copied into this rank's slot: the others read the copy, so the collective
   // needs one rendezvous and may write recv at once, whatever overlaps what.
   if (input_bytes <= kInlineBytes) {
@@ -222,7 +225,8 @@ void ThreadCommunicator::run_collective(const detail::OpSignature& sig, size_t i
   }
   // Large inputs are read in place by the others until the second rendezvous, so an output that
   // overlaps this rank's own send buffer is built aside and copied in afterwards.
-  const bool aside = overlaps(send, send_bytes, recv, recv_bytes);
+  const bool input_kept = kept != kNothingKept && send == static_cast<const std::byte*>(recv) + kept;
+  const bool aside = !input_kept && overlaps(send, send_bytes, recv, recv_bytes);
   if (aside) scratch_.resize(recv_bytes);
   auto* out = aside ? scratch_.data() : static_cast<std::byte*>(recv);
   publish(sig, send, send_bytes, false);
@@ -289,7 +293,8 @@ void ThreadCommunicator::all_gather(const void* send, void* recv, size_t count, 
   run_collective({"all_gather", count, t, 0}, bytes, send, bytes, recv, bytes * static_cast<size_t>(size()),
                  [&](std::byte* out, const auto& in) {
                    for (size_t r = 0; r < in.size(); ++r) copy(out + r * bytes, in[r], bytes);
-                 });
+                 },
+                 static_cast<size_t>(rank_) * bytes);
 }
 
 void ThreadCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
@@ -305,13 +310,9 @@ void ThreadCommunicator::broadcast(const void* send, void* recv, size_t count, D
   const size_t bytes = count * dtype_size(t);
   // Only the root's send buffer is read by others; elsewhere `send` is ignored.
   const bool is_root = rank_ == root;
-  // In place on the root there is nothing to write: its buffer is the result (building it aside
-  // and copying it back cost two full copies per call).
-  const bool root_in_place = is_root && send == recv;
-  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0,
-                 root_in_place ? nullptr : recv, root_in_place ? 0 : bytes, [&](std::byte* out, const auto& in) {
-                   if (!root_in_place) copy(out, in[static_cast<size_t>(root)], bytes);
-                 });
+  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0, recv, bytes,
+                 [&](std::byte* out, const auto& in) { copy(out, in[static_cast<size_t>(root)], bytes); },
+                 is_root ? 0 : kNothingKept);
 }
 
 void ThreadCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {

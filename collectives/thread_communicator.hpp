@@ -99,9 +99,13 @@ class ThreadCommunicator final : public Communicator {
   // Runs one collective: publish the input (a copy when the op's per-rank input, `input_bytes`,
   // the same on every rank, is small), rendezvous, check that every rank called the same thing,
   // compute; large inputs are read in place, so a second rendezvous keeps them alive and an
-  // output overlapping this rank's input is built aside.
+  // output overlapping this rank's input is built aside — unless the input sits in the output at
+  // `kept`, the offset where the result is this rank's input unchanged (broadcast's root and
+  // all_gather in place, as nccl-tests places them): then nothing there is written and nothing
+  // is built aside.
+  static constexpr size_t kNothingKept = static_cast<size_t>(-1);
   void run_collective(const detail::OpSignature& sig, size_t input_bytes, const void* send, size_t send_bytes,
-                      void* recv, size_t recv_bytes, const Compute& compute);
+                      void* recv, size_t recv_bytes, const Compute& compute, size_t kept = kNothingKept);
   void all_reduce_chunked(const detail::OpSignature& sig, const void* send, void* recv);
   detail::RankSlot& publish(const detail::OpSignature& sig, const void* send, size_t send_bytes, bool copy_inline);
   // Rendezvous, then every rank's input pointer into inputs_; a mismatched signature aborts all.
