@@ -135,7 +135,6 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   return std::less<>{}(pa, pb + b_bytes) && std::less<>{}(pb, pa + a_bytes);
 }
 
-
 // A copy onto itself (this rank's own chunk of an in-place result) writes nothing: others may be
 // reading those bytes.
 void copy(void* dst, const void* src, size_t bytes) {
@@ -290,11 +289,12 @@ void ThreadCommunicator::all_reduce_chunked(const detail::OpSignature& sig, cons
 
 void ThreadCommunicator::all_gather(const void* send, void* recv, size_t count, DType t) {
   const size_t bytes = count * dtype_size(t);
-  run_collective({"all_gather", count, t, 0}, bytes, send, bytes, recv, bytes * static_cast<size_t>(size()),
-                 [&](std::byte* out, const auto& in) {
-                   for (size_t r = 0; r < in.size(); ++r) copy(out + r * bytes, in[r], bytes);
-                 },
-                 static_cast<size_t>(rank_) * bytes);
+  run_collective(
+      {"all_gather", count, t, 0}, bytes, send, bytes, recv, bytes * static_cast<size_t>(size()),
+      [&](std::byte* out, const auto& in) {
+        for (size_t r = 0; r < in.size(); ++r) copy(out + r * bytes, in[r], bytes);
+      },
+      static_cast<size_t>(rank_) * bytes);
 }
 
 void ThreadCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
@@ -310,9 +310,10 @@ void ThreadCommunicator::broadcast(const void* send, void* recv, size_t count, D
   const size_t bytes = count * dtype_size(t);
   // Only the root's send buffer is read by others; elsewhere `send` is ignored.
   const bool is_root = rank_ == root;
-  run_collective({"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0, recv, bytes,
-                 [&](std::byte* out, const auto& in) { copy(out, in[static_cast<size_t>(root)], bytes); },
-                 is_root ? 0 : kNothingKept);
+  run_collective(
+      {"broadcast", count, t, root}, bytes, is_root ? send : nullptr, is_root ? bytes : 0, recv, bytes,
+      [&](std::byte* out, const auto& in) { copy(out, in[static_cast<size_t>(root)], bytes); },
+      is_root ? 0 : kNothingKept);
 }
 
 void ThreadCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
