@@ -68,7 +68,7 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
   const auto doc = load(out);
   std::map<std::string, std::set<std::string>> verdict_nodes;  // stage → nodes with a node verdict
   std::set<std::string> stages_measured;
-  size_t pair_results = 0;
+  size_t pair_results = 0, confirmations = 0;
   std::map<std::string, size_t> measures;  // "stage key" → count
   for (const auto& res : doc["results"]) {
     const auto& p = res["params"];
@@ -79,6 +79,12 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
     }
     ASSERT_TRUE(p.contains("stage")) << res.dump();
     stages_measured.insert(p["stage"].get<std::string>());
+    // A pair that looked slow in its round is measured once more (params.confirm); on a loaded
+    // machine that happens even at this tolerance. The rounds themselves cover each pair once.
+    if (p.value("confirm", false)) {
+      ++confirmations;
+      continue;
+    }
     ++measures[p["stage"].get<std::string>() + " " + res["key"].get<std::string>()];
     if (p["stage"] == "pairs" && res["key"] == "p2p/bandwidth") {
       ++pair_results;
@@ -93,6 +99,7 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
   EXPECT_EQ(measures["pairs p2p/latency"], 6u);
   EXPECT_EQ(measures["bisection p2p/bidir_bandwidth"], 2u);  // {1,3}, {2,4}
   EXPECT_EQ(measures["bisection p2p/bandwidth"], 0u);
+  EXPECT_LE(confirmations, 12u + 6u + 6u);  // a pair is re-measured at most once
   EXPECT_EQ(stages_measured, (std::set<std::string>{"inventory", "device", "pairs", "bisection", "coll", "reference"}));
   for (const char* stage : {"inventory", "device", "pairs", "bisection", "coll", "reference"})
     EXPECT_EQ(verdict_nodes[stage].size(), 4u) << stage;
