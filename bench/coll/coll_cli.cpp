@@ -143,8 +143,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   app->add_option("--mode", f->mode, "pipelined (nccl-tests), isolated (per-op, max over ranks) or graph")
       ->capture_default_str();
-  app->add_option("--backend", o->backend,
-                  "threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
+  add_backend_option(*app, o->backend);
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
       ->check(positive());
   add_timeout_option(*app, o->timeout, "a rank may wait in one collective or MPI call");

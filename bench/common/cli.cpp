@@ -7,8 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/error.hpp"
+#include "collectives/factory.hpp"
 #include "collectives/world.hpp"
+#include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "reports/render.hpp"
 #include "reports/topology/topology.hpp"
@@ -34,6 +35,17 @@ CLI::Validator number_at_least(double floor, bool inclusive, const char* what) {
 
 CLI::Validator positive() { return number_at_least(0, false, "a positive number"); }
 CLI::Validator non_negative() { return number_at_least(0, true, "a non-negative number"); }
+
+void add_backend_option(CLI::App& app, std::string& backend) {
+  std::vector<std::string> names;
+  for (const CommunicatorBackend& b : communicator_backends()) names.emplace_back(b.name);
+  app.add_option("--backend", backend,
+                 fmt::format("Communicator backend: {} (default: the first built one that moves device memory when "
+                             "GPUs exist, else host memory; one that spans processes under mpirun/srun)",
+                             communicator_backend_names()))
+      ->check(CLI::IsMember(names).description(""))
+      ->type_name("NAME");
+}
 
 void add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
   app.add_option("--timeout", seconds,

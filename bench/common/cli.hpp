@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bench/common/runner.hpp"
@@ -28,6 +29,32 @@ struct CommonOptions {
 // explicitly, a value must be a finite number > 0 (positive) or ≥ 0 (non_negative).
 CLI::Validator positive();
 CLI::Validator non_negative();
+
+// A transformer for flags whose values name an enum: CLI11 turns each name into the enum's number,
+// so an options struct holds the enum (`std::vector<E>` with ->delimiter(',') for lists), and
+// refuses any other word with "WORD: expected one of a, b, c" (exit 2, as every usage error).
+// Unlike CLI::CheckedTransformer it accepts names only: a bare number is not a silent alias.
+// `names` lists every value in the order help shows them.
+template <typename E>
+CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
+  std::string listed;
+  for (const auto& [name, value] : names) listed += (listed.empty() ? "" : ", ") + name;
+  CLI::Validator v(
+      [names, listed](std::string& text) -> std::string {
+        for (const auto& [name, value] : names)
+          if (name == text) {
+            text = std::to_string(static_cast<long long>(value));
+            return {};
+          }
+        return text + ": expected one of " + listed;
+      },
+      "{" + listed + "}");
+  return v;
+}
+
+// --backend NAME: a communicator backend of the factory's table (collectives/factory.hpp), the
+// names and the help text taken from it; "" (not given) = default_coll_backend().
+void add_backend_option(CLI::App& app, std::string& backend);
 
 // --timeout SECONDS (> 0), the same words in every subcommand: `what` says what it bounds.
 void add_timeout_option(CLI::App& app, double& seconds, const std::string& what);

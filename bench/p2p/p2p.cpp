@@ -99,7 +99,7 @@ CaseList waived_p2p_host_cases(const P2pOptions& o, const std::string& reason) {
 
 void check_p2p_rank_memory(const P2pOptions& o, int world_size) {
   const std::string backend = o.backend.empty() ? default_coll_backend() : o.backend;
-  if (backend == "nccl") return;  // device buffers
+  if (communicator_backend(backend).memory == MemorySpace::device) return;  // the GPU path checks device memory
   const LauncherInfo launcher = detect_launcher();
   const int here = !launcher.launched ? world_size : std::max(launcher.local_size, 1);
   // Per rank (p2p_rank.cpp): the send and receive buffers and the pattern written and read back.
@@ -175,8 +175,7 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
   app->add_option("--size", *size, "Bytes per copy / message for bandwidth (K/M/G suffixes)")->capture_default_str();
   app->add_option("--latency-size", *latency_size, "Bytes per rank ping-pong message")->capture_default_str();
   app->add_option("--iters", o->iters, "Round trips per launch of the GPU flag ping-pong")->capture_default_str();
-  app->add_option("--backend", o->backend,
-                  "Rank mode: threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
+  add_backend_option(*app, o->backend);  // rank mode
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
       ->check(positive());
   add_timeout_option(*app, o->timeout, "a rank may wait in one send, receive or MPI call");

@@ -9,6 +9,7 @@
 #include "bench/scan/findings.hpp"
 #include "bench/scan/inventory.hpp"
 #include "bench/scan/scan_run.hpp"
+#include "collectives/factory.hpp"
 #include "reports/topology/topology.hpp"
 #include "core/error.hpp"
 
@@ -35,8 +36,8 @@ void validate(const ScanOptions& o) {
   if (o.link_size == 0) throw UsageError("--link-size must be at least 1 byte");
   if (o.ranks < 0) throw UsageError("--ranks must be ≥ 0");
   if (!(o.timeout > 0)) throw UsageError("--timeout must be positive");
-  if (!o.backend.empty() && o.backend != "threads" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("--backend {}: expected threads, mpi or nccl", o.backend));
+  if (!o.backend.empty() && !communicator_backend_known(o.backend))
+    throw UsageError(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
 }
 
 bool has_stage(const ScanOptions& o, const std::string& stage) {

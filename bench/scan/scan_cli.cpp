@@ -80,18 +80,18 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--gemm-size", o->gemm_size, "Square GEMM size (default 1024 on the host, 8192 on GPUs)");
   app->add_option("--burn", o->burn, "Seconds of bf16 GEMM per GPU at least (default: the stage's budget share)");
   app->add_option("--link-size", f->link_size, "Bytes per copy between the GPUs of a node")->capture_default_str();
-  app->add_option("--pair-size", f->pair_size, "Bytes per message between nodes (default 8M host memory, 256M NCCL)");
+  app->add_option("--pair-size", f->pair_size,
+                  "Bytes per message between nodes (default 8M host memory, 256M device memory)");
   app->add_option("--coll-ops", o->coll_ops,
                   "Collectives over the whole job: all_reduce, all_gather, reduce_scatter "
                   "(the first one drives the halving search)")
       ->delimiter(',')
       ->capture_default_str();
-  app->add_option("--coll-size", f->coll_size, "Collective size (default 8M host memory, 256M NCCL)");
+  app->add_option("--coll-size", f->coll_size, "Collective size (default 8M host memory, 256M device memory)");
   app->add_option("--coll-iters", o->coll_iters, "Collective ops per sample")->capture_default_str();
   app->add_option("--reference-model", o->reference_model, "GPT config of the reference step")->capture_default_str();
   app->add_option("--reference-steps", o->reference_steps, "Timed training steps per rank")->capture_default_str();
-  app->add_option("--backend", o->backend,
-                  "threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
+  bench::add_backend_option(*app, o->backend);
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 1)");
   app->add_option("--timeout", o->timeout, "Seconds a rank may wait for the others before the run aborts")
       ->capture_default_str();

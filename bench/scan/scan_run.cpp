@@ -65,7 +65,7 @@ HarnessOptions ScanRun::transfer_harness(double seconds) const {
 
 uint64_t ScanRun::transfer_bytes(uint64_t requested) const {
   if (requested > 0) return requested;
-  return ctx_.world_comm.backend() == "nccl" ? uint64_t{256} << 20 : uint64_t{8} << 20;
+  return ctx_.world_comm.memory() == MemorySpace::device ? uint64_t{256} << 20 : uint64_t{8} << 20;
 }
 
 std::vector<Result> ScanRun::gather(const std::vector<Result>& mine) {

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <numeric>
 
+#include "collectives/factory.hpp"
+
 namespace gcb::models::planner {
 namespace {
 
@@ -49,7 +51,10 @@ void add_calibration(Calibration& cal, const ResultDocument& doc, const Calibrat
       cal.attn.push_back(p);
     } else if (fam == "coll" && r.key.ends_with("/fit")) {
       const std::string backend = param<std::string>(r, "backend", "");
-      if ((backend == "nccl") == f.cpu) continue;
+      // Device-memory collectives calibrate the GPU layouts, host-memory ones the CPU layouts.
+      const bool device =
+          communicator_backend_known(backend) && communicator_backend(backend).memory == MemorySpace::device;
+      if (device == f.cpu) continue;
       const Metric* a = r.metric("alpha");
       const Metric* b = r.metric("beta");
       if (!a || !b || !a->value || !b->value || *b->value <= 0) continue;
