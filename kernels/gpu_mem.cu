@@ -336,21 +336,10 @@ void require_stream_dtype(DType t) {
                      std::string(dtype_name(t)));
 }
 
-bool is_reduction(StreamOp op) { return op == StreamOp::dot || op == StreamOp::read; }
+bool is_reduction(StreamOp op) { return stream_op_info(op).reduction(); }
 
 // Which of a (0), b (1), c (2) the op touches, read or written.
-bool op_uses(StreamOp op, int which) {
-  switch (op) {
-    case StreamOp::copy: return which == 0 || which == 2;
-    case StreamOp::scale: return which == 1 || which == 2;
-    case StreamOp::add:
-    case StreamOp::triad: return true;
-    case StreamOp::dot: return which == 0 || which == 1;
-    case StreamOp::read:
-    case StreamOp::write: return which == 0;
-  }
-  return false;
-}
+bool op_uses(StreamOp op, int which) { return stream_op_info(op).uses(which); }
 
 template <typename T, int VB>
 void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, void* sum_scratch,

@@ -150,42 +150,25 @@ double host_stream_run(StreamOp op, const HostStreamArrays& arr) {
   });
 }
 
-int stream_output_array(StreamOp op) {
-  switch (op) {
-    case StreamOp::copy: return 2;
-    case StreamOp::scale: return 1;
-    case StreamOp::add: return 2;
-    case StreamOp::triad: return 0;
-    case StreamOp::write: return 0;
-    case StreamOp::dot:
-    case StreamOp::read: return -1;
-  }
-  return -1;
-}
+int stream_output_array(StreamOp op) { return stream_op_info(op).output(); }
 
 double stream_expected(StreamOp op, DType t, uint64_t seed, size_t i) {
+  const StreamOpInfo& info = stream_op_info(op);
+  if (info.reduction()) return 0;
   // Inputs are exact in every stream dtype (stream_ops.hpp), so no input rounding is needed.
   const double a = stream_input(seed, 0, i), b = stream_input(seed, 1, i), c = stream_input(seed, 2, i);
-  const double s = kStreamScalar;
-  // Arithmetic happens in fp32 for bf16 and fp32, fp64 for fp64; every op here is one rounding.
-  auto in_arith = [&](double x) { return t == DType::f64 ? x : static_cast<double>(static_cast<float>(x)); };
-  switch (op) {
-    case StreamOp::copy: return a;
-    case StreamOp::scale: return round_to(t, in_arith(s * c));
-    case StreamOp::add: return round_to(t, in_arith(a + b));
-    case StreamOp::triad: return round_to(t, in_arith(b + s * c));
-    case StreamOp::write: return round_to(t, s);
-    case StreamOp::dot:
-    case StreamOp::read: return 0;
-  }
-  return 0;
+  // Arithmetic happens in fp32 for bf16 and fp32, fp64 for fp64; every op here is one rounding
+  // (none for copy and write, whose values are exact in every type).
+  const double exact = info.reference(a, b, c, kStreamScalar);
+  return round_to(t, t == DType::f64 ? exact : static_cast<double>(static_cast<float>(exact)));
 }
 
 ExpectedSum stream_expected_sum(StreamOp op, DType, uint64_t seed, size_t n) {
+  const StreamOpInfo& info = stream_op_info(op);
   long double sum = 0, abs_sum = 0;
   for (size_t i = 0; i < n; ++i) {
-    const double a = stream_input(seed, 0, i);
-    const double term = op == StreamOp::dot ? a * stream_input(seed, 1, i) : a;
+    const double term =
+        info.reference(stream_input(seed, 0, i), stream_input(seed, 1, i), stream_input(seed, 2, i), kStreamScalar);
     sum += term;
     abs_sum += std::fabs(term);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/hash.hpp"
 #include "core/host_device.hpp"
@@ -18,22 +19,32 @@ namespace gcb::kernels {
 // a timing loop leaves a result that one host pass can verify exactly.
 enum class StreamOp : uint8_t { copy, scale, add, triad, dot, read, write };
 
+// One row per op: everything the host and GPU drivers, bench/mem and the tests know about an op
+// besides its loop (the loops are kernels: host_mem.cpp and gpu_mem.cu, one case per op each).
+// Arrays are bits: a = 1, b = 2, c = 4.
+struct StreamOpInfo {
+  StreamOp op;
+  std::string_view name;
+  unsigned reads, writes;  // arrays read and written; reductions (dot, read) write none
+  int flops;               // floating-point operations per element (STREAM's counting)
+  // The element's value in exact arithmetic from a[i], b[i], c[i] and s = kStreamScalar: what
+  // the op writes, or the term a reduction sums.
+  double (*reference)(double a, double b, double c, double s);
+
+  bool reduction() const { return writes == 0; }
+  bool uses(int which) const { return ((reads | writes) >> which) & 1u; }
+  // Arrays read + written per element (BabelStream src/benchmark.h weights; read/write = 1).
+  int arrays() const;
+  // The array written (0 = a, 1 = b, 2 = c), or -1 for a reduction.
+  int output() const;
+};
+
+// Every op, in enum order.
+const std::vector<StreamOpInfo>& stream_ops();
+const StreamOpInfo& stream_op_info(StreamOp op);
 std::string_view stream_op_name(StreamOp op);
 std::optional<StreamOp> parse_stream_op(std::string_view name);
-
-// Arrays read + written per element (BabelStream src/benchmark.h weights; read/write = 1).
-constexpr int stream_op_arrays(StreamOp op) {
-  switch (op) {
-    case StreamOp::copy:
-    case StreamOp::scale:
-    case StreamOp::dot: return 2;
-    case StreamOp::add:
-    case StreamOp::triad: return 3;
-    case StreamOp::read:
-    case StreamOp::write: return 1;
-  }
-  return 0;
-}
+inline int stream_op_arrays(StreamOp op) { return stream_op_info(op).arrays(); }
 
 // The scalar of scale, triad and write. A power of two, so s·x is exact in every float type.
 inline constexpr double kStreamScalar = 0.5;

@@ -95,6 +95,12 @@ std::vector<Result> copy_fits(const std::vector<Result>& rs) {
 
 }  // namespace
 
+std::vector<kernels::StreamOp> every_stream_op() {
+  std::vector<kernels::StreamOp> ops;
+  for (const kernels::StreamOpInfo& o : kernels::stream_ops()) ops.push_back(o.op);
+  return ops;
+}
+
 int max_host_threads() {
   // Far past oversubscription that measures anything; libgomp crashes when it cannot create
   // the threads (--threads 100000).
@@ -105,10 +111,6 @@ void validate(const MemOptions& o) {
   for (const auto& g : o.groups)
     if (g != "stream" && g != "copy" && g != "latency")
       throw UsageError(fmt::format("unknown --group '{}' (expected stream, copy, latency)", g));
-  for (const auto& k : o.kernels)
-    if (!kernels::parse_stream_op(k))
-      throw UsageError(
-          fmt::format("unknown --kernels entry '{}' (expected copy, scale, add, triad, dot, read, write)", k));
   for (const auto& d : o.dtypes) {
     const auto t = parse_dtype(d);
     if (!t || (*t != DType::f64 && *t != DType::f32 && *t != DType::bf16))
@@ -241,9 +243,11 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
   auto sizes = std::make_shared<std::map<std::string, std::string>>();
   add_common_options(*app, *common);
   app->add_option("--group", mem->groups, "Which groups: stream, copy, latency")->delimiter(',')->capture_default_str();
-  app->add_option("--kernels", mem->kernels, "STREAM kernels: copy, scale, add, triad, dot, read, write")
+  std::vector<std::pair<std::string, kernels::StreamOp>> op_names;
+  for (const kernels::StreamOpInfo& k : kernels::stream_ops()) op_names.emplace_back(k.name, k.op);
+  app->add_option("--kernels", mem->kernels, "STREAM kernels (default: all)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->transform(enum_names(op_names));
   app->add_option("--dtype", mem->dtypes, "Element types: fp32, fp64, bf16")->delimiter(',')->capture_default_str();
   app->add_option("--vector-bytes", mem->vector_bytes, "GPU bytes per thread access: 4, 8, 16")
       ->delimiter(',')

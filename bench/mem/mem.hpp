@@ -9,12 +9,16 @@
 
 #include "bench/common/case.hpp"
 #include "bench/common/cli.hpp"
+#include "kernels/stream_ops.hpp"
 
 namespace gcb::bench {
 
+// Every STREAM op of the table (kernels/stream_ops.hpp), in its order.
+std::vector<kernels::StreamOp> every_stream_op();
+
 struct MemOptions {
   std::vector<std::string> groups = {"stream", "copy", "latency"};
-  std::vector<std::string> kernels = {"copy", "scale", "add", "triad", "dot", "read", "write"};
+  std::vector<kernels::StreamOp> kernels = every_stream_op();  // --kernels, parsed from the op table
   std::vector<std::string> dtypes = {"fp32"};
   std::vector<int> vector_bytes = {16};
   uint64_t size = 0;  // bytes per STREAM array; 0 = 4 × the last-level cache (≥ 64 MiB)

@@ -367,9 +367,8 @@ CaseList gpu_mem_cases(const MemOptions& o, const DeviceSelection& sel, uint64_t
       const size_t array_bytes = o.size ? o.size : std::max(4 * l2, size_t{64} << 20);
       for (const auto& d : o.dtypes)
         for (int v : o.vector_bytes)
-          for (const auto& k : o.kernels)
-            cases.push_back(std::make_unique<GpuStreamCase>(g, *kernels::parse_stream_op(k), *parse_dtype(d), v,
-                                                            array_bytes, seed));
+          for (const kernels::StreamOp k : o.kernels)
+            cases.push_back(std::make_unique<GpuStreamCase>(g, k, *parse_dtype(d), v, array_bytes, seed));
     }
     if (has(o.groups, "copy")) {
       // Full size sweeps on the reference configuration (copy engine, pinned, one direction)…

@@ -193,8 +193,8 @@ CaseList host_mem_cases(const MemOptions& o, uint64_t seed) {
     const size_t array_bytes = o.size ? o.size : default_host_array_bytes();
     for (const auto& d : o.dtypes) {
       const DType t = *parse_dtype(d);
-      for (const auto& k : o.kernels)
-        cases.push_back(std::make_unique<HostStreamCase>(*kernels::parse_stream_op(k), t, array_bytes, seed));
+      for (const kernels::StreamOp k : o.kernels)
+        cases.push_back(std::make_unique<HostStreamCase>(k, t, array_bytes, seed));
     }
     if (o.peers) {
       // Rounds of (classic STREAM triad, gcbench fp64 triad) at the same size, the order

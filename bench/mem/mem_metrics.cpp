@@ -13,13 +13,9 @@ double stream_bytes(kernels::StreamOp op, size_t n, size_t element_bytes) {
 }
 
 nlohmann::json stream_model(kernels::StreamOp op, size_t n, size_t element_bytes) {
-  const bool two_flops = op == kernels::StreamOp::triad || op == kernels::StreamOp::dot;
-  const bool one_flop = op == kernels::StreamOp::scale || op == kernels::StreamOp::add || op == kernels::StreamOp::read;
   return {{"bytes", stream_bytes(op, n, element_bytes)},
           {"bytes_counted", "read + written"},
-          {"flops", static_cast<double>(n) * (two_flops  ? 2
-                                              : one_flop ? 1
-                                                         : 0)}};
+          {"flops", static_cast<double>(n) * kernels::stream_op_info(op).flops}};
 }
 
 std::vector<Metric> bandwidth_metrics(double bytes, const Statistics& s, std::optional<double> peak_gbps,

@@ -14,7 +14,7 @@ namespace gcb::bench {
 
 MemOptions quick_mem_options() {
   MemOptions o;
-  o.kernels = {"copy", "triad", "dot"};
+  o.kernels = {kernels::StreamOp::copy, kernels::StreamOp::triad, kernels::StreamOp::dot};
   o.copy_min = 64 << 10;
   o.copy_max = 256 << 20;
   o.copy_factor = 16;

@@ -9,7 +9,7 @@ namespace gcb::scan {
 bench::MemOptions device_mem_options(bool gpu, const ScanOptions& o) {
   bench::MemOptions mem;
   mem.groups = {"stream"};
-  mem.kernels = {"triad"};
+  mem.kernels = {kernels::StreamOp::triad};
   mem.dtypes = {gpu ? "fp32" : "fp64"};
   mem.vector_bytes = {16};
   mem.peers = false;

@@ -86,7 +86,7 @@ TEST(MemDerived, InterleavedRoundsGiveTheMedianOfPerRoundRatios) {
 TEST(MemHostCases, PeerRoundsInterleaveWithAlternatingOrder) {
   MemOptions o;
   o.groups = {"stream"};
-  o.kernels = {"copy"};
+  o.kernels = {kernels::StreamOp::copy};
   o.dtypes = {"fp32"};
   o.size = 4096;
   o.peer_rounds = 3;

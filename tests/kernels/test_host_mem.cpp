@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -17,8 +18,8 @@ TEST_P(HostStream, EveryOpMatchesReferenceExactly) {
   const DType t = GetParam();
   const size_t n = (1 << 16) + 37;  // not a multiple of any vector width or thread count
   const uint64_t seed = 1234;
-  for (StreamOp op : {StreamOp::copy, StreamOp::scale, StreamOp::add, StreamOp::triad, StreamOp::write,
-                      StreamOp::dot, StreamOp::read}) {
+  for (const StreamOpInfo& info : stream_ops()) {
+    const StreamOp op = info.op;
     HostBuffer a(n * dtype_size(t), HostMemory::pageable), b(n * dtype_size(t), HostMemory::pageable),
         c(n * dtype_size(t), HostMemory::pageable);
     const HostStreamArrays arr{a.data(), b.data(), c.data(), n, t};
@@ -39,6 +40,44 @@ TEST_P(HostStream, EveryOpMatchesReferenceExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, HostStream, ::testing::Values(DType::f64, DType::f32, DType::bf16),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
+
+// The op table against BabelStream's byte weights (src/benchmark.h) and STREAM's flop counts, and
+// against the host kernels themselves: an array the row does not list as written is untouched.
+TEST(StreamOpTable, WeightsAndWrittenArraysMatchTheKernels) {
+  const std::vector<std::string_view> names = {"copy", "scale", "add", "triad", "dot", "read", "write"};
+  const std::vector<int> arrays = {2, 2, 3, 3, 2, 1, 1}, flops = {0, 1, 1, 2, 2, 1, 0},
+                         output = {2, 1, 2, 0, -1, -1, 0};
+  ASSERT_EQ(stream_ops().size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const StreamOpInfo& info = stream_ops()[i];
+    EXPECT_EQ(static_cast<size_t>(info.op), i);
+    EXPECT_EQ(info.name, names[i]);
+    EXPECT_EQ(parse_stream_op(names[i]), info.op);
+    EXPECT_EQ(info.arrays(), arrays[i]) << info.name;
+    EXPECT_EQ(info.flops, flops[i]) << info.name;
+    EXPECT_EQ(info.output(), output[i]) << info.name;
+    EXPECT_EQ(info.reduction(), output[i] < 0) << info.name;
+  }
+  EXPECT_EQ(parse_stream_op("triads"), std::nullopt);
+  const size_t n = 4099;
+  for (const StreamOpInfo& info : stream_ops()) {
+    std::vector<double> a(n), b(n), c(n);
+    const HostStreamArrays arr{a.data(), b.data(), c.data(), n, DType::f64};
+    host_stream_init(arr, 7);
+    const std::vector<std::vector<double>> before = {a, b, c};
+    host_stream_run(info.op, arr);
+    const std::vector<std::vector<double>> after = {a, b, c};
+    for (int which = 0; which < 3; ++which) {
+      const bool written = (info.writes >> which) & 1u;
+      const bool changed = before[static_cast<size_t>(which)] != after[static_cast<size_t>(which)];
+      EXPECT_EQ(changed, written) << info.name << " array "
+                                  << "abc"[which];
+      if (written) {
+        EXPECT_TRUE(info.uses(which)) << info.name;
+      }
+    }
+  }
+}
 
 TEST(HostStreamVerify, DetectsOneCorruptedElement) {
   const size_t n = 1000;

@@ -17,7 +17,7 @@ namespace {
 TEST(ScanStageCases, DeviceOptionsPerKind) {
   ScanOptions o;
   const auto gpu_mem = device_mem_options(true, o);
-  EXPECT_EQ(gpu_mem.kernels, (std::vector<std::string>{"triad"}));
+  EXPECT_EQ(gpu_mem.kernels, (std::vector<kernels::StreamOp>{kernels::StreamOp::triad}));
   EXPECT_EQ(gpu_mem.dtypes, (std::vector<std::string>{"fp32"}));
   EXPECT_FALSE(gpu_mem.peers);
   const auto gpu_gemm = device_gemm_options(true, o);
