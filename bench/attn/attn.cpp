@@ -92,22 +92,33 @@ class CpuTiledCase final : public Case {
 
 }  // namespace
 
+const std::vector<AttnImplInfo>& attn_impls() {
+  static const std::vector<AttnImplInfo> table = {
+      {AttnImpl::ours, "ours", "our FlashAttention-2-style kernels", true, false, 1.0},
+      {AttnImpl::unfused, "unfused", "the unfused baseline", false, true, 2.0},
+      {AttnImpl::cudnn, "cudnn", "cuDNN SDPA", true, false, 1.0},
+  };
+  return table;
+}
+
+const AttnImplInfo& attn_impl_info(AttnImpl i) { return attn_impls().at(static_cast<size_t>(i)); }
+
+std::vector<std::pair<std::string, AttnPass>> attn_pass_names() {
+  return {{"fwd", AttnPass::fwd}, {"bwd", AttnPass::bwd}, {"fwdbwd", AttnPass::fwdbwd}};
+}
+
+std::vector<std::pair<std::string, AttnImpl>> attn_impl_names() {
+  std::vector<std::pair<std::string, AttnImpl>> names;
+  for (const AttnImplInfo& i : attn_impls()) names.emplace_back(i.name, i.impl);
+  return names;
+}
+
 std::string attn_pass_name(AttnPass p) {
-  switch (p) {
-    case AttnPass::fwd: return "fwd";
-    case AttnPass::bwd: return "bwd";
-    case AttnPass::fwdbwd: return "fwdbwd";
-  }
+  for (const auto& [name, pass] : attn_pass_names())
+    if (pass == p) return name;
   return "?";
 }
-std::string attn_impl_name(AttnImpl i) {
-  switch (i) {
-    case AttnImpl::ours: return "ours";
-    case AttnImpl::unfused: return "unfused";
-    case AttnImpl::cudnn: return "cudnn";
-  }
-  return "?";
-}
+std::string attn_impl_name(AttnImpl i) { return std::string(attn_impl_info(i).name); }
 
 void validate(const AttnOptions& o) {
   const auto positive = [](const std::vector<int>& v, const char* flag) {
@@ -131,12 +142,8 @@ void validate(const AttnOptions& o) {
   for (const auto& d : o.dtypes)
     if (d != "fp16" && d != "bf16")
       throw UsageError(fmt::format("unsupported --dtype '{}' for attn (expected fp16, bf16)", d));
-  for (const auto& p : o.passes)
-    if (p != "fwd" && p != "bwd" && p != "fwdbwd")
-      throw UsageError(fmt::format("unknown --pass '{}' (expected fwd, bwd, fwdbwd)", p));
-  for (const auto& i : o.impls)
-    if (i != "ours" && i != "unfused" && i != "cudnn")
-      throw UsageError(fmt::format("unknown --impl '{}' (expected ours, unfused, cudnn)", i));
+  if (o.passes.empty()) throw UsageError("--pass needs at least one value");
+  if (o.impls.empty()) throw UsageError("--impl needs at least one value");
   if (!o.preset.empty() && o.preset != "fa" && o.preset != "llama")
     throw UsageError(fmt::format("unknown --preset '{}' (expected fa, llama)", o.preset));
   if (o.check_rows < 1) throw UsageError("--check-rows must be ≥ 1");
@@ -150,7 +157,7 @@ AttnOptions apply_preset(AttnOptions o, bool pass_given) {
     o.seq = {512, 1024, 2048, 4096, 8192, 16384};
     o.head_dim = {64, 128};
     o.kv_heads = 0;
-    if (!pass_given) o.passes = {"fwd", "bwd", "fwdbwd"};
+    if (!pass_given) o.passes = {AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd};
   } else if (o.preset == "llama") {
     // cuDNN FE Llama-3.1 grid (NVIDIA/cudnn-frontend sdpa_benchmark_training): b = 1, 64 query / 8 KV heads, d = 128.
     o.batch = {1};
@@ -180,15 +187,15 @@ std::vector<AttnProblem> attn_problems(const AttnOptions& o) {
   for (const auto& base : shapes)
     for (bool c : causal)
       for (const auto& dt : o.dtypes)
-        for (const auto& pass : o.passes)
-          for (const auto& impl : o.impls) {
+        for (const AttnPass pass : o.passes)
+          for (const AttnImpl impl : o.impls) {
             AttnProblem p;
             p.shape = base;
             p.shape.causal = c;
             p.kv_heads = o.kv_heads > 0 ? o.kv_heads : base.heads;
             p.dtype = *parse_dtype(dt);
-            p.pass = pass == "fwd" ? AttnPass::fwd : pass == "bwd" ? AttnPass::bwd : AttnPass::fwdbwd;
-            p.impl = impl == "ours" ? AttnImpl::ours : impl == "unfused" ? AttnImpl::unfused : AttnImpl::cudnn;
+            p.pass = pass;
+            p.impl = impl;
             out.push_back(p);
           }
   return out;
@@ -229,7 +236,7 @@ double attn_flops(const AttnProblem& p, bool exact) {
 double attn_hbm_bytes(const AttnProblem& p) {
   namespace ka = kernels::attn;
   const double e = static_cast<double>(dtype_size(p.dtype));
-  if (p.impl == AttnImpl::unfused) return ka::unfused_forward_bytes(p.shape, e);
+  if (attn_impl_info(p.impl).scores_in_hbm) return ka::unfused_forward_bytes(p.shape, e);
   const double f = ka::fused_forward_bytes(p.shape, e);
   const double b = ka::fused_backward_bytes(p.shape, e, ka::backward_tiles(p.shape.head_dim).cols);
   return p.pass == AttnPass::fwd ? f : p.pass == AttnPass::bwd ? b : f + b;
@@ -273,10 +280,10 @@ CaseList cpu_attn_cases(const AttnOptions& o, uint64_t seed) {
 
 CaseList waived_gpu_attn_cases(const AttnOptions& o, const std::string& reason) {
   CaseList cases;
-  for (const auto& pass : o.passes)
-    for (const auto& impl : o.impls)
-      cases.push_back(
-          std::make_unique<WaivedCase>("attn/" + pass, nlohmann::json{{"device", "gpu"}, {"impl", impl}}, reason));
+  for (const AttnPass pass : o.passes)
+    for (const AttnImpl impl : o.impls)
+      cases.push_back(std::make_unique<WaivedCase>(
+          "attn/" + attn_pass_name(pass), nlohmann::json{{"device", "gpu"}, {"impl", attn_impl_name(impl)}}, reason));
   return cases;
 }
 
@@ -299,8 +306,8 @@ AttnOptions quick_attn_options() {
   o.heads = {2};
   o.seq = {200};  // not a multiple of the 64-row tile
   o.head_dim = {64};
-  o.passes = {"fwd", "bwd"};
-  o.impls = {"ours", "unfused"};
+  o.passes = {AttnPass::fwd, AttnPass::bwd};
+  o.impls = {AttnImpl::ours, AttnImpl::unfused};
   return o;
 }
 
@@ -321,8 +328,12 @@ void add_attn_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--dtype", attn->dtypes, "fp16, bf16 (GPU; the CPU path is FP32)")
       ->delimiter(',')
       ->capture_default_str();
-  auto* pass = app->add_option("--pass", attn->passes, "fwd, bwd, fwdbwd")->delimiter(',')->capture_default_str();
-  app->add_option("--impl", attn->impls, "ours, unfused, cudnn")->delimiter(',')->capture_default_str();
+  auto* pass = app->add_option("--pass", attn->passes, "Passes (default: fwd)")
+                   ->delimiter(',')
+                   ->transform(enum_names(attn_pass_names()));
+  app->add_option("--impl", attn->impls, "Implementations (default: all)")
+      ->delimiter(',')
+      ->transform(enum_names(attn_impl_names()));
   app->add_option("--preset", attn->preset, "fa (16k tokens, hidden 2048) or llama (b=1, 64/8 heads, d=128, s 2k-32k)");
   app->add_option("--check-rows", attn->check_rows, "Rows checked against FP64 on large shapes")->capture_default_str();
   app->add_flag("--peer-torch", attn->peer_torch, "Time torch SDPA (flash backend) on the same shapes");

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bench/common/case.hpp"
@@ -18,16 +20,37 @@ namespace gcb::bench {
 
 enum class AttnPass { fwd, bwd, fwdbwd };
 enum class AttnImpl { ours, unfused, cudnn };
+
+// One row per implementation: what the grid, the byte and memory models, the verification and
+// the GPU case know about it as data. A new implementation is a row here plus its launch code
+// in the GPU case (attn_gpu.cpp).
+struct AttnImplInfo {
+  AttnImpl impl;
+  std::string_view name;   // --impl and the "impl" parameter
+  std::string_view label;  // in messages ("the unfused baseline is forward-only")
+  bool backward;           // has a backward pass; forward-only ones are WAIVED for bwd and fwdbwd
+  // Materialises the b·h·s×s score matrix in HBM: the unfused IO model and memory, the
+  // score-matrix bytes reported, and one more 16-bit rounding (S before the softmax), so twice
+  // the error tolerance of the fused kernels.
+  bool scores_in_hbm;
+  double tolerance_factor;
+};
+// Every implementation, in enum order.
+const std::vector<AttnImplInfo>& attn_impls();
+const AttnImplInfo& attn_impl_info(AttnImpl i);
 std::string attn_pass_name(AttnPass p);
 std::string attn_impl_name(AttnImpl i);
+// Name → enum maps of --pass and --impl (CLI11 transformers, bench/common/cli.hpp).
+std::vector<std::pair<std::string, AttnPass>> attn_pass_names();
+std::vector<std::pair<std::string, AttnImpl>> attn_impl_names();
 
 struct AttnOptions {
   std::vector<int> batch = {4}, heads = {16}, seq = {1024}, head_dim = {128};
   int kv_heads = 0;             // GQA: K/V heads (0 = heads); expanded to heads
   std::string causal = "both";  // on | off | both
   std::vector<std::string> dtypes = {"bf16"};
-  std::vector<std::string> passes = {"fwd"};
-  std::vector<std::string> impls = {"ours", "unfused", "cudnn"};
+  std::vector<AttnPass> passes = {AttnPass::fwd};
+  std::vector<AttnImpl> impls = {AttnImpl::ours, AttnImpl::unfused, AttnImpl::cudnn};
   std::string preset;    // "" | fa | llama: replaces the shape lists
   int check_rows = 256;  // rows checked against FP64 for large shapes
   bool peer_torch = false;

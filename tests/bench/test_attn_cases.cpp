@@ -26,8 +26,8 @@ TEST(AttnOptions, RejectsBadValues) {
   };
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.causal = "maybe"; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {"fp8_e4m3"}; })), UsageError);
-  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.passes = {"sideways"}; })), UsageError);
-  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.impls = {"triton"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.passes = {}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.impls = {}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.seq = {0}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.head_dim = {60}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.kv_heads = 5; })), UsageError);  // 16 % 5 ≠ 0
@@ -35,13 +35,37 @@ TEST(AttnOptions, RejectsBadValues) {
   EXPECT_NO_THROW(validate(AttnOptions{}));
 }
 
+// The implementation table is the one place an implementation's name and data live: rows in
+// enum order, names round-trip through the --impl map, and the per-impl data the models use.
+TEST(AttnImplTable, RowsInEnumOrderAndNamesRoundTrip) {
+  ASSERT_EQ(attn_impls().size(), 3u);
+  for (size_t i = 0; i < attn_impls().size(); ++i) EXPECT_EQ(static_cast<size_t>(attn_impls()[i].impl), i);
+  for (const auto& [name, impl] : attn_impl_names()) EXPECT_EQ(attn_impl_name(impl), name);
+  for (const auto& [name, pass] : attn_pass_names()) EXPECT_EQ(attn_pass_name(pass), name);
+  EXPECT_EQ(attn_impl_name(AttnImpl::cudnn), "cudnn");
+  // Only the unfused baseline is forward-only, keeps S in HBM and needs the 2x tolerance.
+  for (const AttnImplInfo& i : attn_impls()) {
+    const bool unfused = i.impl == AttnImpl::unfused;
+    EXPECT_EQ(i.backward, !unfused) << i.name;
+    EXPECT_EQ(i.scores_in_hbm, unfused) << i.name;
+    EXPECT_EQ(i.tolerance_factor, unfused ? 2.0 : 1.0) << i.name;
+  }
+  // The byte model follows the row: unfused is the unfused IO model whatever the pass.
+  AttnProblem p;
+  p.shape = {1, 2, 256, 64, false};
+  p.impl = AttnImpl::unfused;
+  EXPECT_EQ(attn_hbm_bytes(p), kernels::attn::unfused_forward_bytes(p.shape, 2.0));
+  p.impl = AttnImpl::ours;
+  EXPECT_EQ(attn_hbm_bytes(p), kernels::attn::fused_forward_bytes(p.shape, 2.0));
+}
+
 TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
   AttnOptions o;
   o.preset = "fa";
-  o.impls = {"ours"};
+  o.impls = {AttnImpl::ours};
   o.dtypes = {"bf16"};
   const AttnOptions fa = apply_preset(o, false);
-  EXPECT_EQ(fa.passes, (std::vector<std::string>{"fwd", "bwd", "fwdbwd"}));
+  EXPECT_EQ(fa.passes, (std::vector<AttnPass>{AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd}));
   const auto problems = attn_problems(fa);
   // 2 head dims × 6 seqs × 2 causal × 3 passes.
   ASSERT_EQ(problems.size(), 72u);
@@ -56,7 +80,7 @@ TEST(AttnPresets, LlamaIsGqa64Over8) {
   AttnOptions o;
   o.preset = "llama";
   o.causal = "off";
-  o.impls = {"ours"};
+  o.impls = {AttnImpl::ours};
   const auto problems = attn_problems(apply_preset(o, false));
   ASSERT_EQ(problems.size(), 5u);  // s = 2k … 32k
   EXPECT_EQ(problems.front().shape.seq, 2048);
@@ -101,7 +125,7 @@ TEST(AttnCpuPath, TiledReferencePassesAndLargeShapesAreWaived) {
   o.heads = {2};
   o.seq = {70, 20000};
   o.head_dim = {64};
-  o.passes = {"fwd", "bwd", "fwdbwd"};
+  o.passes = {AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd};
   Runner runner(fast(), nullptr);
   auto cases = cpu_attn_cases(o, 1);
   ASSERT_EQ(cases.size(), 12u);  // 2 seqs × 2 causal × 3 passes (impls and dtypes collapse)
@@ -187,7 +211,7 @@ INSTANTIATE_TEST_SUITE_P(CausalAndNot, AttnVerifyKeyRows, ::testing::Bool(),
 
 TEST(AttnGpuPath, WaivedWithTheReasonWhenNoGpu) {
   AttnOptions o;
-  o.passes = {"fwd", "bwd"};
+  o.passes = {AttnPass::fwd, AttnPass::bwd};
   const auto cases = waived_gpu_attn_cases(o, "no GPU: test");
   ASSERT_EQ(cases.size(), 6u);  // 2 passes × 3 impls
   EXPECT_EQ(cases[0]->key(), "attn/fwd");
