@@ -139,7 +139,7 @@ has quick && step quick "$gcbench" run --suite quick --max-time 1 --json "$out/q
 # GPT-2 124M at T = 1024 on one GPU, bf16, the single-rank layouts (tp/pp rows need two GPUs), next
 # to torch eager and torch.compile training the same weights on the same tokens.
 has train && step train "$gcbench" train --backend cuda --model gpt2-124m --ranks 1 --sweep dp,zero1 \
-    --precision bf16 --micro-batch 8 --steps 5 --warmup 2 --peer-torch --json "$out/train.json"
+    --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch --json "$out/train.json"
 
 # Short table: headlines of every GPU result and the same-run peer ratios.
 python3 - "$out" <<'PY' | tee "$out/summary.txt"

@@ -39,7 +39,9 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const std::vecto
   auto common = std::make_shared<CommonOptions>();
   auto suite = std::make_shared<std::string>("quick");
   add_common_options(*app, *common);
-  app->add_option("--suite", *suite, "quick (about a minute on a CPU-only machine) or full (every default)")
+  app->add_option("--suite", *suite,
+                  "quick (small presets, about a minute on a CPU-only machine) or full (mem, gemm and attn with "
+                  "their defaults; train, coll and p2p run their quick presets in both suites)")
       ->check(CLI::IsMember({"quick", "full"}))
       ->capture_default_str();
   run = [=, &argv] {

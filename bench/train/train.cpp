@@ -85,6 +85,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.model = resolve_config(o);
   r.base.micro_batch = o.micro_batch;
   r.base.seed = o.seed;
+  r.base.data_seed = o.data_seed;
   r.base.recompute = parse_recompute(o.recompute);
   r.base.precision = *precision;
   r.base.data_file = o.data;
@@ -202,6 +203,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       root.add_subcommand("train", "Training steps of a GPT model under dp × tp × pp, sp, ZeRO, pipeline schedules");
   auto common = std::make_shared<CommonOptions>();
   auto o = std::make_shared<TrainCliOptions>();
+  // --seed seeds the inputs (synthetic tokens) as in every family, --init-seed the parameters; the
+  // defaults keep what a plain `gcbench train` ran before the two were separated.
+  common->seed = o->data_seed;
+  o->seed = 1;
   add_common_options(*app, *common, false, false);
   app->add_option("--model", o->model, "Named config (tiny, gpt2-124m, …, gpt3-175b) or a JSON file")
       ->capture_default_str();
@@ -230,7 +235,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--data", o->data,
                   "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");
   app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
-  app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
+  app->add_option("--warmup-steps", o->warmup, "Untimed training steps before timing")->capture_default_str();
+  app->add_option("--init-seed", o->seed, "Seed of the parameter initialisation (--seed: the synthetic tokens)")
+      ->check(non_negative())
+      ->capture_default_str();
   app->add_option(
          "--backend", o->backend,
          "Compute backend: " + models::compute_backend_names() +
@@ -266,7 +274,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                   "Write the final weights as Hugging Face GPT-2 safetensors, config.json beside it");
   run = [=, &argv] {
     TrainCliOptions opts = *o;
-    opts.seed = common->seed;                                  // --seed: parameter initialisation (data: a fixed seed)
+    opts.data_seed = common->seed;
     const models::TrainRequest request = train_request(opts);  // every check before any allocation
     const bool model_file = opts.init_from.empty() && opts.model.find(".json") != std::string::npos;
     SessionFiles files;

@@ -30,12 +30,13 @@ struct TrainCliOptions {
   std::string recompute = "none";
   std::string precision = "fp32";
   std::string data;  // token file (llm.c / nanoGPT); empty = synthetic
-  int steps = 5, warmup = 1;
+  int steps = 5, warmup = 1;  // --steps, --warmup-steps
   std::string backend = "cpu";
   std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
   bool peer_torch = false;    // run scripts/peers/torch_gpt.py on the same model, weights and tokens
   int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
-  uint64_t seed = 1234;
+  uint64_t seed = 1234;       // --init-seed: parameter initialisation
+  uint64_t data_seed = 42;    // --seed: the synthetic tokens (the inputs), as every family's --seed
   std::string sweep;      // LAYOUTS: models/sweep.hpp
   double peak_flops = 0;  // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = 1024;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -63,6 +64,19 @@ TEST_F(Cli, HelpAndVersion) {
     EXPECT_NE(h.out.find("Usage"), std::string::npos) << sub;
   }
   EXPECT_NE(gcbench("mem --help").out.find("--jsonl"), std::string::npos);
+}
+
+// `run --suite full` keeps the quick presets of train, coll and p2p: its help says so, not
+// "every default". The --backend help lists the communicator table's names.
+TEST_F(Cli, HelpSaysWhatItRuns) {
+  std::string run_help = gcbench("run --help").out;
+  run_help.erase(std::remove(run_help.begin(), run_help.end(), '\n'), run_help.end());
+  std::string squeezed;  // CLI11 wraps and indents long help text
+  for (char c : run_help)
+    if (c != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += c;
+  EXPECT_NE(squeezed.find("train, coll and p2p run their quick presets in both suites"), std::string::npos) << run_help;
+  for (const char* sub : {"coll --help", "p2p --help", "scan --help"})
+    EXPECT_NE(gcbench(sub).out.find("threads, mpi, nccl"), std::string::npos) << sub;
 }
 
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {

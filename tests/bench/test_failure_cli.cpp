@@ -73,7 +73,7 @@ TEST_F(FailureCli, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
         "export --format csv " + base + " -o " + base, "compare " + other + " " + base + " --md " + base,
         "compare " + other + " " + base + " --junit " + other, "topo --from " + base + " -o " + base,
         "mem" + kFast + "--json " + base + " --csv " + base, "mem" + kFast + "--json " + base + " --jsonl " + base,
-        "train --model tiny --steps 1 --warmup 0 --peak-flops 1e9 -q --json " + base + " --dump " + base}) {
+        "train --model tiny --steps 1 --warmup-steps 0 --peak-flops 1e9 -q --json " + base + " --dump " + base}) {
     const CliRun r = gcbench(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
@@ -201,17 +201,54 @@ TEST_F(FailureCli, MalformedButParseableDocumentsAreBadInputInEveryReader) {
 
 TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
   const std::string outs = " --json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv");
-  for (const std::string& bad : std::vector<std::string>{
-           "mem --size 0", "mem --size ''", "mem --latency-max 0", "mem --threads 100000", "mem --threads 0",
-           "mem --seed -1", "mem --device gpu:99999999999999999999", "mem --size 1e400", "run --noise 0",
-           "coll --ranks 0", "coll --backend threads --ranks 2 -r 5 -b 1K -e 1K", "coll --backend nccl -b 1K -e 1K",
-           "coll --timeout 0", "p2p --mode rank --ranks 0", "train --ranks 0", "train --peak-flops 0",
-           "train --peak-flops nan", "train --peak-size 0", "train --timeout -1",
-           "train --model tiny --steps 1 --dump " + path("no/such/folder/dump.txt")}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"mem --size 0",
+                                "mem --size ''",
+                                "mem --latency-max 0",
+                                "mem --threads 100000",
+                                "mem --threads 0",
+                                "mem --seed -1",
+                                "mem --device gpu:99999999999999999999",
+                                "mem --size 1e400",
+                                "run --noise 0",
+                                "coll --ranks 0",
+                                "coll --backend threads --ranks 2 -r 5 -b 1K -e 1K",
+                                "coll --backend nccl -b 1K -e 1K",
+                                "coll --timeout 0",
+                                "p2p --mode rank --ranks 0",
+                                "train --ranks 0",
+                                "train --peak-flops 0",
+                                "train --peak-flops nan",
+                                "train --peak-size 0",
+                                "train --timeout -1",
+                                "train --model tiny --steps 1 --dump " + path("no/such/folder/dump.txt"),
+                                "mem --kernels bogus",
+                                "mem --kernels 3",
+                                "attn --impl triton",
+                                "attn --pass sideways",
+                                "coll --backend gloo",
+                                "p2p --mode rank --backend gloo",
+                                "scan --backend gloo"}) {
     const CliRun r = gcbench(bad + outs);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
     EXPECT_FALSE(fs::exists(path("r.json")) || fs::exists(path("r.jsonl")) || fs::exists(path("r.csv"))) << bad;
+  }
+}
+
+// Flags whose values name an enum or a table row say which names they accept, from the table.
+TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"mem --kernels copy,bogus", "bogus: expected one of copy, scale, add, triad, dot, read, write"},
+      {"mem --kernels 3", "3: expected one of copy, scale"},  // a number is not a silent alias
+      {"attn --impl triton", "triton: expected one of ours, unfused, cudnn"},
+      {"attn --pass sideways", "sideways: expected one of fwd, bwd, fwdbwd"},
+      {"coll --backend gloo", "gloo not in {threads,mpi,nccl}"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
   }
 }
 
@@ -232,8 +269,9 @@ TEST_F(FailureCli, TooLittleHostMemoryIsRefusedUpFront) {
 TEST_F(FailureCli, TrainTimeoutEndsAStepThatLastsTooLong) {
   // One layer of gpt2-124m at 128 tokens takes about a second per step on a small CPU; 0.05 s
   // is far below any machine's step time. The watchdog ends the run and names the step.
-  const CliRun r = gcbench("train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup 0 --peak-flops 1e9 -q "
-                           "--timeout 0.05");
+  const CliRun r = gcbench(
+      "train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup-steps 0 --peak-flops 1e9 -q "
+      "--timeout 0.05");
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("in training step (--timeout 0.05 s)"), std::string::npos) << r.err;
 }

@@ -23,7 +23,7 @@ if(GCB_PYTHON3)
   # trains the same tiny GPT from the same weights and tokens, and its losses agree with ours within
   # 1e-4 (the row PASSes); skipped (77) without torch.
   add_test(NAME train_torch_peer_live
-           COMMAND sh -c "${GCB_PYTHON3} -c 'import torch' 2>/dev/null || exit 77; $<TARGET_FILE:gcbench> train --model tiny --steps 2 --warmup 1 --peer-torch --quiet --json ${CMAKE_CURRENT_BINARY_DIR}/train_torch_peer.json && ${GCB_PYTHON3} -c \"import json,sys; r={x['key']: x['status'] for x in json.load(open(sys.argv[1]))['results']}; print(r); sys.exit(0 if r.get('train/dp1/vs_torch_eager') == 'PASS' else 1)\" ${CMAKE_CURRENT_BINARY_DIR}/train_torch_peer.json")
+           COMMAND sh -c "${GCB_PYTHON3} -c 'import torch' 2>/dev/null || exit 77; $<TARGET_FILE:gcbench> train --model tiny --steps 2 --warmup-steps 1 --peer-torch --quiet --json ${CMAKE_CURRENT_BINARY_DIR}/train_torch_peer.json && ${GCB_PYTHON3} -c \"import json,sys; r={x['key']: x['status'] for x in json.load(open(sys.argv[1]))['results']}; print(r); sys.exit(0 if r.get('train/dp1/vs_torch_eager') == 'PASS' else 1)\" ${CMAKE_CURRENT_BINARY_DIR}/train_torch_peer.json")
   set_tests_properties(train_torch_peer_live PROPERTIES LABELS "models;python" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()
 # --overlap under mpirun (the dp collectives from a second thread, beside the tp group:
@@ -32,7 +32,7 @@ endif()
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   set(_dump ${CMAKE_CURRENT_BINARY_DIR}/train_overlap)
   add_test(NAME train_mpi_overlap_equals_threads
-           COMMAND sh -c "$<TARGET_FILE:gcbench> train --model tiny --dp 2 --tp 2 --zero 2 --steps 2 --warmup 1 --quiet --dump ${_dump}_threads.txt && ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 --oversubscribe $<TARGET_FILE:gcbench> train --model tiny --dp 2 --tp 2 --zero 2 --steps 2 --warmup 1 --overlap --quiet --dump ${_dump}_mpi.txt && ${CMAKE_COMMAND} -E compare_files ${_dump}_mpi.txt ${_dump}_threads.txt")
+           COMMAND sh -c "$<TARGET_FILE:gcbench> train --model tiny --dp 2 --tp 2 --zero 2 --steps 2 --warmup-steps 1 --quiet --dump ${_dump}_threads.txt && ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 --oversubscribe $<TARGET_FILE:gcbench> train --model tiny --dp 2 --tp 2 --zero 2 --steps 2 --warmup-steps 1 --overlap --quiet --dump ${_dump}_mpi.txt && ${CMAKE_COMMAND} -E compare_files ${_dump}_mpi.txt ${_dump}_threads.txt")
   set_tests_properties(train_mpi_overlap_equals_threads PROPERTIES
     LABELS mpi TIMEOUT 300
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1")
