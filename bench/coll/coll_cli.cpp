@@ -113,7 +113,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   auto common = std::make_shared<CommonOptions>();
   auto o = std::make_shared<CollOptions>();
   auto f = std::make_shared<CollFlags>();
-  add_common_options(*app, *common, false, true);
+  add_common_options(*app, *common, true, true);
   app->add_option("--op", f->op_tokens,
                   "Collectives, comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
                   "sendrecv, gather, scatter, or all (a reduction name here acts as -o)")
@@ -154,6 +154,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   run = [=, &argv] {
     CollOptions options = *o;
     apply(*f, options);
+    options.backend = communicator_for_device(common->device, options.backend);
     HarnessOptions harness = microsecond_family_harness(*app, common->harness);
     // -w wins; else the common --warmup; else nccl-tests' default of 1.
     if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;

@@ -93,6 +93,29 @@ HarnessOptions microsecond_family_harness(const CLI::App& app, HarnessOptions h,
   return h;
 }
 
+std::optional<MemorySpace> device_memory(const std::string& device) {
+  if (device.rfind("gpu:", 0) == 0) {
+    select_devices(device);  // an index that does not exist: that message first
+    throw UsageError(fmt::format("--device {}: the ranks use every visible GPU, one each (choose them with "
+                                 "CUDA_VISIBLE_DEVICES); give --device gpu",
+                                 device));
+  }
+  const DeviceSelection sel = select_devices(device);
+  if (sel.cpu && sel.gpu_requested) return std::nullopt;  // all
+  return sel.cpu ? MemorySpace::host : MemorySpace::device;
+}
+
+std::string communicator_for_device(const std::string& device, const std::string& backend) {
+  const std::optional<MemorySpace> memory = device_memory(device);
+  if (!memory) return backend;
+  if (backend.empty()) return std::string(communicator_for(*memory, world_is_processes()));
+  if (communicator_backend(backend).memory != *memory)
+    throw UsageError(fmt::format("--backend {} moves {} memory but --device {} asks for {} memory", backend,
+                                 memory_space_name(communicator_backend(backend).memory), device,
+                                 memory_space_name(*memory)));
+  return backend;
+}
+
 DeviceSelection select_devices(const std::string& spec) {
   DeviceSelection sel;
   const int count = gpu::device_count();

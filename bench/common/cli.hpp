@@ -4,12 +4,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "bench/common/runner.hpp"
+#include "core/buffer.hpp"
 #include "core/context.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
@@ -80,6 +82,16 @@ struct DeviceSelection {
 // "cpu", "gpu" (every GPU), "gpu:N" (one; must exist), "all" (default: the host and every GPU).
 // Throws gcb::UsageError for anything else or a GPU index that does not exist.
 DeviceSelection select_devices(const std::string& spec);
+
+// --device of the families that run on a backend rather than on chosen devices (coll, train):
+// "cpu" = a backend on host memory, "gpu" = one on device memory (every rank its own GPU),
+// "all" = nullopt, the family's default. gpu:N is refused (gcb::UsageError: the ranks take every
+// visible GPU, choose them with CUDA_VISIBLE_DEVICES), as is anything select_devices refuses.
+std::optional<MemorySpace> device_memory(const std::string& device);
+// The communicator backend for --device: `backend` (an explicit --backend) when it moves that
+// memory, gcb::UsageError when it does not; else the first built one that does
+// (communicator_for); `backend` unchanged for --device all.
+std::string communicator_for_device(const std::string& device, const std::string& backend);
 
 // The one decision of which process writes files and prints the summary: world rank 0 under
 // mpirun/srun (from the launcher's variables, known before MPI starts), else the only process.

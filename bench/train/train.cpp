@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -73,6 +74,23 @@ std::pair<const char*, double> memory_unit(double largest) {
   if (largest >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
   if (largest >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
   return {"KiB", 1024.0};
+}
+
+// --device cpu|gpu: the first compute backend (table order) whose tensors live in that memory, or
+// the explicit --backend when they do (exit 2 when not); --device all keeps --backend.
+std::string backend_for_device(const std::string& device, const std::string& backend, bool backend_given) {
+  const std::optional<MemorySpace> memory = device_memory(device);
+  if (!memory) return backend;
+  if (backend_given) {
+    if (models::compute_backend(backend).memory != *memory)
+      throw UsageError(fmt::format("--backend {} runs on {} memory but --device {} asks for {} memory", backend,
+                                   memory_space_name(models::compute_backend(backend).memory), device,
+                                   memory_space_name(*memory)));
+    return backend;
+  }
+  for (const models::ComputeBackend& b : models::compute_backends())
+    if (b.memory == *memory) return std::string(b.name);
+  throw UsageError(fmt::format("--device {}: no compute backend runs on {} memory", device, memory_space_name(*memory)));
 }
 
 }  // namespace
@@ -207,7 +225,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   // defaults keep what a plain `gcbench train` ran before the two were separated.
   common->seed = o->data_seed;
   o->seed = 1;
-  add_common_options(*app, *common, false, false);
+  add_common_options(*app, *common, true, false);
   app->add_option("--model", o->model, "Named config (tiny, gpt2-124m, …, gpt3-175b) or a JSON file")
       ->capture_default_str();
   app->add_option("--layers", o->overrides.layers, "Override the number of layers");
@@ -239,7 +257,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--init-seed", o->seed, "Seed of the parameter initialisation (--seed: the synthetic tokens)")
       ->check(non_negative())
       ->capture_default_str();
-  app->add_option(
+  auto* backend = app->add_option(
          "--backend", o->backend,
          "Compute backend: " + models::compute_backend_names() +
              " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
@@ -275,6 +293,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   run = [=, &argv] {
     TrainCliOptions opts = *o;
     opts.data_seed = common->seed;
+    opts.backend = backend_for_device(common->device, opts.backend, backend->count() > 0);
     const models::TrainRequest request = train_request(opts);  // every check before any allocation
     const bool model_file = opts.init_from.empty() && opts.model.find(".json") != std::string::npos;
     SessionFiles files;

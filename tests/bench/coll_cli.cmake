@@ -38,3 +38,10 @@ if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
                        PROPERTIES LABELS mpi TIMEOUT 120 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()
+# --device cpu: the collectives move host memory, on the first built host backend of this launch
+# (rank threads here), whatever GPUs exist.
+add_test(NAME coll_cli_device_cpu_is_host_memory
+         COMMAND ${_expect} 0 "backend: threads" "# Avg bus bandwidth"
+                 -- $<TARGET_FILE:gcbench> coll --device cpu --ranks 2 -b 1K -e 1K --min-samples 2 --max-time 0.3)
+set_tests_properties(coll_cli_device_cpu_is_host_memory PROPERTIES LABELS bench TIMEOUT 300
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

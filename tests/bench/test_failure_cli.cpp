@@ -228,7 +228,12 @@ TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
                                 "attn --pass sideways",
                                 "coll --backend gloo",
                                 "p2p --mode rank --backend gloo",
-                                "scan --backend gloo"}) {
+                                "scan --backend gloo",
+                                "coll --device gpu:0",
+                                "coll --device tpu",
+                                "coll --device cpu --backend nccl -b 1K -e 1K",
+                                "train --device gpu:0",
+                                "train --device cpu --backend cuda"}) {
     const CliRun r = gcbench(bad + outs);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;

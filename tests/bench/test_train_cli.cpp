@@ -72,6 +72,19 @@ TEST(TrainCli, CudaSweepWithoutAGpuIsWaivedRowsWithTheReason) {
   }
   fs::remove(json);
 }
+
+// --device gpu picks the compute backend on device memory (the cuda row), as --backend cuda does.
+TEST(TrainCli, DeviceGpuIsTheDeviceMemoryBackend) {
+  if (gpu::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  const std::string json = temp("device-gpu.json");
+  const test::CliRun r = gcbench("--device gpu --model tiny --steps 1 --peak-flops 1e9 --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["params"]["backend"], "cuda");
+  EXPECT_EQ(doc["results"][0]["status"], "WAIVED");
+  fs::remove(json);
+}
 #else
 TEST(TrainCli, CudaNotBuiltIsAUsageError) {
   const test::CliRun r = gcbench("--backend cuda --quiet");
