@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "bench/coll/coll.hpp"
@@ -50,7 +51,13 @@ class CollCase {
   std::byte* send_ptr();
   std::byte* recv_ptr();
   size_t output_count() const;  // elements this rank checks (0: nothing defined here)
-  std::vector<std::byte> expected_output() const;
+  // This rank's reference output: a view into a reference the process's rank threads share
+  // (reductions, gathers, broadcast) or one built for this rank alone; `owner` keeps it alive.
+  struct Expected {
+    std::shared_ptr<const std::vector<std::byte>> owner;
+    const std::byte* data = nullptr;
+  };
+  Expected expected_output() const;
   void upload(void* dst, const void* src, size_t bytes);
   void download(void* dst, const void* src, size_t bytes);
 
