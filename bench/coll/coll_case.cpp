@@ -40,7 +40,8 @@ std::shared_ptr<const std::vector<std::byte>> shared_reference(std::mutex& mu, s
 
 // Rank q's seeded inputs [0, count) in the case's type.
 void fill_inputs(const CollCaseSpec& spec, int q, int nranks, size_t count, std::byte* out) {
-  for (size_t j = 0; j < count; ++j) store_as(spec.dtype, out, j, coll_input_value(spec.seed, q, j, spec.redop, nranks));
+  for (size_t j = 0; j < count; ++j)
+    store_as(spec.dtype, out, j, coll_input_value(spec.seed, q, j, spec.redop, nranks));
 }
 
 // The reduction of every rank's inputs over elements [0, total), in rank order with the
