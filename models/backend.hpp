@@ -213,6 +213,14 @@ class Backend {
   //    (probs may alias logits).
   virtual void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats,
                                     int rows, int V, int valid) = 0;
+  // 3 and 4 at once: losses as finish computes them, and dlogits = (softmax − onehot(target − v0))
+  //    · dloss with 0 in the padding columns, written over the logits (dlogits may alias logits)
+  //    without storing the probabilities (llm.c's fused classifier, karpathy/llm.c
+  //    llmc/fused_classifier.cuh). By default finish then backward (the CPU oracle); a device
+  //    backend fuses the two passes into one.
+  virtual void cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax,
+                                             const float* stats, const int32_t* targets, int v0, int rows, int V,
+                                             int valid, float dloss);
   // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
   virtual void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0,
                                       int rows, int V, float dloss) = 0;

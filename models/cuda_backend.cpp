@@ -181,6 +181,13 @@ void CudaBackend::cross_entropy_finish(float* losses, View probs, View logits, c
                           stats, rows, V, valid, compute_stream());
 }
 
+void CudaBackend::cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax,
+                                                const float* stats, const int32_t* targets, int v0, int rows, int V,
+                                                int valid, float dloss) {
+  k::cross_entropy_finish_backward(same_type("cross_entropy_finish_backward", {dlogits, logits}), losses, dlogits.data,
+                                   logits.data, rowmax, stats, targets, v0, rows, V, valid, dloss, compute_stream());
+}
+
 void CudaBackend::cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                                          float dloss) {
   k::cross_entropy_backward(same_type("cross_entropy_backward", {dlogits, probs}), dlogits.data, probs.data, targets, v0,

@@ -5,6 +5,7 @@
 // "Online normalizer calculation for softmax"), so that the sums pass reads only the target logit.
 #include <cmath>
 
+#include "kernels/train/cross_entropy_math.hpp"
 #include "kernels/train/train_common.cuh"
 #include "kernels/train/train_kernels.hpp"
 
@@ -76,6 +77,21 @@ __global__ void finish_kernel(float* losses, T* probs, const T* logits, const fl
   }
 }
 
+// One block per row; element i of the row is read once and its gradient written in its place.
+template <typename T>
+__global__ void finish_backward_kernel(float* losses, T* dlogits, const T* logits, const float* rowmax,
+                                       const float* stats, const int32_t* targets, int v0, int V, int valid,
+                                       float dloss) {
+  const size_t row = at(blockIdx.x, V);
+  const float m = rowmax[blockIdx.x], sum = stats[2 * blockIdx.x], inv = 1.0f / sum;
+  if (threadIdx.x == 0) losses[blockIdx.x] = cross_entropy_row_loss(sum, stats[2 * blockIdx.x + 1], m);
+  const int hit = in_shard(targets[blockIdx.x], v0, V) ? targets[blockIdx.x] - v0 : -1;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    const float d = cross_entropy_dlogit(to_float(logits[row + i]), m, inv, i == hit, i >= valid, dloss);
+    dlogits[row + i] = from_float<T>(d);
+  }
+}
+
 template <typename T>
 __global__ void backward_kernel(T* dlogits, const T* probs, const int32_t* targets, int v0, int V, float dloss) {
   const size_t row = at(blockIdx.x, V);
@@ -126,6 +142,20 @@ void cross_entropy_finish(DType t, float* losses, void* probs, const void* logit
     using T = decltype(tag);
     finish_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
         losses, static_cast<T*>(probs), static_cast<const T*>(logits), rowmax, stats, V, valid);
+  });
+  check_launch();
+}
+
+void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
+                                   const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
+                                   float dloss, void* stream) {
+  const NvtxRange range("cross_entropy_finish_backward");
+  GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_finish_backward: bad shape");
+  if (rows == 0) return;
+  dispatch(t, "cross_entropy_finish_backward", [&](auto tag) {
+    using T = decltype(tag);
+    finish_backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
+        losses, static_cast<T*>(dlogits), static_cast<const T*>(logits), rowmax, stats, targets, v0, V, valid, dloss);
   });
   check_launch();
 }

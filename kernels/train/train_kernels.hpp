@@ -68,6 +68,14 @@ void cross_entropy_sums(DType t, float* stats, const void* logits, const float* 
 // from valid on (may alias logits).
 void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
                           const float* stats, int rows, int V, int valid, void* stream);
+// finish and backward in one pass (cross_entropy_math.hpp), the fused classifier of llm.c
+// (karpathy/llm.c llmc/fused_classifier.cuh): losses as finish computes them and dlogits =
+// (softmax − onehot(target − v0)) · dloss written over the logits' storage (dlogits may alias
+// logits), so the probabilities are never stored and the [rows, V] matrix is read once and
+// written once instead of twice each.
+void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
+                                   const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
+                                   float dloss, void* stream);
 // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
 void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows,
                             int V, float dloss, void* stream);

@@ -18,6 +18,7 @@
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_tiling.hpp"
+#include "kernels/train/cross_entropy_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/init_rng.hpp"
 #include "models/param_layout.hpp"
@@ -271,6 +272,39 @@ TEST(CpuBackend, CrossEntropyLeavesPaddedColumnsOut) {
     EXPECT_EQ(loss_padded[r], loss_real[r]) << "row " << r;
     for (int i = 0; i < V; ++i) EXPECT_EQ(d_padded[r * Vp + i], d_real[r * V + i]) << r << "," << i;
     for (int i = V; i < Vp; ++i) EXPECT_EQ(d_padded[r * Vp + i], 0.0f) << r << "," << i;
+  }
+}
+
+// The fused finish + backward of the CUDA backend, described per element on the host
+// (kernels/train/cross_entropy_math.hpp), against the CpuBackend's finish then backward: bitwise
+// in fp32 (the same expf, product and difference, nothing rounded in between), with padding
+// columns and a target outside the shard. The Backend's default (the CPU oracle's path) is the
+// two ops exactly.
+TEST(CpuBackend, FusedCrossEntropyArithmeticEqualsFinishThenBackward) {
+  CpuBackend be;
+  const int rows = 5, V = 9, valid = 7, v0 = 100;
+  const auto logits = randn(rows * V, 42, 3.0f);
+  const std::vector<int32_t> targets = {100, 106, 103, 7, 101};  // 7: another shard's token
+  std::vector<float> rowmax(rows), stats(2 * rows), losses(rows);
+  be.cross_entropy_max(rowmax.data(), f32(logits), rows, V, valid);
+  be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), v0, rows, V, valid);
+  const float dloss = 1.0f / 48;
+  std::vector<float> two_ops = logits;
+  be.cross_entropy_finish(losses.data(), f32(two_ops), f32(two_ops), rowmax.data(), stats.data(), rows, V, valid);
+  be.cross_entropy_backward(f32(two_ops), f32(two_ops), targets.data(), v0, rows, V, dloss);
+  std::vector<float> fused_default = logits, default_losses(rows);
+  be.cross_entropy_finish_backward(default_losses.data(), f32(fused_default), f32(fused_default), rowmax.data(),
+                                   stats.data(), targets.data(), v0, rows, V, valid, dloss);
+  EXPECT_EQ(fused_default, two_ops);
+  EXPECT_EQ(default_losses, losses);
+  for (int r = 0; r < rows; ++r) {
+    const float inv = 1.0f / stats[2 * r];
+    EXPECT_EQ(kernels::train::cross_entropy_row_loss(stats[2 * r], stats[2 * r + 1], rowmax[r]), losses[r]);
+    for (int i = 0; i < V; ++i) {
+      const float d = kernels::train::cross_entropy_dlogit(logits[r * V + i], rowmax[r], inv, targets[r] - v0 == i,
+                                                           i >= valid, dloss);
+      EXPECT_EQ(d, two_ops[r * V + i]) << r << "," << i;
+    }
   }
 }
 

@@ -223,6 +223,32 @@ TEST_F(CudaOps, CrossEntropyOverAShardWithTheOnlinePass) {
   }
 }
 
+// The fused finish + backward (one pass, dlogits over the logits) against the CPU oracle's two
+// ops, on the same statistics (computed by the CPU and uploaded to both sides).
+TEST_F(CudaOps, FusedCrossEntropyFinishBackwardEqualsTheTwoOps) {
+  const int rows = 67, V = 1000, v0 = 500, valid = 987;
+  const float dloss = 1.0f / 4096;
+  for (DType t : kTypes) {
+    Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, v0 + valid - 1);
+    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)), losses = zeros(DType::f32, rows);
+    cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V, valid);
+    cpu_.cross_entropy_sums(stats.cpu.f32(), logits.c(), rowmax.cpu.f32(), targets.cpu.i32(), v0, rows, V, valid);
+    gpu_->copy_from_host(rowmax.gpu.data(), rowmax.cpu.data(), rowmax.cpu.bytes());
+    gpu_->copy_from_host(stats.gpu.data(), stats.cpu.data(), stats.cpu.bytes());
+    cpu_.cross_entropy_finish(losses.cpu.f32(), logits.c(), logits.c(), rowmax.cpu.f32(), stats.cpu.f32(), rows, V,
+                              valid);
+    cpu_.cross_entropy_backward(logits.c(), logits.c(), targets.cpu.i32(), v0, rows, V, dloss);
+    gpu_->cross_entropy_finish_backward(losses.gpu.f32(), logits.g(), logits.g(), rowmax.gpu.f32(), stats.gpu.f32(),
+                                        targets.gpu.i32(), v0, rows, V, valid, dloss);
+    // The loss: one logf of the same Σexp on each side.
+    expect_close(losses, {DType::f32, 1, 0.0, 1}, "cross_entropy_finish_backward losses");
+    // A probability (≤ 1): one expf and one product each side; the oracle also rounds it to t
+    // before the difference (one ulp of t below 1, at most 2⁻⁷ in bf16), scaled by dloss.
+    expect_close(logits, {t, 1, 0.0, 2, (t == DType::bf16 ? 0x1p-7 : 0x1p-23) * dloss},
+                 "cross_entropy_finish_backward dlogits");
+  }
+}
+
 TEST_F(CudaOps, AdamWFp32AndMixed) {
   const size_t n = 2051;
   AdamWArgs a;
