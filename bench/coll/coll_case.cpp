@@ -1,0 +1,246 @@
+#include "bench/coll/coll_case.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+// The reference reduction of every rank's inputs over elements [0, total), in rank order with
+// the backends' own host reduction. It is the same for every rank of a case, so the rank threads
+// of one process compute it once and share it (16 rank threads each reducing 16 ranks × 16 MiB
+// took longer than the measurement itself). One entry: cases run one after another.
+std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpec& spec, int nranks, size_t total) {
+  struct Key {
+    uint64_t seed;
+    DType dtype;
+    ReduceOp redop;
+    int nranks;
+    size_t total;
+    bool operator==(const Key&) const = default;
+  };
+  static std::mutex mu;
+  static std::optional<Key> cached_key;
+  static std::shared_ptr<const std::vector<std::byte>> cached;
+  const Key key{spec.seed, spec.dtype, spec.redop, nranks, total};
+  std::lock_guard lk(mu);  // the first rank computes, the others wait for it
+  if (cached_key == key) return cached;
+  const size_t e = dtype_size(spec.dtype);
+  auto acc = std::make_shared<std::vector<std::byte>>(total * e);
+  std::vector<std::byte> in(total * e);
+  for (size_t j = 0; j < total; ++j)
+    store_as(spec.dtype, acc->data(), j, coll_input_value(spec.seed, 0, j, spec.redop, nranks));
+  for (int q = 1; q < nranks; ++q) {
+    for (size_t j = 0; j < total; ++j)
+      store_as(spec.dtype, in.data(), j, coll_input_value(spec.seed, q, j, spec.redop, nranks));
+    reduce_into(spec.dtype, spec.redop, acc->data(), in.data(), total);
+  }
+  finish_reduction(spec.dtype, spec.redop, acc->data(), total, nranks);
+  cached_key = key;
+  cached = std::move(acc);
+  return cached;
+}
+
+}  // namespace
+
+double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
+  const uint64_t h =
+      splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull ^ splitmix64_mix(i)));
+  // Sums of ≤ 4·n stay exact in every type up to bf16 for n ≤ 64; products of 1s and 2s are
+  // powers of two; avg inputs are n·v so that sum / n is the integer Σv.
+  if (op == ReduceOp::prod) return static_cast<double>(1 + h % 2);
+  const double v = static_cast<double>(1 + h % 4);
+  return op == ReduceOp::avg ? v * nranks : v;
+}
+
+CollCase::CollCase(RankContext& ctx, const CollCaseSpec& spec) : ctx_(ctx), spec_(spec), on_device_(ctx.device >= 0) {
+  const size_t e = elem();
+  const size_t send_bytes = spec_.shape.send_count * e;
+  const size_t recv_bytes = spec_.shape.recv_count * e;
+  const size_t base_bytes = spec_.in_place ? std::max(send_bytes, recv_bytes) : send_bytes;
+  if (on_device_) {
+    stream_ = gpu::create_stream(ctx.device);
+    dev_send_ = DeviceBuffer(ctx.device, std::max<size_t>(base_bytes, e));
+    if (!spec_.in_place) dev_recv_ = DeviceBuffer(ctx.device, std::max<size_t>(recv_bytes, e));
+  } else {
+    host_send_.assign(std::max<size_t>(base_bytes, e), std::byte{0});
+    if (!spec_.in_place) host_recv_.assign(std::max<size_t>(recv_bytes, e), std::byte{0});
+  }
+}
+
+CollCase::~CollCase() {
+  if (stream_) gpu::destroy_stream(stream_);
+}
+
+size_t CollCase::elem() const { return dtype_size(spec_.dtype); }
+
+std::byte* CollCase::send_ptr() {
+  auto* base = static_cast<std::byte*>(on_device_ ? dev_send_.data() : static_cast<void*>(host_send_.data()));
+  // In place, all_gather's input is this rank's block of the output (NCCL convention).
+  if (spec_.in_place && spec_.op == CollOp::all_gather)
+    return base + static_cast<size_t>(ctx_.rank) * spec_.shape.count * elem();
+  return base;
+}
+
+std::byte* CollCase::recv_ptr() {
+  if (!spec_.in_place)
+    return static_cast<std::byte*>(on_device_ ? dev_recv_.data() : static_cast<void*>(host_recv_.data()));
+  auto* base = static_cast<std::byte*>(on_device_ ? dev_send_.data() : static_cast<void*>(host_send_.data()));
+  // In place, reduce_scatter's output is this rank's block of the input (NCCL convention).
+  if (spec_.op == CollOp::reduce_scatter) return base + static_cast<size_t>(ctx_.rank) * spec_.shape.count * elem();
+  return base;
+}
+
+void CollCase::upload(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (!on_device_) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  gpu::copy_async(dst, src, bytes, gpu::CopyKind::host_to_device, stream_);
+  gpu::synchronize(stream_);
+}
+
+void CollCase::download(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (!on_device_) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  gpu::copy_async(dst, src, bytes, gpu::CopyKind::device_to_host, stream_);
+  gpu::synchronize(stream_);
+}
+
+void CollCase::init_inputs() {
+  const size_t n = spec_.shape.send_count;
+  std::vector<std::byte> in(n * elem());
+  // In place for all_gather the send region is only this rank's block.
+  const size_t count = spec_.in_place && spec_.op == CollOp::all_gather ? spec_.shape.count : n;
+  for (size_t i = 0; i < count; ++i)
+    store_as(spec_.dtype, in.data(), i, coll_input_value(spec_.seed, ctx_.rank, i, spec_.redop, ctx_.size));
+  upload(send_ptr(), in.data(), count * elem());
+}
+
+void CollCase::launch() {
+  Communicator& c = ctx_.world_comm;
+  const size_t n = spec_.shape.count;
+  const DType t = spec_.dtype;
+  const int rank = ctx_.rank, size = ctx_.size, root = spec_.root;
+  std::byte* s = send_ptr();
+  std::byte* r = recv_ptr();
+  const size_t block = n * elem();
+  switch (spec_.op) {
+    case CollOp::all_reduce: return c.all_reduce(s, r, n, t, spec_.redop);
+    case CollOp::all_gather: return c.all_gather(s, r, n, t);
+    case CollOp::reduce_scatter: return c.reduce_scatter(s, r, n, t, spec_.redop);
+    case CollOp::broadcast: return c.broadcast(s, r, n, t, root);
+    case CollOp::reduce: return c.reduce(s, r, n, t, spec_.redop, root);
+    case CollOp::alltoall: return c.all_to_all(s, r, n, t);
+    case CollOp::sendrecv:  // ring shift: send to rank+1, receive from rank−1 (nccl-tests sendrecv_perf)
+      c.group_start();
+      c.send(s, n, t, (rank + 1) % size);
+      c.recv(r, n, t, (rank - 1 + size) % size);
+      c.group_end();
+      return;
+    case CollOp::gather:  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
+      c.group_start();
+      c.send(s, n, t, root);
+      if (rank == root)
+        for (int q = 0; q < size; ++q) c.recv(r + static_cast<size_t>(q) * block, n, t, q);
+      c.group_end();
+      return;
+    case CollOp::scatter:
+      c.group_start();
+      if (rank == root)
+        for (int q = 0; q < size; ++q) c.send(s + static_cast<size_t>(q) * block, n, t, q);
+      c.recv(r, n, t, root);
+      c.group_end();
+      return;
+  }
+}
+
+size_t CollCase::output_count() const {
+  const size_t n = spec_.shape.count;
+  const auto ranks = static_cast<size_t>(ctx_.size);
+  switch (spec_.op) {
+    case CollOp::all_reduce:
+    case CollOp::reduce_scatter:
+    case CollOp::broadcast:
+    case CollOp::sendrecv:
+    case CollOp::scatter: return n;
+    case CollOp::reduce: return ctx_.rank == spec_.root ? n : 0;
+    case CollOp::gather: return ctx_.rank == spec_.root ? n * ranks : 0;
+    case CollOp::all_gather:
+    case CollOp::alltoall: return n * ranks;
+  }
+  return 0;
+}
+
+std::vector<std::byte> CollCase::expected_output() const {
+  const size_t n = spec_.shape.count, e = elem();
+  const int size = ctx_.size, rank = ctx_.rank, root = spec_.root;
+  const DType t = spec_.dtype;
+  std::vector<std::byte> out(output_count() * e);
+  auto input = [&](int q, size_t i) { return coll_input_value(spec_.seed, q, i, spec_.redop, size); };
+  // Elements [offset, offset + n) of the reduction over all ranks of the whole send buffer
+  // (exact here: the inputs are small integers).
+  auto reduced = [&](size_t offset) {
+    const auto all = shared_reduction(spec_, size, spec_.shape.send_count);
+    return std::vector<std::byte>(all->begin() + static_cast<std::ptrdiff_t>(offset * e),
+                                  all->begin() + static_cast<std::ptrdiff_t>((offset + n) * e));
+  };
+  switch (spec_.op) {
+    case CollOp::all_reduce:
+    case CollOp::reduce:
+      if (!out.empty()) out = reduced(0);
+      break;
+    case CollOp::reduce_scatter: out = reduced(static_cast<size_t>(rank) * n); break;
+    case CollOp::all_gather:
+    case CollOp::gather:
+      for (int q = 0; q < size && !out.empty(); ++q)
+        for (size_t j = 0; j < n; ++j) store_as(t, out.data(), static_cast<size_t>(q) * n + j, input(q, j));
+      break;
+    case CollOp::broadcast:
+      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input(root, j));
+      break;
+    case CollOp::alltoall:
+      for (int q = 0; q < size; ++q)
+        for (size_t j = 0; j < n; ++j)
+          store_as(t, out.data(), static_cast<size_t>(q) * n + j, input(q, static_cast<size_t>(rank) * n + j));
+      break;
+    case CollOp::sendrecv:
+      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input((rank - 1 + size) % size, j));
+      break;
+    case CollOp::scatter:
+      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input(root, static_cast<size_t>(rank) * n + j));
+      break;
+  }
+  return out;
+}
+
+uint64_t CollCase::check(long long corrupt_index) {
+  init_inputs();
+  launch();
+  ctx_.world_comm.synchronize();
+  const size_t count = output_count(), e = elem();
+  if (count == 0) return 0;
+  std::vector<std::byte> got(count * e);
+  download(got.data(), recv_ptr(), count * e);
+  if (corrupt_index >= 0) {
+    const size_t i = static_cast<size_t>(corrupt_index) % count;
+    store_as(spec_.dtype, got.data(), i, load_as(spec_.dtype, got.data(), i) + 1);
+  }
+  const std::vector<std::byte> want = expected_output();
+  uint64_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) wrong += std::memcmp(got.data() + i * e, want.data() + i * e, e) != 0 ? 1 : 0;
+  return wrong;
+}
+
+}  // namespace gcb::bench
