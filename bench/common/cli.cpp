@@ -96,9 +96,10 @@ HarnessOptions microsecond_family_harness(const CLI::App& app, HarnessOptions h,
 std::optional<MemorySpace> device_memory(const std::string& device) {
   if (device.rfind("gpu:", 0) == 0) {
     select_devices(device);  // an index that does not exist: that message first
-    throw UsageError(fmt::format("--device {}: the ranks use every visible GPU, one each (choose them with "
-                                 "CUDA_VISIBLE_DEVICES); give --device gpu",
-                                 device));
+    throw UsageError(
+        fmt::format("--device {}: the ranks use every visible GPU, one each (choose them with "
+                    "CUDA_VISIBLE_DEVICES); give --device gpu",
+                    device));
   }
   const DeviceSelection sel = select_devices(device);
   if (sel.cpu && sel.gpu_requested) return std::nullopt;  // all

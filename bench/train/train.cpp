@@ -90,7 +90,8 @@ std::string backend_for_device(const std::string& device, const std::string& bac
   }
   for (const models::ComputeBackend& b : models::compute_backends())
     if (b.memory == *memory) return std::string(b.name);
-  throw UsageError(fmt::format("--device {}: no compute backend runs on {} memory", device, memory_space_name(*memory)));
+  throw UsageError(
+      fmt::format("--device {}: no compute backend runs on {} memory", device, memory_space_name(*memory)));
 }
 
 }  // namespace
@@ -257,12 +258,13 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--init-seed", o->seed, "Seed of the parameter initialisation (--seed: the synthetic tokens)")
       ->check(non_negative())
       ->capture_default_str();
-  auto* backend = app->add_option(
-         "--backend", o->backend,
-         "Compute backend: " + models::compute_backend_names() +
-             " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
-             "GPU exists)")
-      ->capture_default_str();
+  auto* backend =
+      app->add_option(
+             "--backend", o->backend,
+             "Compute backend: " + models::compute_backend_names() +
+                 " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
+                 "GPU exists)")
+          ->capture_default_str();
   app->add_option(
          "--attn", o->attn,
          "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
