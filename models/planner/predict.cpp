@@ -33,21 +33,26 @@ struct Groups {
   Tier tp, dp, pp;
 };
 
-double pass_seconds(const ComputeModel& cm, const PassWork& w) {
-  double t = cm.elementwise_seconds(w.elementwise_bytes);
-  for (const GemmCall& g : w.gemm) t += g.count * cm.gemm_seconds(g.shape);
-  for (const AttnCall& a : w.attn) t += a.count * cm.attention_seconds(a.shape);
-  return t;
-}
-
 // One stage, one micro-batch.
 struct StageTime {
   double forward = 0, backward = 0, recompute = 0, tp = 0, pp = 0, zero3 = 0;
+  double gemm = 0, attention = 0, elementwise = 0;  // the three passes by kind of work
   double backward_one_layer = 0;
   double total() const { return forward + backward + recompute + tp + pp + zero3; }
   // After the schedule.
   double dp_reduce = 0, dp_reduce_embed = 0, dp_gather = 0, other = 0, optimizer = 0;
 };
+
+double pass_seconds(const ComputeModel& cm, const PassWork& w, StageTime& by_kind) {
+  const double ew = cm.elementwise_seconds(w.elementwise);
+  double gemm = 0, attn = 0;
+  for (const GemmCall& g : w.gemm) gemm += g.count * cm.gemm_seconds(g.shape);
+  for (const AttnCall& a : w.attn) attn += a.count * cm.attention_seconds(a.shape);
+  by_kind.gemm += gemm;
+  by_kind.attention += attn;
+  by_kind.elementwise += ew;
+  return ew + gemm + attn;
+}
 
 StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelLayout& lay, const Groups& g,
                      int stage, int v) {
@@ -55,9 +60,9 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
   const ComputeModel& cm = pm.compute;
   const CommModel& comm = pm.comm;
   StageTime t;
-  t.forward = pass_seconds(cm, w.forward);
-  t.backward = pass_seconds(cm, w.backward);
-  t.recompute = pass_seconds(cm, w.recompute);
+  t.forward = pass_seconds(cm, w.forward, t);
+  t.backward = pass_seconds(cm, w.backward, t);
+  t.recompute = pass_seconds(cm, w.recompute, t);
   t.backward_one_layer = w.layers > 0 ? (t.backward) / (w.layers + (w.last ? 1.0 : 0.0)) : 0.0;
   for (const CommCall& c : w.per_micro_batch) {
     const Collective op = collective_of(c.kind);
@@ -103,7 +108,7 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
       default: break;
     }
   }
-  t.optimizer = cm.elementwise_seconds(w.optimizer_bytes);
+  t.optimizer = cm.elementwise_seconds(w.optimizer);
   return t;
 }
 
@@ -191,6 +196,9 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   t.forward = m * bottleneck.forward;
   t.backward = m * bottleneck.backward;
   t.recompute = m * bottleneck.recompute;
+  t.gemm = m * bottleneck.gemm;
+  t.attention = m * bottleneck.attention;
+  t.elementwise = m * bottleneck.elementwise;
   t.tp_comm = m * bottleneck.tp;
   t.pp_comm = m * bottleneck.pp;
   t.zero3_gather = m * bottleneck.zero3;

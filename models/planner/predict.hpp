@@ -52,6 +52,7 @@ struct PlanModel {
 struct TimeBreakdown {
   // The bottleneck stage's m micro-batches (seconds per step).
   double forward = 0, backward = 0, recompute = 0;
+  double gemm = 0, attention = 0, elementwise = 0;  // the same three passes by kind of work
   double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
   double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s
   // After the schedule, on the slowest stage.
