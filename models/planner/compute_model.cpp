@@ -69,7 +69,7 @@ double ComputeModel::gemm_seconds(const GemmShape& s) const {
     }
     rate = interpolate(pts, {log2d(static_cast<double>(s.m)), log2d(static_cast<double>(s.n)), log2d(static_cast<double>(s.k))});
   }
-  const double t = rate > 0 ? shared_.contention * flops / rate : 0.0;
+  const double t = rate > 0 ? flops / rate : 0.0;
   gemm_cache_.emplace(s, t);
   return t;
 }
@@ -83,7 +83,7 @@ double ComputeModel::attention_seconds(const AttnShapeCall& a) const {
     pts.push_back({{log2d(static_cast<double>(p.batch) * p.heads), log2d(p.seq), log2d(p.head_dim)}, p.flops / p.seconds});
   }
   if (!pts.empty()) rate = interpolate(pts, {log2d(static_cast<double>(a.batch) * a.heads), log2d(a.seq), log2d(a.head_dim)});
-  const double t = rate > 0 ? shared_.contention * a.flops() / rate : 0.0;
+  const double t = rate > 0 ? a.flops() / rate : 0.0;
   attn_cache_.emplace(a, t);
   return t;
 }

@@ -34,8 +34,9 @@ struct SharedHostRates {
   // Per element-wise op: elements/s a rank's loop reaches on cache-resident data (the roofline's
   // in-core ceiling); 0 = the memory roof only.
   std::array<double, kEwOps> ceiling{};
-  // GEMM and attention calls take this many times their calibrated time: the time of one GEMM
-  // with every rank running one at once over its time alone (the calibration ran alone).
+  // κ: the time of one GEMM with every rank running one at once over its time alone (the gemm
+  // and attn calibrations ran alone). predict.hpp layout_contention() scales it by how many
+  // other ranks a layout keeps busy while a rank computes.
   double contention = 1.0;
   std::string source;  // "" = none measured
 };
@@ -52,11 +53,7 @@ class ComputeModel {
   // count × max(bytes / memory bandwidth, elements / the op's ceiling).
   double elementwise_seconds(const EwCall& c) const;
   double elementwise_seconds(const std::vector<EwCall>& calls) const;
-  void set_shared_host(const SharedHostRates& r) {
-    shared_ = r;
-    gemm_cache_.clear();
-    attn_cache_.clear();
-  }
+  void set_shared_host(const SharedHostRates& r) { shared_ = r; }
   const SharedHostRates& shared_host() const { return shared_; }
 
   bool gemm_calibrated() const { return !cal_.gemm.empty(); }

@@ -98,7 +98,7 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   for (size_t k = 0; k < kMemCategories; ++k) mem[std::string(mem_category_name(static_cast<MemCategory>(k)))] = p.memory.peak[k];
   r.extra = {{"breakdown",
               {{"forward", t.forward}, {"backward", t.backward}, {"recompute", t.recompute}, {"gemm", t.gemm},
-               {"attention", t.attention}, {"elementwise", t.elementwise}, {"tp_comm", t.tp_comm},
+               {"attention", t.attention}, {"elementwise", t.elementwise}, {"contention", t.contention}, {"tp_comm", t.tp_comm},
                {"pp_comm", t.pp_comm}, {"zero3_gather", t.zero3_gather}, {"bubble", t.bubble}, {"dp_comm", t.dp_comm},
                {"dp_comm_hidden", t.dp_comm_hidden}, {"optimizer", t.optimizer}, {"other_comm", t.other_comm}}},
              {"bottleneck_stage", p.bottleneck_stage},

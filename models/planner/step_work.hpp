@@ -1,5 +1,5 @@
 // The work one rank of a pipeline stage does per micro-batch and per step, as lists the cost
-// models price: GEMM shapes, attention calls and element-wise bytes of the forward, the backward
+// models price: GEMM shapes, attention calls and element-wise calls of the forward, the backward
 // and what recomputation reruns; the collectives of each kind with their bytes per call and calls.
 // It follows the engine (gpt_layers.cpp, tp_comm, dp_comm, model_states, pipeline_schedule), so
 // that Σ calls × bytes per kind equals theory.hpp's comm_bytes and the calls equal what the engine

@@ -165,8 +165,23 @@ TEST(PlanModels, ElementwiseCallsTakeTheSlowerRoofAndContentionScalesComputeCall
   EXPECT_DOUBLE_EQ(cm.elementwise_seconds(EwCall{EwOp::gelu_forward, 1e6, 1e9, 1}), 1e9 / 1e10);
   // An op without a measured ceiling: the memory roof alone.
   EXPECT_DOUBLE_EQ(cm.elementwise_seconds(EwCall{EwOp::residual_add, 1e6, 12e6, 1}), 12e6 / 1e10);
-  // GEMMs calibrated alone take 1.5× with every rank computing at once.
-  EXPECT_DOUBLE_EQ(cm.gemm_seconds({256, 256, 256}), 1.5e-3);
+  // A GEMM keeps its calibrated time; the layout scales it (below).
+  EXPECT_DOUBLE_EQ(cm.gemm_seconds({256, 256, 256}), 1e-3);
+}
+
+TEST(PlanModels, ContentionFollowsHowManyOtherRanksComputeAtOnce) {
+  // dp and tp peers always compute together: the whole κ measured with all ranks at once.
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 2, 1, 1, 4), 1.5);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 2, 1, 1), 1.5);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 1, 4), 1.0);  // one rank: alone
+  // Two stages, m micro-batches: the other stage is busy m − 1 of a stage's m slots.
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 2, 2), 1.0 + 0.5 * 1.0 / 2);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 2, 8), 1.0 + 0.5 * 7.0 / 8);
+  // Four stages, one micro-batch: never two at once.
+  EXPECT_DOUBLE_EQ(layout_contention(2.0, 1, 1, 4, 1), 1.0);
+  // dp 2 × pp 2, m = 2: the dp peer always (1) and both ranks of the other stage half the time
+  // (2 × 1/2): 2 of the 3 other ranks.
+  EXPECT_DOUBLE_EQ(layout_contention(1.6, 2, 1, 2, 2), 1.0 + 0.6 * 2.0 / 3);
 }
 
 // Σ count × elements of `op` over `calls`.
