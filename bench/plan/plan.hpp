@@ -38,7 +38,7 @@ struct PlanCliOptions {
   double verify_tolerance = 0.25;  // |predicted / measured − 1| above it fails; 0 = not judged
   std::string published;  // a CSV of published runs
   bool shapes = false;    // print the GEMM / attention shapes of the shown layouts
-  bool host_probe = true; // --gpu cpu: measure the shared host (plan_probe.cpp)
+  bool host_probe = true;  // --gpu cpu: measure the shared host (plan_probe.cpp)
 };
 
 // What the ranks of a CPU layout see when they all run at once on this host (plan_probe.cpp).

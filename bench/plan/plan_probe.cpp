@@ -81,7 +81,8 @@ std::unique_ptr<OpBuffers> op_buffers(int rows, int width) {
   o->width = width;
   const size_t n = o->n(), c = static_cast<size_t>(width), rr = static_cast<size_t>(rows);
   using models::MemCategory;
-  for (models::Buffer* buf : {&o->x, &o->y, &o->z, &o->m, &o->v}) *buf = o->be.alloc(MemCategory::workspace, DType::f32, n);
+  for (models::Buffer* buf : {&o->x, &o->y, &o->z, &o->m, &o->v})
+    *buf = o->be.alloc(MemCategory::workspace, DType::f32, n);
   for (models::Buffer* buf : {&o->w, &o->b, &o->dw, &o->db}) *buf = o->be.alloc(MemCategory::workspace, DType::f32, c);
   o->be.init_normal(o->x.view(), n, 1, 0, 0, 1.0f);
   o->be.init_normal(o->y.view(), n, 1, 1, 0, 1.0f);
@@ -126,7 +127,9 @@ void run_op(EwOp op, OpBuffers& o) {
       be.cross_entropy_sums(o.stats.data(), o.x.view(), o.rowmax.data(), o.tokens.data(), 0, R, W);
       be.cross_entropy_finish(o.losses.data(), o.z.view(), o.x.view(), o.rowmax.data(), o.stats.data(), R, W);
       break;
-    case EwOp::cross_entropy_backward: be.cross_entropy_backward(o.z.view(), o.y.view(), o.tokens.data(), 0, R, W, 1.0f); break;
+    case EwOp::cross_entropy_backward:
+      be.cross_entropy_backward(o.z.view(), o.y.view(), o.tokens.data(), 0, R, W, 1.0f);
+      break;
     case EwOp::fill: be.fill(o.z.view(), n, 0.0f); break;
     case EwOp::adamw: be.adamw(o.z.view(), o.y.view(), o.m.f32(), o.v.f32(), nullptr, n, {}); break;
     case EwOp::attention_scores: break;
@@ -148,8 +151,8 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
     const bool vocab = op == EwOp::cross_entropy_forward || op == EwOp::cross_entropy_backward;
     const int width = vocab ? model.vocab : model.hidden;
     const int rows = std::max(1, static_cast<int>(kInCacheElements / static_cast<size_t>(width)));
-    const double s = concurrent_seconds(ranks, [&](int) { return op_buffers(rows, width); },
-                                        [&](std::unique_ptr<OpBuffers>& o) { run_op(op, *o); });
+    const double s = concurrent_seconds(
+        ranks, [&](int) { return op_buffers(rows, width); }, [&](std::unique_ptr<OpBuffers>& o) { run_op(op, *o); });
     rates.ceiling[k] = s > 0 ? static_cast<double>(rows) * width / s : 0.0;
   }
   // GEMM contention at the MLP's first GEMM of one sequence: [T, 4C] = [T, C]·[C, 4C].
@@ -158,10 +161,12 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
     std::vector<float> a, b, c;
   };
   const auto setup = [&](int) {
-    return Gemm{std::vector<float>(static_cast<size_t>(M) * K, 0.5f), std::vector<float>(static_cast<size_t>(K) * N, 0.25f),
-                std::vector<float>(static_cast<size_t>(M) * N)};
+    return Gemm{std::vector<float>(static_cast<size_t>(M) * K, 0.5f),
+                std::vector<float>(static_cast<size_t>(K) * N, 0.25f), std::vector<float>(static_cast<size_t>(M) * N)};
   };
-  const auto gemm = [&](Gemm& g) { models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f); };
+  const auto gemm = [&](Gemm& g) {
+    models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f);
+  };
   const double alone = concurrent_seconds(1, setup, gemm);
   const double together = ranks > 1 ? concurrent_seconds(ranks, setup, gemm) : alone;
   rates.contention = alone > 0 ? together / alone : 1.0;

@@ -48,7 +48,7 @@ using GroupKey = std::tuple<std::string, int, int>;  // op or "sendrecv", ranks,
 // pair latencies (one-way, median) and bandwidths (median) per backend and tier; a collective
 // from its single-size points where no coll/<op>/fit of the same group exists.
 void add_point_fits(Calibration& cal, const ResultDocument& doc, const CalibrationFilter& f) {
-  std::map<std::pair<std::string, int>, std::vector<double>> latency, bandwidth;  // (backend, nodes)
+  std::map<std::pair<std::string, int>, std::vector<double>> latency, bandwidth;              // (backend, nodes)
   std::map<std::pair<GroupKey, std::string>, std::vector<std::pair<double, double>>> points;  // bytes, s
   std::vector<std::pair<GroupKey, std::string>> fitted;
   for (const Result& r : doc.results) {
@@ -125,9 +125,10 @@ std::optional<RankBandwidth> rank_bandwidth(const Calibration& cal, int ranks, i
   }
   const int k = std::max(1, best->threads);
   const double b = best->bytes_per_s * std::max(1, threads_per_rank) / k;
-  return RankBandwidth{b, fmt::format("calibration: mem triad of {} thread{} {:.3g} GB/s × {}/{} thread{} per rank{}", k,
-                                      k > 1 ? "s" : "", best->bytes_per_s / 1e9, std::max(1, threads_per_rank), k,
-                                      k > 1 ? "s" : "", k < want ? " (assumed to scale linearly to all ranks' threads)" : "")};
+  return RankBandwidth{
+      b, fmt::format("calibration: mem triad of {} thread{} {:.3g} GB/s × {}/{} thread{} per rank{}", k,
+                     k > 1 ? "s" : "", best->bytes_per_s / 1e9, std::max(1, threads_per_rank), k, k > 1 ? "s" : "",
+                     k < want ? " (assumed to scale linearly to all ranks' threads)" : "")};
 }
 
 void add_calibration(Calibration& cal, const ResultDocument& doc, const CalibrationFilter& f) {

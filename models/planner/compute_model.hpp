@@ -1,8 +1,8 @@
 // Seconds of the compute a training step runs, per call: GEMMs by shape, attention by shape and
-// pass, element-wise calls on a roofline (elementwise_ops.hpp). Calibrated points (calibration.hpp) give the rate of their
-// own shape; other shapes take a rate interpolated from the nearest measured shapes (inverse
-// squared distance over log2 of the dimensions, geometric mean of the rates, 4 neighbours), and
-// without any point a stated efficiency × the device's peak.
+// pass, element-wise calls on a roofline (elementwise_ops.hpp). Calibrated points (calibration.hpp) give the rate of
+// their own shape; other shapes take a rate interpolated from the nearest measured shapes (inverse squared distance
+// over log2 of the dimensions, geometric mean of the rates, 4 neighbours), and without any point a stated efficiency ×
+// the device's peak.
 #pragma once
 
 #include <cstdint>

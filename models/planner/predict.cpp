@@ -54,8 +54,8 @@ double pass_seconds(const ComputeModel& cm, const PassWork& w, double contention
   return ew + gemm + attn;
 }
 
-StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelLayout& lay, const Groups& g,
-                     int stage, int v, double contention) {
+StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelLayout& lay, const Groups& g, int stage,
+                     int v, double contention) {
   const StageWork w = stage_work(o, lay, stage, pm.attention);
   const ComputeModel& cm = pm.compute;
   const CommModel& comm = pm.comm;

@@ -3,11 +3,11 @@
 //        + max_s (exposed dp communication + optimizer + per-step collectives)
 // where T_s, one micro-batch on stage s, = forward + backward + recomputation (each GEMM and
 // attention call at its calibrated or interpolated rate × the layout's shared-host contention,
-// each element-wise call on its roofline, compute_model.hpp) + the tensor-parallel collectives, pipeline sends and ZeRO-3 gathers in its path
-// (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p − 1)·T, the
-// bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021
-// §2.2.2), whose pipeline messages grow v-fold. dp gradient reductions overlap the last
-// micro-batch's backward when the layout overlaps (the engine's --overlap), else they follow it.
+// each element-wise call on its roofline, compute_model.hpp) + the tensor-parallel collectives, pipeline sends and
+// ZeRO-3 gathers in its path (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p −
+// 1)·T, the bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021 §2.2.2), whose
+// pipeline messages grow v-fold. dp gradient reductions overlap the last micro-batch's backward when the layout
+// overlaps (the engine's --overlap), else they follow it.
 #pragma once
 
 #include <string>
@@ -53,7 +53,7 @@ struct TimeBreakdown {
   // The bottleneck stage's m micro-batches (seconds per step).
   double forward = 0, backward = 0, recompute = 0;
   double gemm = 0, attention = 0, elementwise = 0;  // the same three passes by kind of work
-  double contention = 1;  // the factor of the GEMM and attention times (layout_contention)
+  double contention = 1;                            // the factor of the GEMM and attention times (layout_contention)
   double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
   double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s
   // After the schedule, on the slowest stage.

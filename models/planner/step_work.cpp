@@ -73,11 +73,12 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   // and writes y, its statistics in fp32 (8 B per row) and reads w, b; its backward reads dy and
   // x and accumulates into dx (read + write). A bias loop reads and writes its GEMM's output; a
   // bias gradient reads dY. GELU reads x and writes y; its backward reads x and dy, writes dx.
-  const double ln_f = 2.0 * A * Rs * C + 8.0 * Rs + 2.0 * P * C, ln_b = 4.0 * A * Rs * C + 8.0 * Rs + 2.0 * (P + 2.0 * G) * C;
+  const double ln_f = 2.0 * A * Rs * C + 8.0 * Rs + 2.0 * P * C,
+               ln_b = 4.0 * A * Rs * C + 8.0 * Rs + 2.0 * (P + 2.0 * G) * C;
   const auto layer_forward_ops = [&](std::vector<EwCall>& v) {
     add_ew(v, EwOp::layernorm_forward, Rs * C, ln_f, 2.0 * L);
     add_ew(v, EwOp::bias_forward, R * 3.0 * Cl, 2.0 * A * R * 3.0 * Cl + P * 3.0 * Cl, L);  // qkv
-    add_ew(v, EwOp::bias_forward, R * C, 2.0 * A * R * C + P * C, 2.0 * L);                // proj, fcproj (rank 0)
+    add_ew(v, EwOp::bias_forward, R * C, 2.0 * A * R * C + P * C, 2.0 * L);                 // proj, fcproj (rank 0)
     add_ew(v, EwOp::bias_forward, R * 4.0 * Cl, 2.0 * A * R * 4.0 * Cl + P * 4.0 * Cl, L);  // fc
     add_ew(v, EwOp::residual_add, Rs * C, 3.0 * A * Rs * C, 2.0 * L);
     add_ew(v, EwOp::gelu_forward, R * 4.0 * Cl, 2.0 * A * R * 4.0 * Cl, L);

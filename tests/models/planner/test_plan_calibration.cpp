@@ -29,7 +29,9 @@ class ScanCalibration : public ::testing::Test {
     path_ = (fs::temp_directory_path() / ("gcb-plan-scan-" + std::to_string(getpid()) + ".json")).string();
     const test::CliRun r = test::run_gcbench(
         "scan --ranks 2 --test-fake-nodes --stages device,pairs,coll --budget 0.3 --tolerance 0.99 --device-size 1M "
-        "--gemm-size 128 --pair-size 256K --coll-size 256K --quiet --json " + path_, true);
+        "--gemm-size 128 --pair-size 256K --coll-size 256K --quiet --json " +
+            path_,
+        true);
     ASSERT_EQ(r.code, 0) << r.out;
   }
   static void TearDownTestSuite() { fs::remove(path_); }
@@ -92,8 +94,11 @@ TEST_F(ScanCalibration, PairsCollectivesTriadAndGemmBecomeCalibration) {
 }
 
 TEST_F(ScanCalibration, PlanReadsTheScanDocument) {
-  const test::CliRun r = test::run_gcbench("plan --model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2 --no-host-probe "
-                                           "--calibration " + path_, true);
+  const test::CliRun r = test::run_gcbench(
+      "plan --model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2 --no-host-probe "
+      "--calibration " +
+          path_,
+      true);
   ASSERT_EQ(r.code, 0) << r.out;
   // The scan's single-thread triad, as one rank's share (assumed to scale to both ranks).
   EXPECT_NE(r.out.find("mem triad of 1 thread"), std::string::npos) << r.out;
