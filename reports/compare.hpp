@@ -2,7 +2,7 @@
 // paired by key + params, every shared metric gets a direction-aware verdict from a two-stage
 // gate (significance and effect size, as nvbench_compare and asv gate), and the
 // contexts are diffed so runs from different machines are never paired silently.
-// Pure functions of the documents: no IO here (bench/compare.cpp does the files).
+// Pure functions of the documents: no IO here (bench/compare/compare.cpp does the files).
 #pragma once
 
 #include <optional>

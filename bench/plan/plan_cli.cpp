@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <thread>
 
-#include "bench/cli.hpp"
+#include "bench/common/cli.hpp"
 #include "bench/plan/plan.hpp"
-#include "bench/topo.hpp"
+#include "reports/topology/topology.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "kernels/host_mem.hpp"
@@ -104,7 +104,7 @@ SearchSpace search_space(const PlanCliOptions& o) {
 Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   const double limit = o.memory_limit.empty() ? 0.0 : static_cast<double>(parse_size(o.memory_limit));
   TopologyFacts facts;
-  if (!o.topo.empty()) facts = topology_facts(load_topology(o.topo));
+  if (!o.topo.empty()) facts = topology_facts(topo::load_topology(o.topo));
   if (o.gpu == "cpu") {
     if (o.nodes > 1) throw UsageError("--gpu cpu plans the rank threads of one host: --nodes must be 1");
     const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

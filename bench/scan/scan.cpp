@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "bench/coll.hpp"
+#include "bench/coll/coll.hpp"
 #include "bench/scan/findings.hpp"
 #include "bench/scan/inventory.hpp"
 #include "bench/scan/scan_run.hpp"
-#include "bench/topo.hpp"
+#include "reports/topology/topology.hpp"
 #include "core/error.hpp"
 
 namespace gcb::scan {
@@ -72,7 +72,7 @@ int run_inventory_files(const ScanOptions& o, bench::Runner& runner, bool quiet)
       name = entry.substr(0, eq);
       path = entry.substr(eq + 1);
     }
-    const topo::Topology t = bench::load_topology(path);
+    const topo::Topology t = topo::load_topology(path);
     if (name.empty()) name = !t.hostname.empty() ? t.hostname : std::filesystem::path(path).stem().string();
     if (std::find(nodes.begin(), nodes.end(), name) != nodes.end())
       throw UsageError(fmt::format("--inventory-from: two files name node '{}'; give NAME=FILE", name));

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/cli.hpp"
+#include "bench/common/cli.hpp"
 #include "bench/scan/robust.hpp"
 
 namespace gcb::scan {

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "bench/cli.hpp"
+#include "bench/common/cli.hpp"
 #include "bench/scan/scan.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"

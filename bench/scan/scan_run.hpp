@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner.hpp"
+#include "bench/common/runner.hpp"
 #include "bench/scan/findings.hpp"
 #include "bench/scan/layout.hpp"
 #include "bench/scan/scan.hpp"

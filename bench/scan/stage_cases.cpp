@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "bench/p2p.hpp"
+#include "bench/p2p/p2p.hpp"
 
 namespace gcb::scan {
 

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "bench/case.hpp"
-#include "bench/gemm.hpp"
-#include "bench/mem.hpp"
+#include "bench/common/case.hpp"
+#include "bench/gemm/gemm.hpp"
+#include "bench/mem/mem.hpp"
 #include "bench/scan/scan.hpp"
 
 namespace gcb::scan {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "bench/coll.hpp"
-#include "bench/p2p_links.hpp"
+#include "bench/coll/coll.hpp"
+#include "bench/p2p/p2p_links.hpp"
 #include "bench/scan/exchange.hpp"
 #include "bench/scan/halving.hpp"
 #include "bench/scan/judge.hpp"

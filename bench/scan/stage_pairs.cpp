@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "bench/p2p.hpp"
+#include "bench/p2p/p2p.hpp"
 #include "bench/scan/exchange.hpp"
 #include "bench/scan/judge.hpp"
 #include "bench/scan/plan.hpp"

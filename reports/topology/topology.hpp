@@ -200,4 +200,15 @@ bool enrich_with_nvml(Topology& topo);
 // driver exists.
 Topology live_topology();
 
+// A saved topology: NCCL XML (starts with '<'), hwloc XML v1/v2, gcbench JSON ('{') or
+// `nvidia-smi topo -m` text. Throws UsageError for an unreadable file or an hwloc export of
+// another major version.
+Topology load_topology(const std::string& path);
+// {fingerprint, source, gpus, nics, numa_nodes}: stored in every result document's context so
+// `compare` never pairs runs from different topologies silently.
+nlohmann::json topology_context(const Topology& t);
+// `gcbench topo --format`: text (summary, the nvidia-smi matrix, warnings, fingerprint), json,
+// md, dot, svg or nccl-xml.
+std::string render_topology(const Topology& t, const std::string& format);
+
 }  // namespace gcb::topo

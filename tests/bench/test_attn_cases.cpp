@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/attn.hpp"
-#include "bench/attn_internal.hpp"
-#include "bench/attn_verify.hpp"
-#include "bench/runner.hpp"
+#include "bench/attn/attn.hpp"
+#include "bench/attn/attn_internal.hpp"
+#include "bench/attn/attn_verify.hpp"
+#include "bench/common/runner.hpp"
 #include "core/error.hpp"
 #include "kernels/attention/attention_ref.hpp"
 

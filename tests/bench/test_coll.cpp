@@ -7,9 +7,9 @@
 #include <cmath>
 #include <memory>
 
-#include "bench/cli.hpp"
-#include "bench/coll.hpp"
-#include "bench/coll_timing.hpp"
+#include "bench/common/cli.hpp"
+#include "bench/coll/coll.hpp"
+#include "bench/coll/coll_timing.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 
@@ -254,7 +254,7 @@ TEST(CollOptions, ValidationRefusesImpossibleValues) {
   EXPECT_THROW(validate(o), UsageError);
 }
 
-// The harness a microsecond-scale family gets from its flags (bench/cli.hpp).
+// The harness a microsecond-scale family gets from its flags (bench/common/cli.hpp).
 HarnessOptions family_harness(std::vector<std::string> args, int samples = kMicrosecondFamilySamples) {
   CLI::App app;
   CommonOptions common;

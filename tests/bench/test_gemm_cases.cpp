@@ -2,7 +2,7 @@
 // validation, metrics, derived tuned/default ratios and the torch peer's JSON → ratio results.
 #include <gtest/gtest.h>
 
-#include "bench/gemm.hpp"
+#include "bench/gemm/gemm.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm/cpu_gemm.hpp"
 

@@ -2,7 +2,7 @@
 // WAIVED cases a machine without GPUs reports.
 #include <gtest/gtest.h>
 
-#include "bench/mem.hpp"
+#include "bench/mem/mem.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 

@@ -1,9 +1,9 @@
-// The decisions of mem's GPU copy cases (bench/mem_copy_rules.hpp) on described devices: which
+// The decisions of mem's GPU copy cases (bench/mem/mem_copy_rules.hpp) on described devices: which
 // SM copies over host memory are WAIVED, which copies are timed without the latch, and the PCIe
 // peak a host copy is compared with.
 #include <gtest/gtest.h>
 
-#include "bench/mem_copy_rules.hpp"
+#include "bench/mem/mem_copy_rules.hpp"
 
 namespace gcb::bench {
 namespace {

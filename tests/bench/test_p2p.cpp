@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "bench/p2p.hpp"
-#include "bench/runner.hpp"
+#include "bench/p2p/p2p.hpp"
+#include "bench/common/runner.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 

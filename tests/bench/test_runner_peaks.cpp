@@ -1,8 +1,8 @@
-// The runner's MIG rule (bench/runner.hpp waive_peaks): a full-GPU peak never meets a MIG
+// The runner's MIG rule (bench/common/runner.hpp waive_peaks): a full-GPU peak never meets a MIG
 // instance's number.
 #include <gtest/gtest.h>
 
-#include "bench/runner.hpp"
+#include "bench/common/runner.hpp"
 
 namespace gcb::bench {
 namespace {

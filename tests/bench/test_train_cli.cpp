@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "bench/runner.hpp"
-#include "bench/train.hpp"
+#include "bench/common/runner.hpp"
+#include "bench/train/train.hpp"
 #include "core/error.hpp"
 #include "gcb/config.hpp"
 #include "core/gpu.hpp"

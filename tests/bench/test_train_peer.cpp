@@ -1,4 +1,4 @@
-// The torch peer's rows (bench/train_peer.cpp) from a peer JSON written here: the tokens/s ratio,
+// The torch peer's rows (bench/train/train_peer.cpp) from a peer JSON written here: the tokens/s ratio,
 // the loss comparison against the stated tolerance, and WAIVED rows where either side has no
 // figure. (The live run of scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/train.hpp"
+#include "bench/train/train.hpp"
 
 namespace gcb::bench {
 namespace {

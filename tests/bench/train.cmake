@@ -2,7 +2,7 @@
 gcb_add_test(test_train_cli SOURCES test_train_cli.cpp LIBS gcb_bench LABELS models)
 target_compile_definitions(test_train_cli PRIVATE GCB_BINARY="$<TARGET_FILE:gcbench>")
 add_dependencies(test_train_cli gcbench)
-# The torch peer's rows from a peer JSON (bench/train_peer.cpp); no Python needed.
+# The torch peer's rows from a peer JSON (bench/train/train_peer.cpp); no Python needed.
 gcb_add_test(test_train_peer SOURCES test_train_peer.cpp LIBS gcb_bench LABELS models)
 # The transformers cross-check on the checked-in fixture (made once by scripts/hf_gpt2_fixture.py).
 gcb_add_test(test_train_hf SOURCES test_train_hf.cpp LIBS gcb_models LABELS models)

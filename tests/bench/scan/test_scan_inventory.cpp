@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/scan/inventory.hpp"
-#include "bench/topo.hpp"
+#include "reports/topology/topology.hpp"
 
 namespace gcb::scan {
 namespace {
@@ -13,7 +13,7 @@ const char* kGood = "tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml";
 const char* kFaulty = "tests/fixtures/scan/nccl-topo_8xh100-gpu3-gen4-nic2-100g.xml";
 
 TEST(ScanInventory, FieldsOfATopology) {
-  const Inventory inv = inventory_from_topology(bench::load_topology(kGood));
+  const Inventory inv = inventory_from_topology(topo::load_topology(kGood));
   EXPECT_EQ(inv.at("gpu.count"), "8");
   EXPECT_EQ(inv.at("nic.count"), "8");
   EXPECT_EQ(inv.at("gpu3.pcie"), "gen5");  // the VM's dump gives no width
@@ -23,8 +23,8 @@ TEST(ScanInventory, FieldsOfATopology) {
 }
 
 TEST(ScanInventory, TheNodeThatDiffersFromTheMajorityIsNamed) {
-  const Inventory good = inventory_from_topology(bench::load_topology(kGood));
-  const Inventory faulty = inventory_from_topology(bench::load_topology(kFaulty));
+  const Inventory good = inventory_from_topology(topo::load_topology(kGood));
+  const Inventory faulty = inventory_from_topology(topo::load_topology(kFaulty));
   const auto fs = judge_inventory({"a", "b", "c"}, {good, good, faulty});
   ASSERT_EQ(fs.size(), 3u);
   EXPECT_EQ(fs[0].verdict, Verdict::ok);
@@ -35,8 +35,8 @@ TEST(ScanInventory, TheNodeThatDiffersFromTheMajorityIsNamed) {
 }
 
 TEST(ScanInventory, TwoNodesWithoutMajority) {
-  const Inventory good = inventory_from_topology(bench::load_topology(kGood));
-  const Inventory faulty = inventory_from_topology(bench::load_topology(kFaulty));
+  const Inventory good = inventory_from_topology(topo::load_topology(kGood));
+  const Inventory faulty = inventory_from_topology(topo::load_topology(kFaulty));
   const auto fs = judge_inventory({"a", "c"}, {good, faulty});
   EXPECT_EQ(fs[0].verdict, Verdict::ok);  // the higher values: named, not blamed
   EXPECT_EQ(fs[1].verdict, Verdict::slow);

@@ -1,0 +1,339 @@
+// `gcbench attn`: options, presets, the grid, FLOP/byte models and metrics, the CPU path (the
+// FP32 tiled reference) and the subcommand's registration. GPU cases live in attn_gpu.cpp, the
+// torch peer in attn_peer.cpp, the accuracy check in attn_verify.cpp.
+#include "bench/attn/attn.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "bench/attn/attn_internal.hpp"
+#include "bench/attn/attn_verify.hpp"
+#include "bench/common/waived_case.hpp"
+#include "core/error.hpp"
+#include "kernels/attention/attention_ref.hpp"
+#include "kernels/attention/flash_attn.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+using kernels::attn::AttnShape;
+
+// The CPU path runs the FP32 tiled reference: single-threaded and O(s²·d), so it is limited to
+// small problems (about a second per launch on one core at ~2 GFLOP/s).
+constexpr double kCpuFlopLimit = 2e9;
+
+class CpuTiledCase final : public Case {
+ public:
+  CpuTiledCase(AttnProblem p, int check_rows, uint64_t seed) : p_(p), check_rows_(check_rows), seed_(seed) {}
+  std::string key() const override { return attn_key(p_); }
+  nlohmann::json params() const override { return attn_params(p_, "cpu"); }
+  std::string waived_reason() const override {
+    const double f = attn_flops(p_, false);
+    if (f > kCpuFlopLimit)
+      return fmt::format("CPU tiled reference limited to {:.0g} FLOP per launch (this case: {:.3g}); use --device gpu",
+                         kCpuFlopLimit, f);
+    return {};
+  }
+  void setup() override {
+    const size_t n = p_.shape.elements();
+    in_.q = kernels::attn::random_normal(n, seed_);
+    in_.k = kernels::attn::random_normal(n, seed_ + 1);
+    in_.v = kernels::attn::random_normal(n, seed_ + 2);
+    in_.d_o = kernels::attn::random_normal(n, seed_ + 3);
+    out_.o.assign(n, 0.0f);
+    out_.lse.assign(p_.shape.rows(), 0.0f);
+    if (p_.pass != AttnPass::fwd) {
+      out_.dq.assign(n, 0.0f);
+      out_.dk.assign(n, 0.0f);
+      out_.dv.assign(n, 0.0f);
+    }
+    if (p_.pass == AttnPass::bwd) forward();  // the backward pass consumes O and LSE
+  }
+  void launch() override {
+    if (p_.pass != AttnPass::bwd) forward();
+    if (p_.pass != AttnPass::fwd)
+      kernels::attn::tiled_backward(p_.shape, kernels::attn::backward_tiles(p_.shape.head_dim), in_.q.data(),
+                                    in_.k.data(), in_.v.data(), out_.o.data(), in_.d_o.data(), out_.lse.data(),
+                                    out_.dq.data(), out_.dk.data(), out_.dv.data());
+  }
+  std::string verify() override {
+    for (auto* x : {&out_.o, &out_.lse, &out_.dq, &out_.dk, &out_.dv}) std::fill(x->begin(), x->end(), NAN);  // poison
+    if (p_.pass == AttnPass::bwd) forward();
+    launch();
+    // A bwd pass also hands over the O and LSE it consumed (from the forward above).
+    const AttnVerdict v = verify_attention(p_.shape, DType::f32, in_, out_, check_rows_);
+    errors_ = v.errors;
+    return v.failure;
+  }
+  std::vector<Metric> metrics(const Statistics& s) const override { return attn_metrics(p_, s, std::nullopt, ""); }
+  nlohmann::json model() const override { return attn_model(p_); }
+  nlohmann::json extra() override {
+    const auto f = kernels::attn::forward_tiles(p_.shape.head_dim);
+    const auto b = kernels::attn::backward_tiles(p_.shape.head_dim);
+    return {{"errors", errors_},
+            {"tiles", fmt::format("fwd {}x{}, bwd {}x{} (the GPU kernels')", f.rows, f.cols, b.rows, b.cols)}};
+  }
+
+ private:
+  void forward() {
+    kernels::attn::tiled_forward(p_.shape, kernels::attn::forward_tiles(p_.shape.head_dim), in_.q.data(), in_.k.data(),
+                                 in_.v.data(), out_.o.data(), out_.lse.data());
+  }
+  AttnProblem p_;
+  int check_rows_;
+  uint64_t seed_;
+  AttnHostInputs in_;
+  AttnHostOutputs out_;
+  nlohmann::json errors_ = nlohmann::json::object();
+};
+
+}  // namespace
+
+std::string attn_pass_name(AttnPass p) {
+  switch (p) {
+    case AttnPass::fwd: return "fwd";
+    case AttnPass::bwd: return "bwd";
+    case AttnPass::fwdbwd: return "fwdbwd";
+  }
+  return "?";
+}
+std::string attn_impl_name(AttnImpl i) {
+  switch (i) {
+    case AttnImpl::ours: return "ours";
+    case AttnImpl::unfused: return "unfused";
+    case AttnImpl::cudnn: return "cudnn";
+  }
+  return "?";
+}
+
+void validate(const AttnOptions& o) {
+  const auto positive = [](const std::vector<int>& v, const char* flag) {
+    if (v.empty()) throw UsageError(fmt::format("{} needs at least one value", flag));
+    for (int x : v)
+      if (x <= 0) throw UsageError(fmt::format("{} {} must be positive", flag, x));
+  };
+  positive(o.batch, "--batch");
+  positive(o.heads, "--heads");
+  positive(o.seq, "--seq");
+  positive(o.head_dim, "--head-dim");
+  for (int d : o.head_dim)
+    if (d % 8 != 0) throw UsageError(fmt::format("--head-dim {} must be a multiple of 8 (16-byte rows)", d));
+  if (o.kv_heads < 0) throw UsageError("--kv-heads must be ≥ 0");
+  if (o.kv_heads > 0)
+    for (int h : o.heads)
+      if (h % o.kv_heads != 0)
+        throw UsageError(fmt::format("--heads {} is not a multiple of --kv-heads {}", h, o.kv_heads));
+  if (o.causal != "on" && o.causal != "off" && o.causal != "both")
+    throw UsageError(fmt::format("--causal '{}' (expected on, off, both)", o.causal));
+  for (const auto& d : o.dtypes)
+    if (d != "fp16" && d != "bf16")
+      throw UsageError(fmt::format("unsupported --dtype '{}' for attn (expected fp16, bf16)", d));
+  for (const auto& p : o.passes)
+    if (p != "fwd" && p != "bwd" && p != "fwdbwd")
+      throw UsageError(fmt::format("unknown --pass '{}' (expected fwd, bwd, fwdbwd)", p));
+  for (const auto& i : o.impls)
+    if (i != "ours" && i != "unfused" && i != "cudnn")
+      throw UsageError(fmt::format("unknown --impl '{}' (expected ours, unfused, cudnn)", i));
+  if (!o.preset.empty() && o.preset != "fa" && o.preset != "llama")
+    throw UsageError(fmt::format("unknown --preset '{}' (expected fa, llama)", o.preset));
+  if (o.check_rows < 1) throw UsageError("--check-rows must be ≥ 1");
+}
+
+AttnOptions apply_preset(AttnOptions o, bool pass_given) {
+  if (o.preset == "fa") {
+    // FA2 README grid (Dao-AILab/flash-attention README): 16k tokens, hidden 2048 → heads = 2048/d, batch = 16384/s.
+    o.batch.clear();
+    o.heads.clear();
+    o.seq = {512, 1024, 2048, 4096, 8192, 16384};
+    o.head_dim = {64, 128};
+    o.kv_heads = 0;
+    if (!pass_given) o.passes = {"fwd", "bwd", "fwdbwd"};
+  } else if (o.preset == "llama") {
+    // cuDNN FE Llama-3.1 grid (NVIDIA/cudnn-frontend sdpa_benchmark_training): b = 1, 64 query / 8 KV heads, d = 128.
+    o.batch = {1};
+    o.heads = {64};
+    o.kv_heads = 8;
+    o.seq = {2048, 4096, 8192, 16384, 32768};
+    o.head_dim = {128};
+  }
+  return o;
+}
+
+std::vector<AttnProblem> attn_problems(const AttnOptions& o) {
+  std::vector<AttnShape> shapes;
+  if (o.preset == "fa") {
+    for (int d : o.head_dim)
+      for (int s : o.seq) shapes.push_back(AttnShape{16384 / s, 2048 / d, s, d, false});
+  } else {
+    for (int b : o.batch)
+      for (int h : o.heads)
+        for (int s : o.seq)
+          for (int d : o.head_dim) shapes.push_back(AttnShape{b, h, s, d, false});
+  }
+  std::vector<bool> causal;
+  if (o.causal != "on") causal.push_back(false);
+  if (o.causal != "off") causal.push_back(true);
+  std::vector<AttnProblem> out;
+  for (const auto& base : shapes)
+    for (bool c : causal)
+      for (const auto& dt : o.dtypes)
+        for (const auto& pass : o.passes)
+          for (const auto& impl : o.impls) {
+            AttnProblem p;
+            p.shape = base;
+            p.shape.causal = c;
+            p.kv_heads = o.kv_heads > 0 ? o.kv_heads : base.heads;
+            p.dtype = *parse_dtype(dt);
+            p.pass = pass == "fwd" ? AttnPass::fwd : pass == "bwd" ? AttnPass::bwd : AttnPass::fwdbwd;
+            p.impl = impl == "ours" ? AttnImpl::ours : impl == "unfused" ? AttnImpl::unfused : AttnImpl::cudnn;
+            out.push_back(p);
+          }
+  return out;
+}
+
+nlohmann::json attn_params(const AttnProblem& p, const std::string& device) {
+  const auto& a = p.shape;
+  nlohmann::json j = {{"device", device},
+                      {"impl", device == "cpu" ? "cpu_tiled" : attn_impl_name(p.impl)},
+                      {"dtype", device == "cpu" ? "fp32" : std::string(dtype_name(p.dtype))},
+                      {"pass", attn_pass_name(p.pass)},
+                      {"batch", a.batch},
+                      {"heads", a.heads},
+                      {"seq", a.seq},
+                      {"head_dim", a.head_dim},
+                      {"causal", a.causal}};
+  if (p.kv_heads != a.heads) {
+    j["kv_heads"] = p.kv_heads;
+    j["gqa"] = "K/V heads expanded to the query heads before the kernel";
+  }
+  return j;
+}
+
+std::string attn_key(const AttnProblem& p) { return "attn/" + attn_pass_name(p.pass); }
+
+double attn_flops(const AttnProblem& p, bool exact) {
+  namespace ka = kernels::attn;
+  const double f = exact ? ka::exact_forward_flops(p.shape) : ka::fa_forward_flops(p.shape);
+  const double b = exact ? ka::exact_backward_flops(p.shape) : ka::fa_backward_flops(p.shape);
+  switch (p.pass) {
+    case AttnPass::fwd: return f;
+    case AttnPass::bwd: return b;
+    case AttnPass::fwdbwd: return f + b;
+  }
+  return f;
+}
+
+double attn_hbm_bytes(const AttnProblem& p) {
+  namespace ka = kernels::attn;
+  const double e = static_cast<double>(dtype_size(p.dtype));
+  if (p.impl == AttnImpl::unfused) return ka::unfused_forward_bytes(p.shape, e);
+  const double f = ka::fused_forward_bytes(p.shape, e);
+  const double b = ka::fused_backward_bytes(p.shape, e, ka::backward_tiles(p.shape.head_dim).cols);
+  return p.pass == AttnPass::fwd ? f : p.pass == AttnPass::bwd ? b : f + b;
+}
+
+nlohmann::json attn_model(const AttnProblem& p) {
+  namespace ka = kernels::attn;
+  const double e = static_cast<double>(dtype_size(p.dtype));
+  return {{"flops", attn_flops(p, false)},
+          {"flops_convention", "FlashAttention: fwd 4*b*h*s^2*d, /2 causal, bwd 2.5x fwd (kernels.md 1.1)"},
+          {"flops_exact", attn_flops(p, true)},
+          {"bytes", attn_hbm_bytes(p)},
+          {"bytes_fused_fwd", ka::fused_forward_bytes(p.shape, e)},
+          {"bytes_unfused_fwd", ka::unfused_forward_bytes(p.shape, e)},
+          {"score_matrix_bytes_unfused", ka::unfused_score_bytes(p.shape, e)}};
+}
+
+std::vector<Metric> attn_metrics(const AttnProblem& p, const Statistics& s, std::optional<double> peak,
+                                 const std::string& peak_source) {
+  if (s.median <= 0) return {};
+  return {Metric{"tflops", attn_flops(p, false) / s.median / 1e12, "TFLOP/s", true, peak, peak_source},
+          Metric{"tflops_exact", attn_flops(p, true) / s.median / 1e12, "TFLOP/s", true, peak, peak_source},
+          Metric{"time", s.median * 1e3, "ms", false, std::nullopt, ""},
+          Metric{"hbm_gbps_model", attn_hbm_bytes(p) / s.median / 1e9, "GB/s", true, std::nullopt, ""}};
+}
+
+CaseList cpu_attn_cases(const AttnOptions& o, uint64_t seed) {
+  CaseList cases;
+  std::map<std::string, bool> seen;  // the CPU path is FP32 and has one impl: one case per shape/pass
+  for (const auto& p : attn_problems(o)) {
+    AttnProblem cpu = p;
+    cpu.dtype = DType::f32;
+    cpu.impl = AttnImpl::ours;
+    const std::string id = attn_params(cpu, "cpu").dump();
+    if (seen[id]) continue;
+    seen[id] = true;
+    cases.push_back(std::make_unique<CpuTiledCase>(cpu, o.check_rows, seed));
+  }
+  return cases;
+}
+
+CaseList waived_gpu_attn_cases(const AttnOptions& o, const std::string& reason) {
+  CaseList cases;
+  for (const auto& pass : o.passes)
+    for (const auto& impl : o.impls)
+      cases.push_back(
+          std::make_unique<WaivedCase>("attn/" + pass, nlohmann::json{{"device", "gpu"}, {"impl", impl}}, reason));
+  return cases;
+}
+
+void run_attn(const AttnOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner) {
+  validate(o);
+  CaseList cases;
+  if (sel.cpu) cases = cpu_attn_cases(o, seed);
+  for (auto& c : gpu_attn_cases(o, sel, seed)) cases.push_back(std::move(c));
+  const size_t first = runner.results().size();
+  runner.run_all(cases);
+  if (o.peer_torch) {
+    const std::vector<Result> mine(runner.results().begin() + static_cast<long>(first), runner.results().end());
+    for (auto& r : attn_torch_peer_results(mine)) runner.add(std::move(r));
+  }
+}
+
+AttnOptions quick_attn_options() {
+  AttnOptions o;
+  o.batch = {1};
+  o.heads = {2};
+  o.seq = {200};  // not a multiple of the 64-row tile
+  o.head_dim = {64};
+  o.passes = {"fwd", "bwd"};
+  o.impls = {"ours", "unfused"};
+  return o;
+}
+
+void add_attn_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+  auto* app =
+      root.add_subcommand("attn", "Fused attention: our FlashAttention-2-style kernels, unfused cuBLAS, cuDNN SDPA");
+  auto common = std::make_shared<CommonOptions>();
+  auto attn = std::make_shared<AttnOptions>();
+  add_common_options(*app, *common);
+  app->add_option("--batch", attn->batch, "Batch sizes")->delimiter(',')->capture_default_str();
+  app->add_option("--heads", attn->heads, "Query heads")->delimiter(',')->capture_default_str();
+  app->add_option("--kv-heads", attn->kv_heads, "K/V heads for GQA (0 = --heads; expanded before the kernel)");
+  app->add_option("--seq", attn->seq, "Sequence lengths")->delimiter(',')->capture_default_str();
+  app->add_option("--head-dim", attn->head_dim, "Head dims (our kernels: 64, 128)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--causal", attn->causal, "on, off or both")->capture_default_str();
+  app->add_option("--dtype", attn->dtypes, "fp16, bf16 (GPU; the CPU path is FP32)")
+      ->delimiter(',')
+      ->capture_default_str();
+  auto* pass = app->add_option("--pass", attn->passes, "fwd, bwd, fwdbwd")->delimiter(',')->capture_default_str();
+  app->add_option("--impl", attn->impls, "ours, unfused, cudnn")->delimiter(',')->capture_default_str();
+  app->add_option("--preset", attn->preset, "fa (16k tokens, hidden 2048) or llama (b=1, 64/8 heads, d=128, s 2k-32k)");
+  app->add_option("--check-rows", attn->check_rows, "Rows checked against FP64 on large shapes")->capture_default_str();
+  app->add_flag("--peer-torch", attn->peer_torch, "Time torch SDPA (flash backend) on the same shapes");
+  run = [=, &argv] {
+    const AttnOptions o = apply_preset(*attn, pass->count() > 0);
+    validate(o);
+    const DeviceSelection sel = select_devices(common->device);
+    Session session(*common, argv);
+    run_attn(o, sel, common->seed, session.runner());
+    return session.finish();
+  };
+}
+
+}  // namespace gcb::bench

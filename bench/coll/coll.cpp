@@ -1,0 +1,455 @@
+// `gcbench coll`: the size sweep per operation, run identically on every rank; rank 0 prints the
+// nccl-tests-style table, the statistics table and the footer, and records the results and the
+// α–β fit of each sweep.
+#include "bench/coll/coll.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "bench/coll/coll_case.hpp"
+#include "bench/coll/coll_graph.hpp"
+#include "bench/coll/coll_timing.hpp"
+#include "collectives/factory.hpp"
+#include "core/error.hpp"
+#include "core/fit.hpp"
+#include "core/size.hpp"
+#include "reports/result.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+// nccl-tests' type names in the table.
+std::string_view table_type_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::f16: return "half";
+    case DType::bf16: return "bfloat16";
+    case DType::i32: return "int32";
+    case DType::i8: return "int8";
+    default: return dtype_name(t);
+  }
+}
+
+struct RankLine {
+  int32_t pid = 0;
+  int32_t device = -1;
+  char host[56] = {};
+};
+static_assert(sizeof(RankLine) == 64, "RankLine is exchanged as raw bytes");
+
+// One measured placement (out-of-place or in-place) of one size.
+struct Cell {
+  bool measured = false;
+  Statistics stats;
+  double time_s = 0;  // mean seconds per op: total time / total ops, as nccl-tests
+  double algbw = 0, busbw = 0;
+  uint64_t wrong = 0;
+  bool checked = false;
+  RankSkew skew;
+  size_t samples = 0;
+  StopReason stop = StopReason::converged;
+  double wall_s = 0;  // the whole cell on rank 0: buffers, inputs, warm-up, samples, checks
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+struct Sweep {
+  CollOp op;
+  DType dtype;
+  ReduceOp redop;
+  int root;  // -1 for ops without a root
+};
+
+class CollRun {
+ public:
+  CollRun(const CollOptions& o, const HarnessOptions& h, RankContext& ctx, Runner* runner, bool quiet)
+      : o_(o), h_(h), ctx_(ctx), runner_(ctx.rank == 0 ? runner : nullptr), print_(ctx.rank == 0 && !quiet) {}
+
+  uint64_t run() {
+    print_ranks();
+    const std::vector<uint64_t> sizes =
+        size_sweep(o_.min_bytes, o_.max_bytes, o_.step_factor, o_.step_factor ? 0 : o_.step_bytes);
+    for (int cycle = 0; o_.run_cycles == 0 || cycle < o_.run_cycles; ++cycle)
+      for (CollOp op : o_.ops)
+        for (DType t : o_.dtypes)
+          for (ReduceOp redop : coll_has_redop(op) ? o_.redops : std::vector<ReduceOp>{ReduceOp::sum})
+            for (int root : roots(op)) run_sweep(Sweep{op, t, redop, root}, sizes, cycle);
+    return total_wrong_;
+  }
+
+ private:
+  std::vector<int> roots(CollOp op) const {
+    if (!coll_has_root(op)) return {-1};
+    if (o_.root >= 0) {
+      if (o_.root >= ctx_.size)
+        throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", o_.root, ctx_.size));
+      return {o_.root};
+    }
+    std::vector<int> all(static_cast<size_t>(ctx_.size));
+    for (int r = 0; r < ctx_.size; ++r) all[static_cast<size_t>(r)] = r;
+    return all;
+  }
+
+  void print_ranks() {
+    RankLine mine;
+    mine.pid = static_cast<int32_t>(getpid());
+    mine.device = ctx_.device;
+    std::memcpy(mine.host, ctx_.host.data(), std::min(ctx_.host.size(), sizeof(mine.host) - 1));
+    std::vector<RankLine> all(static_cast<size_t>(ctx_.size));
+    ctx_.host_comm.all_gather(&mine, all.data(), sizeof(RankLine), DType::i8);
+    if (!print_) return;
+    const std::string nccl = nccl_version_string();
+    fmt::print("# gcbench coll  backend: {}  ranks: {} ({} node(s), {} per node, {})  {}\n", ctx_.world_comm.backend(),
+               ctx_.size, ctx_.nodes, ctx_.local_size, ctx_.processes ? "one process per rank" : "threads",
+               nccl.empty() ? std::string() : "NCCL " + nccl);
+    fmt::print("# minBytes {} maxBytes {} step: {}  warmup iters: {}  iters: {}  validation: {}  mode: {} ({})\n",
+               o_.min_bytes, o_.max_bytes,
+               o_.step_factor ? fmt::format("{}(factor)", o_.step_factor) : fmt::format("{}(bytes)", o_.step_bytes),
+               warmup(), o_.iters, o_.check, timing_mode_name(o_.mode), timing_mode_description(o_.mode));
+    fmt::print("# time: per-rank times combined by {} (-a {}); samples: {}..{} within {} s per case\n#\n",
+               rank_combine_name(o_.average), static_cast<int>(o_.average), h_.min_samples, h_.max_samples,
+               h_.max_time);
+    for (int r = 0; r < ctx_.size; ++r) {
+      const auto& l = all[static_cast<size_t>(r)];
+      fmt::print("#  Rank {:2} Group  0 Pid {:6} on {:>10} device {:2} [{}]\n", r, l.pid,
+                 std::string(l.host, strnlen(l.host, sizeof(l.host))), l.device, l.device < 0 ? "cpu" : "gpu");
+    }
+    std::fflush(stdout);
+  }
+
+  int warmup() const { return o_.warmup_iters >= 0 ? o_.warmup_iters : h_.warmup; }
+
+  HarnessOptions harness() const {
+    HarnessOptions h = h_;
+    h.warmup = warmup();
+    h.cold = false;
+    switch (o_.mode) {
+      case TimingMode::pipelined: h.batch = o_.iters; break;
+      case TimingMode::isolated:
+        h.batch = 1;
+        h.min_samples = std::max(h.min_samples, o_.iters);
+        h.max_samples = std::max(h.max_samples, h.min_samples);
+        break;
+      case TimingMode::graph: h.batch = std::max(o_.cudagraph, 1); break;
+    }
+    return h;
+  }
+
+  Cell measure_cell(const Sweep& s, const CollShape& shape, bool in_place) {
+    const double start = steady_clock().now();
+    Cell cell;
+    CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, seed_};
+    CollCase c(ctx_, spec);
+    c.init_inputs();
+    if (o_.fail_rank == ctx_.rank) throw Fault(fmt::format("test hook: rank {} fails on purpose", ctx_.rank));
+    const int ops_per_launch = o_.mode == TimingMode::graph ? o_.iters : 1;
+    RankTimer timer(ctx_.world_comm, ctx_.host_comm, o_.mode, o_.average, o_.blocking == 1, ops_per_launch);
+    AgreedClock clock(ctx_.host_comm);
+    std::unique_ptr<CollGraph> graph;
+    if (o_.mode == TimingMode::graph)
+      graph = capture_graph(
+          ctx_.world_comm, [&c] { c.launch(); }, o_.iters);
+    const Measurement m = graph ? measure(
+                                      timer, [&graph] { graph->replay(); }, harness(), {}, clock)
+                                : measure(
+                                      timer, [&c] { c.launch(); }, harness(), {}, clock);
+    const auto& per_rank = timer.per_rank();
+    const std::vector<std::vector<double>> sampled(per_rank.end() - static_cast<long>(m.samples.size()),
+                                                   per_rank.end());
+    cell.measured = true;
+    cell.stats = m.stats;
+    cell.time_s = m.stats.mean;
+    cell.algbw = cell.time_s > 0 ? static_cast<double>(shape.bytes) / cell.time_s / 1e9 : 0;
+    cell.busbw = cell.algbw * busbw_factor(s.op, ctx_.size);
+    cell.skew = rank_skew(sampled);
+    if (o_.check > 0) {
+      double local = 0;
+      for (int k = 0; k < o_.check; ++k)
+        local +=
+            static_cast<double>(c.check(ctx_.rank == o_.corrupt_rank ? static_cast<long long>(o_.corrupt_index) : -1));
+      double sum = 0;
+      ctx_.host_comm.all_reduce(&local, &sum, 1, DType::f64, ReduceOp::sum);
+      cell.wrong = static_cast<uint64_t>(sum);
+      cell.checked = true;
+    }
+    cell.samples = m.samples.size();
+    cell.stop = m.stop;
+    cell.wall_s = steady_clock().now() - start;
+    if (runner_) runner_->add(to_result(s, shape, in_place, cell, m));
+    return cell;
+  }
+
+  nlohmann::json params(const Sweep& s) const {
+    return {{"op", coll_op_name(s.op)},
+            {"dtype", dtype_name(s.dtype)},
+            {"redop", coll_has_redop(s.op) ? std::string(reduce_op_name(s.redop)) : std::string("none")},
+            {"root", s.root},
+            {"backend", ctx_.world_comm.backend()},
+            {"ranks", ctx_.size},
+            {"nodes", ctx_.nodes},
+            {"ranks_per_node", ctx_.local_size},
+            {"mode", timing_mode_name(o_.mode)}};
+  }
+
+  Result to_result(const Sweep& s, const CollShape& shape, bool in_place, const Cell& cell, const Measurement& m) {
+    Result r;
+    r.key = fmt::format("coll/{}", coll_op_name(s.op));
+    r.params = params(s);
+    r.params["bytes"] = shape.bytes;
+    r.params["count"] = shape.column_count;
+    r.params["inplace"] = in_place;
+    if (o_.run_cycles != 1) r.params["cycle"] = cycle_;
+    r.take(m);
+    r.model = {{"bytes", shape.bytes}, {"busbw_factor", busbw_factor(s.op, ctx_.size)}};
+    r.metrics = {Metric{"busbw", cell.busbw, "GB/s", true, {}, {}}, Metric{"algbw", cell.algbw, "GB/s", true, {}, {}},
+                 Metric{"time", cell.time_s, "s", false, {}, {}}};
+    r.extra = {{"wrong", cell.checked ? nlohmann::json(cell.wrong) : nlohmann::json(nullptr)},
+               {"rank_combine", rank_combine_name(o_.average)},
+               {"skew_median", cell.skew.median_skew},
+               {"slowest_rank", cell.skew.slowest_rank},
+               {"slowest_rank_share", cell.skew.slowest_share},
+               {"wall_seconds", cell.wall_s},
+               {"busbw_formula", busbw_formula(s.op)}};
+    if (const std::string v = ctx_.world_comm.library_version(); !v.empty())
+      r.extra[fmt::format("{}_version", ctx_.world_comm.backend())] = v;
+    for (const char* v : {"NCCL_ALGO", "NCCL_PROTO"})
+      if (const std::string e = env_or_empty(v); !e.empty()) r.extra[v] = e;
+    if (cell.wrong > 0) {
+      r.status = Status::fail;
+      r.reason = fmt::format("#wrong = {} elements differ from the exact reference", cell.wrong);
+    }
+    return r;
+  }
+
+  static std::string busbw_formula(CollOp op) {
+    switch (op) {
+      case CollOp::all_reduce: return "algbw * 2(n-1)/n (nccl-tests PERFORMANCE.md)";
+      case CollOp::broadcast:
+      case CollOp::reduce:
+      case CollOp::sendrecv: return "algbw * 1 (nccl-tests PERFORMANCE.md)";
+      default: return "algbw * (n-1)/n (nccl-tests PERFORMANCE.md)";
+    }
+  }
+
+  void print_header(const Sweep& s) {
+    if (!print_) return;
+    fmt::print("#\n# {}  type {}  redop {}  root {}\n", coll_op_name(s.op), table_type_name(s.dtype),
+               coll_has_redop(s.op) ? reduce_op_name(s.redop) : "none", s.root);
+    fmt::print("#{:>58}{:>33}\n", "out-of-place", "in-place");
+    fmt::print("#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6} {:>8} {:>7} {:>7} {:>6}\n", "size", "count",
+               "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    fmt::print("#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6} {:>8} {:>7} {:>7} {:>6}\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  }
+
+  static std::string cell_text(const Cell& c) {
+    if (!c.measured) return fmt::format(" {:>8} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A");
+    const double us = c.time_s * 1e6;
+    return fmt::format(" {:>8} {:7.2f} {:7.2f} {:>6}",
+                       us < 10000 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us), c.algbw, c.busbw,
+                       c.checked ? fmt::to_string(c.wrong) : std::string("N/A"));
+  }
+
+  std::string stats_text(const Cell& c) const {
+    if (!c.measured) return fmt::format("{:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}", "N/A", "", "", "", "", "", "");
+    const auto& s = c.stats;
+    std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
+                                   s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
+                                   fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
+    if (o_.verbose) text += fmt::format(" {:>7} {:>11} {:9.2f}", c.samples, stop_reason_name(c.stop), c.wall_s * 1e3);
+    return text;
+  }
+
+  void run_sweep(const Sweep& s, const std::vector<uint64_t>& sizes, int cycle) {
+    cycle_ = cycle;
+    print_header(s);
+    struct Row {
+      CollShape shape;
+      Cell out, in;
+    };
+    std::vector<Row> rows;
+    if (o_.mode == TimingMode::graph) {
+      const std::string why = graph_waived_reason(ctx_.world_comm);
+      if (!why.empty()) {
+        if (print_) fmt::print("# graph mode: WAIVED ({})\n", why);
+        if (runner_) {
+          Result r;
+          r.key = fmt::format("coll/{}", coll_op_name(s.op));
+          r.params = params(s);
+          r.status = Status::waived;
+          r.reason = why;
+          runner_->add(std::move(r));
+        }
+        return;
+      }
+    }
+    uint64_t last_bytes = 0;
+    for (uint64_t size : sizes) {
+      const CollShape shape = coll_shape(s.op, size, s.dtype, ctx_.size);
+      // Too small for one element per rank (sharded ops), or the same buffer as the last row.
+      if (shape.count == 0 || shape.bytes == last_bytes) continue;
+      last_bytes = shape.bytes;
+      Row row{shape, measure_cell(s, shape, false), {}};
+      if (coll_supports_in_place(s.op) && o_.in_place) row.in = measure_cell(s, shape, true);
+      if (print_) {
+        fmt::print(" {:>11} {:>13} {:>9} {:>7} {:>7}{}{}\n", shape.bytes, shape.column_count, table_type_name(s.dtype),
+                   coll_has_redop(s.op) ? reduce_op_name(s.redop) : "none", s.root, cell_text(row.out),
+                   cell_text(row.in));
+        std::fflush(stdout);
+      }
+      rows.push_back(row);
+    }
+    uint64_t wrong = 0;
+    double busbw_sum = 0;
+    int busbw_n = 0;
+    for (const auto& r : rows)
+      for (const Cell* c : {&r.out, &r.in})
+        if (c->measured) {
+          wrong += c->wrong;
+          busbw_sum += c->busbw;
+          ++busbw_n;
+        }
+    total_wrong_ += wrong;
+    if (print_) {
+      fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+      // Arithmetic mean over every size and both placements, as nccl-tests (reference §1.3).
+      fmt::print("# Avg bus bandwidth    : {:.4f} \n#\n", busbw_n ? busbw_sum / busbw_n : 0.0);
+      fmt::print(
+          "# statistics: us per op over the samples ({}); skew = median over samples of (max-min)/max across "
+          "ranks; slowest = rank slowest most often\n",
+          timing_mode_name(o_.mode));
+      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}{}\n", "size", "placement", "min", "median",
+                 "p95", "max", "CV%", "skew%", "slowest",
+                 o_.verbose ? fmt::format(" {:>7} {:>11} {:>9}", "samples", "stop", "wall(ms)") : std::string());
+      for (const auto& r : rows) {
+        fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "out", stats_text(r.out));
+        if (r.in.measured) fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "in", stats_text(r.in));
+      }
+    }
+    add_fit(s, rows);
+  }
+
+  template <typename Rows>
+  void add_fit(const Sweep& s, const Rows& rows) {
+    if (!runner_) return;
+    std::vector<double> bytes, seconds;
+    for (const auto& r : rows)
+      if (r.out.measured) {
+        bytes.push_back(static_cast<double>(r.shape.bytes));
+        seconds.push_back(r.out.time_s);
+      }
+    nlohmann::json p = params(s);
+    p["scope"] = ctx_.nodes > 1 ? "inter-node" : "intra-node";
+    p["inplace"] = false;
+    if (o_.run_cycles != 1) p["cycle"] = cycle_;
+    runner_->add(coll_fit_result(s.op, p, bytes, seconds));
+  }
+
+  const CollOptions& o_;
+  HarnessOptions h_;
+  RankContext& ctx_;
+  Runner* runner_;
+  bool print_;
+  uint64_t seed_ = 1;
+  int cycle_ = 0;
+  uint64_t total_wrong_ = 0;
+};
+
+}  // namespace
+
+Result coll_fit_result(CollOp op, const nlohmann::json& params, std::span<const double> bytes,
+                       std::span<const double> seconds) {
+  Result r;
+  r.key = fmt::format("coll/{}/fit", coll_op_name(op));
+  r.params = params;
+  const AlphaBetaFit f = fit_alpha_beta(bytes, seconds);
+  nlohmann::json residuals = nlohmann::json::array();
+  if (f.ok)
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      const double model = f.alpha_s + bytes[i] / f.beta_bytes_per_s;
+      residuals.push_back(
+          {{"bytes", bytes[i]}, {"time_s", seconds[i]}, {"rel_residual", (model - seconds[i]) / seconds[i]}});
+    }
+  r.extra = {{"model", "t(n) = alpha + n / beta over the out-of-place sweep (core/fit.hpp; reference §3.3 Hockney)"},
+             {"points", f.points},
+             {"residuals", residuals}};
+  if (!f.ok) {
+    r.status = Status::waived;
+    r.reason = bytes.size() < 2 ? "an α–β fit needs at least two sizes" : "no physical α–β fit (β ≤ 0)";
+    return r;
+  }
+  r.metrics = {Metric{"alpha", f.alpha_s * 1e6, "us", false, {}, {}},
+               Metric{"beta", f.beta_bytes_per_s / 1e9, "GB/s", true, {}, {}},
+               Metric{"n_half", f.n_half_bytes, "B", false, {}, {}},
+               Metric{"max_rel_residual", f.max_rel_residual, "ratio", false, {}, {}}};
+  return r;
+}
+
+uint64_t run_coll_on_rank(const CollOptions& o, const HarnessOptions& harness, RankContext& ctx, Runner* runner,
+                          bool quiet) {
+  return CollRun(o, harness, ctx, runner, quiet).run();
+}
+
+int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner, bool quiet,
+             const std::vector<std::string>& args) {
+  validate(o);
+  validate(harness);
+  return run_checked_world(o.backend, o.ranks, o.timeout, args, [&](RankContext& ctx) {
+    return run_coll_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, quiet);
+  });
+}
+
+namespace {
+
+WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
+  WorldOptions w;
+  w.backend = backend.empty() ? default_coll_backend() : backend;
+  w.ranks = ranks;
+  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
+  const CommunicatorBackend& b = communicator_backend(w.backend);
+  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
+  w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
+  return w;
+}
+
+}  // namespace
+
+int checked_world_size(const std::string& backend, int ranks) {
+  return planned_world_size(checked_world_options(backend, ranks, 1));
+}
+
+int run_checked_world(const std::string& backend, int ranks, double timeout_s, const std::vector<std::string>& args,
+                      const std::function<uint64_t(RankContext&)>& fn) {
+  WorldOptions w = checked_world_options(backend, ranks, timeout_s);
+  w.args = args;
+  // The MPI library's own collectives are what a user of this family measures; the inputs are
+  // small integers, so any summation order gives the exact reference (coll_case.hpp).
+  w.reduction_order = ReductionOrder::library;
+  return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
+}
+
+CollOptions quick_coll_options() {
+  CollOptions o;
+  o.ops = all_coll_ops();
+  o.min_bytes = 8;
+  o.max_bytes = uint64_t{1} << 20;
+  o.step_factor = 16;
+  o.iters = 10;
+  return o;
+}
+
+int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet) {
+  return run_coll(quick_coll_options(), harness, runner, quiet, {"run", "--suite", "quick"});
+}
+
+}  // namespace gcb::bench

@@ -1,0 +1,180 @@
+// The `gcbench coll` command line: nccl-tests' short and long flags with the same meanings,
+// plus --backend, --ranks, --mode and --timeout. Only world rank 0 writes files (bench/common/cli.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "bench/coll/coll.hpp"
+#include "bench/coll/coll_graph.hpp"
+#include "core/error.hpp"
+#include "core/size.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::stringstream ss(item);
+    std::string tok;
+    while (std::getline(ss, tok, ','))
+      if (!tok.empty()) out.push_back(tok);
+  }
+  return out;
+}
+
+struct CollFlags {
+  std::string minbytes = "32M", maxbytes = "32M", stepbytes = "1M";
+  std::vector<std::string> op_tokens, redop_tokens, dtype_tokens;
+  std::string mode = "pipelined";
+  int average = 3;
+  std::string corrupt;
+};
+
+std::vector<ReduceOp> parse_redops(const std::vector<std::string>& tokens) {
+  std::vector<ReduceOp> out;
+  for (const auto& t : tokens) {
+    if (t == "all") {
+      out = {ReduceOp::sum, ReduceOp::prod, ReduceOp::max, ReduceOp::min, ReduceOp::avg};
+      continue;
+    }
+    const auto r = parse_reduce_op(t);
+    if (!r) throw UsageError(fmt::format("-o {}: expected sum, prod, min, max, avg or all", t));
+    if (std::find(out.begin(), out.end(), *r) == out.end()) out.push_back(*r);
+  }
+  return out;
+}
+
+void apply(const CollFlags& f, CollOptions& o) {
+  o.min_bytes = parse_size(f.minbytes);
+  o.max_bytes = parse_size(f.maxbytes);
+  o.step_bytes = parse_size(f.stepbytes);
+  // --op takes collective names (or "all" = every collective); a reduction name there means -o,
+  // so that nccl-tests' `--op sum` keeps its meaning.
+  std::vector<std::string> redops = split_list(f.redop_tokens);
+  if (!f.op_tokens.empty()) {
+    std::vector<CollOp> ops;
+    for (const auto& t : split_list(f.op_tokens)) {
+      if (t == "all") {
+        ops = all_coll_ops();
+      } else if (const auto op = parse_coll_op(t)) {
+        if (std::find(ops.begin(), ops.end(), *op) == ops.end()) ops.push_back(*op);
+      } else if (parse_reduce_op(t)) {
+        redops.push_back(t);
+      } else {
+        throw UsageError(
+            fmt::format("--op {}: expected a collective (all_reduce, all_gather, reduce_scatter, "
+                        "broadcast, reduce, alltoall, sendrecv, gather, scatter, all) or a reduction "
+                        "(sum, prod, min, max, avg)",
+                        t));
+      }
+    }
+    if (!ops.empty()) o.ops = ops;
+  }
+  if (!redops.empty()) o.redops = parse_redops(redops);
+  if (!f.dtype_tokens.empty()) {
+    o.dtypes.clear();
+    for (const auto& t : split_list(f.dtype_tokens)) {
+      if (t == "all") {
+        o.dtypes = {DType::i8, DType::i32, DType::f16, DType::f32, DType::f64, DType::bf16};
+        continue;
+      }
+      const auto d = parse_dtype(t);
+      if (!d)
+        throw UsageError(fmt::format("-d {}: unknown datatype (float, double, half, bfloat16, int32, int8, all)", t));
+      o.dtypes.push_back(*d);
+    }
+  }
+  if (f.mode == "pipelined")
+    o.mode = TimingMode::pipelined;
+  else if (f.mode == "isolated")
+    o.mode = TimingMode::isolated;
+  else if (f.mode == "graph")
+    o.mode = TimingMode::graph;
+  else
+    throw UsageError(fmt::format("--mode {}: expected pipelined, isolated or graph", f.mode));
+  if (o.cudagraph > 0) o.mode = TimingMode::graph;
+  if (f.average < 0 || f.average > 3) throw UsageError("-a/--average must be 0 (rank 0), 1 (avg), 2 (min) or 3 (max)");
+  o.average = static_cast<RankCombine>(f.average);
+  if (!f.corrupt.empty()) {
+    const auto colon = f.corrupt.find(':');
+    if (colon == std::string::npos) throw UsageError("--test-corrupt expects RANK:INDEX");
+    o.corrupt_rank = std::stoi(f.corrupt.substr(0, colon));
+    o.corrupt_index = static_cast<size_t>(std::stoull(f.corrupt.substr(colon + 1)));
+  }
+}
+
+}  // namespace
+
+void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+  auto* app = root.add_subcommand("coll", "Collective bandwidth and latency (nccl-tests flags and columns)");
+  auto common = std::make_shared<CommonOptions>();
+  auto o = std::make_shared<CollOptions>();
+  auto f = std::make_shared<CollFlags>();
+  add_common_options(*app, *common, false, true);
+  app->add_option("--op", f->op_tokens,
+                  "Collectives, comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+                  "sendrecv, gather, scatter, or all (a reduction name here acts as -o)")
+      ->delimiter(',');
+  app->add_option("-o", f->redop_tokens, "Reduction: sum, prod, min, max, avg or all (nccl-tests -o)")->delimiter(',');
+  app->add_option("-d,--datatype", f->dtype_tokens, "float, double, half, bfloat16, int32, int8 or all")
+      ->delimiter(',');
+  app->add_option("-b,--minbytes", f->minbytes, "Smallest size (K/M/G suffixes, binary)")->capture_default_str();
+  app->add_option("-e,--maxbytes", f->maxbytes, "Largest size")->capture_default_str();
+  app->add_option("-i,--stepbytes", f->stepbytes, "Additive size step when -f is not given")->capture_default_str();
+  app->add_option("-f,--stepfactor", o->step_factor, "Multiplicative size step (0 = use -i)")->capture_default_str();
+  app->add_option("-n,--iters", o->iters, "Ops per sample (pipelined/graph); at least this many samples (isolated)")
+      ->capture_default_str();
+  auto* w =
+      app->add_option("-w,--warmup_iters", o->warmup_iters, "Untimed ops per size before sampling (--warmup alias)")
+          ->capture_default_str();
+  app->add_option("-c,--check", o->check, "Correctness-check iterations per size; 0 = off")->capture_default_str();
+  app->add_option("-r,--root", o->root, "Root of broadcast/reduce/gather/scatter; -1 = every root")
+      ->capture_default_str();
+  app->add_option("-a,--average", f->average,
+                  "Per-rank time combined by 0 rank 0, 1 avg (nccl-tests' default), 2 min, 3 max (ours)")
+      ->capture_default_str();
+  app->add_option("-z,--blocking", o->blocking, "1 = synchronize and barrier after every op (timed)")
+      ->capture_default_str();
+  app->add_option("-N,--run_cycles", o->run_cycles, "Repeat the whole sweep; 0 = forever")->capture_default_str();
+  app->add_option("-G,--cudagraph", o->cudagraph, "Graph launches per sample (implies --mode graph; NCCL only)")
+      ->capture_default_str();
+  app->add_option("--mode", f->mode, "pipelined (nccl-tests), isolated (per-op, max over ranks) or graph")
+      ->capture_default_str();
+  app->add_option("--backend", o->backend,
+                  "threads, mpi or nccl (default: nccl with GPUs, mpi under mpirun/srun, else threads)");
+  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
+      ->check(positive());
+  add_timeout_option(*app, o->timeout, "a rank may wait in one collective or MPI call");
+  app->add_flag("-v,--verbose", o->verbose,
+                "Statistics table also shows samples, stop reason and wall seconds per size");
+  app->add_option("--test-corrupt", f->corrupt, "Test hook: RANK:INDEX flips one checked output element")->group("");
+  app->add_option("--test-fail-rank", o->fail_rank, "Test hook: this rank throws before its first timed op")->group("");
+  run = [=, &argv] {
+    CollOptions options = *o;
+    apply(*f, options);
+    HarnessOptions harness = microsecond_family_harness(*app, common->harness);
+    // -w wins; else the common --warmup; else nccl-tests' default of 1.
+    if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;
+    validate(options);
+    validate(harness);
+    // Refusals that need the world size, before any output exists (-r 5 on 2 ranks, nccl
+    // without a GPU): found inside the run, they used to leave an empty --jsonl behind.
+    const int world_size = checked_world_size(options.backend, options.ranks);
+    if (options.root >= world_size)
+      throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", options.root, world_size));
+    check_coll_host_memory(options, world_size);
+    const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
+    CommonOptions session_options = *common;
+    session_options.quiet = true;            // the coll table replaces the generic per-case rows
+    Session session(session_options, argv);  // on ranks other than 0: measures into a runner nobody reads
+    const int code = run_coll(options, harness, session.runner(), common->quiet, args);
+    nlohmann::json versions = nlohmann::json::object();
+    if (const std::string v = nccl_version_string(); !v.empty()) versions["nccl"] = v;
+    return std::max(code, session.finish(versions));
+  };
+}
+
+}  // namespace gcb::bench

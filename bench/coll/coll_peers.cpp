@@ -1,0 +1,206 @@
+// gcbench's collective backends against the MPI library in one run. Under mpirun -np N, for each
+// collective and size, in interleaved rounds (the order alternating, so drift hits every side):
+//   bare       the MPI call itself (MPI_Allreduce, MPI_Allgather, …) in a loop: the peer
+//   library    MpiCommunicator in library order (what `gcbench coll --backend mpi` measures)
+//   ranked     MpiCommunicator in rank order (what the training engines use: bitwise = threads)
+//   threads    ThreadCommunicator with N rank threads inside rank 0's process, the other
+//              processes parked in a sleeping MPI_Ibarrier so they take no core
+// Every side is timed by the same harness and RankTimer (pipelined, max over ranks). Printed: the
+// median per op of each side and, as median of per-round ratios, bare ÷ library and bare ÷ ranked
+// (≥ 1 means gcbench is as fast as the bare loop) and MPI's time ÷ threads' time (≥ 1 means the
+// threads backend is faster; for sizes ≥ 1 MiB this is also the busbw ratio threads ÷ MPI).
+//   mpirun --bind-to none -np 2 build/bench/coll/gcb_coll_peers [rounds] [max_bytes]
+// (--bind-to none: Open MPI binds each rank to one core by default, which would put the threads
+// backend's rank threads of rank 0's process on a single core and time context switches.)
+#include <mpi.h>
+#include <time.h>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "bench/coll/coll.hpp"
+#include "bench/coll/coll_timing.hpp"
+#include "collectives/mpi_communicator.hpp"
+#include "collectives/thread_communicator.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+namespace {
+
+using namespace gcb;
+using namespace gcb::bench;
+
+constexpr int kOpsPerSample = 20;
+
+HarnessOptions fixed_samples() {
+  HarnessOptions h;
+  h.warmup = 3;
+  h.batch = kOpsPerSample;
+  h.min_samples = h.max_samples = 15;  // a fixed count: every rank stops together
+  h.min_time = 0;
+  h.max_time = 1e9;
+  return h;
+}
+
+// Buffers of one op at one size (float elements, coll_shape's nccl-tests conventions).
+struct Buffers {
+  explicit Buffers(const CollShape& s)
+      : send(std::max<size_t>(s.send_count, 1), 1.0f), recv(std::max<size_t>(s.recv_count, 1)) {}
+  std::vector<float> send, recv;
+};
+
+// One launch of `op` through the bare MPI call.
+std::function<void()> bare_call(CollOp op, const CollShape& s, Buffers& b, MPI_Comm comm) {
+  const int n = static_cast<int>(s.count);
+  float* in = b.send.data();
+  float* out = b.recv.data();
+  switch (op) {
+    case CollOp::all_reduce: return [=] { MPI_CHECK(MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, comm)); };
+    case CollOp::all_gather: return [=] { MPI_CHECK(MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); };
+    case CollOp::reduce_scatter:
+      return [=] { MPI_CHECK(MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, comm)); };
+    case CollOp::broadcast: return [=] { MPI_CHECK(MPI_Bcast(out, n, MPI_FLOAT, 0, comm)); };
+    case CollOp::reduce: return [=] { MPI_CHECK(MPI_Reduce(in, out, n, MPI_FLOAT, MPI_SUM, 0, comm)); };
+    case CollOp::alltoall: return [=] { MPI_CHECK(MPI_Alltoall(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); };
+    default: break;
+  }
+  throw UsageError(fmt::format("coll_peers: no bare call for {}", coll_op_name(op)));
+}
+
+// The same launch through a Communicator (broadcast in place, as MPI_Bcast is).
+std::function<void()> comm_call(CollOp op, const CollShape& s, Buffers& b, Communicator& c) {
+  const size_t n = s.count;
+  float* in = b.send.data();
+  float* out = b.recv.data();
+  switch (op) {
+    case CollOp::all_reduce: return [=, &c] { c.all_reduce(in, out, n, DType::f32, ReduceOp::sum); };
+    case CollOp::all_gather: return [=, &c] { c.all_gather(in, out, n, DType::f32); };
+    case CollOp::reduce_scatter: return [=, &c] { c.reduce_scatter(in, out, n, DType::f32, ReduceOp::sum); };
+    case CollOp::broadcast: return [=, &c] { c.broadcast(out, out, n, DType::f32, 0); };
+    case CollOp::reduce: return [=, &c] { c.reduce(in, out, n, DType::f32, ReduceOp::sum, 0); };
+    case CollOp::alltoall: return [=, &c] { c.all_to_all(in, out, n, DType::f32); };
+    default: break;
+  }
+  throw UsageError(fmt::format("coll_peers: no call for {}", coll_op_name(op)));
+}
+
+// Median seconds per op of `launch` on every rank of `comm`.
+double time_on(Communicator& comm, const std::function<void()>& launch) {
+  RankTimer timer(comm, comm, TimingMode::pipelined, RankCombine::max, false);
+  AgreedClock clock(comm);
+  return measure(timer, launch, fixed_samples(), {}, clock).stats.median;
+}
+
+// MPI ranks other than 0 sleep until rank 0 has timed the threads backend: a sleeping
+// MPI_Test loop on an MPI_Ibarrier, so the parked processes leave every core to the threads.
+void park_until(bool measuring_here, const std::function<void()>& measure_threads) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (measuring_here) {
+    measure_threads();
+    MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+    MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    return;
+  }
+  MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+  for (int done = 0; !done;) {
+    MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+double threads_time(CollOp op, uint64_t bytes, int ranks) {
+  double seconds = 0;
+  ThreadWorld world(ranks);
+  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
+  for (int r = 0; r < ranks; ++r) comms.push_back(world.communicator(r));
+  run_rank_threads(world, [&](int r) {
+    Communicator& c = *comms[static_cast<size_t>(r)];
+    const CollShape s = coll_shape(op, bytes, DType::f32, ranks);
+    Buffers b(s);
+    const double t = time_on(c, comm_call(op, s, b, c));
+    if (r == 0) seconds = t;
+  });
+  return seconds;
+}
+
+struct Row {
+  std::vector<double> bare, library, ranked, threads;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  try {
+    const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
+    const uint64_t max_bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : uint64_t{16} << 20;
+    MpiCommunicator library(MPI_COMM_WORLD, false, ReductionOrder::library);
+    MpiCommunicator ranked(MPI_COMM_WORLD, false, ReductionOrder::rank_ordered);
+    const int rank = library.rank(), size = library.size();
+    set_error_rank(rank);
+    const std::vector<CollOp> ops = {CollOp::all_reduce, CollOp::all_gather, CollOp::reduce_scatter,
+                                     CollOp::broadcast,  CollOp::reduce,     CollOp::alltoall};
+    std::vector<uint64_t> sizes;
+    for (uint64_t b = 8; b <= max_bytes; b *= 8) sizes.push_back(b);
+    if (rank == 0)
+      fmt::print(
+          "# coll_peers: {} MPI ranks (threads backend: {} threads in one process), fp32 sum, {} rounds, "
+          "{} samples × {} ops per side, pipelined, max over ranks; medians of per-round values\n",
+          size, size, rounds, fixed_samples().max_samples, kOpsPerSample);
+    if (rank == 0)
+      fmt::print("{:>15} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>12}\n", "op", "bytes", "bare(us)",
+                 "library", "ranked", "threads", "bare/lib", "bare/rank", "mpi/threads");
+    for (CollOp op : ops) {
+      for (uint64_t bytes : sizes) {
+        const CollShape s = coll_shape(op, bytes, DType::f32, size);
+        if (s.count == 0) continue;
+        Buffers b(s);
+        const auto bare = bare_call(op, s, b, MPI_COMM_WORLD);
+        const auto lib = comm_call(op, s, b, library);
+        const auto rk = comm_call(op, s, b, ranked);
+        Row row;
+        std::vector<double> lib_ratio, rank_ratio, thread_ratio;
+        for (int round = 0; round < rounds; ++round) {
+          // Alternate the order so that slow drift cannot favour one side.
+          double t_bare = 0, t_lib = 0, t_rank = 0, t_threads = 0;
+          auto threads = [&] { park_until(rank == 0, [&] { t_threads = threads_time(op, bytes, size); }); };
+          if (round % 2 == 0) {
+            t_bare = time_on(library, bare);
+            t_lib = time_on(library, lib);
+            t_rank = time_on(library, rk);
+            threads();
+          } else {
+            threads();
+            t_rank = time_on(library, rk);
+            t_lib = time_on(library, lib);
+            t_bare = time_on(library, bare);
+          }
+          row.bare.push_back(t_bare);
+          row.library.push_back(t_lib);
+          row.ranked.push_back(t_rank);
+          row.threads.push_back(t_threads);
+          lib_ratio.push_back(t_bare / t_lib);
+          rank_ratio.push_back(t_bare / t_rank);
+          thread_ratio.push_back(std::min(t_bare, t_lib) / t_threads);
+        }
+        if (rank == 0)
+          fmt::print("{:>15} {:>10} {:10.2f} {:10.2f} {:10.2f} {:10.2f} {:11.3f} {:11.3f} {:12.3f}\n", coll_op_name(op),
+                     s.bytes, percentile(row.bare, 0.5) * 1e6, percentile(row.library, 0.5) * 1e6,
+                     percentile(row.ranked, 0.5) * 1e6, percentile(row.threads, 0.5) * 1e6, percentile(lib_ratio, 0.5),
+                     percentile(rank_ratio, 0.5), percentile(thread_ratio, 0.5));
+        std::fflush(stdout);
+      }
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "coll_peers: {}\n", e.what());
+    code = 3;
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,46 @@
+// Runs cases through the one harness and turns each into a Result: NVTX range, WAIVED checks,
+// NVML clocks before and after with per-sample throttle flags, verification, metrics; the row
+// is printed and appended to the JSONL sink the moment the case ends.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/common/case.hpp"
+#include "core/harness.hpp"
+#include "reports/result.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb::bench {
+
+struct RunnerOptions {
+  HarnessOptions harness;
+  bool profile_range = false;  // cudaProfilerStart/Stop around each timed region
+  bool quiet = false;          // no per-case console rows
+};
+
+// Under MIG a GPU instance has a fraction of the GPU's SMs and memory bandwidth, so the full-GPU
+// peak does not apply: drops every metric's peak (and so its % of peak) and says why in
+// extra.peak_waived.
+void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std::string& why);
+
+class Runner {
+ public:
+  Runner(RunnerOptions options, JsonlSink* sink);
+  // Runs one case; never throws for a case's own failure (that becomes ERROR with the reason).
+  Result run(Case& c);
+  void run_all(CaseList& cases);
+  // Adds a result computed outside the harness (e.g. an α–β fit over earlier results).
+  void add(Result r);
+  const std::vector<Result>& results() const { return results_; }
+
+ private:
+  void emit(Result r);
+  RunnerOptions options_;
+  JsonlSink* sink_;
+  std::vector<Result> results_;
+  bool header_printed_ = false;
+};
+
+}  // namespace gcb::bench

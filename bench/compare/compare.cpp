@@ -1,0 +1,120 @@
+// `gcbench compare` and `gcbench export`: files in, verdicts and exports out. Every output
+// path is checked before anything is read (never an input, never twice), and written through
+// the output layer at the end, so bad input (exit 2) never leaves a partial file behind.
+#include "bench/compare/compare.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <memory>
+
+#include "bench/common/cli.hpp"
+#include "core/error.hpp"
+#include "reports/compare.hpp"
+#include "reports/export.hpp"
+#include "reports/result.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb::bench {
+
+double parse_threshold(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != number.size() || !std::isfinite(v) || v < 0)
+    throw UsageError(fmt::format("--threshold '{}' is not a non-negative number or percentage (e.g. 5%)", text));
+  if (percent) return v / 100;
+  if (v >= 1)
+    throw UsageError(fmt::format("--threshold '{}' is ambiguous: write {}% for percent or a fraction < 1", text, text));
+  return v;
+}
+
+namespace {
+
+struct CompareCli {
+  std::string base, contender, threshold = "5%", md, junit;
+  CompareOptions options;
+  bool quiet = false;
+};
+
+struct ExportCli {
+  std::string format, input, output, time_unit = "ns";
+};
+
+// load_document, with the file named when its message does not already name it.
+ResultDocument load(const std::string& path) {
+  try {
+    return load_document(path);
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    if (what.find(path) != std::string::npos) throw;
+    throw UsageError(fmt::format("'{}': {}", path, what));
+  }
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& root, std::function<int()>& run) {
+  auto* app = root.add_subcommand(
+      "compare",
+      "Compare two result documents: per metric SAME/FASTER/SLOWER/AMBIGUOUS/SUSPECT; exit 1 on a regression");
+  auto o = std::make_shared<CompareCli>();
+  app->add_option("BASE", o->base, "Baseline result document (JSON or JSONL)")->required();
+  app->add_option("NEW", o->contender, "Contender result document (JSON or JSONL)")->required();
+  app->add_option("--threshold", o->threshold, "Smallest relative change that counts (5% or 0.05)")
+      ->capture_default_str();
+  app->add_option("--alpha", o->options.alpha, "Family-wise significance level of the Holm-corrected U tests")
+      ->capture_default_str();
+  app->add_option("--metric", o->options.metrics, "Only these metric names (default: every metric on both sides)")
+      ->delimiter(',');
+  app->add_option("--md", o->md, "Write a Markdown summary (PR comment, < 64 KB)");
+  app->add_option("--junit", o->junit, "Write JUnit XML (one testcase per comparison, SLOWER = failure)");
+  app->add_flag("-q,--quiet", o->quiet, "Print only the environment differences and the summary line");
+  run = [o] {
+    o->options.threshold = parse_threshold(o->threshold);
+    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, {{"BASE", o->base}, {"NEW", o->contender}});
+    const ResultDocument base = load(o->base);
+    const ResultDocument contender = load(o->contender);
+    const CompareReport report = compare_documents(base, contender, o->options);
+    const std::string console = render_compare_console(report, o->options);
+    if (o->quiet) {
+      // Keep the warnings and the verdict line; drop the table.
+      const auto table = console.find("verdict ");
+      const auto summary = console.rfind("compare: ");
+      fmt::print("{}{}", console.substr(0, table), console.substr(summary));
+    } else {
+      fmt::print("{}", console);
+    }
+    if (!o->md.empty()) outputs.write(o->md, render_compare_markdown(report, o->options));
+    if (!o->junit.empty()) outputs.write(o->junit, render_compare_junit(report));
+    return report.regressed() ? kExitVerifyFailed : kExitOk;
+  };
+}
+
+void add_export_command(CLI::App& root, std::function<int()>& run) {
+  auto* app = root.add_subcommand("export", "Convert a result document: Google Benchmark JSON, Bencher BMF, CSV");
+  auto o = std::make_shared<ExportCli>();
+  app->add_option("--format", o->format, "gbench, bmf or csv")->required();
+  app->add_option("FILE", o->input, "Result document (JSON or JSONL)")->required();
+  app->add_option("-o,--output", o->output, "Output file (default: standard output)");
+  app->add_option("--time-unit", o->time_unit, "gbench real_time/cpu_time unit: ns, us, ms, s")->capture_default_str();
+  run = [o] {
+    const ExportFormat format = parse_export_format(o->format);
+    const Outputs outputs({{"-o", o->output}}, {{"FILE", o->input}});
+    const ResultDocument doc = load(o->input);
+    const std::string text = export_text(doc, format, o->time_unit);
+    if (o->output.empty()) {
+      fmt::print("{}", text);
+    } else {
+      outputs.write(o->output, text);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace gcb::bench

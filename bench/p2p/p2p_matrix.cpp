@@ -1,0 +1,162 @@
+// Pure arithmetic and rendering of `gcbench p2p`: expected link rates, % of expected, the
+// exceeds-the-link warning, and src × dst matrices built from results alone.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "bench/p2p/p2p.hpp"
+#include "core/size.hpp"
+#include "reports/specs.hpp"
+
+namespace gcb::bench {
+
+LinkRate nvlink_rate(int links, double per_link_gbps) {
+  // Bonded links × per-link rate per direction (NVIDIA H100 datasheet:
+  // NVLink v2–v4 25 GB/s per link per direction, v5 doubles; H100 SXM 18 × 25 = 450 GB/s).
+  if (links <= 0 || !(per_link_gbps > 0)) return {};
+  return {links * per_link_gbps, fmt::format("nvlink:{}x{:g}GB/s", links, per_link_gbps)};
+}
+
+LinkRate pcie_rate(int gen, int width) {
+  // Gen × width after encoding, per direction (specs.hpp pcie_gbps; PCI-SIG PCIe base specs).
+  const auto g = pcie_gbps(gen, width);
+  if (!g) return {};
+  return {*g, fmt::format("pcie:gen{} x{}", gen, width)};
+}
+
+LinkRate slower(const LinkRate& a, const LinkRate& b) {
+  if (!a.gbps || !b.gbps) return {};  // one end unknown: the path is unknown
+  return *a.gbps <= *b.gbps ? a : b;
+}
+
+LinkRate network_rate(double port_gbit, const std::string& name) {
+  // Port rate in Gb/s (1e9 bit/s) / 8 = GB/s per direction (4x NDR 400 Gb/s = 50 GB/s, §6.1).
+  if (!(port_gbit > 0)) return {};
+  return {port_gbit / 8, fmt::format("net:{} {:g}Gb/s", name, port_gbit)};
+}
+
+std::optional<double> percent_of_expected(double measured_gbps, const LinkRate& expected) {
+  if (!expected.gbps || !(*expected.gbps > 0)) return std::nullopt;
+  return measured_gbps / *expected.gbps * 100;
+}
+
+std::string exceeds_link_warning(double measured_gbps, const LinkRate& expected) {
+  const auto pct = percent_of_expected(measured_gbps, expected);
+  if (!pct || *pct <= 100) return {};
+  return fmt::format(
+      "measured {:.2f} GB/s exceeds the link rate {:.2f} GB/s ({}) by {:.1f} %: the link guess, "
+      "caching or the timer is wrong",
+      measured_gbps, *expected.gbps, expected.source, *pct - 100);
+}
+
+nlohmann::json link_extra(double measured_gbps, const LinkRate& expected) {
+  nlohmann::json j = nlohmann::json::object();
+  const auto pct = percent_of_expected(measured_gbps, expected);
+  if (!pct) return j;
+  j["expected_gbps"] = *expected.gbps;
+  j["expected_source"] = expected.source;
+  j["percent_of_expected"] = *pct;
+  if (auto w = exceeds_link_warning(measured_gbps, expected); !w.empty()) j["warning"] = w;
+  return j;
+}
+
+namespace {
+
+bool is_pair_result(const Result& r) {
+  return r.family() == "p2p" && r.params.contains("src") && r.params.contains("dst") &&
+         r.params.at("src").is_number_integer() && r.params.at("dst").is_number_integer();
+}
+
+// Everything that makes a matrix: the key and every param except src/dst.
+std::string group_of(const Result& r) {
+  nlohmann::json p = r.params;
+  p.erase("src");
+  p.erase("dst");
+  return r.key + " " + p.dump();
+}
+
+std::string title_of(const Result& r, const std::string& unit) {
+  std::string t = r.key;
+  nlohmann::json p = r.params;
+  p.erase("src");
+  p.erase("dst");
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : p.items()) {
+    if (k == "bytes" && v.is_number())
+      parts.push_back(fmt::format("{} {}", k, format_bytes(v.get<double>())));
+    else
+      parts.push_back(fmt::format("{} {}", k, v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  for (const auto& s : parts) t += (s == parts.front() ? " (" : ", ") + s;
+  if (!parts.empty()) t += ")";
+  return fmt::format("{} [{}], row = src, column = dst", t, unit);
+}
+
+std::string cell_of(const Result& r) {
+  switch (r.status) {
+    case Status::waived: return "W";
+    case Status::error: return "E";
+    case Status::fail: return "F";
+    case Status::pass: break;
+  }
+  if (r.metrics.empty() || !r.metrics.front().value) return "n/a";
+  return fmt::format("{:.2f}", *r.metrics.front().value);
+}
+
+}  // namespace
+
+std::string render_p2p_matrices(const std::vector<Result>& results) {
+  struct Matrix {
+    const Result* first = nullptr;
+    std::map<std::pair<int, int>, const Result*> cells;
+    int size = 0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Matrix> groups;
+  for (const auto& r : results) {
+    if (!is_pair_result(r)) continue;
+    const std::string g = group_of(r);
+    auto [it, inserted] = groups.try_emplace(g);
+    if (inserted) order.push_back(g);
+    Matrix& m = it->second;
+    if (!m.first) m.first = &r;
+    const int s = r.params.at("src").get<int>(), d = r.params.at("dst").get<int>();
+    m.cells[{s, d}] = &r;
+    m.size = std::max({m.size, s + 1, d + 1});
+  }
+  std::string out;
+  for (const auto& g : order) {
+    const Matrix& m = groups.at(g);
+    std::string unit = "-";
+    for (const auto& [pair, r] : m.cells)
+      if (!r->metrics.empty()) {
+        unit = r->metrics.front().unit;
+        break;
+      }
+    out += "\n" + title_of(*m.first, unit) + "\n";
+    out += fmt::format("{:>8}", "src\\dst");
+    for (int d = 0; d < m.size; ++d) out += fmt::format("{:>10}", d);
+    out += "\n";
+    for (int s = 0; s < m.size; ++s) {
+      out += fmt::format("{:>8}", s);
+      for (int d = 0; d < m.size; ++d) {
+        const auto it = m.cells.find({s, d});
+        out += fmt::format("{:>10}", it == m.cells.end() ? "-" : cell_of(*it->second));
+      }
+      out += "\n";
+    }
+    // Warnings and waived reasons once per matrix, so a W or an excessive value is explained.
+    std::map<std::string, int> notes;
+    for (const auto& [pair, r] : m.cells) {
+      if (r->status == Status::waived || r->status == Status::error)
+        ++notes[fmt::format("{}: {}", status_name(r->status), r->reason)];
+      if (r->extra.contains("warning"))
+        ++notes[fmt::format("warning {}->{}: {}", pair.first, pair.second, r->extra.at("warning").get<std::string>())];
+    }
+    for (const auto& [note, n] : notes) out += fmt::format("  {}{}\n", note, n > 1 ? fmt::format(" (x{})", n) : "");
+  }
+  return out;
+}
+
+}  // namespace gcb::bench

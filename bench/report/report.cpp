@@ -1,0 +1,89 @@
+#include "bench/report/report.hpp"
+
+#include <fmt/format.h>
+#include <memory>
+
+#include "bench/common/cli.hpp"
+#include "core/error.hpp"
+#include "reports/escape.hpp"
+#include "reports/html.hpp"
+#include "reports/markdown.hpp"
+#include "reports/render.hpp"
+#include "reports/writer.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+// One CSV for all runs: render_csv's rows with the run's label in front.
+std::string combined_csv(const std::vector<report::Run>& runs) {
+  std::string out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string csv = render_csv(runs[i].doc);
+    size_t pos = 0;
+    bool header = true;
+    while (pos < csv.size()) {
+      const size_t nl = csv.find('\n', pos);
+      const std::string line = csv.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      pos = nl == std::string::npos ? csv.size() : nl + 1;
+      if (header) {
+        if (i == 0) out += "run," + line + "\n";
+        header = false;
+        continue;
+      }
+      out += csv_field(runs[i].label) + "," + line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_report(const ReportOptions& o) {
+  if (o.inputs.empty()) throw UsageError("report needs at least one result file");
+  if (o.html.empty() && o.markdown.empty() && o.csv.empty())
+    throw UsageError("report has nothing to write: give -o FILE.html, --md FILE or --csv FILE");
+  std::vector<std::string> paths;
+  if (!o.baseline.empty()) paths.push_back(o.baseline);
+  paths.insert(paths.end(), o.inputs.begin(), o.inputs.end());
+  std::vector<NamedPath> inputs;
+  for (const auto& p : paths) inputs.push_back({p == o.baseline ? "--baseline" : "RESULTS", p});
+  const Outputs outputs({{"-o", o.html}, {"--md", o.markdown}, {"--csv", o.csv}}, inputs);
+  const auto labels = report::run_labels(paths);
+  std::vector<report::Run> runs;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    try {
+      runs.push_back({labels[i], load_document(paths[i])});
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      throw UsageError(what.find(paths[i]) != std::string::npos ? what : fmt::format("'{}': {}", paths[i], what));
+    }
+  }
+
+  // Render everything before writing anything, so a failure leaves no partial set of outputs.
+  std::string html, markdown, csv;
+  if (!o.html.empty()) html = report::render_html(runs, {o.title});
+  if (!o.markdown.empty()) markdown = report::render_markdown(runs, {o.title, 64000});
+  if (!o.csv.empty()) csv = combined_csv(runs);
+  outputs.write(o.html, html);
+  outputs.write(o.markdown, markdown);
+  outputs.write(o.csv, csv);
+  return kExitOk;
+}
+
+void add_report_command(CLI::App& root, std::function<int()>& run) {
+  auto* app =
+      root.add_subcommand("report", "Render result files as an HTML report (+ Markdown, CSV), runs side by side");
+  auto o = std::make_shared<ReportOptions>();
+  app->add_option("results", o->inputs, "result documents (--json) or JSONL files (--jsonl); the first is the baseline")
+      ->required();
+  app->add_option("-o,--output", o->html, "self-contained HTML report (inline SVG, no JavaScript)");
+  app->add_option("--md", o->markdown, "Markdown summary, at most 64,000 bytes (fits a GitHub PR comment)");
+  app->add_option("--csv", o->csv, "CSV: one row per run × result × metric");
+  app->add_option("--baseline", o->baseline,
+                  "result file every ratio is relative to (default: the first RESULTS file)");
+  app->add_option("--title", o->title, "report title")->capture_default_str();
+  run = [o] { return run_report(*o); };
+}
+
+}  // namespace gcb::bench

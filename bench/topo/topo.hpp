@@ -1,0 +1,15 @@
+// `gcbench topo`: the command line over reports/topology (discovery, loading, renderers).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "reports/topology/topology.hpp"
+
+namespace gcb::bench {
+
+void add_topo_command(CLI::App& root, std::function<int()>& run);
+
+}  // namespace gcb::bench

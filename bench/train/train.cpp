@@ -1,0 +1,304 @@
+// `gcbench train`: see bench/train/train.hpp and docs/readme-train.md.
+#include "bench/train/train.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "bench/common/cli.hpp"
+#include "collectives/world.hpp"
+#include "core/error.hpp"
+#include "models/backend_factory.hpp"
+#include "models/hf_gpt2.hpp"
+
+namespace gcb::bench {
+
+namespace {
+
+// The MFU denominator and, when measured, how steady its probe was.
+std::string peak_line(const Result& r) {
+  std::string line = r.extra["peak_source"].get<std::string>();
+  if (r.extra.contains("peak_probe")) {
+    const nlohmann::json& p = r.extra["peak_probe"];
+    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
+                        p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
+  }
+  return line;
+}
+
+using models::PipeSchedule;
+using models::Recompute;
+using models::ZeroStage;
+
+Recompute parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::none;
+  if (s == "selective") return Recompute::selective;
+  if (s == "full") return Recompute::full;
+  throw UsageError(fmt::format("--recompute {}: expected none, selective or full", s));
+}
+
+PipeSchedule parse_schedule(const std::string& s) {
+  if (s == "gpipe") return PipeSchedule::gpipe;
+  if (s == "1f1b") return PipeSchedule::one_f_one_b;
+  throw UsageError(fmt::format("--schedule {}: expected gpipe or 1f1b", s));
+}
+
+// The model: from the checkpoint when starting from one (its shapes; the head count from its
+// config.json or --heads), else a named config or JSON file with the overrides applied.
+models::GptConfig resolve_config(const TrainCliOptions& o) {
+  if (!o.init_from.empty()) {
+    models::GptConfig c = models::hf_gpt2_config(o.init_from, o.overrides.heads);
+    const models::ConfigOverrides& v = o.overrides;
+    for (const auto& [flag, given, held] :
+         {std::tuple{"--layers", v.layers, c.layers}, std::tuple{"--hidden", v.hidden, c.hidden},
+          std::tuple{"--vocab", v.vocab, c.vocab}, std::tuple{"--seq", v.seq, c.seq}}) {
+      if (given > 0 && given != held) {
+        throw UsageError(
+            fmt::format("{} {} conflicts with --init-from {}, which holds {}", flag, given, o.init_from, held));
+      }
+    }
+    return c;
+  }
+  const bool file = o.model.find(".json") != std::string::npos;
+  const models::GptConfig base = file ? models::load_config_file(o.model) : models::named_config(o.model);
+  models::GptConfig c = models::apply_overrides(base, o.overrides);
+  models::validate(c);
+  return c;
+}
+
+// The binary unit that shows the largest value of a table with a few digits before the point.
+std::pair<const char*, double> memory_unit(double largest) {
+  if (largest >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
+  if (largest >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
+  return {"KiB", 1024.0};
+}
+
+}  // namespace
+
+models::TrainRequest train_request(const TrainCliOptions& o) {
+  if (o.zero < 0 || o.zero > 3) throw UsageError(fmt::format("--zero {}: expected 0, 1, 2 or 3", o.zero));
+  const auto precision = models::parse_precision(o.precision);
+  if (!precision) throw UsageError(fmt::format("--precision {}: expected fp32 or bf16", o.precision));
+  models::TrainRequest r;
+  r.base.model = resolve_config(o);
+  r.base.micro_batch = o.micro_batch;
+  r.base.seed = o.seed;
+  r.base.recompute = parse_recompute(o.recompute);
+  r.base.precision = *precision;
+  r.base.data_file = o.data;
+  r.base.adam.lr = 1e-3f;
+  r.base.adam.weight_decay = 0.1f;
+  const LauncherInfo launcher = detect_launcher();
+  if (launcher.launched && o.ranks > 0 && o.ranks != launcher.size) {
+    throw UsageError(fmt::format("--ranks {} but the launcher started {} processes", o.ranks, launcher.size));
+  }
+  if (!o.sweep.empty()) {
+    r.ranks = launcher.launched ? launcher.size : (o.ranks > 0 ? o.ranks : models::sweep_ranks(o.sweep));
+    r.layouts = models::parse_sweep(o.sweep, r.ranks);
+  } else {
+    models::LayoutSpec l;
+    l.dp = o.dp;
+    l.tp = o.tp;
+    l.pp = o.pp;
+    l.sp = o.sp;
+    l.zero = static_cast<ZeroStage>(o.zero);
+    l.overlap = o.overlap;
+    l.schedule = parse_schedule(o.schedule);
+    l.name = models::layout_name(l);
+    r.ranks = launcher.launched ? launcher.size : (o.ranks > 0 ? o.ranks : l.dp * l.tp * l.pp);
+    r.layouts.push_back(l);
+  }
+  r.global_batch = o.global_batch;
+  r.steps = o.steps;
+  r.warmup = o.warmup;
+  r.backend = o.backend;
+  r.attn = o.attn;
+  r.peak_flops = o.peak_flops;
+  r.peak_source = "flag:--peak-flops";
+  r.peak_size = o.peak_size;
+  r.dump = o.dump;
+  r.init_from = o.init_from;
+  r.save = o.save;
+  r.timeout = o.timeout;
+  models::check_request(r);
+  return r;
+}
+
+void print_train_tables(const std::vector<Result>& all, const std::string& title) {
+  fmt::print("\n{}\n", title);
+  std::vector<Result> results;  // the layouts that ran; the others say why not
+  for (const Result& r : all) {
+    if (r.status == Status::pass) {
+      results.push_back(r);
+    } else {
+      fmt::print("{:<30} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+    }
+  }
+  if (results.empty()) return;
+  fmt::print("{:<30} {:>10} {:>11} {:>7} {:>10} {:>13} {:>10}\n", "layout", "step ms", "tokens/s", "MFU %", "comm ms",
+             "bubble/theory", "loss");
+  for (const Result& r : results) {
+    const auto& b = r.extra["bubble"];
+    double bubble = 0;
+    for (const auto& x : b["per_rank"]) bubble += x.get<double>();
+    bubble /= static_cast<double>(std::max<size_t>(1, b["per_rank"].size()));
+    fmt::print("{:<30} {:>10.3f} {:>11.1f} {:>7.3f} {:>10.3f} {:>6.3f}/{:<6.3f} {:>10.5f}\n", r.key.substr(6),
+               1e3 * *r.metric("step_time")->value, *r.metric("tokens_per_s")->value, *r.metric("mfu")->value,
+               1e3 * r.extra["comm_exposed"].get<double>(), bubble, b["theory"].get<double>(),
+               *r.metric("final_loss")->value);
+  }
+  // Model states: bytes held between steps; activations: the peak. Each next to its formula.
+  const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};
+  double largest = 0;
+  for (const Result& r : results)
+    for (const char* c : cats) largest = std::max(largest, r.extra["memory"][c]["analytic"].get<double>());
+  const auto [unit, scale] = memory_unit(largest);
+  fmt::print("\nmemory per category, rank 0, {}: measured / formula (states between steps, activations at peak)\n",
+             unit);
+  fmt::print("{:<30}", "layout");
+  for (const char* c : cats) fmt::print(" {:>19}", c);
+  fmt::print("\n");
+  for (const Result& r : results) {
+    fmt::print("{:<30}", r.key.substr(6));
+    for (const char* c : cats) {
+      const auto& e = r.extra["memory"][c];
+      const double measured = e[std::string(c) == "activations" ? "measured" : "persistent"].get<double>();
+      fmt::print(" {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
+    }
+    fmt::print("\n");
+  }
+}
+
+void print_torch_ratios(const std::vector<Result>& ratios) {
+  fmt::print("\nagainst torch (tokens/s ours ÷ torch; loss after every step)\n");
+  for (const Result& r : ratios) {
+    if (r.metrics.empty()) {
+      fmt::print("{:<44} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+      continue;
+    }
+    fmt::print("{:<44} {:>7.3f}x  loss Δ {:.2e} (tolerance {:.1e}) {}\n", r.key.substr(6), *r.metrics[0].value,
+               r.extra["loss_max_rel_diff"].get<double>(), r.extra["loss_tolerance"].get<double>(),
+               status_name(r.status));
+  }
+}
+
+void run_train_quick(Runner& runner) {
+  TrainCliOptions o;
+  o.model = "tiny";
+  o.ranks = 2;
+  o.micro_batch = 2;
+  o.global_batch = 8;
+  o.steps = 3;
+  o.warmup = 1;
+  o.peak_size = 256;
+  o.sweep = "dp2,zero1,tp2,tp2-sp,pp2-1f1b";
+  for (Result& r : models::run_training(train_request(o))) runner.add(std::move(r));
+}
+
+void add_train_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+  auto* app =
+      root.add_subcommand("train", "Training steps of a GPT model under dp × tp × pp, sp, ZeRO, pipeline schedules");
+  auto common = std::make_shared<CommonOptions>();
+  auto o = std::make_shared<TrainCliOptions>();
+  add_common_options(*app, *common, false, false);
+  app->add_option("--model", o->model, "Named config (tiny, gpt2-124m, …, gpt3-175b) or a JSON file")
+      ->capture_default_str();
+  app->add_option("--layers", o->overrides.layers, "Override the number of layers");
+  app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");
+  app->add_option("--heads", o->overrides.heads, "Override the number of heads");
+  app->add_option("--vocab", o->overrides.vocab, "Override the vocabulary size");
+  app->add_option("--seq", o->overrides.seq, "Override the sequence length");
+  app->add_option("--dp", o->dp, "Data-parallel degree")->capture_default_str();
+  app->add_option("--tp", o->tp, "Tensor-parallel degree (Megatron)")->capture_default_str();
+  app->add_option("--pp", o->pp, "Pipeline-parallel degree (stages)")->capture_default_str();
+  app->add_flag("--sp", o->sp, "Sequence parallelism in the tp group (Korthikanti et al.)");
+  app->add_option("--zero", o->zero, "ZeRO stage on the dp dimension: 0–3, with any tp / sp / pp")
+      ->capture_default_str();
+  app->add_flag("--overlap", o->overlap,
+                "Reduce gradient buckets asynchronously (a second thread per rank on the CPU) while backward goes on; "
+                "every ZeRO stage, with tp / sp / pp");
+  app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")->capture_default_str();
+  app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")->capture_default_str();
+  app->add_option("--global-batch", o->global_batch, "Sequences per step (default: ranks × micro-batch)");
+  app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
+      ->capture_default_str();
+  app->add_option("--precision", o->precision,
+                  "fp32, or bf16: bf16 parameters, gradients and activations with fp32 master weights and Adam moments")
+      ->capture_default_str();
+  app->add_option("--data", o->data,
+                  "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");
+  app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
+  app->add_option("--warmup", o->warmup, "Untimed steps before timing")->capture_default_str();
+  app->add_option(
+         "--backend", o->backend,
+         "Compute backend: " + models::compute_backend_names() +
+             " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
+             "GPU exists)")
+      ->capture_default_str();
+  app->add_option(
+         "--attn", o->attn,
+         "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
+      ->capture_default_str();
+  app->add_flag("--peer-torch", o->peer_torch,
+                "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
+                "train/<layout>/vs_torch_eager|compile and the loss against ours (cpu: torch on the CPU with the same "
+                "threads; cuda: unvalidated)");
+  app->add_option(
+         "--ranks", o->ranks,
+         "Rank threads (default: dp·tp·pp, or the fewest every --sweep layout fits; under mpirun the world size)")
+      ->check(positive());
+  app->add_option("--sweep", o->sweep, "Layouts to compare, e.g. dp,zero1,tp2,tp2-sp,pp4-1f1b (see docs)");
+  app->add_option("--peak-flops", o->peak_flops,
+                  "Device peak in FLOP/s for MFU (default: cuda: the GPU's dense bf16 peak from the spec table, or its "
+                  "measured bf16 GEMM for a GPU the table lacks; cpu: measured sgemm)")
+      ->check(positive());
+  app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")
+      ->check(positive())
+      ->capture_default_str();
+  add_timeout_option(*app, o->timeout, "one training step (warm-up included), or a wait for another rank inside it,");
+  app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
+  app->add_option("--init-from", o->init_from,
+                  "Start from a Hugging Face GPT-2 checkpoint (model.safetensors; shapes from the file, heads from the "
+                  "config.json beside it or --heads)");
+  app->add_option("--save", o->save,
+                  "Write the final weights as Hugging Face GPT-2 safetensors, config.json beside it");
+  run = [=, &argv] {
+    TrainCliOptions opts = *o;
+    opts.seed = common->seed;                                  // --seed: parameter initialisation (data: a fixed seed)
+    const models::TrainRequest request = train_request(opts);  // every check before any allocation
+    const bool model_file = opts.init_from.empty() && opts.model.find(".json") != std::string::npos;
+    SessionFiles files;
+    files.outputs = {{"--dump", opts.dump},
+                     {"--save", opts.save},
+                     {"--save", opts.save.empty() ? "" : models::config_json_path(opts.save)}};
+    files.inputs = {{"--model", model_file ? opts.model : ""},
+                    {"--data", opts.data},
+                    {"--init-from", opts.init_from},
+                    {"--init-from", opts.init_from.empty() ? "" : models::config_json_path(opts.init_from)}};
+    Session session(*common, argv, files);
+    const std::vector<Result> results = models::run_training(request);
+    if (!common->quiet && !results.empty()) {
+      const models::GptConfig& c = request.base.model;
+      // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
+      const auto ran =
+          std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
+      print_train_tables(
+          results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                               "{} ranks, recompute {}, precision {}, backend {}{}",
+                               c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
+                               request.base.micro_batch, request.ranks, opts.recompute, opts.precision, request.backend,
+                               ran == results.end() ? "" : ", " + peak_line(*ran)));
+    }
+    for (const Result& r : results) session.runner().add(r);
+    if (opts.peer_torch) {
+      const std::vector<Result> ratios = train_torch_peer_results(request, results);
+      if (!common->quiet) print_torch_ratios(ratios);
+      for (const Result& r : ratios) session.runner().add(r);
+    }
+    return session.finish();
+  };
+}
+
+}  // namespace gcb::bench

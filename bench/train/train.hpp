@@ -1,0 +1,81 @@
+// `gcbench train`: real training steps of a GPT model under one parallel layout or a sweep of
+// layouts (dp × tp × pp, sp, ZeRO, pipeline schedule, recomputation, precision) on the same model
+// and global batch. Flags → a models::TrainRequest → models::run_training → results and tables.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/common/peer_script.hpp"
+#include "bench/common/runner.hpp"
+#include "models/config.hpp"
+#include "models/training_run.hpp"
+
+namespace gcb::bench {
+
+struct TrainCliOptions {
+  std::string model = "tiny";  // a named config or a JSON file (models/config.hpp)
+  models::ConfigOverrides overrides;
+  int dp = 1, tp = 1, pp = 1;
+  bool sp = false;
+  int zero = 0;
+  bool overlap = false;
+  std::string schedule = "1f1b";
+  int micro_batch = 1;
+  int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
+  std::string recompute = "none";
+  std::string precision = "fp32";
+  std::string data;  // token file (llm.c / nanoGPT); empty = synthetic
+  int steps = 5, warmup = 1;
+  std::string backend = "cpu";
+  std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
+  bool peer_torch = false;    // run scripts/peers/torch_gpt.py on the same model, weights and tokens
+  int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
+  uint64_t seed = 1234;
+  std::string sweep;      // LAYOUTS: models/sweep.hpp
+  double peak_flops = 0;  // FLOP/s; 0 = measure an sgemm of peak_size³
+  int peak_size = 1024;
+  std::string dump;       // write every step's loss and the final parameters (hex) to this file
+  std::string init_from;  // Hugging Face GPT-2 safetensors: the model and its starting weights
+  std::string save;       // write the final weights as Hugging Face GPT-2 safetensors + config.json
+  double timeout = 300;   // seconds one step (or a wait for another rank) may take; exit 3 past it
+};
+
+// Flags to the library's request; gcb::UsageError (one line) for anything invalid, before any
+// allocation.
+models::TrainRequest train_request(const TrainCliOptions& o);
+
+// Prints the results of a run: throughput and time split per layout, then memory per category
+// (rank 0: persistent or peak bytes next to the formula).
+void print_train_tables(const std::vector<Result>& results, const std::string& title);
+// The vs_torch rows of --peer-torch, one line each.
+void print_torch_ratios(const std::vector<Result>& ratios);
+
+// The quick suite: a sweep of dp2, zero1, tp2, tp2-sp, pp2-1f1b on `tiny` with 2 rank threads
+// (a few seconds). Results go to `runner`.
+void run_train_quick(Runner& runner);
+
+// --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
+// Writes the run's initial weights and token sequences to a temporary folder and runs
+// scripts/peers/torch_gpt.py on them (device cuda for a GPU backend, else cpu with the BLAS thread
+// count), the run's warm-up and timed steps, eager and torch.compile.
+PeerRun run_train_torch_peer(const models::TrainRequest& r);
+// Per layout of `ours`: train/<layout>/vs_torch_eager and vs_torch_compile, metric "ratio" =
+// tokens/s ours ÷ torch's, and the loss after every step against torch's (FAIL beyond
+// torch_loss_tolerance); WAIVED rows where either side has no figure, one WAIVED train/vs_torch
+// row when the peer is unavailable.
+std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nlohmann::json& peer,
+                                       models::Precision precision);
+// Relative loss tolerance against torch: fp32 1e-4; bf16 2⁻⁷.
+double torch_loss_tolerance(models::Precision p);
+// Runs the peer and returns train_torch_ratios; when none of `ours` ran, runs nothing and returns
+// the WAIVED rows.
+std::vector<Result> train_torch_peer_results(const models::TrainRequest& r, const std::vector<Result>& ours);
+
+void add_train_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
+
+}  // namespace gcb::bench

@@ -1,0 +1,66 @@
+// The plain-text view of `gcbench topo` and the dispatch over every format, plus the topology
+// facts each result document records in its context (topology.hpp).
+#include <fmt/format.h>
+
+#include "core/size.hpp"
+#include "reports/topology/topology.hpp"
+
+namespace gcb::topo {
+
+namespace {
+
+std::string summary_text(const Topology& t) {
+  std::string out = fmt::format("host: {}   source: {}{}\n", t.hostname.empty() ? "?" : t.hostname, t.source,
+                                t.discovery.empty() ? "" : fmt::format(" ({})", t.discovery));
+  if (!t.cpu.model_name.empty())
+    out += fmt::format("CPU: {} ({} package(s), {} cores, {} threads)\n", t.cpu.model_name, t.cpu.packages, t.cpu.cores,
+                       t.cpu.threads);
+  for (const auto& n : t.numa)
+    out += fmt::format(
+        "NUMA node {}: cpus {}{}\n", n.id, n.cpulist.empty() ? "?" : n.cpulist,
+        n.memory_bytes ? fmt::format(", memory {}", format_bytes(static_cast<double>(n.memory_bytes))) : "");
+  if (t.gpus.empty()) out += "GPUs: none found\n";
+  for (const auto& g : t.gpus)
+    out += fmt::format("GPU{}: {}{}{}\n", g.index, g.name.empty() ? "(name unknown)" : g.name,
+                       g.bus_id.empty() ? "" : fmt::format(" {}", g.bus_id),
+                       g.pcie.gen ? fmt::format(" PCIe gen{} x{} (max gen{} x{})", g.pcie.gen, g.pcie.width,
+                                                g.pcie.max_gen, g.pcie.max_width)
+                                  : "");
+  for (const auto& n : t.nics)
+    out += fmt::format("NIC {}: {}{}{}{}\n", n.name, n.bus_id.empty() ? "(no PCI address)" : n.bus_id,
+                       n.rate_gbps > 0 ? fmt::format(" {} Gb/s", n.rate_gbps) : "",
+                       n.link_layer.empty() ? "" : fmt::format(" {}", n.link_layer),
+                       n.state.empty() ? "" : fmt::format(" {}", n.state));
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json topology_context(const Topology& t) {
+  return {{"fingerprint", topology_fingerprint(t)},
+          {"source", t.source},
+          {"gpus", t.gpus.size()},
+          {"nics", t.nics.size()},
+          {"numa_nodes", t.numa.size()}};
+}
+
+std::string render_topology(const Topology& t, const std::string& format) {
+  const auto warnings = health_checks(t);
+  if (format == "json") {
+    nlohmann::json j = to_json(t);
+    j["fingerprint"] = topology_fingerprint(t);
+    j["warnings"] = warnings;
+    return fmt::format("{}\n", j.dump(2));
+  }
+  if (format == "md") return render_markdown(t);
+  if (format == "dot") return render_dot(t);
+  if (format == "svg") return render_svg(t);
+  if (format == "nccl-xml") return render_nccl_xml(t);
+  std::string out = summary_text(t);
+  if (t.device_count() > 0) out += fmt::format("\n{}", render_nvidia_smi(t));
+  for (const auto& w : warnings) out += fmt::format("WARNING: {}\n", w);
+  out += fmt::format("topology fingerprint: {}\n", topology_fingerprint(t));
+  return out;
+}
+
+}  // namespace gcb::topo
