@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/plan/plan.hpp"
+#include "core/stats.hpp"
 #include "kernels/host_mem.hpp"
 #include "models/cpu_backend.hpp"
 
@@ -30,11 +31,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kReps = 5;
 constexpr double kRepSeconds = 5e-3;
 constexpr size_t kInCacheElements = 8192;  // 32 KiB per fp32 operand: L1/L2-resident
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // Seconds per call of `call(rank)` with `ranks` threads calling at once (each rep started
 // together), after `setup(rank)` on each thread; the median over ranks and repetitions.
@@ -62,7 +58,7 @@ double concurrent_seconds(int ranks, Setup setup, Call call) {
   for (std::thread& t : threads) t.join();
   std::vector<double> all;
   for (const auto& v : per) all.insert(all.end(), v.begin(), v.end());
-  return median(all);
+  return all.empty() ? 0.0 : percentile(all, 0.5);
 }
 
 // One rank's buffers for the element-wise ops, at `rows` × `width` (fp32).

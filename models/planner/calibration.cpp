@@ -9,6 +9,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/stats.hpp"
 #include "models/planner/comm_model.hpp"
 
 namespace gcb::models::planner {
@@ -30,11 +31,7 @@ bool on_device(const Result& r, bool cpu) {
   return cpu ? d == "cpu" : d.starts_with("gpu");
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double median(const std::vector<double>& v) { return percentile(v, 0.5); }
 
 double metric_value(const Result& r, const char* name) {
   const Metric* m = r.metric(name);
