@@ -38,12 +38,6 @@ std::shared_ptr<const std::vector<std::byte>> shared_reference(std::mutex& mu, s
   return cached;
 }
 
-// Rank q's seeded inputs [0, count) in the case's type.
-void fill_inputs(const CollCaseSpec& spec, int q, int nranks, size_t count, std::byte* out) {
-  for (size_t j = 0; j < count; ++j)
-    store_as(spec.dtype, out, j, coll_input_value(spec.seed, q, j, spec.redop, nranks));
-}
-
 // The reduction of every rank's inputs over elements [0, total), in rank order with the
 // backends' own host reduction.
 std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpec& spec, int nranks, size_t total) {
@@ -53,9 +47,9 @@ std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpe
   return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, total}, [&] {
     const size_t e = dtype_size(spec.dtype);
     std::vector<std::byte> acc(total * e), in(total * e);
-    fill_inputs(spec, 0, nranks, total, acc.data());
+    fill_coll_inputs(spec.seed, 0, spec.redop, nranks, spec.dtype, total, acc.data());
     for (int q = 1; q < nranks; ++q) {
-      fill_inputs(spec, q, nranks, total, in.data());
+      fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, total, in.data());
       reduce_into(spec.dtype, spec.redop, acc.data(), in.data(), total);
     }
     finish_reduction(spec.dtype, spec.redop, acc.data(), total, nranks);
@@ -72,21 +66,39 @@ std::shared_ptr<const std::vector<std::byte>> shared_gathered(const CollCaseSpec
   return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, n}, [&] {
     const size_t e = dtype_size(spec.dtype);
     std::vector<std::byte> all(static_cast<size_t>(nranks) * n * e);
-    for (int q = 0; q < nranks; ++q) fill_inputs(spec, q, nranks, n, all.data() + static_cast<size_t>(q) * n * e);
+    for (int q = 0; q < nranks; ++q) fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, n, all.data() + static_cast<size_t>(q) * n * e);
     return all;
   });
 }
 
 }  // namespace
 
-double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
-  const uint64_t h =
-      splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull ^ splitmix64_mix(i)));
+namespace {
+
+// Rank `rank`'s inputs are the splitmix64 stream (core/hash.hpp) whose state starts at this base:
+// element i is the stream's i-th output, one mix per element (three per element before made
+// building 16 ranks × 16 MiB of inputs cost more than sampling them).
+uint64_t input_stream_base(uint64_t seed, int rank) {
+  return splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull));
+}
+
+double input_value_of(uint64_t h, ReduceOp op, int nranks) {
   // Sums of ≤ 4·n stay exact in every type up to bf16 for n ≤ 64; products of 1s and 2s are
   // powers of two; avg inputs are n·v so that sum / n is the integer Σv.
   if (op == ReduceOp::prod) return static_cast<double>(1 + h % 2);
   const double v = static_cast<double>(1 + h % 4);
   return op == ReduceOp::avg ? v * nranks : v;
+}
+
+}  // namespace
+
+double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
+  return input_value_of(splitmix64_mix(input_stream_base(seed, rank) + i * 0x9E3779B97F4A7C15ull), op, nranks);
+}
+
+void fill_coll_inputs(uint64_t seed, int rank, ReduceOp op, int nranks, DType dtype, size_t count, std::byte* out) {
+  uint64_t state = input_stream_base(seed, rank);
+  for (size_t j = 0; j < count; ++j) store_as(dtype, out, j, input_value_of(splitmix64_next(state), op, nranks));
 }
 
 CollCase::CollCase(RankContext& ctx, const CollCaseSpec& spec) : ctx_(ctx), spec_(spec), on_device_(ctx.device >= 0) {
@@ -152,7 +164,7 @@ void CollCase::init_inputs() {
   std::vector<std::byte> in(n * elem());
   // In place for all_gather the send region is only this rank's block.
   const size_t count = spec_.in_place && spec_.op == CollOp::all_gather ? spec_.shape.count : n;
-  fill_inputs(spec_, ctx_.rank, ctx_.size, count, in.data());
+  fill_coll_inputs(spec_.seed, ctx_.rank, spec_.redop, ctx_.size, spec_.dtype, count, in.data());
   upload(send_ptr(), in.data(), count * elem());
 }
 

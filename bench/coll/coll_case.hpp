@@ -19,6 +19,9 @@ namespace gcb::bench {
 // The seeded input of element `i` of rank `rank`'s send buffer: a small positive integer
 // (1..4; 1..2 for prod; × nranks for avg so that the average is an integer too).
 double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks);
+// coll_input_value of elements [0, count) of that rank, stored as `dtype` (one pass over the
+// rank's stream).
+void fill_coll_inputs(uint64_t seed, int rank, ReduceOp op, int nranks, DType dtype, size_t count, std::byte* out);
 
 struct CollCaseSpec {
   CollOp op = CollOp::all_reduce;

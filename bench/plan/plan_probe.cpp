@@ -118,10 +118,10 @@ void run_op(EwOp op, OpBuffers& o) {
     case EwOp::embedding_backward:
       be.embedding_backward(o.z.view(), o.m.view(), o.y.view(), o.tokens.data(), 0, R, 1, R, W);
       break;
-    case EwOp::cross_entropy_forward:
-      be.cross_entropy_max(o.rowmax.data(), o.x.view(), R, W);
-      be.cross_entropy_sums(o.stats.data(), o.x.view(), o.rowmax.data(), o.tokens.data(), 0, R, W);
-      be.cross_entropy_finish(o.losses.data(), o.z.view(), o.x.view(), o.rowmax.data(), o.stats.data(), R, W);
+    case EwOp::cross_entropy_forward:  // no vocabulary padding: every column valid
+      be.cross_entropy_max(o.rowmax.data(), o.x.view(), R, W, W);
+      be.cross_entropy_sums(o.stats.data(), o.x.view(), o.rowmax.data(), o.tokens.data(), 0, R, W, W);
+      be.cross_entropy_finish(o.losses.data(), o.z.view(), o.x.view(), o.rowmax.data(), o.stats.data(), R, W, W);
       break;
     case EwOp::cross_entropy_backward:
       be.cross_entropy_backward(o.z.view(), o.y.view(), o.tokens.data(), 0, R, W, 1.0f);
