@@ -9,13 +9,18 @@
 #include <numeric>
 #include <tuple>
 
+#include "collectives/factory.hpp"
 #include "core/stats.hpp"
 #include "models/planner/comm_model.hpp"
 
-#include "collectives/factory.hpp"
-
 namespace gcb::models::planner {
 namespace {
+
+// Whether results of communicator backend `name` moved device memory (the factory's table; an
+// unknown or missing name counts as host memory).
+bool on_device_memory(const std::string& name) {
+  return communicator_backend_known(name) && communicator_backend(name).memory == MemorySpace::device;
+}
 
 double mean_seconds(const Result& r) {
   if (r.stats) return r.stats->mean;
@@ -53,7 +58,8 @@ void add_point_fits(Calibration& cal, const ResultDocument& doc, const Calibrati
   for (const Result& r : doc.results) {
     if (r.status != Status::pass) continue;
     const std::string backend = param<std::string>(r, "backend", "");
-    if (backend.empty() || (backend == "nccl") == f.cpu) continue;
+    // Device-memory transfers calibrate the GPU layouts, host-memory ones the CPU layouts.
+    if (backend.empty() || on_device_memory(backend) == f.cpu) continue;
     if (r.key == "p2p/latency" || r.key == "p2p/bandwidth") {
       const std::string src = param<std::string>(r, "src_node", ""), dst = param<std::string>(r, "dst_node", "");
       const int nodes = !src.empty() && src != dst ? 2 : 1;
@@ -152,10 +158,7 @@ void add_calibration(Calibration& cal, const ResultDocument& doc, const Calibrat
       cal.attn.push_back(p);
     } else if (fam == "coll" && r.key.ends_with("/fit")) {
       const std::string backend = param<std::string>(r, "backend", "");
-      // Device-memory collectives calibrate the GPU layouts, host-memory ones the CPU layouts.
-      const bool device =
-          communicator_backend_known(backend) && communicator_backend(backend).memory == MemorySpace::device;
-      if (device == f.cpu) continue;
+      if (on_device_memory(backend) == f.cpu) continue;  // GPU layouts from device memory, CPU from host
       const Metric* a = r.metric("alpha");
       const Metric* b = r.metric("beta");
       if (!a || !b || !a->value || !b->value || *b->value <= 0) continue;
