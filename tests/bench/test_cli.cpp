@@ -1,5 +1,6 @@
 // The gcbench binary as a user meets it: exit codes, one clear line on bad input, nothing
 // written when the input is bad, and a CPU-only run that produces a valid result document.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +64,16 @@ TEST_F(Cli, HelpAndVersion) {
     EXPECT_NE(h.out.find("Usage"), std::string::npos) << sub;
   }
   EXPECT_NE(gcbench("mem --help").out.find("--jsonl"), std::string::npos);
+  // The subcommands in the order of the family table (bench/families.cpp), each one line.
+  const std::string help = gcbench("--help").out;
+  size_t at = help.find("Subcommands:");
+  ASSERT_NE(at, std::string::npos) << help;
+  for (const char* name :
+       {"mem", "coll", "p2p", "gemm", "attn", "run", "report", "topo", "train", "plan", "compare", "export", "scan"}) {
+    const size_t next = help.find(fmt::format("\n  {} ", name), at);
+    ASSERT_NE(next, std::string::npos) << name << " missing or out of order:\n" << help;
+    at = next + 1;
+  }
 }
 
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {
@@ -105,6 +116,11 @@ TEST_F(Cli, QuickSuiteOnCpuOnly) {
   bool ratio = false;
   for (const auto& res : doc.results) ratio = ratio || res.key == "mem/host/triad_vs_classic_stream";
   EXPECT_TRUE(ratio);
+  // The families run in the order of the family table (bench/families.cpp), each once.
+  std::vector<std::string> order;
+  for (const auto& res : doc.results)
+    if (order.empty() || order.back() != res.family()) order.push_back(res.family());
+  EXPECT_EQ(order, (std::vector<std::string>{"mem", "coll", "p2p", "gemm", "attn", "train"}));
 }
 
 }  // namespace
