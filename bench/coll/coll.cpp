@@ -12,9 +12,9 @@
 #include <deque>
 #include <memory>
 
-#include "bench/coll/coll_case.hpp"
-#include "bench/coll/coll_graph.hpp"
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/verifiable_case.hpp"
+#include "collectives/graph_capture.hpp"
+#include "collectives/rank_timer.hpp"
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
@@ -331,35 +331,6 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
   return run_checked_world(o.backend, o.ranks, o.timeout, args, [&](RankContext& ctx) {
     return run_coll_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, quiet);
   });
-}
-
-namespace {
-
-WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
-  WorldOptions w;
-  w.backend = backend.empty() ? default_coll_backend() : backend;
-  w.ranks = ranks;
-  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
-  const CommunicatorBackend& b = communicator_backend(w.backend);
-  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
-  w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
-  return w;
-}
-
-}  // namespace
-
-int checked_world_size(const std::string& backend, int ranks) {
-  return planned_world_size(checked_world_options(backend, ranks, 1));
-}
-
-int run_checked_world(const std::string& backend, int ranks, double timeout_s, const std::vector<std::string>& args,
-                      const std::function<uint64_t(RankContext&)>& fn) {
-  WorldOptions w = checked_world_options(backend, ranks, timeout_s);
-  w.args = args;
-  // The MPI library's own collectives are what a user of this family measures; the inputs are
-  // small integers, so any summation order gives the exact reference (coll_case.hpp).
-  w.reduction_order = ReductionOrder::library;
-  return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }
 
 CollOptions quick_coll_options() {

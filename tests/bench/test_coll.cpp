@@ -9,7 +9,7 @@
 
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/rank_timer.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 

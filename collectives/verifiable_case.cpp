@@ -1,4 +1,4 @@
-#include "bench/coll/coll_case.hpp"
+#include "collectives/verifiable_case.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 
-namespace gcb::bench {
+namespace gcb {
 
 namespace {
 
@@ -243,4 +243,4 @@ uint64_t CollCase::check(long long corrupt_index) {
   return wrong;
 }
 
-}  // namespace gcb::bench
+}  // namespace gcb
