@@ -109,6 +109,19 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   EXPECT_TRUE(fs::file_size(path("r.csv")) > 0);
 }
 
+// The host latency rows differ only in their working set: the summary has it as a column, in full,
+// and the params the rows share once above the table.
+TEST_F(Cli, SummaryShowsTheParamsThatTellRowsApartInFull) {
+  const CliRun r = gcbench("mem --device cpu --group latency --latency-min 4K --latency-max 64K --max-time 0.2");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const size_t table = r.out.find("\nmem: device=cpu stride_bytes=64\n");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const std::string summary = r.out.substr(table);
+  EXPECT_NE(summary.find("case         working_set_bytes status"), std::string::npos) << summary;
+  for (const char* ws : {"4096", "16384", "65536"})
+    EXPECT_NE(summary.find(fmt::format("host/latency {:>17} PASS", ws)), std::string::npos) << ws << "\n" << summary;
+}
+
 TEST_F(Cli, QuickSuiteOnCpuOnly) {
   const CliRun r = gcbench("run --suite quick --device cpu --max-time 0.2 --json " + path("q.json"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
