@@ -13,51 +13,92 @@ namespace gcb {
 
 namespace {
 
-// The reference reduction of every rank's inputs over elements [0, total), in rank order with
-// the backends' own host reduction. It is the same for every rank of a case, so the rank threads
-// of one process compute it once and share it (16 rank threads each reducing 16 ranks × 16 MiB
-// took longer than the measurement itself). One entry: cases run one after another.
-std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpec& spec, int nranks, size_t total) {
-  struct Key {
-    uint64_t seed;
-    DType dtype;
-    ReduceOp redop;
-    int nranks;
-    size_t total;
-    bool operator==(const Key&) const = default;
-  };
-  static std::mutex mu;
-  static std::optional<Key> cached_key;
-  static std::shared_ptr<const std::vector<std::byte>> cached;
-  const Key key{spec.seed, spec.dtype, spec.redop, nranks, total};
-  std::lock_guard lk(mu);  // the first rank computes, the others wait for it
+// A reference the rank threads of one process share: the same for every rank of a case, so the
+// first rank computes it and the others wait for it (16 rank threads each reducing 16 ranks ×
+// 16 MiB took longer than the measurement itself; each building its own all_gather reference
+// made the check 5× the whole sampling budget). One entry per kind: cases run one after another.
+struct SharedKey {
+  uint64_t seed;
+  DType dtype;
+  ReduceOp redop;
+  int nranks;
+  size_t count;
+  bool operator==(const SharedKey&) const = default;
+};
+
+template <class Build>
+std::shared_ptr<const std::vector<std::byte>> shared_reference(std::mutex& mu, std::optional<SharedKey>& cached_key,
+                                                               std::shared_ptr<const std::vector<std::byte>>& cached,
+                                                               const SharedKey& key, Build build) {
+  std::lock_guard lk(mu);
   if (cached_key == key) return cached;
-  const size_t e = dtype_size(spec.dtype);
-  auto acc = std::make_shared<std::vector<std::byte>>(total * e);
-  std::vector<std::byte> in(total * e);
-  for (size_t j = 0; j < total; ++j)
-    store_as(spec.dtype, acc->data(), j, coll_input_value(spec.seed, 0, j, spec.redop, nranks));
-  for (int q = 1; q < nranks; ++q) {
-    for (size_t j = 0; j < total; ++j)
-      store_as(spec.dtype, in.data(), j, coll_input_value(spec.seed, q, j, spec.redop, nranks));
-    reduce_into(spec.dtype, spec.redop, acc->data(), in.data(), total);
-  }
-  finish_reduction(spec.dtype, spec.redop, acc->data(), total, nranks);
+  cached.reset();  // the previous case's reference goes before the next is built
+  cached = std::make_shared<const std::vector<std::byte>>(build());
   cached_key = key;
-  cached = std::move(acc);
   return cached;
+}
+
+// The reduction of every rank's inputs over elements [0, total), in rank order with the
+// backends' own host reduction.
+std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpec& spec, int nranks, size_t total) {
+  static std::mutex mu;
+  static std::optional<SharedKey> key;
+  static std::shared_ptr<const std::vector<std::byte>> cached;
+  return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, total}, [&] {
+    const size_t e = dtype_size(spec.dtype);
+    std::vector<std::byte> acc(total * e), in(total * e);
+    fill_coll_inputs(spec.seed, 0, spec.redop, nranks, spec.dtype, total, acc.data());
+    for (int q = 1; q < nranks; ++q) {
+      fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, total, in.data());
+      reduce_into(spec.dtype, spec.redop, acc.data(), in.data(), total);
+    }
+    finish_reduction(spec.dtype, spec.redop, acc.data(), total, nranks);
+    return acc;
+  });
+}
+
+// Every rank's first n inputs, rank after rank: all_gather's output on every rank, gather's on
+// the root, and (block `root`) broadcast's.
+std::shared_ptr<const std::vector<std::byte>> shared_gathered(const CollCaseSpec& spec, int nranks, size_t n) {
+  static std::mutex mu;
+  static std::optional<SharedKey> key;
+  static std::shared_ptr<const std::vector<std::byte>> cached;
+  return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, n}, [&] {
+    const size_t e = dtype_size(spec.dtype);
+    std::vector<std::byte> all(static_cast<size_t>(nranks) * n * e);
+    for (int q = 0; q < nranks; ++q) fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, n, all.data() + static_cast<size_t>(q) * n * e);
+    return all;
+  });
 }
 
 }  // namespace
 
-double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
-  const uint64_t h =
-      splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull ^ splitmix64_mix(i)));
+namespace {
+
+// Rank `rank`'s inputs are the splitmix64 stream (core/hash.hpp) whose state starts at this base:
+// element i is the stream's i-th output, one mix per element (three per element before made
+// building 16 ranks × 16 MiB of inputs cost more than sampling them).
+uint64_t input_stream_base(uint64_t seed, int rank) {
+  return splitmix64_mix(seed ^ splitmix64_mix(static_cast<uint64_t>(rank) * 0x100000001b3ull));
+}
+
+double input_value_of(uint64_t h, ReduceOp op, int nranks) {
   // Sums of ≤ 4·n stay exact in every type up to bf16 for n ≤ 64; products of 1s and 2s are
   // powers of two; avg inputs are n·v so that sum / n is the integer Σv.
   if (op == ReduceOp::prod) return static_cast<double>(1 + h % 2);
   const double v = static_cast<double>(1 + h % 4);
   return op == ReduceOp::avg ? v * nranks : v;
+}
+
+}  // namespace
+
+double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks) {
+  return input_value_of(splitmix64_mix(input_stream_base(seed, rank) + i * 0x9E3779B97F4A7C15ull), op, nranks);
+}
+
+void fill_coll_inputs(uint64_t seed, int rank, ReduceOp op, int nranks, DType dtype, size_t count, std::byte* out) {
+  uint64_t state = input_stream_base(seed, rank);
+  for (size_t j = 0; j < count; ++j) store_as(dtype, out, j, input_value_of(splitmix64_next(state), op, nranks));
 }
 
 CollCase::CollCase(RankContext& ctx, const CollCaseSpec& spec) : ctx_(ctx), spec_(spec), on_device_(ctx.device >= 0) {
@@ -123,8 +164,7 @@ void CollCase::init_inputs() {
   std::vector<std::byte> in(n * elem());
   // In place for all_gather the send region is only this rank's block.
   const size_t count = spec_.in_place && spec_.op == CollOp::all_gather ? spec_.shape.count : n;
-  for (size_t i = 0; i < count; ++i)
-    store_as(spec_.dtype, in.data(), i, coll_input_value(spec_.seed, ctx_.rank, i, spec_.redop, ctx_.size));
+  fill_coll_inputs(spec_.seed, ctx_.rank, spec_.redop, ctx_.size, spec_.dtype, count, in.data());
   upload(send_ptr(), in.data(), count * elem());
 }
 
@@ -183,46 +223,44 @@ size_t CollCase::output_count() const {
   return 0;
 }
 
-std::vector<std::byte> CollCase::expected_output() const {
+CollCase::Expected CollCase::expected_output() const {
   const size_t n = spec_.shape.count, e = elem();
   const int size = ctx_.size, rank = ctx_.rank, root = spec_.root;
   const DType t = spec_.dtype;
-  std::vector<std::byte> out(output_count() * e);
   auto input = [&](int q, size_t i) { return coll_input_value(spec_.seed, q, i, spec_.redop, size); };
-  // Elements [offset, offset + n) of the reduction over all ranks of the whole send buffer
-  // (exact here: the inputs are small integers).
-  auto reduced = [&](size_t offset) {
-    const auto all = shared_reduction(spec_, size, spec_.shape.send_count);
-    return std::vector<std::byte>(all->begin() + static_cast<std::ptrdiff_t>(offset * e),
-                                  all->begin() + static_cast<std::ptrdiff_t>((offset + n) * e));
+  auto shared = [](std::shared_ptr<const std::vector<std::byte>> ref, size_t byte_offset) {
+    const std::byte* at = ref->data() + byte_offset;
+    return Expected{std::move(ref), at};
   };
+  if (output_count() == 0) return {};
   switch (spec_.op) {
     case CollOp::all_reduce:
-    case CollOp::reduce:
-      if (!out.empty()) out = reduced(0);
-      break;
-    case CollOp::reduce_scatter: out = reduced(static_cast<size_t>(rank) * n); break;
+    case CollOp::reduce: return shared(shared_reduction(spec_, size, spec_.shape.send_count), 0);
+    case CollOp::reduce_scatter:
+      return shared(shared_reduction(spec_, size, spec_.shape.send_count), static_cast<size_t>(rank) * n * e);
     case CollOp::all_gather:
-    case CollOp::gather:
-      for (int q = 0; q < size && !out.empty(); ++q)
-        for (size_t j = 0; j < n; ++j) store_as(t, out.data(), static_cast<size_t>(q) * n + j, input(q, j));
-      break;
-    case CollOp::broadcast:
-      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input(root, j));
-      break;
+    case CollOp::gather: return shared(shared_gathered(spec_, size, n), 0);
+    case CollOp::broadcast: return shared(shared_gathered(spec_, size, n), static_cast<size_t>(root) * n * e);
+    default: break;
+  }
+  // The rest differ per rank (and together hold every rank's inputs once): built here.
+  auto own = std::make_shared<std::vector<std::byte>>(output_count() * e);
+  std::byte* out = own->data();
+  switch (spec_.op) {
     case CollOp::alltoall:
       for (int q = 0; q < size; ++q)
         for (size_t j = 0; j < n; ++j)
-          store_as(t, out.data(), static_cast<size_t>(q) * n + j, input(q, static_cast<size_t>(rank) * n + j));
+          store_as(t, out, static_cast<size_t>(q) * n + j, input(q, static_cast<size_t>(rank) * n + j));
       break;
     case CollOp::sendrecv:
-      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input((rank - 1 + size) % size, j));
+      for (size_t j = 0; j < n; ++j) store_as(t, out, j, input((rank - 1 + size) % size, j));
       break;
     case CollOp::scatter:
-      for (size_t j = 0; j < n; ++j) store_as(t, out.data(), j, input(root, static_cast<size_t>(rank) * n + j));
+      for (size_t j = 0; j < n; ++j) store_as(t, out, j, input(root, static_cast<size_t>(rank) * n + j));
       break;
+    default: throw Fault("coll check: no reference for this op");
   }
-  return out;
+  return Expected{std::move(own), out};
 }
 
 uint64_t CollCase::check(long long corrupt_index) {
@@ -237,9 +275,10 @@ uint64_t CollCase::check(long long corrupt_index) {
     const size_t i = static_cast<size_t>(corrupt_index) % count;
     store_as(spec_.dtype, got.data(), i, load_as(spec_.dtype, got.data(), i) + 1);
   }
-  const std::vector<std::byte> want = expected_output();
+  const Expected want = expected_output();
+  if (std::memcmp(got.data(), want.data, count * e) == 0) return 0;
   uint64_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) wrong += std::memcmp(got.data() + i * e, want.data() + i * e, e) != 0 ? 1 : 0;
+  for (size_t i = 0; i < count; ++i) wrong += std::memcmp(got.data() + i * e, want.data + i * e, e) != 0 ? 1 : 0;
   return wrong;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "collectives/coll_op.hpp"
@@ -18,6 +19,9 @@ namespace gcb {
 // The seeded input of element `i` of rank `rank`'s send buffer: a small positive integer
 // (1..4; 1..2 for prod; × nranks for avg so that the average is an integer too).
 double coll_input_value(uint64_t seed, int rank, size_t i, ReduceOp op, int nranks);
+// coll_input_value of elements [0, count) of that rank, stored as `dtype` (one pass over the
+// rank's stream).
+void fill_coll_inputs(uint64_t seed, int rank, ReduceOp op, int nranks, DType dtype, size_t count, std::byte* out);
 
 struct CollCaseSpec {
   CollOp op = CollOp::all_reduce;
@@ -50,7 +54,13 @@ class CollCase {
   std::byte* send_ptr();
   std::byte* recv_ptr();
   size_t output_count() const;  // elements this rank checks (0: nothing defined here)
-  std::vector<std::byte> expected_output() const;
+  // This rank's reference output: a view into a reference the process's rank threads share
+  // (reductions, gathers, broadcast) or one built for this rank alone; `owner` keeps it alive.
+  struct Expected {
+    std::shared_ptr<const std::vector<std::byte>> owner;
+    const std::byte* data = nullptr;
+  };
+  Expected expected_output() const;
   void upload(void* dst, const void* src, size_t bytes);
   void download(void* dst, const void* src, size_t bytes);
 

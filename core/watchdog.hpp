@@ -21,7 +21,8 @@ struct WatchExpiry {
   double timeout = 0;   // the armed timeout, seconds
 };
 
-// Marks the enclosing block as watched. Costs one atomic load while the watchdog is not armed.
+// Marks the enclosing block as watched. Costs one atomic load while the watchdog is not armed,
+// and a coarse clock read plus a few stores into this thread's slot while it is (no lock).
 class WatchScope {
  public:
   explicit WatchScope(const char* what);  // `what` must outlive the scope (a string literal)
@@ -30,7 +31,7 @@ class WatchScope {
   WatchScope& operator=(const WatchScope&) = delete;
 
  private:
-  unsigned long long id_ = 0;
+  unsigned char id_ = 0;  // 0 not watched, 1 beyond the nesting limit, 2 an entry of this thread's slot
 };
 
 // Arms the watchdog: from now on a scope older than `timeout` calls `on_expiry` on the monitor

@@ -7,6 +7,13 @@
 
 namespace gcb::models {
 
+void Backend::cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax,
+                                            const float* stats, const int32_t* targets, int v0, int rows, int V,
+                                            int valid, float dloss) {
+  cross_entropy_finish(losses, dlogits, logits, rowmax, stats, rows, V, valid);
+  cross_entropy_backward(dlogits, dlogits, targets, v0, rows, V, dloss);
+}
+
 std::string_view mem_category_name(MemCategory c) {
   switch (c) {
     case MemCategory::params: return "params";

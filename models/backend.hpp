@@ -198,17 +198,29 @@ class Backend {
   // dwte[tok − v0] += dout for tokens in the shard; dwpe[t] += dout when dwpe (deterministic).
   virtual void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0,
                                   int V, int B, int T, int C) = 0;
-  // Softmax cross-entropy over a vocabulary shard of V logits per row, in three local passes
-  // between which the engine combines the shards (at one shard, nothing to combine):
-  // 1. rowmax[r] = max_i logits[r,i]                                   (then all-reduce max)
-  virtual void cross_entropy_max(float* rowmax, View logits, int rows, int V) = 0;
-  // 2. stats[r] = {Σ_i exp(logits[r,i] − rowmax[r]), logits[r, target − v0] or 0}  (all-reduce sum)
-  virtual void cross_entropy_sums(float* stats, View logits, const float* rowmax,
-                                  const int32_t* targets, int v0, int rows, int V) = 0;
+  // Softmax cross-entropy over a vocabulary shard of V logits per row (V is the row stride), in
+  // three local passes between which the engine combines the shards (at one shard, nothing to
+  // combine). Columns [valid, V) are vocabulary padding (config.hpp padded_vocab): left out of
+  // the max and Σexp and given probability 0, so they change neither the loss nor any gradient.
+  // 1. rowmax[r] = max_{i<valid} logits[r,i] (−inf when valid = 0)   (then all-reduce max)
+  virtual void cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) = 0;
+  // 2. stats[r] = {Σ_{i<valid} exp(logits[r,i] − rowmax[r]), logits[r, target − v0] or 0}
+  //    (then all-reduce sum)
+  virtual void cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0,
+                                  int rows, int V, int valid) = 0;
   // 3. losses[r] = log(Σexp) − (target logit − rowmax), the log-sum-exp form (finite however
-  //    wrong the prediction); probs = exp(logits − rowmax)/Σexp (probs may alias logits).
-  virtual void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax,
-                                    const float* stats, int rows, int V) = 0;
+  //    wrong the prediction); probs = exp(logits − rowmax)/Σexp below valid, 0 from valid on
+  //    (probs may alias logits).
+  virtual void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats,
+                                    int rows, int V, int valid) = 0;
+  // 3 and 4 at once: losses as finish computes them, and dlogits = (softmax − onehot(target − v0))
+  //    · dloss with 0 in the padding columns, written over the logits (dlogits may alias logits)
+  //    without storing the probabilities (llm.c's fused classifier, karpathy/llm.c
+  //    llmc/fused_classifier.cuh). By default finish then backward (the CPU oracle); a device
+  //    backend fuses the two passes into one.
+  virtual void cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax,
+                                             const float* stats, const int32_t* targets, int v0, int rows, int V,
+                                             int valid, float dloss);
   // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
   virtual void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0,
                                       int rows, int V, float dloss) = 0;

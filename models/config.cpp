@@ -138,4 +138,10 @@ int64_t param_count(const GptConfig& c) {
   return embedding_param_count(c) + static_cast<int64_t>(c.layers) * layer_param_count(c);
 }
 
+int padded_vocab(int vocab, int tp) {
+  if (tp <= 1 || vocab % tp == 0) return vocab;
+  const int multiple = 128 * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
 }  // namespace gcb::models

@@ -46,4 +46,14 @@ int64_t layer_param_count(const GptConfig& c);
 int64_t embedding_param_count(const GptConfig& c);  // wte + wpe + final LayerNorm (one "unit")
 int64_t param_count(const GptConfig& c);
 
+// The vocabulary rows a tp degree trains with (the rows of wte and the logit columns, V_p ≥ V):
+// V when t divides it, else V rounded up to a multiple of 128·t, as Megatron-LM pads
+// (megatron/training/tokenizer/tokenizer.py `_vocab_size_with_padding`, --make-vocab-size-
+// divisible-by 128). Megatron pads at every t; here only where t needs it, so every layout that
+// ran before keeps the model's exact shapes (GPT-2's 50257 rows at tp 1). The padded rows are real
+// memory (parameters, gradients, optimizer states) but never real tokens: they start at zero, their
+// logits are left out of the softmax, so they never receive a gradient and the loss and every real
+// parameter's gradient are those of the unpadded model.
+int padded_vocab(int vocab, int tp);
+
 }  // namespace gcb::models

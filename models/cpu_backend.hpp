@@ -42,11 +42,11 @@ class CpuBackend final : public Backend {
                          int B, int T, int C) override;
   void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V,
                           int B, int T, int C) override;
-  void cross_entropy_max(float* rowmax, View logits, int rows, int V) override;
-  void cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets,
-                          int v0, int rows, int V) override;
-  void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax,
-                            const float* stats, int rows, int V) override;
+  void cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) override;
+  void cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0, int rows,
+                          int V, int valid) override;
+  void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats, int rows,
+                            int V, int valid) override;
   void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows,
                               int V, float dloss) override;
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n,

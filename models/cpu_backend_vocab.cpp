@@ -56,32 +56,32 @@ void CpuBackend::embedding_backward(View dwte, View dwpe, View dout, const int32
   DP.commit();
 }
 
-void CpuBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V) {
+void CpuBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
 #pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* l = L.get() + at(r, V);
     float m = -INFINITY;
-    for (int i = 0; i < V; ++i) m = std::fmax(m, l[i]);
+    for (int i = 0; i < valid; ++i) m = std::fmax(m, l[i]);
     rowmax[r] = m;
   }
 }
 
-void CpuBackend::cross_entropy_sums(float* stats, View logits, const float* rowmax,
-                                    const int32_t* targets, int v0, int rows, int V) {
+void CpuBackend::cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0,
+                                    int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
 #pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* l = L.get() + at(r, V);
     float s = 0.0f;
-    for (int i = 0; i < V; ++i) s += std::exp(l[i] - rowmax[r]);
+    for (int i = 0; i < valid; ++i) s += std::exp(l[i] - rowmax[r]);
     stats[2 * r] = s;
     stats[2 * r + 1] = in_range(targets[r], v0, V) ? l[targets[r] - v0] : 0.0f;
   }
 }
 
-void CpuBackend::cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax,
-                                      const float* stats, int rows, int V) {
+void CpuBackend::cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats,
+                                      int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
   Fp32Output P(probs, at(rows, V), Mode::overwrite);
 #pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
@@ -93,7 +93,8 @@ void CpuBackend::cross_entropy_finish(float* losses, View probs, View logits, co
     // loss is finite however far the target logit lies below the maximum; −log(p_target) would
     // underflow p to 0 and give +inf beyond ~104 nats.
     losses[r] = std::log(sum) - (stats[2 * r + 1] - rowmax[r]);
-    for (int i = 0; i < V; ++i) p[i] = std::exp(l[i] - rowmax[r]) * inv;
+    for (int i = 0; i < valid; ++i) p[i] = std::exp(l[i] - rowmax[r]) * inv;
+    for (int i = valid; i < V; ++i) p[i] = 0.0f;
   }
   P.commit();
 }

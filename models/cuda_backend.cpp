@@ -158,26 +158,34 @@ void CudaBackend::embedding_backward(View dwte, View dwpe, View dout, const int3
                         V, B, T, C, ws.data(), bytes, compute_stream());
 }  // ws is freed in stream order, after the kernels that read it
 
-void CudaBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V) {
+void CudaBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) {
   if (online_.count() < 2 * static_cast<size_t>(rows)) online_ = alloc(MemCategory::workspace, DType::f32, 2 * static_cast<size_t>(rows));
-  k::cross_entropy_max(logits.dtype, rowmax, online_.f32(), logits.data, rows, V, compute_stream());
+  k::cross_entropy_max(logits.dtype, rowmax, online_.f32(), logits.data, rows, V, valid, compute_stream());
   online_logits_ = logits.data;
   online_rows_ = rows;
   online_V_ = V;
+  online_valid_ = valid;
 }
 
 void CudaBackend::cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0,
-                                     int rows, int V) {
-  const bool same = online_logits_ == logits.data && online_rows_ == rows && online_V_ == V;
+                                     int rows, int V, int valid) {
+  const bool same = online_logits_ == logits.data && online_rows_ == rows && online_V_ == V && online_valid_ == valid;
   k::cross_entropy_sums(logits.dtype, stats, logits.data, rowmax, same ? online_.f32() : nullptr, targets, v0, rows, V,
-                        compute_stream());
+                        valid, compute_stream());
   online_logits_ = nullptr;  // one use: the logits may change after this
 }
 
 void CudaBackend::cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats,
-                                       int rows, int V) {
+                                       int rows, int V, int valid) {
   k::cross_entropy_finish(same_type("cross_entropy_finish", {probs, logits}), losses, probs.data, logits.data, rowmax,
-                          stats, rows, V, compute_stream());
+                          stats, rows, V, valid, compute_stream());
+}
+
+void CudaBackend::cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax,
+                                                const float* stats, const int32_t* targets, int v0, int rows, int V,
+                                                int valid, float dloss) {
+  k::cross_entropy_finish_backward(same_type("cross_entropy_finish_backward", {dlogits, logits}), losses, dlogits.data,
+                                   logits.data, rowmax, stats, targets, v0, rows, V, valid, dloss, compute_stream());
 }
 
 void CudaBackend::cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,

@@ -77,11 +77,14 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
                          int C) override;
   void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B, int T,
                           int C) override;
-  void cross_entropy_max(float* rowmax, View logits, int rows, int V) override;
+  void cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) override;
   void cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0, int rows,
-                          int V) override;
+                          int V, int valid) override;
   void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats, int rows,
-                            int V) override;
+                            int V, int valid) override;
+  void cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax, const float* stats,
+                                     const int32_t* targets, int v0, int rows, int V, int valid,
+                                     float dloss) override;
   void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                               float dloss) override;
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override;
@@ -107,7 +110,7 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   // The max pass's online {max, Σexp} per row, valid for the logits it read (cross_entropy_sums).
   Buffer online_;
   const void* online_logits_ = nullptr;
-  int online_rows_ = 0, online_V_ = 0;
+  int online_rows_ = 0, online_V_ = 0, online_valid_ = 0;
 };
 
 }  // namespace gcb::models

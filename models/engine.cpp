@@ -290,9 +290,6 @@ std::string layout_error(const TrainOptions& o, const ParallelLayout& lay) {
   }
   if (c.heads % lay.tp != 0) return fmt::format("tp {} does not divide heads {}", lay.tp, c.heads);
   if (c.hidden % lay.tp != 0) return fmt::format("tp {} does not divide hidden {}", lay.tp, c.hidden);
-  if (c.vocab % lay.tp != 0) {
-    return fmt::format("tp {} does not divide vocab {} (vocabulary-parallel embedding)", lay.tp, c.vocab);
-  }
   if (lay.pp > c.layers) return fmt::format("pp {} > layers {}", lay.pp, c.layers);
   if (o.sp && (o.micro_batch * c.seq) % lay.tp != 0) {
     return fmt::format("sp: micro-batch × seq = {} is not divisible by tp {}", o.micro_batch * c.seq, lay.tp);

@@ -42,8 +42,9 @@ class TrainingStep {
   virtual void set_phase_timer(PhaseTimer* t) = 0;
 };
 
-// One line describing why (o, layout) cannot run, or "" (checked before any allocation): heads,
-// hidden and vocab divisible by tp; B·T divisible by tp under SP; pp ≤ layers; positive counts.
+// One line describing why (o, layout) cannot run, or "" (checked before any allocation): heads
+// and hidden divisible by tp (the vocabulary is padded where tp does not divide it); B·T divisible by tp under SP; pp ≤
+// layers; positive counts.
 std::string layout_error(const TrainOptions& o, const ParallelLayout& layout);
 
 // One line saying why --overlap cannot run with `dp` (the rank's dp communicator; null: not yet

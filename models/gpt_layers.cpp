@@ -100,14 +100,15 @@ void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_
   be_.layernorm_forward(h.lnf, h.lnf_mean, h.lnf_rstd, last, p.at(e.lnfw), p.at(e.lnfb), d.Rs, C);
   const View in = tp_.gather_rows(h.lnf_full, h.lnf);
   be_.gemm({false, true, R, Vl, C, in, p.at(e.wte), h.logits, 0.0f, {}});
-  be_.cross_entropy_max(h.rowmax, h.logits, R, Vl);
+  be_.cross_entropy_max(h.rowmax, h.logits, R, Vl, d.Vreal);
   tp_.all_reduce({h.rowmax, DType::f32}, sz(R), ReduceOp::max);
-  be_.cross_entropy_sums(h.ce_stats, h.logits, h.rowmax, targets, d.v0, R, Vl);
+  be_.cross_entropy_sums(h.ce_stats, h.logits, h.rowmax, targets, d.v0, R, Vl, d.Vreal);
   tp_.all_reduce({h.ce_stats, DType::f32}, 2 * sz(R), ReduceOp::sum);
-  be_.cross_entropy_finish(h.losses, h.logits, h.logits, h.rowmax, h.ce_stats, R, Vl);
+  // The losses, and the logits' gradient in their place (finish and backward in one op).
+  be_.cross_entropy_finish_backward(h.losses, h.logits, h.logits, h.rowmax, h.ce_stats, targets, d.v0, R, Vl, d.Vreal,
+                                    dloss);
   be_.sum(loss_sum, {h.losses, DType::f32}, sz(R), accumulate);
   // Backward: dL/d(last) into slot.dout.
-  be_.cross_entropy_backward(h.logits, h.logits, targets, d.v0, R, Vl, dloss);
   const View into = reduce_target(h.dlnf);
   be_.gemm({false, false, R, C, Vl, h.logits, p.at(e.wte), into, 0.0f, {}});
   be_.gemm({true, false, Vl, C, R, h.logits, in, g.at(e.wte), 1.0f, {}});

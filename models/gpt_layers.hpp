@@ -11,7 +11,9 @@
 // a reduce-scatter and f an all-gather (backward: all-gather and reduce-scatter); the gathered
 // LayerNorm output is not kept but gathered again in backward (§4.2.2). The row-parallel biases
 // are added once, by tp rank 0, before the reduction. Vocabulary-parallel embedding and
-// cross-entropy: rank r holds vocabulary rows [r·V/t, (r+1)·V/t) of the tied wte; the embedding
+// cross-entropy: rank r holds vocabulary rows [r·V_p/t, (r+1)·V_p/t) of the tied wte, V_p the
+// padded vocabulary (config.hpp padded_vocab), whose padding rows are zero and whose logits the
+// cross-entropy leaves out (so they receive no gradient and stay zero); the embedding
 // is reduced like a row-parallel output, and the loss needs an all-reduce (max) of the row maxima
 // and an all-reduce (sum) of {Σexp, target logit} per row.
 #pragma once

@@ -1,6 +1,7 @@
 // The tensor shapes one rank computes with: a micro-batch of B sequences of T tokens (R = B·T
-// rows), the rank's tensor-parallel share of the hidden size, heads and vocabulary, and the rows
-// of the sequence-parallel regions (Rs = R/t under SP, else R).
+// rows), the rank's tensor-parallel share of the hidden size, heads and vocabulary (of the padded
+// vocabulary V_p, config.hpp padded_vocab), and the rows of the sequence-parallel regions (Rs = R/t
+// under SP, else R).
 #pragma once
 
 #include <algorithm>
@@ -12,7 +13,8 @@ namespace gcb::models {
 struct RankShape {
   int B = 1, T = 1, C = 1;
   int tp = 1, tp_rank = 0;
-  int Cl = 1, heads = 1, Vl = 1, v0 = 0;  // C/t, NH/t, V/t, first vocabulary row of this rank
+  int Cl = 1, heads = 1, Vl = 1, v0 = 0;  // C/t, NH/t, V_p/t, first vocabulary row of this rank
+  int Vreal = 1;                          // rows of the shard below V (the rest is padding)
   int R = 1, Rs = 1;                      // rows; rows of the LayerNorm/residual regions
   bool sp = false;                        // sequence parallelism active (tp > 1)
   int stage_layers = 0;
@@ -20,11 +22,23 @@ struct RankShape {
   int slots = 1;                          // micro-batches in flight (activation sets)
 
   RankShape(const TrainOptions& o, const ParallelLayout& lay, int tp_rank_, int pp_rank, int layers)
-      : B(o.micro_batch), T(o.model.seq), C(o.model.hidden), tp(lay.tp), tp_rank(tp_rank_),
-        Cl(o.model.hidden / lay.tp), heads(o.model.heads / lay.tp), Vl(o.model.vocab / lay.tp),
-        v0(tp_rank_ * (o.model.vocab / lay.tp)), R(o.micro_batch * o.model.seq),
-        Rs(o.sp && lay.tp > 1 ? R / lay.tp : R), sp(o.sp && lay.tp > 1), stage_layers(layers),
-        first(pp_rank == 0), last(pp_rank == lay.pp - 1), slots(micro_batches_in_flight(o, lay, pp_rank)) {}
+      : B(o.micro_batch),
+        T(o.model.seq),
+        C(o.model.hidden),
+        tp(lay.tp),
+        tp_rank(tp_rank_),
+        Cl(o.model.hidden / lay.tp),
+        heads(o.model.heads / lay.tp),
+        Vl(padded_vocab(o.model.vocab, lay.tp) / lay.tp),
+        v0(tp_rank_ * Vl),
+        Vreal(std::clamp(o.model.vocab - v0, 0, Vl)),
+        R(o.micro_batch * o.model.seq),
+        Rs(o.sp && lay.tp > 1 ? R / lay.tp : R),
+        sp(o.sp && lay.tp > 1),
+        stage_layers(layers),
+        first(pp_rank == 0),
+        last(pp_rank == lay.pp - 1),
+        slots(micro_batches_in_flight(o, lay, pp_rank)) {}
 
   // GPipe keeps all m micro-batches of the step, 1F1B at most p − s (Narayanan et al. 2021 §2.2);
   // without a pipeline each micro-batch's backward follows its forward.

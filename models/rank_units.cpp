@@ -18,7 +18,10 @@ int stage_first_layer(int layers, int pp, int stage) {
 RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_rank, int pp_rank)
     : canonical_(c) {
   const size_t C = sz(c.hidden), t = sz(layout.tp), r = sz(tp_rank);
-  const size_t Cl = C / t, Vl = sz(c.vocab) / t, T = sz(c.seq);
+  const size_t Cl = C / t, Vl = sz(padded_vocab(c.vocab, layout.tp)) / t, T = sz(c.seq);
+  // Rows of this rank's wte shard that exist in the model; the padding rows after them map to no
+  // canonical element, so they stay zero (allocations are zeroed) and are never reassembled.
+  const size_t Vreal = std::min(Vl, sz(c.vocab) - std::min(sz(c.vocab), r * Vl));
   size_t o = 0;
   auto take = [&o](size_t n) { return std::exchange(o, o + n); };
   embed_.wte = take(Vl * C);
@@ -44,7 +47,7 @@ RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_ra
   layer_.size = o;
 
   const EmbedUnit& ce = canonical_.embed();
-  const std::vector<Piece> embed_pieces = {{ce.wte + r * Vl * C, embed_.wte, Vl * C, false},
+  const std::vector<Piece> embed_pieces = {{ce.wte + r * Vl * C, embed_.wte, Vreal * C, false},
                                            {ce.wpe, embed_.wpe, T * C, true},
                                            {ce.lnfw, embed_.lnfw, C, true},
                                            {ce.lnfb, embed_.lnfb, C, true}};

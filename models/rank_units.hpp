@@ -6,7 +6,8 @@
 //
 // Tensor parallelism per layer (t ranks, rank r, C_l = C/t): column-parallel QKV [3C_l, C] (this
 // rank's heads of q, k and v) and fc [4C_l, C]; row-parallel attention projection [C, C_l] and
-// fc projection [C, 4C_l]; vocabulary-parallel wte rows [r·V/t, (r+1)·V/t). Local units hold the
+// fc projection [C, 4C_l]; vocabulary-parallel wte rows [r·V_p/t, (r+1)·V_p/t) of the padded
+// vocabulary (config.hpp padded_vocab; rows ≥ V are zero padding). Local units hold the
 // tp-sharded tensors first, then a "sync" tail of replicated tensors whose gradients are partial
 // under sequence parallelism (LayerNorms, the row-parallel biases) and are all-reduced over tp.
 #pragma once

@@ -15,7 +15,8 @@ size_t zu(int v) { return static_cast<size_t>(v); }
 PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay) {
   const size_t C = zu(c.hidden), t = zu(lay.tp), d = zu(lay.dp);
   auto pad = [d](size_t n) { return (n + d - 1) / d * d; };
-  return {pad((12 * C * C + 7 * C) / t + 6 * C), pad(zu(c.vocab) * C / t + zu(c.seq) * C + 2 * C)};
+  return {pad((12 * C * C + 7 * C) / t + 6 * C),
+          pad(zu(padded_vocab(c.vocab, lay.tp)) * C / t + zu(c.seq) * C + 2 * C)};
 }
 
 double model_flops_per_token(const GptConfig& c, FlopsConvention conv) {
@@ -110,7 +111,7 @@ std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const Parallel
     const int64_t n = m * A * Rs * C * ((first ? 0 : 1) + (last ? 0 : 1));
     at(CommKind::pp_send) = n;
     at(CommKind::pp_recv) = n;
-    if (first || last) at(CommKind::pp_embed) = G * (c.vocab * C / t + c.seq * C + 2 * C);
+    if (first || last) at(CommKind::pp_embed) = G * (padded_vocab(c.vocab, lay.tp) * C / t + c.seq * C + 2 * C);
   }
   if (lay.dp > 1) {
     // Each unit's gradient is reduced once per step, summed over the m micro-batches

@@ -41,15 +41,15 @@ struct StateBytes {
 StateBytes zero_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p);
 
 // The parameter units of a tp rank, each padded to a multiple of dp (the engine's LocalUnit spec):
-// a layer (12C² + 7C)/t + 6C, the embedding unit VC/t + TC + 2C — the granularity of gradient
-// reductions and ZeRO gathers.
+// a layer (12C² + 7C)/t + 6C, the embedding unit V_p·C/t + TC + 2C (V_p the padded vocabulary,
+// config.hpp padded_vocab) — the granularity of gradient reductions and ZeRO gathers.
 struct PaddedUnits {
   size_t layer = 0, embed = 0;
 };
 PaddedUnits padded_units(const GptConfig& c, const ParallelLayout& lay);
 
 // Parameters a rank of pipeline stage `stage` holds (elements, each unit padded to a multiple of
-// dp): a layer (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit VC/t + TC + 2C, held
+// dp): a layer (12C² + 7C)/t tp-sharded + 6C replicated; the embedding unit V_p·C/t + TC + 2C, held
 // by the first and the last stage (tied wte: Megatron keeps one copy per end of the pipeline).
 size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int stage);
 

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -28,6 +29,7 @@
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/watchdog.hpp"
 
 namespace {
 
@@ -136,6 +138,9 @@ struct Row {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  // Armed as in every gcbench run (collectives/world.cpp): the library and ranked sides then pay
+  // what `gcbench coll --backend mpi` pays per call, watched scopes included.
+  arm_watchdog(std::chrono::minutes(10), [](const WatchExpiry& e) { exit_on_expiry(e); });
   int code = 0;
   try {
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;

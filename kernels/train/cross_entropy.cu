@@ -5,6 +5,7 @@
 // "Online normalizer calculation for softmax"), so that the sums pass reads only the target logit.
 #include <cmath>
 
+#include "kernels/train/cross_entropy_math.hpp"
 #include "kernels/train/train_common.cuh"
 #include "kernels/train/train_kernels.hpp"
 
@@ -16,11 +17,11 @@ constexpr int kThreads = 512;
 __device__ size_t at(int r, int V) { return static_cast<size_t>(r) * static_cast<size_t>(V); }
 
 template <typename T>
-__global__ void max_kernel(float* rowmax, float* online, const T* logits, int V) {
+__global__ void max_kernel(float* rowmax, float* online, const T* logits, int V, int valid) {
   __shared__ float scratch[32];
   const T* l = logits + at(blockIdx.x, V);
   float m = -INFINITY, s = 0.0f;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+  for (int i = threadIdx.x; i < valid; i += blockDim.x) {
     const float x = to_float(l[i]);
     const float m_new = fmaxf(m, x);
     s = s * expf(m - m_new) + expf(x - m_new);
@@ -50,12 +51,13 @@ __global__ void sums_from_online_kernel(float* stats, const T* logits, const flo
 }
 
 template <typename T>
-__global__ void sums_kernel(float* stats, const T* logits, const float* rowmax, const int32_t* targets, int v0, int V) {
+__global__ void sums_kernel(float* stats, const T* logits, const float* rowmax, const int32_t* targets, int v0, int V,
+                            int valid) {
   __shared__ float scratch[32];
   const T* l = logits + at(blockIdx.x, V);
   const float m = rowmax[blockIdx.x];
   float s = 0.0f;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) s += expf(to_float(l[i]) - m);
+  for (int i = threadIdx.x; i < valid; i += blockDim.x) s += expf(to_float(l[i]) - m);
   s = block_sum(s, scratch);
   if (threadIdx.x == 0) {
     const int tok = targets[blockIdx.x];
@@ -65,11 +67,29 @@ __global__ void sums_kernel(float* stats, const T* logits, const float* rowmax, 
 }
 
 template <typename T>
-__global__ void finish_kernel(float* losses, T* probs, const T* logits, const float* rowmax, const float* stats, int V) {
+__global__ void finish_kernel(float* losses, T* probs, const T* logits, const float* rowmax, const float* stats, int V,
+                              int valid) {
   const size_t row = at(blockIdx.x, V);
   const float m = rowmax[blockIdx.x], sum = stats[2 * blockIdx.x], inv = 1.0f / sum;
   if (threadIdx.x == 0) losses[blockIdx.x] = logf(sum) - (stats[2 * blockIdx.x + 1] - m);
-  for (int i = threadIdx.x; i < V; i += blockDim.x) probs[row + i] = from_float<T>(expf(to_float(logits[row + i]) - m) * inv);
+  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    probs[row + i] = from_float<T>(i < valid ? expf(to_float(logits[row + i]) - m) * inv : 0.0f);
+  }
+}
+
+// One block per row; element i of the row is read once and its gradient written in its place.
+template <typename T>
+__global__ void finish_backward_kernel(float* losses, T* dlogits, const T* logits, const float* rowmax,
+                                       const float* stats, const int32_t* targets, int v0, int V, int valid,
+                                       float dloss) {
+  const size_t row = at(blockIdx.x, V);
+  const float m = rowmax[blockIdx.x], sum = stats[2 * blockIdx.x], inv = 1.0f / sum;
+  if (threadIdx.x == 0) losses[blockIdx.x] = cross_entropy_row_loss(sum, stats[2 * blockIdx.x + 1], m);
+  const int hit = in_shard(targets[blockIdx.x], v0, V) ? targets[blockIdx.x] - v0 : -1;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    const float d = cross_entropy_dlogit(to_float(logits[row + i]), m, inv, i == hit, i >= valid, dloss);
+    dlogits[row + i] = from_float<T>(d);
+  }
 }
 
 template <typename T>
@@ -82,21 +102,23 @@ __global__ void backward_kernel(T* dlogits, const T* probs, const int32_t* targe
 
 }  // namespace
 
-void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, void* stream) {
+void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, int valid,
+                       void* stream) {
   const NvtxRange range("cross_entropy_max");
-  GCB_CHECK(rows >= 0 && V > 0, "cross_entropy_max: bad shape");
+  GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_max: bad shape");
   if (rows == 0) return;
   dispatch(t, "cross_entropy_max", [&](auto tag) {
     using T = decltype(tag);
-    max_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(rowmax, online, static_cast<const T*>(logits), V);
+    max_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(rowmax, online,
+                                                                            static_cast<const T*>(logits), V, valid);
   });
   check_launch();
 }
 
 void cross_entropy_sums(DType t, float* stats, const void* logits, const float* rowmax, const float* online,
-                        const int32_t* targets, int v0, int rows, int V, void* stream) {
+                        const int32_t* targets, int v0, int rows, int V, int valid, void* stream) {
   const NvtxRange range("cross_entropy_sums");
-  GCB_CHECK(rows >= 0 && V > 0, "cross_entropy_sums: bad shape");
+  GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_sums: bad shape");
   if (rows == 0) return;
   dispatch(t, "cross_entropy_sums", [&](auto tag) {
     using T = decltype(tag);
@@ -104,22 +126,36 @@ void cross_entropy_sums(DType t, float* stats, const void* logits, const float* 
       sums_from_online_kernel<T><<<static_cast<unsigned>(ceil_div(rows, 256)), 256, 0, st(stream)>>>(
           stats, static_cast<const T*>(logits), rowmax, online, targets, v0, rows, V);
     } else {
-      sums_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(stats, static_cast<const T*>(logits), rowmax,
-                                                                              targets, v0, V);
+      sums_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(stats, static_cast<const T*>(logits),
+                                                                               rowmax, targets, v0, V, valid);
     }
   });
   check_launch();
 }
 
 void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
-                          const float* stats, int rows, int V, void* stream) {
+                          const float* stats, int rows, int V, int valid, void* stream) {
   const NvtxRange range("cross_entropy_finish");
-  GCB_CHECK(rows >= 0 && V > 0, "cross_entropy_finish: bad shape");
+  GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_finish: bad shape");
   if (rows == 0) return;
   dispatch(t, "cross_entropy_finish", [&](auto tag) {
     using T = decltype(tag);
-    finish_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(losses, static_cast<T*>(probs),
-                                                                              static_cast<const T*>(logits), rowmax, stats, V);
+    finish_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
+        losses, static_cast<T*>(probs), static_cast<const T*>(logits), rowmax, stats, V, valid);
+  });
+  check_launch();
+}
+
+void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
+                                   const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
+                                   float dloss, void* stream) {
+  const NvtxRange range("cross_entropy_finish_backward");
+  GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_finish_backward: bad shape");
+  if (rows == 0) return;
+  dispatch(t, "cross_entropy_finish_backward", [&](auto tag) {
+    using T = decltype(tag);
+    finish_backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
+        losses, static_cast<T*>(dlogits), static_cast<const T*>(logits), rowmax, stats, targets, v0, V, valid, dloss);
   });
   check_launch();
 }

@@ -53,17 +53,29 @@ void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const
                         int B, int T, int C, void* workspace, size_t workspace_bytes, void* stream);
 
 // --- softmax cross-entropy over a vocabulary shard (cross_entropy.cu); logits of type t ---------
-// rowmax[r] = max_i logits[r, i]; `online` (2 floats per row, may be null) receives the shard's
-// own maximum and Σ exp(l − that maximum), summed in the same pass (Milakov & Gimelshein 2018).
-void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, void* stream);
+// Rows have stride V; columns [valid, V) are vocabulary padding: read by no pass, probability 0.
+// rowmax[r] = max_{i<valid} logits[r, i] (−inf when valid = 0); `online` (2 floats per row, may
+// be null) receives the shard's own maximum and Σ exp(l − that maximum), summed in the same pass
+// (Milakov & Gimelshein 2018).
+void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, int valid,
+                       void* stream);
 // stats[r] = {Σ exp(l − rowmax[r]), l[target − v0] or 0}. With `online` from the max pass the sum
 // is rescaled, online.sum · exp(online.max − rowmax), and only the target logit is read;
 // without it the row is summed again.
 void cross_entropy_sums(DType t, float* stats, const void* logits, const float* rowmax, const float* online,
-                        const int32_t* targets, int v0, int rows, int V, void* stream);
-// losses[r] = log(Σexp) − (target logit − rowmax); probs = exp(l − rowmax)/Σexp (may alias logits).
+                        const int32_t* targets, int v0, int rows, int V, int valid, void* stream);
+// losses[r] = log(Σexp) − (target logit − rowmax); probs = exp(l − rowmax)/Σexp below valid, 0
+// from valid on (may alias logits).
 void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
-                          const float* stats, int rows, int V, void* stream);
+                          const float* stats, int rows, int V, int valid, void* stream);
+// finish and backward in one pass (cross_entropy_math.hpp), the fused classifier of llm.c
+// (karpathy/llm.c llmc/fused_classifier.cuh): losses as finish computes them and dlogits =
+// (softmax − onehot(target − v0)) · dloss written over the logits' storage (dlogits may alias
+// logits), so the probabilities are never stored and the [rows, V] matrix is read once and
+// written once instead of twice each.
+void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
+                                   const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
+                                   float dloss, void* stream);
 // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
 void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows,
                             int V, float dloss, void* stream);

@@ -124,12 +124,6 @@ Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute
   return {std::move(layout), micro_batch, recompute, virtual_stages};
 }
 
-int padded_vocab(int vocab, int tp) {
-  if (tp <= 1 || vocab % tp == 0) return vocab;
-  const int multiple = 128 * tp;
-  return (vocab + multiple - 1) / multiple * multiple;
-}
-
 TrainOptions candidate_options(const PlanModel& pm, const Candidate& c) {
   TrainOptions o;
   o.model = pm.model;

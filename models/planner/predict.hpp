@@ -74,10 +74,6 @@ struct Prediction {
   bool fits() const { return memory.total() <= memory_limit; }
 };
 
-// The vocabulary a tp degree trains with: V when t divides it, else Megatron's padding to a
-// multiple of 128·t (arguments.py --make-vocab-size-divisible-by 128). The engine never pads.
-int padded_vocab(int vocab, int tp);
-
 // The engine's options for a candidate: the layout's choices, micro-batch, recomputation,
 // grad_accum = G/(dp·B), the padded vocabulary.
 TrainOptions candidate_options(const PlanModel& pm, const Candidate& c);

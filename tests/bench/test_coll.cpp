@@ -10,6 +10,7 @@
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
 #include "collectives/rank_timer.hpp"
+#include "collectives/verifiable_case.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 
@@ -81,6 +82,26 @@ uint64_t run_threads(const CollOptions& o, int ranks, Runner* runner = nullptr) 
     return 0;
   });
   return wrong;
+}
+
+// The inputs a rank uploads (one pass over its stream) are, element for element, the values the
+// references are built from, in every type and for every reduction's value range.
+TEST(CollInputs, FilledStreamEqualsEachElementsValue) {
+  for (const DType t : {DType::f32, DType::bf16, DType::f64})
+    for (const ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::avg})
+      for (const int rank : {0, 5}) {
+        const size_t n = 1000;
+        std::vector<std::byte> buf(n * dtype_size(t));
+        fill_coll_inputs(42, rank, op, 8, t, n, buf.data());
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(load_as(t, buf.data(), i), coll_input_value(42, rank, i, op, 8))
+              << dtype_name(t) << " " << reduce_op_name(op) << " rank " << rank << " element " << i;
+      }
+  // Different ranks get different streams.
+  size_t same = 0;
+  for (size_t i = 0; i < 1000; ++i)
+    same += coll_input_value(1, 0, i, ReduceOp::sum, 2) == coll_input_value(1, 1, i, ReduceOp::sum, 2);
+  EXPECT_LT(same, 400u);  // 1 in 4 agree by chance
 }
 
 TEST(CollThreads, EveryOpIsExactInBothPlacements) {

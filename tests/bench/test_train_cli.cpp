@@ -56,7 +56,8 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
 
 #if GCB_HAVE_CUDA_TRAINING
 // Without a GPU, the cuda backend's sweep is a row per layout, WAIVED with the reason (exit 0):
-// nothing is measured and nothing fails. GPT-2's vocabulary (50257) refuses tp2 on its own.
+// nothing is measured and nothing fails. tp2 takes GPT-2's vocabulary padded (50257 → 50432
+// rows), so it too waits only for a GPU.
 TEST(TrainCli, CudaSweepWithoutAGpuIsWaivedRowsWithTheReason) {
   if (gpu::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   const std::string json = temp("cuda-waived.json");

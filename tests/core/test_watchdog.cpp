@@ -8,6 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -60,6 +61,38 @@ TEST(Watchdog, ScopesThatEndInTimeOrBeganUnarmedNeverFire) {
   std::this_thread::sleep_for(300ms);
   disarm_watchdog();
   EXPECT_EQ(rec.count(), 0u);
+}
+
+// Scopes nest (a training step around its collectives) and live in every thread: the outer scope
+// that outlasts the timeout is named, with its own rank, while inner ones come and go; threads
+// that opened scopes and ended leave nothing behind.
+TEST(Watchdog, NestedScopesInManyThreadsNameTheOneThatOutlastsTheTimeout) {
+  Recorder rec;
+  arm_watchdog(150ms, rec.action());
+  std::vector<std::thread> quick;
+  for (int t = 0; t < 4; ++t)
+    quick.emplace_back([t] {
+      set_error_rank(t);
+      for (int i = 0; i < 200; ++i) {
+        const WatchScope outer("quick step");
+        const WatchScope inner("MPI all_reduce");
+      }
+    });
+  for (auto& t : quick) t.join();
+  std::thread slow([] {
+    set_error_rank(7);
+    const WatchScope step("training step");
+    for (int i = 0; i < 30; ++i) {
+      const WatchScope inner("MPI barrier");
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  slow.join();
+  disarm_watchdog();
+  ASSERT_EQ(rec.count(), 1u);
+  EXPECT_EQ(rec.seen[0].what, "training step");
+  EXPECT_EQ(rec.seen[0].rank, 7);
+  EXPECT_GT(rec.seen[0].seconds, 0.15);
 }
 
 TEST(WatchdogDeathTest, TheDefaultActionEndsTheProcessWithExitThree) {

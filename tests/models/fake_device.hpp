@@ -285,12 +285,19 @@ class FakeDeviceBackend final : public DeviceBackend {
   void embedding_backward(View dwte, View dwpe, View d, const int32_t* t, int v0, int V, int B, int T, int C) override {
     k("embedding_backward"); cpu_.embedding_backward(dwte, dwpe, d, t, v0, V, B, T, C);
   }
-  void cross_entropy_max(float* m, View l, int rows, int V) override { k("ce_max"); cpu_.cross_entropy_max(m, l, rows, V); }
-  void cross_entropy_sums(float* s, View l, const float* m, const int32_t* t, int v0, int rows, int V) override {
-    k("ce_sums"); cpu_.cross_entropy_sums(s, l, m, t, v0, rows, V);
+  void cross_entropy_max(float* m, View l, int rows, int V, int valid) override {
+    k("ce_max");
+    cpu_.cross_entropy_max(m, l, rows, V, valid);
   }
-  void cross_entropy_finish(float* loss, View p, View l, const float* m, const float* s, int rows, int V) override {
-    k("ce_finish"); cpu_.cross_entropy_finish(loss, p, l, m, s, rows, V);
+  void cross_entropy_sums(float* s, View l, const float* m, const int32_t* t, int v0, int rows, int V,
+                          int valid) override {
+    k("ce_sums");
+    cpu_.cross_entropy_sums(s, l, m, t, v0, rows, V, valid);
+  }
+  void cross_entropy_finish(float* loss, View p, View l, const float* m, const float* s, int rows, int V,
+                            int valid) override {
+    k("ce_finish");
+    cpu_.cross_entropy_finish(loss, p, l, m, s, rows, V, valid);
   }
   void cross_entropy_backward(View d, View p, const int32_t* t, int v0, int rows, int V, float dl) override {
     k("ce_backward"); cpu_.cross_entropy_backward(d, p, t, v0, rows, V, dl);

@@ -18,6 +18,7 @@
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_tiling.hpp"
+#include "kernels/train/cross_entropy_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/init_rng.hpp"
 #include "models/param_layout.hpp"
@@ -242,9 +243,83 @@ TEST(CpuBackend, AttentionBackwardMatchesFiniteDifferencesAndIsCausal) {
 void cross_entropy(CpuBackend& be, std::vector<float>& logits, const std::vector<int32_t>& targets, int rows, int V,
                    std::vector<float>& losses, std::vector<float>& probs) {
   std::vector<float> rowmax(rows), stats(2 * rows);
-  be.cross_entropy_max(rowmax.data(), f32(logits), rows, V);
-  be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), 0, rows, V);
-  be.cross_entropy_finish(losses.data(), f32(probs), f32(logits), rowmax.data(), stats.data(), rows, V);
+  be.cross_entropy_max(rowmax.data(), f32(logits), rows, V, V);
+  be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), 0, rows, V, V);
+  be.cross_entropy_finish(losses.data(), f32(probs), f32(logits), rowmax.data(), stats.data(), rows, V, V);
+}
+
+// Vocabulary padding: columns past `valid` hold anything (here values that would dominate the
+// softmax); the loss and the real columns' probabilities and gradients are bitwise those of the
+// unpadded rows, and the padded columns get probability and gradient exactly 0.
+TEST(CpuBackend, CrossEntropyLeavesPaddedColumnsOut) {
+  CpuBackend be;
+  const int rows = 3, V = 7, Vp = 10;
+  const auto real = randn(rows * V, 41, 2.0f);
+  std::vector<float> padded(rows * Vp, 50.0f);
+  for (int r = 0; r < rows; ++r) std::copy_n(real.begin() + r * V, V, padded.begin() + r * Vp);
+  const std::vector<int32_t> targets = {0, 6, 3};
+  auto run = [&](std::vector<float> logits, int stride, std::vector<float>& losses, std::vector<float>& dlogits) {
+    std::vector<float> rowmax(rows), stats(2 * rows);
+    be.cross_entropy_max(rowmax.data(), f32(logits), rows, stride, V);
+    be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), 0, rows, stride, V);
+    be.cross_entropy_finish(losses.data(), f32(logits), f32(logits), rowmax.data(), stats.data(), rows, stride, V);
+    be.cross_entropy_backward(f32(dlogits), f32(logits), targets.data(), 0, rows, stride, 0.25f);
+  };
+  std::vector<float> loss_real(rows), loss_padded(rows), d_real(rows * V), d_padded(rows * Vp, 9.0f);
+  run(real, V, loss_real, d_real);
+  run(padded, Vp, loss_padded, d_padded);
+  for (int r = 0; r < rows; ++r) {
+    EXPECT_EQ(loss_padded[r], loss_real[r]) << "row " << r;
+    for (int i = 0; i < V; ++i) EXPECT_EQ(d_padded[r * Vp + i], d_real[r * V + i]) << r << "," << i;
+    for (int i = V; i < Vp; ++i) EXPECT_EQ(d_padded[r * Vp + i], 0.0f) << r << "," << i;
+  }
+}
+
+// The fused finish + backward of the CUDA backend, described per element on the host
+// (kernels/train/cross_entropy_math.hpp), against the CpuBackend's finish then backward: bitwise
+// in fp32 (the same expf, product and difference, nothing rounded in between), with padding
+// columns and a target outside the shard. The Backend's default (the CPU oracle's path) is the
+// two ops exactly.
+TEST(CpuBackend, FusedCrossEntropyArithmeticEqualsFinishThenBackward) {
+  CpuBackend be;
+  const int rows = 5, V = 9, valid = 7, v0 = 100;
+  const auto logits = randn(rows * V, 42, 3.0f);
+  const std::vector<int32_t> targets = {100, 106, 103, 7, 101};  // 7: another shard's token
+  std::vector<float> rowmax(rows), stats(2 * rows), losses(rows);
+  be.cross_entropy_max(rowmax.data(), f32(logits), rows, V, valid);
+  be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), v0, rows, V, valid);
+  const float dloss = 1.0f / 48;
+  std::vector<float> two_ops = logits;
+  be.cross_entropy_finish(losses.data(), f32(two_ops), f32(two_ops), rowmax.data(), stats.data(), rows, V, valid);
+  be.cross_entropy_backward(f32(two_ops), f32(two_ops), targets.data(), v0, rows, V, dloss);
+  std::vector<float> fused_default = logits, default_losses(rows);
+  be.cross_entropy_finish_backward(default_losses.data(), f32(fused_default), f32(fused_default), rowmax.data(),
+                                   stats.data(), targets.data(), v0, rows, V, valid, dloss);
+  EXPECT_EQ(fused_default, two_ops);
+  EXPECT_EQ(default_losses, losses);
+  for (int r = 0; r < rows; ++r) {
+    const float inv = 1.0f / stats[2 * r];
+    EXPECT_EQ(kernels::train::cross_entropy_row_loss(stats[2 * r], stats[2 * r + 1], rowmax[r]), losses[r]);
+    for (int i = 0; i < V; ++i) {
+      const float d = kernels::train::cross_entropy_dlogit(logits[r * V + i], rowmax[r], inv, targets[r] - v0 == i,
+                                                           i >= valid, dloss);
+      EXPECT_EQ(d, two_ops[r * V + i]) << r << "," << i;
+    }
+  }
+}
+
+// A shard made only of padding (valid = 0, e.g. the last tp rank of a small padded vocabulary):
+// its maximum is −inf and its Σexp 0, so after the all-reduces it contributes nothing.
+TEST(CpuBackend, CrossEntropyOfAnAllPaddingShardIsNeutral) {
+  CpuBackend be;
+  const int rows = 2, V = 4;
+  std::vector<float> logits(rows * V, 3.0f), rowmax(rows), stats(2 * rows);
+  const std::vector<int32_t> targets = {1, 2};
+  be.cross_entropy_max(rowmax.data(), f32(logits), rows, V, 0);
+  EXPECT_EQ(rowmax[0], -INFINITY);
+  rowmax = {1.0f, 2.0f};  // the all-reduced maxima of the other shards
+  be.cross_entropy_sums(stats.data(), f32(logits), rowmax.data(), targets.data(), 8, rows, V, 0);
+  EXPECT_EQ(stats, (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}));
 }
 
 TEST(CpuBackend, CrossEntropyBackwardMatchesFiniteDifferences) {

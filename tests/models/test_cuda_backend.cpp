@@ -196,20 +196,22 @@ TEST_F(CudaOps, EmbeddingOfAShardWithRepeatedTokens) {
 }
 
 TEST_F(CudaOps, CrossEntropyOverAShardWithTheOnlinePass) {
-  const int rows = 67, V = 1000, v0 = 500;
+  // 13 padded columns (vocabulary padding): left out of the max and Σexp, probability 0.
+  const int rows = 67, V = 1000, v0 = 500, valid = 987;
   for (DType t : kTypes) {
-    Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, 1999);
+    Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, v0 + valid - 1);
     Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)), losses = zeros(DType::f32, rows);
-    cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V);
-    gpu_->cross_entropy_max(rowmax.gpu.f32(), logits.g(), rows, V);
+    cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V, valid);
+    gpu_->cross_entropy_max(rowmax.gpu.f32(), logits.g(), rows, V, valid);
     expect_equal(rowmax, "cross_entropy_max");  // a maximum has no rounding
-    cpu_.cross_entropy_sums(stats.cpu.f32(), logits.c(), rowmax.cpu.f32(), targets.cpu.i32(), v0, rows, V);
-    gpu_->cross_entropy_sums(stats.gpu.f32(), logits.g(), rowmax.gpu.f32(), targets.gpu.i32(), v0, rows, V);
+    cpu_.cross_entropy_sums(stats.cpu.f32(), logits.c(), rowmax.cpu.f32(), targets.cpu.i32(), v0, rows, V, valid);
+    gpu_->cross_entropy_sums(stats.gpu.f32(), logits.g(), rowmax.gpu.f32(), targets.gpu.i32(), v0, rows, V, valid);
     // Σexp of V terms ≤ 1 each, with one expf per term and the online rescale (two more).
     expect_close(stats, {DType::f32, size_t(V), double(V), 3}, "cross_entropy_sums");
-    cpu_.cross_entropy_finish(losses.cpu.f32(), logits.c(), logits.c(), rowmax.cpu.f32(), stats.cpu.f32(), rows, V);
-    gpu_->cross_entropy_finish(losses.gpu.f32(), logits.g(), logits.g(), rowmax.gpu.f32(),
-                               stats.gpu.f32(), rows, V);
+    cpu_.cross_entropy_finish(losses.cpu.f32(), logits.c(), logits.c(), rowmax.cpu.f32(), stats.cpu.f32(), rows, V,
+                              valid);
+    gpu_->cross_entropy_finish(losses.gpu.f32(), logits.g(), logits.g(), rowmax.gpu.f32(), stats.gpu.f32(), rows, V,
+                               valid);
     // log Σexp inherits Σexp's relative error, at most 2V·u (positive terms) plus the libm calls;
     // a probability (≤ 1) the same relative error.
     expect_close(losses, {DType::f32, size_t(V), 1.0, 3}, "cross_entropy_finish losses");
@@ -218,6 +220,32 @@ TEST_F(CudaOps, CrossEntropyOverAShardWithTheOnlinePass) {
     gpu_->cross_entropy_backward(logits.g(), logits.g(), targets.gpu.i32(), v0, rows, V, 1.0f / 4096);
     // The inputs (probabilities) may already differ by one ulp of t, scaled by dloss.
     expect_close(logits, {t, 1, 0, 0, (t == DType::bf16 ? 0x1p-7 : 0x1p-23) / 4096}, "cross_entropy_backward");
+  }
+}
+
+// The fused finish + backward (one pass, dlogits over the logits) against the CPU oracle's two
+// ops, on the same statistics (computed by the CPU and uploaded to both sides).
+TEST_F(CudaOps, FusedCrossEntropyFinishBackwardEqualsTheTwoOps) {
+  const int rows = 67, V = 1000, v0 = 500, valid = 987;
+  const float dloss = 1.0f / 4096;
+  for (DType t : kTypes) {
+    Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, v0 + valid - 1);
+    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)), losses = zeros(DType::f32, rows);
+    cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V, valid);
+    cpu_.cross_entropy_sums(stats.cpu.f32(), logits.c(), rowmax.cpu.f32(), targets.cpu.i32(), v0, rows, V, valid);
+    gpu_->copy_from_host(rowmax.gpu.data(), rowmax.cpu.data(), rowmax.cpu.bytes());
+    gpu_->copy_from_host(stats.gpu.data(), stats.cpu.data(), stats.cpu.bytes());
+    cpu_.cross_entropy_finish(losses.cpu.f32(), logits.c(), logits.c(), rowmax.cpu.f32(), stats.cpu.f32(), rows, V,
+                              valid);
+    cpu_.cross_entropy_backward(logits.c(), logits.c(), targets.cpu.i32(), v0, rows, V, dloss);
+    gpu_->cross_entropy_finish_backward(losses.gpu.f32(), logits.g(), logits.g(), rowmax.gpu.f32(), stats.gpu.f32(),
+                                        targets.gpu.i32(), v0, rows, V, valid, dloss);
+    // The loss: one logf of the same Σexp on each side.
+    expect_close(losses, {DType::f32, 1, 0.0, 1}, "cross_entropy_finish_backward losses");
+    // A probability (≤ 1): one expf and one product each side; the oracle also rounds it to t
+    // before the difference (one ulp of t below 1, at most 2⁻⁷ in bf16), scaled by dloss.
+    expect_close(logits, {t, 1, 0.0, 2, (t == DType::bf16 ? 0x1p-7 : 0x1p-23) * dloss},
+                 "cross_entropy_finish_backward dlogits");
   }
 }
 

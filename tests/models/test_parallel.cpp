@@ -242,8 +242,8 @@ TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
   EXPECT_EQ(layout_error(z, {2, 2, 2}), "");
   EXPECT_EQ(layout_error(z, {2, 1, 1}), "");
   TrainOptions v = o;
-  v.model.vocab = 66;
-  EXPECT_NE(layout_error(v, {1, 4, 1}).find("vocab"), std::string::npos);
+  v.model.vocab = 66;  // tp 4 does not divide it: padded to 512 rows (test_vocab_padding), not refused
+  EXPECT_EQ(layout_error(v, {1, 4, 1}), "");
   EXPECT_THROW(run(ParallelLayout{1, 3, 1}, o, 1), UsageError);
 }
 
