@@ -38,7 +38,19 @@ struct PlanCliOptions {
   double verify_tolerance = 0.25;  // |predicted / measured − 1| above it fails; 0 = not judged
   std::string published;  // a CSV of published runs
   bool shapes = false;    // print the GEMM / attention shapes of the shown layouts
+  bool host_probe = true;  // --gpu cpu: measure the shared host (plan_probe.cpp)
 };
+
+// What the ranks of a CPU layout see when they all run at once on this host (plan_probe.cpp).
+struct HostProbe {
+  models::planner::SharedHostRates rates;  // element-wise ceilings, GEMM contention
+  double bandwidth = 0;                    // B/s of one rank's triad while all run one (0: not measured)
+  double gemm_alone_s = 0, gemm_together_s = 0;
+  std::string gemm_shape;
+  int ranks = 1, threads_per_rank = 1, cores = 1;
+  double seconds = 0;  // the probe's own run time
+};
+HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth);
 
 // Flags to the planner's request; gcb::UsageError with one line for anything invalid.
 models::planner::PlanRequest plan_request(const PlanCliOptions& o);

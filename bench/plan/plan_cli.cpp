@@ -9,6 +9,7 @@
 #include "reports/topology/topology.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "kernels/host_mem.hpp"
 #include "models/training_run.hpp"
 
 namespace gcb::bench {
@@ -189,6 +190,23 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   if (!o.layout.empty()) {
     r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front());
   }
+  if (r.cluster.is_cpu()) {
+    r.cluster.threads_per_rank = kernels::host_threads();
+    if (o.host_probe) {
+      // The ranks share this host's cores: measure what each sees when all run at once.
+      const bool triad = r.calibration.triad.empty();
+      const HostProbe p = probe_shared_host(r.model, r.cluster.gpus, triad);
+      r.shared = p.rates;
+      r.shared.source = fmt::format(
+          "{}; GEMM {} {:.3g} ms alone, {:.3g} ms with every rank at once: contention ×{:.2f} ({:.1f} s)",
+          p.rates.source, p.gemm_shape, 1e3 * p.gemm_alone_s, 1e3 * p.gemm_together_s, p.rates.contention, p.seconds);
+      if (triad && p.bandwidth > 0) {
+        r.cluster.memory_bandwidth = p.bandwidth;
+        r.cluster.memory_bandwidth_source =
+            fmt::format("host probe: STREAM triad, 3 × 32 MiB per rank, {} at once", r.cluster.gpus);
+      }
+    }
+  }
   if (r.cluster.is_cpu() && r.calibration.gemm.empty()) {
     // No gemm results: the host's sgemm peak as `gcbench train` measures it, × the efficiency.
     r.cluster.peak_flops = models::measure_sgemm_peak(512).best;
@@ -247,6 +265,11 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--warmup", o->warmup, "Untimed steps per --verify run")->capture_default_str();
   app->add_option("--published", o->published, "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
   app->add_flag("--shapes", o->shapes, "Print the GEMM and attention shapes of the shown layouts (what to calibrate)");
+  app->add_flag(
+         "--host-probe,!--no-host-probe", o->host_probe,
+         "--gpu cpu: measure each element-wise op's in-cache rate, GEMM contention and (without mem results) the triad "
+         "bandwidth with every rank running at once (about a second)")
+      ->capture_default_str();
   run = [=, &argv] {
     const PlanCliOptions& opts = *o;
     if (!opts.published.empty()) {

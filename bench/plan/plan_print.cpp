@@ -45,8 +45,20 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
              c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12) : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
              c.peak_source,
              c.memory_bytes / kGiB, c.memory_source);
-  fmt::print("  memory bandwidth {} ({})\n", c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
+  fmt::print("  memory bandwidth {}{} ({})\n",
+             c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
+             c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
              c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
+  const SharedHostRates& sh = pm.compute.shared_host();
+  if (!sh.source.empty()) {
+    fmt::print("  shared host: {}\n  element-wise in-cache ceilings, M elements/s per rank:", sh.source);
+    for (size_t k = 0; k < kEwOps; ++k)
+      if (sh.ceiling[k] > 0) fmt::print(" {} {:.0f}", ew_op_name(static_cast<EwOp>(k)), sh.ceiling[k] / 1e6);
+    fmt::print("\n");
+  } else if (c.is_cpu()) {
+    fmt::print(
+        "  shared host: not probed (--no-host-probe): element-wise work at the memory roof only, GEMMs as calibrated alone\n");
+  }
   const Calibration& cal = req.calibration;
   fmt::print("  GEMMs: {}; attention: {}\n",
              cal.gemm.empty() ? fmt::format("{} × peak (no gemm results)", pm.compute.efficiency())

@@ -76,8 +76,8 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
   fmt::print("\nverify: {} layouts × {} round{} of {} steps (+{} warm-up) through the training library; measured = median over "
              "rounds of each run's median step\n",
              chosen.size(), std::max(1, repeats), repeats > 1 ? "s" : "", steps, warmup);
-  fmt::print("{:<44} {:>11} {:>11} {:>19} {:>8} {:>10}\n", "layout", "predicted s", "measured s", "rounds min–max", "error",
-             "rank p/m");
+  fmt::print("{:<44} {:>11} {:>11} {:>19} {:>8} {:>10} {:>17}\n", "layout", "predicted s", "measured s",
+             "rounds min–max", "error", "rank p/m", "GEMM s p/m");
   std::vector<Result> out;
   double worst = 0;
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -85,8 +85,11 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     const auto [lo, hi] = std::minmax_element(measured[i].begin(), measured[i].end());
     const double err = predicted[i] / median[i] - 1.0;
     worst = std::max(worst, std::abs(err));
-    fmt::print("{:<44} {:>11.4g} {:>11.4g} {:>9.4g}–{:<9.4g} {:>+7.1f}% {:>5}/{:<4}\n", p.candidate.name(), predicted[i], median[i],
-               *lo, *hi, 100 * err, rank_pred[i], rank_meas[i]);
+    // The GEMM part: predicted for the slowest stage; measured: rank 0's matmul time (the last round).
+    const double matmul = last[i].extra.contains("matmul_time") ? last[i].extra["matmul_time"].get<double>() : 0.0;
+    fmt::print("{:<44} {:>11.4g} {:>11.4g} {:>9.4g}–{:<9.4g} {:>+7.1f}% {:>5}/{:<4} {:>8.3g}/{:<8.3g}\n",
+               p.candidate.name(), predicted[i], median[i], *lo, *hi, 100 * err, rank_pred[i], rank_meas[i],
+               p.time.gemm, matmul);
     Result r;
     r.key = "plan/verify/" + p.candidate.name();
     r.params = last[i].params;

@@ -1,6 +1,10 @@
 // What measurements on the cluster itself say about it, read from gcbench result files: GEMM
 // seconds per shape (`gemm`), attention seconds per shape and pass (`attn`), α–β fits per
-// collective and group size (`coll/<op>/fit`) and memory bandwidth (`mem` triad). The planner
+// collective and group size (`coll/<op>/fit`), memory bandwidth (`mem` triad with its thread
+// count) — and what a `scan` document holds of the same kinds: its per-node triad and GEMM
+// (the same families' results), its pair stage's `p2p/latency` and `p2p/bandwidth` (an α–β of a
+// two-rank send/recv) and its single-size `coll/<op>` points (an α–β: a least-squares line
+// through several sizes, or one size with α = ring steps × the pair latency). The planner
 // uses them in place of the spec table's peaks wherever they exist (compute_model.hpp,
 // comm_model.hpp). Times are the mean of a result's samples: a step is a sum of many such calls,
 // and a sum follows the mean, preemptions and all, where the median would hide them.
@@ -32,11 +36,18 @@ struct CollFit {
   std::string backend;
 };
 
+struct TriadPoint {
+  double bytes_per_s = 0;  // of all the result's threads together
+  int threads = 1;         // params.threads (1 when absent: one device)
+  double array_bytes = 0;  // params.array_bytes (0 when absent)
+};
+
 struct Calibration {
   std::vector<GemmPoint> gemm;
   std::vector<AttnPoint> attn;
   std::vector<CollFit> coll;
   std::optional<double> memory_bandwidth;  // B/s, mean of the triad results
+  std::vector<TriadPoint> triad;
   std::vector<std::string> files;
   int results_read = 0;  // results that contributed
   bool empty() const { return gemm.empty() && attn.empty() && coll.empty() && !memory_bandwidth; }
@@ -46,6 +57,17 @@ struct CalibrationFilter {
   bool cpu = true;            // host results (device "cpu", host communicators) or GPU ones
   std::string dtype = "fp32"; // gemm/attn element type of the training precision
 };
+
+// The bandwidth one of `ranks` ranks of `threads_per_rank` threads each streams while all stream
+// at once: of the triad results, the one whose thread count k is closest to ranks × threads (the
+// largest array among equals), scaled to the rank's threads: B_k · threads / k. A k below
+// ranks × threads assumes bandwidth grows linearly with threads up to it (said in the source).
+// nullopt without triad results.
+struct RankBandwidth {
+  double bytes_per_s = 0;
+  std::string source;
+};
+std::optional<RankBandwidth> rank_bandwidth(const Calibration& cal, int ranks, int threads_per_rank);
 
 // Adds what `doc` holds for the filter to `cal` (PASS results only; other families are ignored).
 void add_calibration(Calibration& cal, const ResultDocument& doc, const CalibrationFilter& f);

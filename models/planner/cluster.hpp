@@ -40,6 +40,7 @@ struct Cluster {
   double memory_bandwidth = 0;  // B/s per device for element-wise ops and the optimizer; 0 = unknown
   std::string memory_bandwidth_source;
   LinkTier intra, inter;
+  int threads_per_rank = 1;  // cpu: the OpenMP / BLAS threads each rank thread computes with
 
   bool is_cpu() const { return device == "cpu"; }
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }

@@ -7,13 +7,14 @@
 #include <optional>
 
 namespace gcb::models::planner {
-namespace {
 
 std::optional<Collective> parse_collective(std::string_view op) {
   for (Collective c : {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather, Collective::send_recv})
     if (op == collective_name(c)) return c;
   return std::nullopt;
 }
+
+namespace {
 
 Tier fit_tier(const CollFit& f) { return f.nodes > 1 ? Tier::inter_node : Tier::intra_node; }
 

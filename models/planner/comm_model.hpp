@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -21,6 +22,7 @@ namespace gcb::models::planner {
 
 enum class Collective : uint8_t { all_reduce, reduce_scatter, all_gather, send_recv };
 std::string_view collective_name(Collective c);  // coll's --op names: all_reduce, …, sendrecv
+std::optional<Collective> parse_collective(std::string_view op);
 
 // Ring steps of NCCL's model (src/graph/tuning.cc): all-reduce 2(n−1), reduce-scatter and
 // all-gather n−1, a send/recv 1. Bus factor (nccl-tests PERFORMANCE.md): 2(n−1)/n, (n−1)/n, 1.

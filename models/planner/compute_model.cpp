@@ -92,4 +92,16 @@ double ComputeModel::elementwise_seconds(double bytes) const {
   return memory_bandwidth_ > 0 ? bytes / memory_bandwidth_ : 0.0;
 }
 
+double ComputeModel::elementwise_seconds(const EwCall& c) const {
+  const double ceiling = shared_.ceiling[static_cast<size_t>(c.op)];
+  const double in_core = ceiling > 0 ? c.elements / ceiling : 0.0;
+  return c.count * std::max(elementwise_seconds(c.bytes), in_core);
+}
+
+double ComputeModel::elementwise_seconds(const std::vector<EwCall>& calls) const {
+  double t = 0;
+  for (const EwCall& c : calls) t += elementwise_seconds(c);
+  return t;
+}
+
 }  // namespace gcb::models::planner

@@ -12,7 +12,12 @@ namespace gcb::models::planner {
 
 PlanModel plan_model(const PlanRequest& r) {
   Cluster cl = r.cluster;
-  if (r.calibration.memory_bandwidth) {
+  if (cl.is_cpu()) {
+    if (const std::optional<RankBandwidth> b = rank_bandwidth(r.calibration, cl.gpus, cl.threads_per_rank)) {
+      cl.memory_bandwidth = b->bytes_per_s;
+      cl.memory_bandwidth_source = b->source;
+    }
+  } else if (r.calibration.memory_bandwidth) {
     cl.memory_bandwidth = *r.calibration.memory_bandwidth;
     cl.memory_bandwidth_source = "calibration: mem triad";
   }
@@ -25,6 +30,7 @@ PlanModel plan_model(const PlanRequest& r) {
   }
   PlanModel pm{r.model, r.global_batch, r.precision, r.attention, r.pp_scatter_gather, cl,
                ComputeModel(cl.peak_flops, r.efficiency, cl.memory_bandwidth, r.calibration), CommModel(cl, r.calibration)};
+  pm.compute.set_shared_host(r.shared);
   return pm;
 }
 
@@ -90,28 +96,41 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   const TimeBreakdown& t = p.time;
   nlohmann::json mem = nlohmann::json::object();
   for (size_t k = 0; k < kMemCategories; ++k) mem[std::string(mem_category_name(static_cast<MemCategory>(k)))] = p.memory.peak[k];
-  r.extra = {{"breakdown",
-              {{"forward", t.forward}, {"backward", t.backward}, {"recompute", t.recompute}, {"tp_comm", t.tp_comm},
-               {"pp_comm", t.pp_comm}, {"zero3_gather", t.zero3_gather}, {"bubble", t.bubble}, {"dp_comm", t.dp_comm},
-               {"dp_comm_hidden", t.dp_comm_hidden}, {"optimizer", t.optimizer}, {"other_comm", t.other_comm}}},
-             {"bottleneck_stage", p.bottleneck_stage},
-             {"memory", mem},
-             {"memory_total", p.memory.total()},
-             {"memory_workspace_steady", p.memory.workspace_steady},
-             {"memory_stage", p.memory.stage},
-             {"memory_limit", p.memory_limit},
-             {"mfu_palm", p.mfu_palm},
-             {"sources",
-              {{"peak", peak_src},
-               {"memory_limit", pm.cluster.memory_source},
-               {"memory_bandwidth", pm.cluster.memory_bandwidth_source},
-               {"gemm", pm.compute.gemm_calibrated() ? "calibration: gemm results"
-                                                     : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
-               {"attention", pm.compute.attention_calibrated() ? "calibration: attn results"
-                                                               : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
-               {"tp", pm.comm.model(Collective::all_reduce, l.tp, group_tier(pm.cluster, l.tp, 1)).source},
-               {"dp", pm.comm.model(Collective::all_reduce, l.dp, group_tier(pm.cluster, l.dp, l.tp)).source},
-               {"pp", pm.comm.model(Collective::send_recv, 2, group_tier(pm.cluster, l.pp, l.tp * l.dp)).source}}}};
+  r.extra = {
+      {"breakdown",
+       {{"forward", t.forward},
+        {"backward", t.backward},
+        {"recompute", t.recompute},
+        {"gemm", t.gemm},
+        {"attention", t.attention},
+        {"elementwise", t.elementwise},
+        {"contention", t.contention},
+        {"tp_comm", t.tp_comm},
+        {"pp_comm", t.pp_comm},
+        {"zero3_gather", t.zero3_gather},
+        {"bubble", t.bubble},
+        {"dp_comm", t.dp_comm},
+        {"dp_comm_hidden", t.dp_comm_hidden},
+        {"optimizer", t.optimizer},
+        {"other_comm", t.other_comm}}},
+      {"bottleneck_stage", p.bottleneck_stage},
+      {"memory", mem},
+      {"memory_total", p.memory.total()},
+      {"memory_workspace_steady", p.memory.workspace_steady},
+      {"memory_stage", p.memory.stage},
+      {"memory_limit", p.memory_limit},
+      {"mfu_palm", p.mfu_palm},
+      {"sources",
+       {{"peak", peak_src},
+        {"memory_limit", pm.cluster.memory_source},
+        {"memory_bandwidth", pm.cluster.memory_bandwidth_source},
+        {"gemm", pm.compute.gemm_calibrated() ? "calibration: gemm results"
+                                              : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
+        {"attention", pm.compute.attention_calibrated() ? "calibration: attn results"
+                                                        : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
+        {"tp", pm.comm.model(Collective::all_reduce, l.tp, group_tier(pm.cluster, l.tp, 1)).source},
+        {"dp", pm.comm.model(Collective::all_reduce, l.dp, group_tier(pm.cluster, l.dp, l.tp)).source},
+        {"pp", pm.comm.model(Collective::send_recv, 2, group_tier(pm.cluster, l.pp, l.tp * l.dp)).source}}}};
   return r;
 }
 

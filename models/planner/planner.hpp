@@ -21,6 +21,7 @@ struct PlanRequest {
   Cluster cluster;
   Calibration calibration;
   double efficiency = 0;  // of uncalibrated GEMM / attention calls (compute_model.hpp)
+  SharedHostRates shared;  // cpu: what ranks sharing the host's cores see (compute_model.hpp)
   SearchSpace space;
   std::vector<Candidate> only;  // non-empty: predict just these (`--layout`)
 };
@@ -33,7 +34,8 @@ struct PlanOutcome {
 };
 
 // The models a prediction needs, from the request (the calibration replaces the cluster's
-// memory bandwidth where it measured one).
+// memory bandwidth where it measured one: on a cpu cluster the share of one rank of a triad
+// measured with about as many threads as all ranks run, calibration.hpp rank_bandwidth).
 PlanModel plan_model(const PlanRequest& r);
 // gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run.
 PlanOutcome make_plan(const PlanRequest& r);

@@ -33,31 +33,36 @@ struct Groups {
   Tier tp, dp, pp;
 };
 
-double pass_seconds(const ComputeModel& cm, const PassWork& w) {
-  double t = cm.elementwise_seconds(w.elementwise_bytes);
-  for (const GemmCall& g : w.gemm) t += g.count * cm.gemm_seconds(g.shape);
-  for (const AttnCall& a : w.attn) t += a.count * cm.attention_seconds(a.shape);
-  return t;
-}
-
 // One stage, one micro-batch.
 struct StageTime {
   double forward = 0, backward = 0, recompute = 0, tp = 0, pp = 0, zero3 = 0;
+  double gemm = 0, attention = 0, elementwise = 0;  // the three passes by kind of work
   double backward_one_layer = 0;
   double total() const { return forward + backward + recompute + tp + pp + zero3; }
   // After the schedule.
   double dp_reduce = 0, dp_reduce_embed = 0, dp_gather = 0, other = 0, optimizer = 0;
 };
 
-StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelLayout& lay, const Groups& g,
-                     int stage, int v) {
+double pass_seconds(const ComputeModel& cm, const PassWork& w, double contention, StageTime& by_kind) {
+  const double ew = cm.elementwise_seconds(w.elementwise);
+  double gemm = 0, attn = 0;
+  for (const GemmCall& g : w.gemm) gemm += contention * g.count * cm.gemm_seconds(g.shape);
+  for (const AttnCall& a : w.attn) attn += contention * a.count * cm.attention_seconds(a.shape);
+  by_kind.gemm += gemm;
+  by_kind.attention += attn;
+  by_kind.elementwise += ew;
+  return ew + gemm + attn;
+}
+
+StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelLayout& lay, const Groups& g, int stage,
+                     int v, double contention) {
   const StageWork w = stage_work(o, lay, stage, pm.attention);
   const ComputeModel& cm = pm.compute;
   const CommModel& comm = pm.comm;
   StageTime t;
-  t.forward = pass_seconds(cm, w.forward);
-  t.backward = pass_seconds(cm, w.backward);
-  t.recompute = pass_seconds(cm, w.recompute);
+  t.forward = pass_seconds(cm, w.forward, contention, t);
+  t.backward = pass_seconds(cm, w.backward, contention, t);
+  t.recompute = pass_seconds(cm, w.recompute, contention, t);
   t.backward_one_layer = w.layers > 0 ? (t.backward) / (w.layers + (w.last ? 1.0 : 0.0)) : 0.0;
   for (const CommCall& c : w.per_micro_batch) {
     const Collective op = collective_of(c.kind);
@@ -103,11 +108,24 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
       default: break;
     }
   }
-  t.optimizer = cm.elementwise_seconds(w.optimizer_bytes);
+  t.optimizer = cm.elementwise_seconds(w.optimizer);
   return t;
 }
 
 }  // namespace
+
+double layout_contention(double kappa, int dp, int tp, int pp, int micro_batches) {
+  const int ranks = dp * tp * pp, peers = dp * tp, m = std::max(1, micro_batches);
+  if (ranks <= 1 || kappa == 1.0) return 1.0;
+  double busy = 0;  // other ranks busy while a rank computes, averaged over the stages
+  for (int s = 0; s < pp; ++s) {
+    double others = peers - 1;
+    for (int q = 0; q < pp; ++q)
+      if (q != s) others += peers * std::max(0.0, static_cast<double>(m - std::abs(s - q))) / m;
+    busy += others / pp;
+  }
+  return 1.0 + (kappa - 1.0) * busy / (ranks - 1);
+}
 
 std::string_view recompute_name(Recompute r) {
   return r == Recompute::none ? "none" : r == Recompute::selective ? "selective" : "full";
@@ -153,6 +171,8 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
     if (s == 0 || sm.total() > p.memory.total()) p.memory = sm;
   }
 
+  const double contention = layout_contention(pm.compute.shared_host().contention, lay.dp, lay.tp, lay.pp, m);
+  p.time.contention = contention;
   const Groups g{group_tier(pm.cluster, lay.tp, 1), group_tier(pm.cluster, lay.dp, lay.tp),
                  group_tier(pm.cluster, lay.pp, lay.tp * lay.dp)};
   // Stages differ only in their layer count and whether they hold an end of the model.
@@ -162,7 +182,7 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   for (int s = 0; s < lay.pp; ++s) {
     const auto key = std::make_tuple(stage_layers(o.model.layers, lay.pp, s), s == 0, s == lay.pp - 1);
     auto it = memo.find(key);
-    if (it == memo.end()) it = memo.emplace(key, stage_time(pm, o, lay, g, s, v)).first;
+    if (it == memo.end()) it = memo.emplace(key, stage_time(pm, o, lay, g, s, v, contention)).first;
     const StageTime& st = it->second;
     sum += st.total();
     if (st.total() > worst) {
@@ -185,6 +205,9 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   t.forward = m * bottleneck.forward;
   t.backward = m * bottleneck.backward;
   t.recompute = m * bottleneck.recompute;
+  t.gemm = m * bottleneck.gemm;
+  t.attention = m * bottleneck.attention;
+  t.elementwise = m * bottleneck.elementwise;
   t.tp_comm = m * bottleneck.tp;
   t.pp_comm = m * bottleneck.pp;
   t.zero3_gather = m * bottleneck.zero3;

@@ -2,12 +2,12 @@
 //   step = m·max_s T_s + (Σ_s T_s − max_s T_s)/v            (the pipeline: steady state + fill/drain)
 //        + max_s (exposed dp communication + optimizer + per-step collectives)
 // where T_s, one micro-batch on stage s, = forward + backward + recomputation (each GEMM and
-// attention call at its calibrated or interpolated rate, element-wise bytes at the memory
-// bandwidth) + the tensor-parallel collectives, pipeline sends and ZeRO-3 gathers in its path
-// (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p − 1)·T, the
-// bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021
-// §2.2.2), whose pipeline messages grow v-fold. dp gradient reductions overlap the last
-// micro-batch's backward when the layout overlaps (the engine's --overlap), else they follow it.
+// attention call at its calibrated or interpolated rate × the layout's shared-host contention,
+// each element-wise call on its roofline, compute_model.hpp) + the tensor-parallel collectives, pipeline sends and
+// ZeRO-3 gathers in its path (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p −
+// 1)·T, the bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021 §2.2.2), whose
+// pipeline messages grow v-fold. dp gradient reductions overlap the last micro-batch's backward when the layout
+// overlaps (the engine's --overlap), else they follow it.
 #pragma once
 
 #include <string>
@@ -52,6 +52,8 @@ struct PlanModel {
 struct TimeBreakdown {
   // The bottleneck stage's m micro-batches (seconds per step).
   double forward = 0, backward = 0, recompute = 0;
+  double gemm = 0, attention = 0, elementwise = 0;  // the same three passes by kind of work
+  double contention = 1;                            // the factor of the GEMM and attention times (layout_contention)
   double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
   double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s
   // After the schedule, on the slowest stage.
@@ -73,6 +75,15 @@ struct Prediction {
   double memory_limit = 0;
   bool fits() const { return memory.total() <= memory_limit; }
 };
+
+// The factor GEMM and attention calls of a layout take on a host whose ranks share the cores,
+// from κ (compute_model.hpp SharedHostRates, measured with all `dp·tp·pp` ranks computing at
+// once): 1 + (κ − 1)·ρ, where ρ is the share of the other ranks busy while a rank computes — its
+// dp·tp peers always (they run the same stage in lockstep), and a rank of stage s' for
+// max(0, m − |s − s'|) of stage s's m micro-batch slots (equal stages, the fill and drain of
+// GPipe and 1F1B alike), averaged over s. Assumes the slowdown grows linearly with the busy
+// ranks. 1 when κ = 1 or there is one rank.
+double layout_contention(double kappa, int dp, int tp, int pp, int micro_batches);
 
 // The engine's options for a candidate: the layout's choices, micro-batch, recomputation,
 // grad_accum = G/(dp·B), the padded vocabulary.

@@ -54,9 +54,6 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const AttnShapeCall attn_fwd{s.B, s.heads, s.T, o.model.head_dim(), true, false};
   AttnShapeCall attn_bwd = attn_fwd;
   attn_bwd.backward = true;
-  // Element-wise bytes per layer, forward: two LayerNorms (read + write Rs·C each), two residual
-  // adds (read 2, write 1), GELU (read + write 4·C_l per row); backward twice that.
-  const double layer_ew = A * (10.0 * Rs * C + 8.0 * R * Cl);
   for (const GemmShape& g : layer_gemms) {
     add_gemm(w.forward, g, L);
     add_backward_of(w.backward, g, L);
@@ -68,23 +65,49 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   if (!attention.flash) {
     const double scores = static_cast<double>(s.B) * s.heads * static_cast<double>(s.T) * s.T;
     const double attn_ew = scores * (attention.dropout ? 6.0 * A + 1.0 : 4.0 * A);
-    w.forward.elementwise_bytes += L * attn_ew;
-    w.backward.elementwise_bytes += 2.0 * L * attn_ew;
-    if (full || selective) w.recompute.elementwise_bytes += L * attn_ew;
+    add_ew(w.forward.elementwise, EwOp::attention_scores, scores, attn_ew, L);
+    add_ew(w.backward.elementwise, EwOp::attention_scores, scores, 2.0 * attn_ew, L);
+    if (full || selective) add_ew(w.recompute.elementwise, EwOp::attention_scores, scores, attn_ew, L);
   }
-  w.forward.elementwise_bytes += L * layer_ew;
-  w.backward.elementwise_bytes += 2.0 * L * layer_ew;
-  if (full) w.recompute.elementwise_bytes += L * layer_ew;
-  if (s.first) {  // embedding: gather wte and wpe rows, add, write; backward scatters them back
-    w.forward.elementwise_bytes += 3.0 * A * Rs * C;
-    w.backward.elementwise_bytes += 3.0 * A * Rs * C;
+  // A layer's element-wise ops (gpt_layers.cpp layer_forward / layer_backward). LayerNorm reads x
+  // and writes y, its statistics in fp32 (8 B per row) and reads w, b; its backward reads dy and
+  // x and accumulates into dx (read + write). A bias loop reads and writes its GEMM's output; a
+  // bias gradient reads dY. GELU reads x and writes y; its backward reads x and dy, writes dx.
+  const double ln_f = 2.0 * A * Rs * C + 8.0 * Rs + 2.0 * P * C,
+               ln_b = 4.0 * A * Rs * C + 8.0 * Rs + 2.0 * (P + 2.0 * G) * C;
+  const auto layer_forward_ops = [&](std::vector<EwCall>& v) {
+    add_ew(v, EwOp::layernorm_forward, Rs * C, ln_f, 2.0 * L);
+    add_ew(v, EwOp::bias_forward, R * 3.0 * Cl, 2.0 * A * R * 3.0 * Cl + P * 3.0 * Cl, L);  // qkv
+    add_ew(v, EwOp::bias_forward, R * C, 2.0 * A * R * C + P * C, 2.0 * L);                 // proj, fcproj (rank 0)
+    add_ew(v, EwOp::bias_forward, R * 4.0 * Cl, 2.0 * A * R * 4.0 * Cl + P * 4.0 * Cl, L);  // fc
+    add_ew(v, EwOp::residual_add, Rs * C, 3.0 * A * Rs * C, 2.0 * L);
+    add_ew(v, EwOp::gelu_forward, R * 4.0 * Cl, 2.0 * A * R * 4.0 * Cl, L);
+  };
+  layer_forward_ops(w.forward.elementwise);
+  if (full) layer_forward_ops(w.recompute.elementwise);
+  add_ew(w.backward.elementwise, EwOp::gelu_backward, R * 4.0 * Cl, 3.0 * A * R * 4.0 * Cl, L);
+  add_ew(w.backward.elementwise, EwOp::bias_backward, Rs * C, A * Rs * C + 2.0 * G * C, 2.0 * L);  // fcproj, proj
+  add_ew(w.backward.elementwise, EwOp::bias_backward, R * 4.0 * Cl, A * R * 4.0 * Cl + 2.0 * G * 4.0 * Cl, L);
+  add_ew(w.backward.elementwise, EwOp::bias_backward, R * 3.0 * Cl, A * R * 3.0 * Cl + 2.0 * G * 3.0 * Cl, L);
+  add_ew(w.backward.elementwise, EwOp::layernorm_backward, Rs * C, ln_b, 2.0 * L);
+  if (s.first) {
+    // Embedding: wte and wpe rows read, their sum written; backward reads dy and accumulates into
+    // the wte and wpe gradient rows (read + write).
+    add_ew(w.forward.elementwise, EwOp::embedding_forward, R * C, 3.0 * A * R * C, 1);
+    add_ew(w.backward.elementwise, EwOp::embedding_backward, R * C, (A + 4.0 * G) * R * C, 1);
   }
-  if (s.last) {  // head: final LayerNorm, logits of the vocabulary shard, cross-entropy
+  if (s.last) {
+    // Head (GptLayers::head): final LayerNorm; cross-entropy reads the logits three times (max,
+    // Σexp, finish) and writes the probabilities over them; backward reads and writes them once
+    // more; the input gradient is zeroed, then the LayerNorm backward.
     const GemmShape logits{r, s.Vl, c};
     add_gemm(w.forward, logits, 1);
     add_backward_of(w.backward, logits, 1);
-    w.forward.elementwise_bytes += 2.0 * A * Rs * C + 4.0 * A * R * Vl;
-    w.backward.elementwise_bytes += 4.0 * A * Rs * C + 2.0 * A * R * Vl;
+    add_ew(w.forward.elementwise, EwOp::layernorm_forward, Rs * C, ln_f, 1);
+    add_ew(w.forward.elementwise, EwOp::cross_entropy_forward, R * Vl, 4.0 * A * R * Vl, 1);
+    add_ew(w.backward.elementwise, EwOp::cross_entropy_backward, R * Vl, 2.0 * A * R * Vl, 1);
+    add_ew(w.backward.elementwise, EwOp::fill, Rs * C, A * Rs * C, 1);
+    add_ew(w.backward.elementwise, EwOp::layernorm_backward, Rs * C, ln_b, 1);
   }
 
   // Communication, as theory.hpp's comm_bytes counts it, call by call.
@@ -134,7 +157,8 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const double own = o.zero == ZeroStage::none ? psi : psi / lay.dp;
   const double grads_zeroed = o.zero >= ZeroStage::two ? psi / lay.dp : psi;
   const double master = p.master_weights ? 4.0 : 0.0;
-  w.optimizer_bytes = G * grads_zeroed + own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master);
+  add_ew(w.optimizer, EwOp::fill, grads_zeroed, G * grads_zeroed, 1);
+  add_ew(w.optimizer, EwOp::adamw, own, own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master), 1);
   return w;
 }
 

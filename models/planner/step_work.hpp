@@ -1,5 +1,5 @@
 // The work one rank of a pipeline stage does per micro-batch and per step, as lists the cost
-// models price: GEMM shapes, attention calls and element-wise bytes of the forward, the backward
+// models price: GEMM shapes, attention calls and element-wise calls of the forward, the backward
 // and what recomputation reruns; the collectives of each kind with their bytes per call and calls.
 // It follows the engine (gpt_layers.cpp, tp_comm, dp_comm, model_states, pipeline_schedule), so
 // that Σ calls × bytes per kind equals theory.hpp's comm_bytes and the calls equal what the engine
@@ -10,6 +10,7 @@
 
 #include "models/comm_stats.hpp"
 #include "models/planner/compute_model.hpp"
+#include "models/planner/elementwise_ops.hpp"
 #include "models/train_options.hpp"
 
 namespace gcb::models::planner {
@@ -35,8 +36,9 @@ struct AttnCall {
 struct PassWork {
   std::vector<GemmCall> gemm;
   std::vector<AttnCall> attn;
-  double elementwise_bytes = 0;  // LayerNorm, GELU, residuals, embedding, cross-entropy
-  double flops() const;          // GEMM FLOPs 2mnk + attention FLOPs (FlashAttention convention)
+  std::vector<EwCall> elementwise;  // LayerNorms, bias loops, residuals, GELU, embedding, cross-entropy
+  double flops() const;             // GEMM FLOPs 2mnk + attention FLOPs (FlashAttention convention)
+  double elementwise_bytes() const { return ew_bytes(elementwise); }
 };
 
 struct CommCall {
@@ -52,12 +54,14 @@ struct StageWork {
   PassWork forward, backward, recompute;  // per micro-batch
   std::vector<CommCall> per_micro_batch;  // tp collectives, pp sends and receives, ZeRO-3 gathers
   std::vector<CommCall> per_step;         // dp reductions, ZeRO-1/2 gathers, SP tails, tied embedding, loss
-  double optimizer_bytes = 0;             // AdamW and gradient zeroing: bytes read + written
+  std::vector<EwCall> optimizer;          // gradient zeroing and AdamW, once per step
 };
 
-// A materialised attention adds, per score element of the rank's a/t heads, the memory traffic of
-// QKᵀ's output, the softmax, dropout and AV's input to the element-wise bytes: forward 4·A (no
-// dropout) or 6·A + 1, backward twice that; its FLOPs stay those of the two batched GEMMs.
+// Element-wise calls follow gpt_layers.cpp op by op on tp rank 0 (which adds the row-parallel
+// biases), with the bytes each op's loop reads and writes (elementwise_ops.hpp). A materialised
+// attention adds, per score element of the rank's a/t heads, the memory traffic of QKᵀ's output,
+// the softmax, dropout and AV's input: forward 4·A (no dropout) or 6·A + 1, backward twice that;
+// its FLOPs stay those of the two batched GEMMs.
 StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage, const AttentionImpl& attention = {});
 
 // Σ calls × bytes of kind k over a step of m micro-batches (theory's comm_bytes counting).

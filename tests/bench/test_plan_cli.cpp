@@ -131,6 +131,11 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "verify: 4 layouts")) << r.out;
   EXPECT_FALSE(has(r.out, "DIFFERENT")) << r.out;
+  // The host probe ran with both ranks at once (the ranks share this host's cores) and, without
+  // mem results, measured the memory roof itself.
+  EXPECT_TRUE(has(r.out, "shared host: host probe: 2 ranks")) << r.out;
+  EXPECT_TRUE(has(r.out, "host probe: STREAM triad")) << r.out;
+  EXPECT_TRUE(has(r.out, "gelu_forward ")) << r.out;
   const ResultDocument doc = load_document(json);
   fs::remove(json);
   int verified = 0, trained = 0;

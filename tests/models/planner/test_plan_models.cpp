@@ -1,7 +1,8 @@
 // The planner's cost models on their own: the pipeline formula against theory.hpp's bubble, the
 // ring α–β carried between group sizes, the tier of a group, compute rates from calibration
-// points, the 16-bytes-per-parameter rule of mixed-precision Adam, and the enumeration's
-// rejection reasons.
+// points, the element-wise roofline and shared-host contention, the element-wise op list against
+// gpt_layers.cpp, a rank's share of a measured triad, the 16-bytes-per-parameter rule of
+// mixed-precision Adam, and the enumeration's rejection reasons.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -148,6 +149,107 @@ TEST(PlanModels, EnumerationExplainsEveryRejection) {
   EXPECT_EQ(rejected_for("dp1-tp4-pp8"), "pp 8 > 4 layers");
   EXPECT_EQ(rejected_for("dp32-tp1-pp1"), "global batch 8 not divisible by dp 32");
   EXPECT_EQ(rejected_for("dp8-tp2-pp2-1f1b-mb16-none"), "global batch 8 not divisible by dp 8 × micro-batch 16");
+}
+
+TEST(PlanModels, ElementwiseCallsTakeTheSlowerRoofAndContentionScalesComputeCalls) {
+  Calibration cal;
+  cal.gemm.push_back({256, 256, 256, 1e-3});
+  ComputeModel cm(1e12, 0.5, 1e10, cal);  // memory roof 10 GB/s
+  SharedHostRates shared;
+  shared.ceiling[static_cast<size_t>(EwOp::gelu_forward)] = 1e8;  // 100 M elements/s in cache
+  shared.contention = 1.5;
+  cm.set_shared_host(shared);
+  // GELU of 1M fp32 elements, 8 MB: 0.8 ms at the memory roof, 10 ms at its ceiling: the ceiling.
+  EXPECT_DOUBLE_EQ(cm.elementwise_seconds(EwCall{EwOp::gelu_forward, 1e6, 8e6, 2}), 2 * 1e6 / 1e8);
+  // 1 GB of GELU traffic: 0.1 s at the roof, more than 10 ms at the ceiling: the roof.
+  EXPECT_DOUBLE_EQ(cm.elementwise_seconds(EwCall{EwOp::gelu_forward, 1e6, 1e9, 1}), 1e9 / 1e10);
+  // An op without a measured ceiling: the memory roof alone.
+  EXPECT_DOUBLE_EQ(cm.elementwise_seconds(EwCall{EwOp::residual_add, 1e6, 12e6, 1}), 12e6 / 1e10);
+  // A GEMM keeps its calibrated time; the layout scales it (below).
+  EXPECT_DOUBLE_EQ(cm.gemm_seconds({256, 256, 256}), 1e-3);
+}
+
+TEST(PlanModels, ContentionFollowsHowManyOtherRanksComputeAtOnce) {
+  // dp and tp peers always compute together: the whole κ measured with all ranks at once.
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 2, 1, 1, 4), 1.5);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 2, 1, 1), 1.5);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 1, 4), 1.0);  // one rank: alone
+  // Two stages, m micro-batches: the other stage is busy m − 1 of a stage's m slots.
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 2, 2), 1.0 + 0.5 * 1.0 / 2);
+  EXPECT_DOUBLE_EQ(layout_contention(1.5, 1, 1, 2, 8), 1.0 + 0.5 * 7.0 / 8);
+  // Four stages, one micro-batch: never two at once.
+  EXPECT_DOUBLE_EQ(layout_contention(2.0, 1, 1, 4, 1), 1.0);
+  // dp 2 × pp 2, m = 2: the dp peer always (1) and both ranks of the other stage half the time
+  // (2 × 1/2): 2 of the 3 other ranks.
+  EXPECT_DOUBLE_EQ(layout_contention(1.6, 2, 1, 2, 2), 1.0 + 0.6 * 2.0 / 3);
+}
+
+// Σ count × elements of `op` over `calls`.
+double elements_of(const std::vector<EwCall>& calls, EwOp op) {
+  double n = 0;
+  for (const EwCall& c : calls)
+    if (c.op == op) n += c.count * c.elements;
+  return n;
+}
+
+TEST(PlanModels, ElementwiseOpsFollowTheEnginesLayers) {
+  // gpt_layers.cpp per layer: 2 LayerNorms, 2 residual adds, GELU on R × 4C/t, biases of qkv, proj,
+  // fc, fcproj; backward the GELU gradient, 4 bias gradients, 2 LayerNorm backwards; the head a
+  // final LayerNorm, cross-entropy over R × V/t, its gradient, and the input gradient zeroed.
+  TrainOptions o;
+  o.model = GptConfig{"t", 3, 64, 4, 512, 32};
+  o.micro_batch = 2;
+  const ParallelLayout lay{1, 2, 1};  // tp 2, no SP
+  const StageWork w = stage_work(o, lay, 0);
+  const double R = 2 * 32, C = 64, Cl = 32, L = 3, V = 512;
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::layernorm_forward), (2 * L + 1) * R * C);
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::gelu_forward), L * R * 4 * Cl);
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::residual_add), 2 * L * R * C);
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::bias_forward), L * R * (3 * Cl + C + 4 * Cl + C));
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::cross_entropy_forward), R * V / 2);
+  EXPECT_EQ(elements_of(w.forward.elementwise, EwOp::embedding_forward), R * C);
+  EXPECT_EQ(elements_of(w.backward.elementwise, EwOp::gelu_backward), L * R * 4 * Cl);
+  EXPECT_EQ(elements_of(w.backward.elementwise, EwOp::layernorm_backward), (2 * L + 1) * R * C);
+  EXPECT_EQ(elements_of(w.backward.elementwise, EwOp::bias_backward), L * R * (C + 4 * Cl + C + 3 * Cl));
+  EXPECT_EQ(elements_of(w.backward.elementwise, EwOp::cross_entropy_backward), R * V / 2);
+  EXPECT_TRUE(w.recompute.elementwise.empty());
+  // fp32: GELU reads x and writes y, 8 bytes per element; its backward 12.
+  for (const EwCall& c : w.forward.elementwise) {
+    if (c.op == EwOp::gelu_forward) {
+      EXPECT_EQ(c.bytes, 8 * c.elements);
+    }
+  }
+  for (const EwCall& c : w.backward.elementwise) {
+    if (c.op == EwOp::gelu_backward) {
+      EXPECT_EQ(c.bytes, 12 * c.elements);
+    }
+  }
+  // The optimizer: AdamW over the rank's padded parameters, and their gradients zeroed.
+  EXPECT_EQ(elements_of(w.optimizer, EwOp::adamw), static_cast<double>(stage_padded_params(o.model, lay, 0)));
+  EXPECT_EQ(elements_of(w.optimizer, EwOp::fill), static_cast<double>(stage_padded_params(o.model, lay, 0)));
+  // Full recomputation reruns each layer's forward element-wise ops (not the head's).
+  o.recompute = Recompute::full;
+  const StageWork f = stage_work(o, lay, 0);
+  EXPECT_EQ(elements_of(f.recompute.elementwise, EwOp::gelu_forward), L * R * 4 * Cl);
+  EXPECT_EQ(elements_of(f.recompute.elementwise, EwOp::layernorm_forward), 2 * L * R * C);
+}
+
+TEST(PlanModels, ARanksShareOfTheTriadComesFromTheClosestThreadCount) {
+  Calibration cal;
+  EXPECT_FALSE(rank_bandwidth(cal, 2, 1));
+  cal.triad.push_back({20e9, 1, 1 << 20});
+  // Only a single-thread triad: assumed to scale to both ranks' threads (and said so).
+  std::optional<RankBandwidth> b = rank_bandwidth(cal, 2, 1);
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->bytes_per_s, 20e9);
+  EXPECT_NE(b->source.find("assumed"), std::string::npos);
+  // A triad of 2 threads at once: each of 2 one-thread ranks streams half of it.
+  cal.triad.push_back({30e9, 2, 1 << 25});
+  b = rank_bandwidth(cal, 2, 1);
+  EXPECT_DOUBLE_EQ(b->bytes_per_s, 15e9);
+  EXPECT_EQ(b->source.find("assumed"), std::string::npos);
+  // One rank of 2 threads: the 2-thread figure whole.
+  EXPECT_DOUBLE_EQ(rank_bandwidth(cal, 1, 2)->bytes_per_s, 30e9);
 }
 
 }  // namespace

@@ -1,0 +1,198 @@
+// `gcbench plan --gpu cpu`'s host probe: what a rank of the training sees when all ranks of the
+// layout run at once on this host's cores, measured the way training runs — one thread per rank,
+// each with its own CpuBackend and buffers, the OpenMP/BLAS threads each rank thread gets by
+// default, all ranks started together:
+//   - each element-wise op's in-core ceiling (elements/s on cache-resident data: the roofline's
+//     computational ceiling, Williams et al. 2009 CACM "Roofline" §4), at the model's row width;
+//   - the contention of GEMMs: one sgemm of the model's MLP shape with every rank computing,
+//     over the same call alone (the gemm / attn calibration runs alone);
+//   - when the calibration has no `mem` triad, the memory roof: a STREAM triad (McCalpin,
+//     a = b + s·c, 3 arrays of 32 MiB per rank, far beyond the last-level cache) on every rank.
+// Each figure is the median over ranks and repetitions (5 × ≥ 5 ms) of one call's time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "bench/plan/plan.hpp"
+#include "core/stats.hpp"
+#include "kernels/host_mem.hpp"
+#include "models/cpu_backend.hpp"
+
+namespace gcb::bench {
+namespace {
+
+using models::planner::EwOp;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kReps = 5;
+constexpr double kRepSeconds = 5e-3;
+constexpr size_t kInCacheElements = 8192;  // 32 KiB per fp32 operand: L1/L2-resident
+
+// Seconds per call of `call(rank)` with `ranks` threads calling at once (each rep started
+// together), after `setup(rank)` on each thread; the median over ranks and repetitions.
+template <typename Setup, typename Call>
+double concurrent_seconds(int ranks, Setup setup, Call call) {
+  std::vector<std::vector<double>> per(static_cast<size_t>(ranks));
+  std::barrier sync(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      auto state = setup(r);
+      call(state);  // warm: page faults, thread pools
+      const auto t0 = Clock::now();
+      call(state);
+      const double once = std::max(1e-7, std::chrono::duration<double>(Clock::now() - t0).count());
+      const int iters = std::max(1, static_cast<int>(kRepSeconds / once));
+      for (int rep = 0; rep < kReps; ++rep) {
+        sync.arrive_and_wait();
+        const auto a = Clock::now();
+        for (int i = 0; i < iters; ++i) call(state);
+        per[static_cast<size_t>(r)].push_back(std::chrono::duration<double>(Clock::now() - a).count() / iters);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<double> all;
+  for (const auto& v : per) all.insert(all.end(), v.begin(), v.end());
+  return all.empty() ? 0.0 : percentile(all, 0.5);
+}
+
+// One rank's buffers for the element-wise ops, at `rows` × `width` (fp32).
+struct OpBuffers {
+  models::CpuBackend be;
+  models::Buffer x, y, z, w, b, dw, db, m, v;
+  std::vector<float> mean, rstd, rowmax, stats, losses;
+  std::vector<int32_t> tokens;
+  int rows = 1, width = 1;
+  size_t n() const { return static_cast<size_t>(rows) * static_cast<size_t>(width); }
+};
+
+std::unique_ptr<OpBuffers> op_buffers(int rows, int width) {
+  auto o = std::make_unique<OpBuffers>();
+  o->rows = rows;
+  o->width = width;
+  const size_t n = o->n(), c = static_cast<size_t>(width), rr = static_cast<size_t>(rows);
+  using models::MemCategory;
+  for (models::Buffer* buf : {&o->x, &o->y, &o->z, &o->m, &o->v})
+    *buf = o->be.alloc(MemCategory::workspace, DType::f32, n);
+  for (models::Buffer* buf : {&o->w, &o->b, &o->dw, &o->db}) *buf = o->be.alloc(MemCategory::workspace, DType::f32, c);
+  o->be.init_normal(o->x.view(), n, 1, 0, 0, 1.0f);
+  o->be.init_normal(o->y.view(), n, 1, 1, 0, 1.0f);
+  o->be.fill(o->w.view(), c, 1.0f);
+  o->be.fill(o->v.view(), n, 1.0f);
+  o->mean.assign(rr, 0.0f);
+  o->rstd.assign(rr, 1.0f);
+  o->rowmax.assign(rr, 0.0f);
+  o->stats.assign(2 * rr, 1.0f);
+  o->losses.assign(rr, 0.0f);
+  o->tokens.resize(rr);
+  for (int i = 0; i < rows; ++i) o->tokens[static_cast<size_t>(i)] = i % std::min(rows, width);  // < V and < T
+  return o;
+}
+
+// The op as the engine calls it on `o`'s buffers.
+void run_op(EwOp op, OpBuffers& o) {
+  const int R = o.rows, W = o.width;
+  const size_t n = o.n();
+  models::Backend& be = o.be;
+  switch (op) {
+    case EwOp::layernorm_forward:
+      be.layernorm_forward(o.z.view(), o.mean.data(), o.rstd.data(), o.x.view(), o.w.view(), o.b.view(), R, W);
+      break;
+    case EwOp::layernorm_backward:
+      be.layernorm_backward(o.z.view(), o.dw.view(), o.db.view(), o.y.view(), o.x.view(), o.w.view(), o.mean.data(),
+                            o.rstd.data(), R, W);
+      break;
+    case EwOp::bias_forward:  // CpuBackend::gemm's bias loop is one add per element, as add's
+    case EwOp::residual_add: be.add(o.z.view(), o.x.view(), o.y.view(), n); break;
+    case EwOp::bias_backward: be.bias_backward(o.db.view(), o.y.view(), R, W); break;
+    case EwOp::gelu_forward: be.gelu_forward(o.z.view(), o.x.view(), n); break;
+    case EwOp::gelu_backward: be.gelu_backward(o.z.view(), o.x.view(), o.y.view(), n); break;
+    case EwOp::embedding_forward:  // a table of `rows` rows of width W (cache-resident)
+      be.embedding_forward(o.z.view(), o.tokens.data(), o.x.view(), 0, R, o.y.view(), 1, R, W);
+      break;
+    case EwOp::embedding_backward:
+      be.embedding_backward(o.z.view(), o.m.view(), o.y.view(), o.tokens.data(), 0, R, 1, R, W);
+      break;
+    case EwOp::cross_entropy_forward:  // no vocabulary padding: every column valid
+      be.cross_entropy_max(o.rowmax.data(), o.x.view(), R, W, W);
+      be.cross_entropy_sums(o.stats.data(), o.x.view(), o.rowmax.data(), o.tokens.data(), 0, R, W, W);
+      be.cross_entropy_finish(o.losses.data(), o.z.view(), o.x.view(), o.rowmax.data(), o.stats.data(), R, W, W);
+      break;
+    case EwOp::cross_entropy_backward:
+      be.cross_entropy_backward(o.z.view(), o.y.view(), o.tokens.data(), 0, R, W, 1.0f);
+      break;
+    case EwOp::fill: be.fill(o.z.view(), n, 0.0f); break;
+    case EwOp::adamw: be.adamw(o.z.view(), o.y.view(), o.m.f32(), o.v.f32(), nullptr, n, {}); break;
+    case EwOp::attention_scores: break;
+  }
+}
+
+}  // namespace
+
+HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth) {
+  HostProbe out;
+  out.ranks = ranks;
+  out.threads_per_rank = kernels::host_threads();
+  out.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto t0 = Clock::now();
+  models::planner::SharedHostRates& rates = out.rates;
+  for (size_t k = 0; k < models::planner::kEwOps; ++k) {
+    const auto op = static_cast<EwOp>(k);
+    if (op == EwOp::attention_scores) continue;
+    const bool vocab = op == EwOp::cross_entropy_forward || op == EwOp::cross_entropy_backward;
+    const int width = vocab ? model.vocab : model.hidden;
+    const int rows = std::max(1, static_cast<int>(kInCacheElements / static_cast<size_t>(width)));
+    const double s = concurrent_seconds(
+        ranks, [&](int) { return op_buffers(rows, width); }, [&](std::unique_ptr<OpBuffers>& o) { run_op(op, *o); });
+    rates.ceiling[k] = s > 0 ? static_cast<double>(rows) * width / s : 0.0;
+  }
+  // GEMM contention at the MLP's first GEMM of one sequence: [T, 4C] = [T, C]·[C, 4C].
+  const int M = model.seq, N = 4 * model.hidden, K = model.hidden;
+  struct Gemm {
+    std::vector<float> a, b, c;
+  };
+  const auto setup = [&](int) {
+    return Gemm{std::vector<float>(static_cast<size_t>(M) * K, 0.5f),
+                std::vector<float>(static_cast<size_t>(K) * N, 0.25f), std::vector<float>(static_cast<size_t>(M) * N)};
+  };
+  const auto gemm = [&](Gemm& g) {
+    models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f);
+  };
+  const double alone = concurrent_seconds(1, setup, gemm);
+  const double together = ranks > 1 ? concurrent_seconds(ranks, setup, gemm) : alone;
+  rates.contention = alone > 0 ? together / alone : 1.0;
+  out.gemm_alone_s = alone;
+  out.gemm_together_s = together;
+  out.gemm_shape = fmt::format("{}×{}×{}", M, N, K);
+  if (measure_bandwidth) {
+    constexpr size_t kArray = 32u << 20;  // bytes per array
+    struct Triad {
+      std::vector<float> a, b, c;
+      kernels::HostStreamArrays arrays;
+    };
+    const auto triad_setup = [&](int) {
+      auto t = std::make_unique<Triad>();
+      const size_t n = kArray / sizeof(float);
+      t->a.assign(n, 0.0f);
+      t->b.assign(n, 1.0f);
+      t->c.assign(n, 2.0f);
+      t->arrays = {t->a.data(), t->b.data(), t->c.data(), n, DType::f32};
+      return t;
+    };
+    const double s = concurrent_seconds(ranks, triad_setup, [](std::unique_ptr<Triad>& t) {
+      kernels::host_stream_run(kernels::StreamOp::triad, t->arrays);
+    });
+    out.bandwidth = s > 0 ? 3.0 * static_cast<double>(kArray) / s : 0.0;
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  rates.source = fmt::format("host probe: {} rank{} × {} thread{} at once on {} cores", ranks, ranks > 1 ? "s" : "",
+                             out.threads_per_rank, out.threads_per_rank > 1 ? "s" : "", out.cores);
+  return out;
+}
+
+}  // namespace gcb::bench
