@@ -1,4 +1,4 @@
-// The gcbench command: one subcommand per family, each registered by its own file. Exit codes:
+// The gcbench command: one subcommand per row of the family table (bench/families.cpp). Exit codes:
 // 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
 // on stderr, nothing written), 3 a fault: a failed library call, a timeout, or an output that
 // could not be written (README "Failure behaviour").
@@ -15,18 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/attn/attn.hpp"
-#include "bench/coll/coll.hpp"
-#include "bench/compare/compare.hpp"
-#include "bench/gemm/gemm.hpp"
-#include "bench/mem/mem.hpp"
-#include "bench/p2p/p2p.hpp"
-#include "bench/plan/plan.hpp"
-#include "bench/report/report.hpp"
-#include "bench/run/run.hpp"
-#include "bench/scan/scan.hpp"
-#include "bench/topo/topo.hpp"
-#include "bench/train/train.hpp"
+#include "bench/families.hpp"
 #include "collectives/world.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
@@ -59,19 +48,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("gcbench {} ({})", gcbench_version(), gcbench_revision()));
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands;
-  bench::add_mem_command(app, commands["mem"], args);
-  bench::add_coll_command(app, commands["coll"], args);
-  bench::add_p2p_command(app, commands["p2p"], args);
-  bench::add_gemm_command(app, commands["gemm"], args);
-  bench::add_attn_command(app, commands["attn"], args);
-  bench::add_run_command(app, commands["run"], args);
-  bench::add_report_command(app, commands["report"]);
-  bench::add_topo_command(app, commands["topo"]);
-  bench::add_train_command(app, commands["train"], args);
-  bench::add_plan_command(app, commands["plan"], args);
-  bench::add_compare_command(app, commands["compare"]);
-  bench::add_export_command(app, commands["export"]);
-  scan::add_scan_command(app, commands["scan"], args);
+  const bench::CommandContext context{args, bench::families()};
+  for (const bench::Family& family : context.families) family.add_command(app, commands[family.name], context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

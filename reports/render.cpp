@@ -1,18 +1,15 @@
 #include "reports/render.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/escape.hpp"
 
 namespace gcb {
 
 namespace {
-
-std::string truncate(std::string s, size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 1) + "~";
-}
 
 std::string scalar_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -49,36 +46,107 @@ std::string format_seconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+namespace {
+
+// The headline columns every console table shares: status, value, unit, % of peak, median, CV, n.
+struct Headline {
+  std::string status, value = "-", unit, peak = "-", median = "-", cv = "-", n = "-";
+};
+
+Headline headline(const Result& r) {
+  Headline h;
+  if (!r.metrics.empty()) {
+    const Metric& m = r.metrics.front();
+    h.value = m.value ? format_value(*m.value) : "null";
+    h.unit = m.unit;
+    if (const auto p = m.percent_of_peak()) h.peak = fmt::format("{:.1f}", *p);
+  }
+  if (r.stats && r.stats->count > 0) {
+    h.median = format_seconds(r.stats->median);
+    h.cv = fmt::format("{:.2f}", r.stats->cv * 100);
+    h.n = fmt::format("{}", r.stats->count);
+  }
+  h.status = std::string(status_name(r.status));
+  if (r.throttled) h.status += "*";
+  return h;
+}
+
+std::string headline_text(const Headline& h) {
+  return fmt::format("{:<7} {:>12} {:<8} {:>7} {:>11} {:>6} {:>5}", h.status, h.value, h.unit, h.peak, h.median, h.cv,
+                     h.n);
+}
+
+constexpr const char* kHeadlineHeader = "status         value unit       %peak      median    cv%     n";
+
+std::string reason_line(const Result& r) {
+  return r.status != Status::pass && !r.reason.empty() ? fmt::format("    {}\n", r.reason) : std::string();
+}
+
+// A param value in full: strings as they are, numbers as JSON writes them (shortest exact form).
+std::string full_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
 std::string console_header() {
-  return fmt::format("{:<28} {:<44} {:<7} {:>12} {:<8} {:>7} {:>11} {:>6} {:>5}\n", "case", "params", "status",
-                     "value", "unit", "%peak", "median", "cv%", "n") +
-         std::string(136, '-') + "\n";
+  return fmt::format("{:<36} {}  params\n", "case", kHeadlineHeader) + std::string(112, '-') + "\n";
 }
 
 std::string console_row(const Result& r) {
-  std::string value = "-", unit, peak = "-", median = "-", cv = "-", n = "-";
-  if (!r.metrics.empty()) {
-    const Metric& m = r.metrics.front();
-    value = m.value ? format_value(*m.value) : "null";
-    unit = m.unit;
-    if (const auto p = m.percent_of_peak()) peak = fmt::format("{:.1f}", *p);
-  }
-  if (r.stats && r.stats->count > 0) {
-    median = format_seconds(r.stats->median);
-    cv = fmt::format("{:.2f}", r.stats->cv * 100);
-    n = fmt::format("{}", r.stats->count);
-  }
-  std::string status(status_name(r.status));
-  if (r.throttled) status += "*";
-  std::string line = fmt::format("{:<28} {:<44} {:<7} {:>12} {:<8} {:>7} {:>11} {:>6} {:>5}\n", truncate(r.key, 28),
-                                 truncate(params_summary(r.params), 44), status, value, unit, peak, median, cv, n);
-  if (r.status != Status::pass && !r.reason.empty()) line += fmt::format("    {}\n", r.reason);
-  return line;
+  std::string params;
+  for (auto it = r.params.begin(); it != r.params.end(); ++it)
+    params += (params.empty() ? "" : " ") + it.key() + "=" + full_text(it.value());
+  return fmt::format("{:<36} {}  {}\n", r.key, headline_text(headline(r)), params) + reason_line(r);
 }
 
 std::string render_console(const std::vector<Result>& results) {
-  std::string out = console_header();
-  for (const auto& r : results) out += console_row(r);
+  std::vector<std::string> families;
+  for (const Result& r : results)
+    if (std::find(families.begin(), families.end(), r.family()) == families.end()) families.push_back(r.family());
+  std::string out;
+  for (const std::string& family : families) {
+    std::vector<const Result*> rows;
+    for (const Result& r : results)
+      if (r.family() == family) rows.push_back(&r);
+    // Axes in order of first appearance; one varies when some row lacks it or holds another value.
+    std::vector<std::string> axes;
+    for (const Result* r : rows)
+      for (auto it = r->params.begin(); it != r->params.end(); ++it)
+        if (std::find(axes.begin(), axes.end(), it.key()) == axes.end()) axes.push_back(it.key());
+    std::vector<std::string> varying, shared;
+    for (const std::string& a : axes) {
+      const bool all_same = std::all_of(rows.begin(), rows.end(), [&](const Result* r) {
+        return r->params.contains(a) && r->params.at(a) == rows.front()->params.at(a);
+      });
+      if (all_same) {
+        shared.push_back(a + "=" + full_text(rows.front()->params.at(a)));
+      } else {
+        varying.push_back(a);
+      }
+    }
+    // Column widths from the content: nothing is cut.
+    auto cell = [](const Result& r, const std::string& a) {
+      return r.params.contains(a) ? full_text(r.params.at(a)) : std::string("-");
+    };
+    auto case_name = [&](const Result& r) { return r.key.substr(std::min(r.key.size(), family.size() + 1)); };
+    size_t case_width = 4;
+    for (const Result* r : rows) case_width = std::max(case_width, case_name(*r).size());
+    std::vector<size_t> widths;
+    for (const std::string& a : varying) {
+      size_t w = a.size();
+      for (const Result* r : rows) w = std::max(w, cell(*r, a).size());
+      widths.push_back(w);
+    }
+    out += fmt::format("\n{}{}\n", family, shared.empty() ? "" : ": " + fmt::format("{}", fmt::join(shared, " ")));
+    std::string header = fmt::format("{:<{}}", "case", case_width);
+    for (size_t i = 0; i < varying.size(); ++i) header += fmt::format(" {:>{}}", varying[i], widths[i]);
+    header += fmt::format(" {}\n", kHeadlineHeader);
+    out += header + std::string(header.size() - 1, '-') + "\n";
+    for (const Result* r : rows) {
+      std::string line = fmt::format("{:<{}}", case_name(*r), case_width);
+      for (size_t i = 0; i < varying.size(); ++i) line += fmt::format(" {:>{}}", cell(*r, varying[i]), widths[i]);
+      out += line + " " + headline_text(headline(*r)) + "\n" + reason_line(*r);
+    }
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
-// Renderers that are pure functions of results: the console table (printed row by row as
-// cases end) and CSV (one row per result × metric).
+// Renderers that are pure functions of results: the console rows (printed one by one as cases
+// end), the console summary (one table per family) and CSV (one row per result × metric).
 #pragma once
 
 #include <string>
@@ -15,8 +15,13 @@ std::string params_summary(const nlohmann::json& params);
 std::string format_value(double v);
 std::string format_seconds(double s);  // "12.3 us", "4.56 ms"
 
+// One line per case as it ends: key, status, the headline metric and timing, then every param in
+// full (last, so nothing is cut and the columns before it stay aligned).
 std::string console_header();
 std::string console_row(const Result& r);
+// The summary of a run: per family (in order of first appearance) one table whose columns are
+// the case and each param that differs between the family's rows, in full; params the rows share
+// are printed once above it. Reasons of non-passing rows follow their row.
 std::string render_console(const std::vector<Result>& results);
 // Counts per status, e.g. "12 passed, 0 failed, 3 waived, 0 errors".
 std::string status_summary(const std::vector<Result>& results);

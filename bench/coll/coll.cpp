@@ -9,33 +9,22 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 
-#include "bench/coll/coll_case.hpp"
-#include "bench/coll/coll_graph.hpp"
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/verifiable_case.hpp"
+#include "collectives/graph_capture.hpp"
+#include "collectives/rank_timer.hpp"
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
 #include "core/size.hpp"
+#include "reports/coll_table.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::bench {
 
 namespace {
-
-// nccl-tests' type names in the table.
-std::string_view table_type_name(DType t) {
-  switch (t) {
-    case DType::f32: return "float";
-    case DType::f64: return "double";
-    case DType::f16: return "half";
-    case DType::bf16: return "bfloat16";
-    case DType::i32: return "int32";
-    case DType::i8: return "int8";
-    default: return dtype_name(t);
-  }
-}
 
 struct RankLine {
   int32_t pid = 0;
@@ -46,15 +35,11 @@ static_assert(sizeof(RankLine) == 64, "RankLine is exchanged as raw bytes");
 
 // One measured placement (out-of-place or in-place) of one size.
 struct Cell {
-  bool measured = false;
-  Statistics stats;
   double time_s = 0;  // mean seconds per op: total time / total ops, as nccl-tests
   double algbw = 0, busbw = 0;
   uint64_t wrong = 0;
   bool checked = false;
   RankSkew skew;
-  size_t samples = 0;
-  StopReason stop = StopReason::converged;
   double wall_s = 0;  // the whole cell on rank 0: buffers, inputs, warm-up, samples, checks
 };
 
@@ -145,9 +130,10 @@ class CollRun {
     return h;
   }
 
-  Cell measure_cell(const Sweep& s, const CollShape& shape, bool in_place) {
+  // One placement of one size: its cell (for the totals) and its result (for the runner and the
+  // table, which is rendered from results as `gcbench report --format coll-table` renders it).
+  Result measure_cell(const Sweep& s, const CollShape& shape, bool in_place, Cell& cell) {
     const double start = steady_clock().now();
-    Cell cell;
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, seed_};
     CollCase c(ctx_, spec);
     c.init_inputs();
@@ -166,8 +152,6 @@ class CollRun {
     const auto& per_rank = timer.per_rank();
     const std::vector<std::vector<double>> sampled(per_rank.end() - static_cast<long>(m.samples.size()),
                                                    per_rank.end());
-    cell.measured = true;
-    cell.stats = m.stats;
     cell.time_s = m.stats.mean;
     cell.algbw = cell.time_s > 0 ? static_cast<double>(shape.bytes) / cell.time_s / 1e9 : 0;
     cell.busbw = cell.algbw * busbw_factor(s.op, ctx_.size);
@@ -182,11 +166,10 @@ class CollRun {
       cell.wrong = static_cast<uint64_t>(sum);
       cell.checked = true;
     }
-    cell.samples = m.samples.size();
-    cell.stop = m.stop;
     cell.wall_s = steady_clock().now() - start;
-    if (runner_) runner_->add(to_result(s, shape, in_place, cell, m));
-    return cell;
+    Result r = to_result(s, shape, in_place, cell, m);
+    if (runner_) runner_->add(r);
+    return r;
   }
 
   nlohmann::json params(const Sweep& s) const {
@@ -241,113 +224,54 @@ class CollRun {
     }
   }
 
-  void print_header(const Sweep& s) {
-    if (!print_) return;
-    fmt::print("#\n# {}  type {}  redop {}  root {}\n", coll_op_name(s.op), table_type_name(s.dtype),
-               coll_has_redop(s.op) ? reduce_op_name(s.redop) : "none", s.root);
-    fmt::print("#{:>58}{:>33}\n", "out-of-place", "in-place");
-    fmt::print("#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6} {:>8} {:>7} {:>7} {:>6}\n", "size", "count",
-               "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-    fmt::print("#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6} {:>8} {:>7} {:>7} {:>6}\n", "(B)",
-               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-  }
-
-  static std::string cell_text(const Cell& c) {
-    if (!c.measured) return fmt::format(" {:>8} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A");
-    const double us = c.time_s * 1e6;
-    return fmt::format(" {:>8} {:7.2f} {:7.2f} {:>6}",
-                       us < 10000 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us), c.algbw, c.busbw,
-                       c.checked ? fmt::to_string(c.wrong) : std::string("N/A"));
-  }
-
-  std::string stats_text(const Cell& c) const {
-    if (!c.measured) return fmt::format("{:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}", "N/A", "", "", "", "", "", "");
-    const auto& s = c.stats;
-    std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
-                                   s.p95 * 1e6, s.max * 1e6, s.cv * 100, c.skew.median_skew * 100,
-                                   fmt::format("{} ({:.0f}%)", c.skew.slowest_rank, c.skew.slowest_share * 100));
-    if (o_.verbose) text += fmt::format(" {:>7} {:>11} {:9.2f}", c.samples, stop_reason_name(c.stop), c.wall_s * 1e3);
-    return text;
-  }
-
   void run_sweep(const Sweep& s, const std::vector<uint64_t>& sizes, int cycle) {
     cycle_ = cycle;
-    print_header(s);
-    struct Row {
-      CollShape shape;
-      Cell out, in;
-    };
-    std::vector<Row> rows;
+    Result head;
+    head.params = params(s);
+    if (print_) fmt::print("{}", report::coll_sweep_header(head));
     if (o_.mode == TimingMode::graph) {
       const std::string why = graph_waived_reason(ctx_.world_comm);
       if (!why.empty()) {
-        if (print_) fmt::print("# graph mode: WAIVED ({})\n", why);
-        if (runner_) {
-          Result r;
-          r.key = fmt::format("coll/{}", coll_op_name(s.op));
-          r.params = params(s);
-          r.status = Status::waived;
-          r.reason = why;
-          runner_->add(std::move(r));
-        }
+        Result r;
+        r.key = fmt::format("coll/{}", coll_op_name(s.op));
+        r.params = params(s);
+        r.status = Status::waived;
+        r.reason = why;
+        if (print_) fmt::print("{}", report::coll_sweep_footer(std::vector<const Result*>{&r}, o_.verbose));
+        if (runner_) runner_->add(std::move(r));
         return;
       }
     }
+    std::deque<Result> results;  // pointers stay valid as it grows
+    std::vector<const Result*> cells;
+    std::vector<double> fit_bytes, fit_seconds;
     uint64_t last_bytes = 0;
     for (uint64_t size : sizes) {
       const CollShape shape = coll_shape(s.op, size, s.dtype, ctx_.size);
       // Too small for one element per rank (sharded ops), or the same buffer as the last row.
       if (shape.count == 0 || shape.bytes == last_bytes) continue;
       last_bytes = shape.bytes;
-      Row row{shape, measure_cell(s, shape, false), {}};
-      if (coll_supports_in_place(s.op) && o_.in_place) row.in = measure_cell(s, shape, true);
+      Cell out, in;
+      const Result* out_result = &results.emplace_back(measure_cell(s, shape, false, out));
+      const Result* in_result = nullptr;
+      if (coll_supports_in_place(s.op) && o_.in_place)
+        in_result = &results.emplace_back(measure_cell(s, shape, true, in));
+      cells.push_back(out_result);
+      if (in_result) cells.push_back(in_result);
+      total_wrong_ += out.wrong + in.wrong;
+      fit_bytes.push_back(static_cast<double>(shape.bytes));
+      fit_seconds.push_back(out.time_s);
       if (print_) {
-        fmt::print(" {:>11} {:>13} {:>9} {:>7} {:>7}{}{}\n", shape.bytes, shape.column_count, table_type_name(s.dtype),
-                   coll_has_redop(s.op) ? reduce_op_name(s.redop) : "none", s.root, cell_text(row.out),
-                   cell_text(row.in));
+        fmt::print("{}", report::coll_table_row(*out_result, in_result));
         std::fflush(stdout);
       }
-      rows.push_back(row);
     }
-    uint64_t wrong = 0;
-    double busbw_sum = 0;
-    int busbw_n = 0;
-    for (const auto& r : rows)
-      for (const Cell* c : {&r.out, &r.in})
-        if (c->measured) {
-          wrong += c->wrong;
-          busbw_sum += c->busbw;
-          ++busbw_n;
-        }
-    total_wrong_ += wrong;
-    if (print_) {
-      fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
-      // Arithmetic mean over every size and both placements, as nccl-tests (reference §1.3).
-      fmt::print("# Avg bus bandwidth    : {:.4f} \n#\n", busbw_n ? busbw_sum / busbw_n : 0.0);
-      fmt::print(
-          "# statistics: us per op over the samples ({}); skew = median over samples of (max-min)/max across "
-          "ranks; slowest = rank slowest most often\n",
-          timing_mode_name(o_.mode));
-      fmt::print("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}{}\n", "size", "placement", "min", "median",
-                 "p95", "max", "CV%", "skew%", "slowest",
-                 o_.verbose ? fmt::format(" {:>7} {:>11} {:>9}", "samples", "stop", "wall(ms)") : std::string());
-      for (const auto& r : rows) {
-        fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "out", stats_text(r.out));
-        if (r.in.measured) fmt::print(" {:>11} {:>9}  {}\n", r.shape.bytes, "in", stats_text(r.in));
-      }
-    }
-    add_fit(s, rows);
+    if (print_) fmt::print("{}", report::coll_sweep_footer(cells, o_.verbose));
+    add_fit(s, fit_bytes, fit_seconds);
   }
 
-  template <typename Rows>
-  void add_fit(const Sweep& s, const Rows& rows) {
+  void add_fit(const Sweep& s, const std::vector<double>& bytes, const std::vector<double>& seconds) {
     if (!runner_) return;
-    std::vector<double> bytes, seconds;
-    for (const auto& r : rows)
-      if (r.out.measured) {
-        bytes.push_back(static_cast<double>(r.shape.bytes));
-        seconds.push_back(r.out.time_s);
-      }
     nlohmann::json p = params(s);
     p["scope"] = ctx_.nodes > 1 ? "inter-node" : "intra-node";
     p["inplace"] = false;
@@ -407,35 +331,6 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
   return run_checked_world(o.backend, o.ranks, o.timeout, args, [&](RankContext& ctx) {
     return run_coll_on_rank(o, harness, ctx, ctx.rank == 0 ? &runner : nullptr, quiet);
   });
-}
-
-namespace {
-
-WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
-  WorldOptions w;
-  w.backend = backend.empty() ? default_coll_backend() : backend;
-  w.ranks = ranks;
-  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
-  const CommunicatorBackend& b = communicator_backend(w.backend);
-  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
-  w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
-  return w;
-}
-
-}  // namespace
-
-int checked_world_size(const std::string& backend, int ranks) {
-  return planned_world_size(checked_world_options(backend, ranks, 1));
-}
-
-int run_checked_world(const std::string& backend, int ranks, double timeout_s, const std::vector<std::string>& args,
-                      const std::function<uint64_t(RankContext&)>& fn) {
-  WorldOptions w = checked_world_options(backend, ranks, timeout_s);
-  w.args = args;
-  // The MPI library's own collectives are what a user of this family measures; the inputs are
-  // small integers, so any summation order gives the exact reference (coll_case.hpp).
-  w.reduction_order = ReductionOrder::library;
-  return run_world(w, [&](RankContext& ctx) { return fn(ctx) > 0 ? kExitVerifyFailed : kExitOk; });
 }
 
 CollOptions quick_coll_options() {

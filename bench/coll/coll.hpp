@@ -13,55 +13,15 @@
 #include <vector>
 
 #include "bench/common/cli.hpp"
+#include "collectives/coll_op.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/rank_timer.hpp"
+#include "collectives/rank_world.hpp"
 #include "collectives/world.hpp"
 #include "core/dtype.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::bench {
-
-enum class CollOp : uint8_t {
-  all_reduce,
-  all_gather,
-  reduce_scatter,
-  broadcast,
-  reduce,
-  alltoall,
-  sendrecv,
-  gather,
-  scatter
-};
-std::string_view coll_op_name(CollOp op);
-std::optional<CollOp> parse_coll_op(std::string_view name);
-const std::vector<CollOp>& all_coll_ops();
-bool coll_has_redop(CollOp op);
-bool coll_has_root(CollOp op);
-bool coll_supports_in_place(CollOp op);
-
-// busbw = algbw × factor, nccl-tests v2.19.6 src/*.cu and doc/PERFORMANCE.md
-// (NVIDIA/nccl-tests doc/PERFORMANCE.md); n = ranks.
-double busbw_factor(CollOp op, int nranks);
-
-// How a requested size becomes buffers, as nccl-tests' *GetCollByteCount: `bytes` is the size
-// column and the algbw numerator; `count` is elements per rank's part (per peer for alltoall,
-// per rank block for all_gather/reduce_scatter/gather/scatter); sharded per-rank counts are
-// rounded down to a multiple of 16 B. count == 0 means the size is too small for this op.
-struct CollShape {
-  uint64_t bytes = 0;
-  size_t count = 0;         // elements per rank (per block for sharded ops)
-  size_t send_count = 0;    // elements in the send buffer
-  size_t recv_count = 0;    // elements in the recv buffer
-  size_t column_count = 0;  // the "count (elements)" column: bytes / type size
-};
-CollShape coll_shape(CollOp op, uint64_t requested_bytes, DType t, int nranks);
-
-enum class TimingMode : uint8_t { pipelined, isolated, graph };
-std::string_view timing_mode_name(TimingMode m);
-std::string_view timing_mode_description(TimingMode m);
-
-// nccl-tests -a: how per-rank times are combined (0 rank 0, 1 avg, 2 min, 3 max).
-enum class RankCombine : uint8_t { rank0 = 0, avg = 1, min = 2, max = 3 };
-std::string_view rank_combine_name(RankCombine c);
 
 struct CollOptions {
   std::vector<CollOp> ops = {CollOp::all_reduce};
@@ -93,25 +53,11 @@ struct CollOptions {
 
 // Throws gcb::UsageError for impossible values.
 void validate(const CollOptions& o);
-// The backend a run gets when --backend is not given: nccl where GPUs exist, else mpi when
-// started under mpirun/srun, else threads.
-std::string default_coll_backend();
-
-// The World of the rank-pair families (coll, p2p ranks): `backend` ("" = default_coll_backend()),
-// `ranks` (0 = 4 rank threads for the threads backend, else the launcher's or one per GPU), the
-// fault timeout and the argument hash. fn returns this rank's count of wrong elements; the exit
-// code is kExitVerifyFailed when rank 0 saw any, else kExitOk.
 // Host bytes one rank of `coll` needs at -e (buffers and the correctness check), the largest over
 // the chosen ops and types; and the refusal (exit 2) when the ranks on this host need more than
 // is available. No-op for the nccl backend (device memory).
 double coll_host_bytes_per_rank(const CollOptions& o, int nranks);
 void check_coll_host_memory(const CollOptions& o, int world_size);
-
-// The number of ranks run_checked_world(backend, ranks, ...) would start, after every refusal the
-// World would make (planned_world_size): for checks that must come before any output exists.
-int checked_world_size(const std::string& backend, int ranks);
-int run_checked_world(const std::string& backend, int ranks, double timeout_s, const std::vector<std::string>& args,
-                      const std::function<uint64_t(RankContext&)>& fn);
 
 // The α–β fit t(n) = α + n/β of one sweep (bytes = the size column, seconds per op) as the
 // result "coll/<op>/fit": metrics alpha (us), beta (GB/s), n_half (B), max_rel_residual;

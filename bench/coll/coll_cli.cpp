@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "bench/coll/coll.hpp"
-#include "bench/coll/coll_graph.hpp"
+#include "collectives/graph_capture.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/coll/coll.hpp"
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/rank_timer.hpp"
 #include "collectives/mpi_communicator.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"

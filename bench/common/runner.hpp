@@ -34,6 +34,8 @@ class Runner {
   // Adds a result computed outside the harness (e.g. an α–β fit over earlier results).
   void add(Result r);
   const std::vector<Result>& results() const { return results_; }
+  // Whether rows are printed as cases end (then the run ends with the grouped summary too).
+  bool prints_rows() const { return !options_.quiet; }
 
  private:
   void emit(Result r);

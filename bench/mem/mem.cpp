@@ -223,6 +223,18 @@ void check_fits(const MemOptions& o, const DeviceSelection& sel) {
   }
 }
 
+MemOptions quick_mem_options() {
+  MemOptions o;
+  o.kernels = {kernels::StreamOp::copy, kernels::StreamOp::triad, kernels::StreamOp::dot};
+  o.copy_min = 64 << 10;
+  o.copy_max = 256 << 20;
+  o.copy_factor = 16;
+  o.latency_min = 4 << 10;
+  o.latency_max = 16 << 20;
+  o.peer_rounds = 2;  // one round in each order
+  return o;
+}
+
 void run_mem(const MemOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner) {
   validate(o);
   check_fits(o, sel);

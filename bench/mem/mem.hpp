@@ -49,6 +49,9 @@ CaseList waived_gpu_mem_cases(const MemOptions& o, const std::string& reason);
 // Results derived from measured ones: α–β fits over copy size sweeps and the peer ratios.
 std::vector<Result> mem_derived_results(const std::vector<Result>& measured);
 
+// The options of `gcbench run --suite quick`: three kernels, shorter size sweeps, two peer rounds.
+MemOptions quick_mem_options();
+
 // Runs the whole family into the session's runner.
 void run_mem(const MemOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner);
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "bench/coll/coll.hpp"
+#include "collectives/rank_world.hpp"
 #include "bench/p2p/p2p_internal.hpp"
 #include "bench/common/waived_case.hpp"
 #include "collectives/factory.hpp"

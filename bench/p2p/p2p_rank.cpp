@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/rank_timer.hpp"
 #include "bench/mem/mem_metrics.hpp"
 #include "bench/p2p/p2p.hpp"
 #include "bench/p2p/p2p_links.hpp"

@@ -5,6 +5,7 @@
 
 #include "bench/common/cli.hpp"
 #include "core/error.hpp"
+#include "reports/coll_table.hpp"
 #include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/markdown.hpp"
@@ -37,10 +38,28 @@ std::string combined_csv(const std::vector<report::Run>& runs) {
   return out;
 }
 
+// Any problem loading names the file once.
+ResultDocument load_input(const std::string& path) {
+  try {
+    return load_document(path);
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    throw UsageError(what.find(path) != std::string::npos ? what : fmt::format("'{}': {}", path, what));
+  }
+}
+
 }  // namespace
 
 int run_report(const ReportOptions& o) {
   if (o.inputs.empty()) throw UsageError("report needs at least one result file");
+  if (o.format == "coll-table") {
+    if (!o.html.empty() || !o.markdown.empty() || !o.csv.empty() || !o.baseline.empty())
+      throw UsageError("--format coll-table prints to standard output; it takes no -o, --md, --csv or --baseline");
+    std::vector<ResultDocument> docs;
+    for (const auto& p : o.inputs) docs.push_back(load_input(p));  // every input loads before anything prints
+    for (const auto& doc : docs) fmt::print("{}", report::render_coll_table(doc.results));
+    return kExitOk;
+  }
   if (o.html.empty() && o.markdown.empty() && o.csv.empty())
     throw UsageError("report has nothing to write: give -o FILE.html, --md FILE or --csv FILE");
   std::vector<std::string> paths;
@@ -51,14 +70,7 @@ int run_report(const ReportOptions& o) {
   const Outputs outputs({{"-o", o.html}, {"--md", o.markdown}, {"--csv", o.csv}}, inputs);
   const auto labels = report::run_labels(paths);
   std::vector<report::Run> runs;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    try {
-      runs.push_back({labels[i], load_document(paths[i])});
-    } catch (const UsageError& e) {
-      const std::string what = e.what();
-      throw UsageError(what.find(paths[i]) != std::string::npos ? what : fmt::format("'{}': {}", paths[i], what));
-    }
-  }
+  for (size_t i = 0; i < paths.size(); ++i) runs.push_back({labels[i], load_input(paths[i])});
 
   // Render everything before writing anything, so a failure leaves no partial set of outputs.
   std::string html, markdown, csv;
@@ -83,6 +95,10 @@ void add_report_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--baseline", o->baseline,
                   "result file every ratio is relative to (default: the first RESULTS file)");
   app->add_option("--title", o->title, "report title")->capture_default_str();
+  app->add_option("--format", o->format,
+                  "coll-table: print the nccl-tests tables of the coll results to standard output, as `gcbench coll` "
+                  "printed them, instead of writing files")
+      ->check(CLI::IsMember({"coll-table"}));
   run = [o] { return run_report(*o); };
 }
 

@@ -1,28 +1,10 @@
-// `gcbench run --suite quick|full`: every family that exists and applies to this machine, into
-// one result document: mem, train (a small layout sweep), gemm, attn, coll, p2p.
+// `gcbench run --suite quick|full`: every family of the table (bench/families.cpp) that has a
+// suite entry, in table order, into one result document.
 #include "bench/run/run.hpp"
 
-#include "bench/attn/attn.hpp"
-#include "bench/coll/coll.hpp"
-#include "bench/gemm/gemm.hpp"
-#include "bench/mem/mem.hpp"
-#include "bench/p2p/p2p.hpp"
-#include "bench/train/train.hpp"
 #include "core/error.hpp"
 
 namespace gcb::bench {
-
-MemOptions quick_mem_options() {
-  MemOptions o;
-  o.kernels = {kernels::StreamOp::copy, kernels::StreamOp::triad, kernels::StreamOp::dot};
-  o.copy_min = 64 << 10;
-  o.copy_max = 256 << 20;
-  o.copy_factor = 16;
-  o.latency_min = 4 << 10;
-  o.latency_max = 16 << 20;
-  o.peer_rounds = 2;  // one round in each order
-  return o;
-}
 
 HarnessOptions quick_harness(HarnessOptions h) {
   // A quick suite trades precision for time: fewer samples and a 1 s budget per case. The user's
@@ -34,7 +16,7 @@ HarnessOptions quick_harness(HarnessOptions h) {
   return h;
 }
 
-void add_run_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
+void add_run_command(CLI::App& root, std::function<int()>& run, const CommandContext& context) {
   auto* app = root.add_subcommand("run", "Run every benchmark family that applies to this machine");
   auto common = std::make_shared<CommonOptions>();
   auto suite = std::make_shared<std::string>("quick");
@@ -44,23 +26,18 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const std::vecto
                   "their defaults; train, coll and p2p run their quick presets in both suites)")
       ->check(CLI::IsMember({"quick", "full"}))
       ->capture_default_str();
-  run = [=, &argv] {
+  run = [=, &argv = context.argv, families = context.families] {
     const bool quick = *suite == "quick";
     validate(common->harness);  // the user's values, before the quick preset adjusts them
     CommonOptions options = *common;
     if (quick) options.harness = quick_harness(options.harness);
     const DeviceSelection sel = select_devices(options.device);
     Session session(options, argv);
-    run_mem(quick ? quick_mem_options() : MemOptions{}, sel, options.seed, session.runner());
-    run_train_quick(session.runner());
-    run_gemm(quick ? quick_gemm_options() : GemmOptions{}, sel, options.seed, session.runner());
-    run_attn(quick ? quick_attn_options() : AttnOptions{}, sel, options.seed, session.runner());
-    // Collectives over the ranks this launch has (threads here; GPUs or mpirun's ranks elsewhere);
-    // their nccl-tests table is not printed on top of the runner's rows.
     const HarnessOptions micro =
         microsecond_family_harness(*app, options.harness, quick ? 5 : kMicrosecondFamilySamples);
-    run_coll_quick(micro, session.runner(), /*quiet=*/true);
-    run_p2p_quick(sel, micro, session.runner(), options.seed);
+    const SuiteRun entry{quick, sel, options.seed, micro, session.runner()};
+    for (const Family& family : families)
+      if (family.run_in_suite) family.run_in_suite(entry);
     return session.finish();
   };
 }

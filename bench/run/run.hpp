@@ -3,16 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <string>
-#include <vector>
 
-#include "bench/mem/mem.hpp"
+#include "bench/common/family.hpp"
 
 namespace gcb::bench {
 
-// The mem options and harness budget of the quick suite.
-MemOptions quick_mem_options();
+// The harness budget of the quick suite.
 HarnessOptions quick_harness(HarnessOptions requested);
-void add_run_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
+// Registers `run`, which runs the suite entry of every family in `context.families`, in order.
+void add_run_command(CLI::App& root, std::function<int()>& run, const CommandContext& context);
 
 }  // namespace gcb::bench

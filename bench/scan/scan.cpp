@@ -24,9 +24,8 @@ void validate(const ScanOptions& o) {
   if (o.budget_minutes < 0) throw UsageError("--budget must be ≥ 0 minutes (0 = the default for the job's size)");
   if (o.coll_ops.empty()) throw UsageError("--coll-ops: give at least one collective");
   for (const auto& op : o.coll_ops) {
-    const auto c = bench::parse_coll_op(op);
-    if (!c ||
-        (*c != bench::CollOp::all_reduce && *c != bench::CollOp::all_gather && *c != bench::CollOp::reduce_scatter))
+    const auto c = parse_coll_op(op);
+    if (!c || (*c != CollOp::all_reduce && *c != CollOp::all_gather && *c != CollOp::reduce_scatter))
       throw UsageError(fmt::format("--coll-ops {}: expected all_reduce, all_gather or reduce_scatter", op));
   }
   if (o.coll_iters < 1) throw UsageError("--coll-iters must be ≥ 1");
@@ -51,7 +50,7 @@ double default_budget_minutes(int nodes) { return 2 + 0.5 * std::max(nodes, 1); 
 int run_scan(const ScanOptions& o, const bench::CommonOptions& common, bench::Runner& runner,
              const std::vector<std::string>& args) {
   WorldOptions w;
-  w.backend = o.backend.empty() ? bench::default_coll_backend() : o.backend;
+  w.backend = o.backend.empty() ? default_coll_backend() : o.backend;
   w.ranks = o.ranks;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1e3));
   w.args = args;

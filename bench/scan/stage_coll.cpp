@@ -56,8 +56,8 @@ GroupBusbw group_busbw(const Result& r) {
 
 void ScanRun::coll() {
   const int nodes = static_cast<int>(layout_.nodes.size());
-  std::vector<bench::CollOp> ops;
-  for (const auto& name : o_.coll_ops) ops.push_back(*bench::parse_coll_op(name));
+  std::vector<CollOp> ops;
+  for (const auto& name : o_.coll_ops) ops.push_back(*parse_coll_op(name));
   const double budget = begin_stage("coll", fmt::format("{} bus bandwidth over the whole job, then over halves until "
                                                         "the slow subset is found",
                                                         o_.coll_ops.front()));
@@ -88,7 +88,7 @@ void ScanRun::coll() {
     std::vector<Result> mine;
     if (sub.member()) {
       bench::CollOptions co;
-      co.ops = step == 0 ? ops : std::vector<bench::CollOp>{ops.front()};
+      co.ops = step == 0 ? ops : std::vector<CollOp>{ops.front()};
       co.min_bytes = co.max_bytes = bytes;
       co.iters = o_.coll_iters;
       co.warmup_iters = 1;

@@ -1,5 +1,6 @@
 // The gcbench binary as a user meets it: exit codes, one clear line on bad input, nothing
 // written when the input is bad, and a CPU-only run that produces a valid result document.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +65,16 @@ TEST_F(Cli, HelpAndVersion) {
     EXPECT_NE(h.out.find("Usage"), std::string::npos) << sub;
   }
   EXPECT_NE(gcbench("mem --help").out.find("--jsonl"), std::string::npos);
+  // The subcommands in the order of the family table (bench/families.cpp), each one line.
+  const std::string help = gcbench("--help").out;
+  size_t at = help.find("Subcommands:");
+  ASSERT_NE(at, std::string::npos) << help;
+  for (const char* name :
+       {"mem", "coll", "p2p", "gemm", "attn", "run", "report", "topo", "train", "plan", "compare", "export", "scan"}) {
+    const size_t next = help.find(fmt::format("\n  {} ", name), at);
+    ASSERT_NE(next, std::string::npos) << name << " missing or out of order:\n" << help;
+    at = next + 1;
+  }
 }
 
 // `run --suite full` keeps the quick presets of train, coll and p2p: its help says so, not
@@ -112,6 +123,19 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   EXPECT_TRUE(fs::file_size(path("r.csv")) > 0);
 }
 
+// The host latency rows differ only in their working set: the summary has it as a column, in full,
+// and the params the rows share once above the table.
+TEST_F(Cli, SummaryShowsTheParamsThatTellRowsApartInFull) {
+  const CliRun r = gcbench("mem --device cpu --group latency --latency-min 4K --latency-max 64K --max-time 0.2");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const size_t table = r.out.find("\nmem: device=cpu stride_bytes=64\n");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const std::string summary = r.out.substr(table);
+  EXPECT_NE(summary.find("case         working_set_bytes status"), std::string::npos) << summary;
+  for (const char* ws : {"4096", "16384", "65536"})
+    EXPECT_NE(summary.find(fmt::format("host/latency {:>17} PASS", ws)), std::string::npos) << ws << "\n" << summary;
+}
+
 TEST_F(Cli, QuickSuiteOnCpuOnly) {
   const CliRun r = gcbench("run --suite quick --device cpu --max-time 0.2 --json " + path("q.json"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
@@ -119,6 +143,11 @@ TEST_F(Cli, QuickSuiteOnCpuOnly) {
   bool ratio = false;
   for (const auto& res : doc.results) ratio = ratio || res.key == "mem/host/triad_vs_classic_stream";
   EXPECT_TRUE(ratio);
+  // The families run in the order of the family table (bench/families.cpp), each once.
+  std::vector<std::string> order;
+  for (const auto& res : doc.results)
+    if (order.empty() || order.back() != res.family()) order.push_back(res.family());
+  EXPECT_EQ(order, (std::vector<std::string>{"mem", "coll", "p2p", "gemm", "attn", "train"}));
 }
 
 }  // namespace

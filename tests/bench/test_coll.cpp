@@ -9,8 +9,8 @@
 
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
-#include "bench/coll/coll_case.hpp"
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/rank_timer.hpp"
+#include "collectives/verifiable_case.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 

@@ -89,5 +89,32 @@ TEST_F(ReportCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
   }
 }
 
+// The nccl-tests table is a pure function of the result document: what `gcbench coll` printed while
+// measuring, `report --format coll-table` prints again from its --json, byte for byte (the sweeps
+// with in-place and without, and the graph-mode WAIVED line).
+TEST_F(ReportCli, CollTableFromTheDocumentIsWhatTheRunPrinted) {
+  const struct {
+    const char* flags;
+    size_t sweeps;
+  } runs[] = {{"--op all_reduce,all_gather,broadcast,sendrecv -b 1K -e 64K -f 8", 4}, {"--mode graph -b 1K -e 1K", 1}};
+  for (const auto& run : runs) {
+    const CliRun measured =
+        test::run_gcbench(std::string("coll --backend threads --ranks 2 --min-samples 3 --max-time 0.2 ") + run.flags +
+                          " --json " + path("c.json"));
+    ASSERT_EQ(measured.code, 0) << measured.out << measured.err;
+    const CliRun rendered = test::run_gcbench("report --format coll-table " + path("c.json"));
+    ASSERT_EQ(rendered.code, 0) << rendered.err;
+    // The run prints its launch lines (backend, ranks, one line per rank: not in the document)
+    // before the tables and its summary after them; the tables between are the rendered text.
+    ASSERT_FALSE(rendered.out.empty());
+    const size_t at = measured.out.find(rendered.out);
+    ASSERT_NE(at, std::string::npos) << "run:\n" << measured.out << "\nreport:\n" << rendered.out;
+    EXPECT_EQ(measured.out.substr(0, at).find("out-of-place"), std::string::npos);  // no table before it
+    size_t sweeps = 0;  // one "out-of-place  in-place" column header each
+    for (size_t p = 0; (p = rendered.out.find("out-of-place", p)) != std::string::npos; ++p) ++sweeps;
+    EXPECT_EQ(sweeps, run.sweeps) << rendered.out;
+  }
+}
+
 }  // namespace
 }  // namespace gcb

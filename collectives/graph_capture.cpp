@@ -1,5 +1,5 @@
 // CUDA-graph capture of NCCL collectives (compiles here; validated only on a GPU machine).
-#include "bench/coll/coll_graph.hpp"
+#include "collectives/graph_capture.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <nccl.h>
 #endif
 
-namespace gcb::bench {
+namespace gcb {
 
 #if GCB_HAVE_NCCL
 namespace {
@@ -77,4 +77,4 @@ std::string nccl_version_string() { return {}; }
 
 #endif
 
-}  // namespace gcb::bench
+}  // namespace gcb

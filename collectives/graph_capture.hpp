@@ -1,5 +1,5 @@
-// The NCCL-only pieces of `gcbench coll` that need CUDA/NCCL headers: CUDA-graph capture of a
-// batch of collectives (nccl-tests -G) and the NCCL version. Without NCCL they report why not.
+// The NCCL-only pieces that need CUDA/NCCL headers: CUDA-graph capture of a batch of collectives
+// (nccl-tests -G) and the NCCL version. Without NCCL they report why not.
 #pragma once
 
 #include <functional>
@@ -8,7 +8,7 @@
 
 #include "collectives/communicator.hpp"
 
-namespace gcb::bench {
+namespace gcb {
 
 class CollGraph {
  public:
@@ -24,4 +24,4 @@ std::unique_ptr<CollGraph> capture_graph(Communicator& comm, const std::function
 // "2.28.3" (the NCCL library loaded), or "" when NCCL is not built.
 std::string nccl_version_string();
 
-}  // namespace gcb::bench
+}  // namespace gcb

@@ -1,4 +1,4 @@
-#include "bench/coll/coll_case.hpp"
+#include "collectives/verifiable_case.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 
-namespace gcb::bench {
+namespace gcb {
 
 namespace {
 
@@ -66,7 +66,8 @@ std::shared_ptr<const std::vector<std::byte>> shared_gathered(const CollCaseSpec
   return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, n}, [&] {
     const size_t e = dtype_size(spec.dtype);
     std::vector<std::byte> all(static_cast<size_t>(nranks) * n * e);
-    for (int q = 0; q < nranks; ++q) fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, n, all.data() + static_cast<size_t>(q) * n * e);
+    for (int q = 0; q < nranks; ++q)
+      fill_coll_inputs(spec.seed, q, spec.redop, nranks, spec.dtype, n, all.data() + static_cast<size_t>(q) * n * e);
     return all;
   });
 }
@@ -282,4 +283,4 @@ uint64_t CollCase::check(long long corrupt_index) {
   return wrong;
 }
 
-}  // namespace gcb::bench
+}  // namespace gcb

@@ -1,4 +1,4 @@
-#include "bench/coll/coll_timing.hpp"
+#include "collectives/rank_timer.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,36 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 
-namespace gcb::bench {
+namespace gcb {
+
+std::string_view timing_mode_name(TimingMode m) {
+  switch (m) {
+    case TimingMode::pipelined: return "pipelined";
+    case TimingMode::isolated: return "isolated";
+    case TimingMode::graph: return "graph";
+  }
+  return "?";
+}
+
+std::string_view timing_mode_description(TimingMode m) {
+  switch (m) {
+    case TimingMode::pipelined:
+      return "back-to-back ops, host timer around each batch of -n ops (nccl-tests compatible)";
+    case TimingMode::isolated: return "one op per sample: untimed barrier, op, synchronize";
+    case TimingMode::graph: return "CUDA-graph replay of -n ops per launch (nccl-tests -G)";
+  }
+  return "?";
+}
+
+std::string_view rank_combine_name(RankCombine c) {
+  switch (c) {
+    case RankCombine::rank0: return "rank 0";
+    case RankCombine::avg: return "avg";
+    case RankCombine::min: return "min";
+    case RankCombine::max: return "max";
+  }
+  return "?";
+}
 
 double combine_rank_times(const std::vector<double>& t, RankCombine how) {
   GCB_CHECK(!t.empty(), "no rank times to combine");
@@ -97,4 +126,4 @@ RankSkew rank_skew(const std::vector<std::vector<double>>& samples) {
   return s;
 }
 
-}  // namespace gcb::bench
+}  // namespace gcb

@@ -5,15 +5,27 @@
 // left waiting in a collective that the others never call.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "bench/coll/coll.hpp"
 #include "collectives/communicator.hpp"
 #include "core/harness.hpp"
 
-namespace gcb::bench {
+namespace gcb {
+
+// How a sample is timed: pipelined (nccl-tests' default: -n ops back to back per host-timed
+// batch), isolated (one op per sample between untimed barriers) or graph (a CUDA graph of -n ops
+// replayed; nccl-tests -G).
+enum class TimingMode : uint8_t { pipelined, isolated, graph };
+std::string_view timing_mode_name(TimingMode m);
+std::string_view timing_mode_description(TimingMode m);
+
+// nccl-tests -a: how per-rank times are combined (0 rank 0, 1 avg, 2 min, 3 max).
+enum class RankCombine : uint8_t { rank0 = 0, avg = 1, min = 2, max = 3 };
+std::string_view rank_combine_name(RankCombine c);
 
 // Combines one sample's per-rank times (nccl-tests -a semantics).
 double combine_rank_times(const std::vector<double>& per_rank, RankCombine how);
@@ -68,4 +80,4 @@ struct RankSkew {
 };
 RankSkew rank_skew(const std::vector<std::vector<double>>& per_rank_samples);
 
-}  // namespace gcb::bench
+}  // namespace gcb

@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "bench/coll/coll.hpp"
+#include "collectives/coll_op.hpp"
 #include "collectives/world.hpp"
 #include "core/buffer.hpp"
 #include "core/gpu.hpp"
 
-namespace gcb::bench {
+namespace gcb {
 
 // The seeded input of element `i` of rank `rank`'s send buffer: a small positive integer
 // (1..4; 1..2 for prod; × nranks for avg so that the average is an integer too).
@@ -72,4 +72,4 @@ class CollCase {
   gpu::Stream stream_ = nullptr;
 };
 
-}  // namespace gcb::bench
+}  // namespace gcb
