@@ -493,6 +493,11 @@ void wait_or_end_process(const ThreadWorld& world, std::mutex& mu, std::conditio
 
 }  // namespace
 
+void spread_rank_threads(Communicator& host_comm) {
+  if (host_comm.size() < 2 || host_comm.size() > detail::usable_cpus()) return;
+  for (int i = 0; i < 1000; ++i) host_comm.barrier();
+}
+
 void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where) {
   const int n = world.size();
   std::mutex mu;

@@ -266,6 +266,7 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
     std::unique_ptr<Communicator> data;
     if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, r, o.timeout);
     RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
+    spread_rank_threads(host_comm);
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
   };

@@ -124,6 +124,7 @@ double threads_time(CollOp op, uint64_t bytes, int ranks) {
     Communicator& c = *comms[static_cast<size_t>(r)];
     const CollShape s = coll_shape(op, bytes, DType::f32, ranks);
     Buffers b(s);
+    spread_rank_threads(c);  // a fresh world per cell, as run_threads does once per run
     const double t = time_on(c, comm_call(op, s, b, c));
     if (r == 0) seconds = t;
   });
