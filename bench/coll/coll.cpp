@@ -134,7 +134,7 @@ class CollRun {
   // table, which is rendered from results as `gcbench report --format coll-table` renders it).
   Result measure_cell(const Sweep& s, const CollShape& shape, bool in_place, Cell& cell) {
     const double start = steady_clock().now();
-    CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, seed_};
+    CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, o_.seed};
     CollCase c(ctx_, spec);
     c.init_inputs();
     if (o_.fail_rank == ctx_.rank) throw Fault(fmt::format("test hook: rank {} fails on purpose", ctx_.rank));
@@ -197,6 +197,7 @@ class CollRun {
     r.metrics = {Metric{"busbw", cell.busbw, "GB/s", true, {}, {}}, Metric{"algbw", cell.algbw, "GB/s", true, {}, {}},
                  Metric{"time", cell.time_s, "s", false, {}, {}}};
     r.extra = {{"wrong", cell.checked ? nlohmann::json(cell.wrong) : nlohmann::json(nullptr)},
+               {"seed", o_.seed},
                {"rank_combine", rank_combine_name(o_.average)},
                {"skew_median", cell.skew.median_skew},
                {"slowest_rank", cell.skew.slowest_rank},
@@ -284,7 +285,6 @@ class CollRun {
   RankContext& ctx_;
   Runner* runner_;
   bool print_;
-  uint64_t seed_ = 1;
   int cycle_ = 0;
   uint64_t total_wrong_ = 0;
 };

@@ -155,6 +155,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     CollOptions options = *o;
     apply(*f, options);
     options.backend = communicator_for_device(common->device, options.backend);
+    options.seed = common->seed;
     HarnessOptions harness = microsecond_family_harness(*app, common->harness);
     // -w wins; else the common --warmup; else nccl-tests' default of 1.
     if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;

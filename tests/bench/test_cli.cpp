@@ -123,6 +123,28 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   EXPECT_TRUE(fs::file_size(path("r.csv")) > 0);
 }
 
+// coll's --seed reaches every rank's payload: each measured cell records the seed its verifiable
+// inputs were built from, and the check still finds nothing wrong with another seed.
+TEST_F(Cli, CollSeedIsThePayloadsSeed) {
+  for (const int seed : {1, 7}) {
+    const std::string f = path(fmt::format("coll{}.json", seed).c_str());
+    const CliRun r = gcbench(fmt::format(
+        "coll --backend threads --ranks 2 -b 8 -e 64 -f 8 --op all_reduce,all_gather --seed {} --json {} -q", seed, f));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const ResultDocument doc = load_document(f);
+    EXPECT_EQ(doc.context.at("seed"), seed);
+    size_t cells = 0;
+    for (const auto& res : doc.results) {
+      if (!res.extra.contains("wrong")) continue;  // the α–β fits
+      ++cells;
+      EXPECT_EQ(res.extra.at("seed"), seed) << res.key;
+      EXPECT_EQ(res.extra.at("wrong"), 0) << res.key;
+    }
+    // (all_reduce 8 and 64 B, all_gather 64 B: 8 B rounds down to no 16-byte shard) × out of / in place
+    EXPECT_EQ(cells, 6u);
+  }
+}
+
 // The host latency rows differ only in their working set: the summary has it as a column, in full,
 // and the params the rows share once above the table.
 TEST_F(Cli, SummaryShowsTheParamsThatTellRowsApartInFull) {
