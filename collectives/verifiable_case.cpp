@@ -26,25 +26,30 @@ struct SharedKey {
   bool operator==(const SharedKey&) const = default;
 };
 
-template <class Build>
-std::shared_ptr<const std::vector<std::byte>> shared_reference(std::mutex& mu, std::optional<SharedKey>& cached_key,
-                                                               std::shared_ptr<const std::vector<std::byte>>& cached,
-                                                               const SharedKey& key, Build build) {
-  std::lock_guard lk(mu);
-  if (cached_key == key) return cached;
-  cached.reset();  // the previous case's reference goes before the next is built
-  cached = std::make_shared<const std::vector<std::byte>>(build());
-  cached_key = key;
-  return cached;
-}
+// One cached reference: the first rank of a case builds it under the lock, the others get it.
+class SharedReference {
+ public:
+  template <class Build>
+  std::shared_ptr<const std::vector<std::byte>> get(const SharedKey& key, Build build) {
+    std::lock_guard lk(mu_);
+    if (key_ == key) return ref_;
+    ref_.reset();  // the previous case's reference goes before the next is built
+    ref_ = std::make_shared<const std::vector<std::byte>>(build());
+    key_ = key;
+    return ref_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<SharedKey> key_;
+  std::shared_ptr<const std::vector<std::byte>> ref_;
+};
 
 // The reduction of every rank's inputs over elements [0, total), in rank order with the
 // backends' own host reduction.
 std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpec& spec, int nranks, size_t total) {
-  static std::mutex mu;
-  static std::optional<SharedKey> key;
-  static std::shared_ptr<const std::vector<std::byte>> cached;
-  return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, total}, [&] {
+  static SharedReference cache;
+  return cache.get({spec.seed, spec.dtype, spec.redop, nranks, total}, [&] {
     const size_t e = dtype_size(spec.dtype);
     std::vector<std::byte> acc(total * e), in(total * e);
     fill_coll_inputs(spec.seed, 0, spec.redop, nranks, spec.dtype, total, acc.data());
@@ -60,10 +65,8 @@ std::shared_ptr<const std::vector<std::byte>> shared_reduction(const CollCaseSpe
 // Every rank's first n inputs, rank after rank: all_gather's output on every rank, gather's on
 // the root, and (block `root`) broadcast's.
 std::shared_ptr<const std::vector<std::byte>> shared_gathered(const CollCaseSpec& spec, int nranks, size_t n) {
-  static std::mutex mu;
-  static std::optional<SharedKey> key;
-  static std::shared_ptr<const std::vector<std::byte>> cached;
-  return shared_reference(mu, key, cached, {spec.seed, spec.dtype, spec.redop, nranks, n}, [&] {
+  static SharedReference cache;
+  return cache.get({spec.seed, spec.dtype, spec.redop, nranks, n}, [&] {
     const size_t e = dtype_size(spec.dtype);
     std::vector<std::byte> all(static_cast<size_t>(nranks) * n * e);
     for (int q = 0; q < nranks; ++q)

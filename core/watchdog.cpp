@@ -42,8 +42,7 @@ struct Slot {
     std::atomic<int64_t> start{0};
   };
   std::array<Entry, kMaxDepth> entries;
-  int depth = 0;     // the owning thread's alone
-  int overflow = 0;  // open scopes beyond kMaxDepth
+  int depth = 0;  // the owning thread's alone
   Slot();
   ~Slot();
 };
@@ -134,25 +133,17 @@ void monitor() {
 WatchScope::WatchScope(const char* what) {
   if (!state().armed.load(std::memory_order_relaxed)) return;
   Slot& slot = my_slot();
-  if (slot.depth >= kMaxDepth) {
-    ++slot.overflow;
-    id_ = 1;
-    return;
-  }
+  if (slot.depth >= kMaxDepth) return;  // not watched (see kMaxDepth)
   auto& e = slot.entries[static_cast<size_t>(slot.depth++)];
   e.start.store(coarse_now_ns(), std::memory_order_relaxed);
   e.rank.store(error_rank(), std::memory_order_relaxed);
   e.what.store(what, std::memory_order_release);  // published last: the monitor reads it first
-  id_ = 2;
+  watched_ = true;
 }
 
 WatchScope::~WatchScope() {
-  if (id_ == 0) return;
+  if (!watched_) return;
   Slot& slot = my_slot();
-  if (id_ == 1) {
-    --slot.overflow;
-    return;
-  }
   slot.entries[static_cast<size_t>(--slot.depth)].what.store(nullptr, std::memory_order_release);
 }
 

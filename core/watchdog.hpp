@@ -31,7 +31,7 @@ class WatchScope {
   WatchScope& operator=(const WatchScope&) = delete;
 
  private:
-  unsigned char id_ = 0;  // 0 not watched, 1 beyond the nesting limit, 2 an entry of this thread's slot
+  bool watched_ = false;  // an entry of this thread's slot is this scope's
 };
 
 // Arms the watchdog: from now on a scope older than `timeout` calls `on_expiry` on the monitor
