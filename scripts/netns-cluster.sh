@@ -17,13 +17,13 @@
 #                                                              e.g. 40mbit
 #   scripts/netns-cluster.sh [--name NAME] unthrottle NODE
 #   scripts/netns-cluster.sh [--name NAME] slow NODE PERCENT   a slow host: NODE's ranks get at most PERCENT
-#                                 % of one CPU (a CPU-bandwidth cgroup, v2 cpu.max or v1 cfs quota); without
-#                                 a writable cgroup, they run on the last CPU at nice 15 beside a busy loop
+#                                 % of one CPU (a CPU-bandwidth cgroup, v2 cpu.max or v1 cfs quota); exit 3
+#                                 when no writable cgroup with the cpu controller exists
 #   scripts/netns-cluster.sh [--name NAME] unslow NODE
 #
 # NAME (default gcbscan, at most 8 of [a-z0-9]) keeps clusters apart, so tests can run side by
 # side. State lives in /run/gcb-netns/NAME: hostfile, the agent, UTS namespace files, the slow
-# node's wrapper and cgroup or busy-loop pid.
+# node's wrapper and cgroup.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -212,24 +212,19 @@ slow() {
   [[ "$pct" =~ ^[0-9]+$ ]] && [ "$pct" -ge 1 ] && [ "$pct" -le 100 ] || die "slow NODE PERCENT: 1..100"
   local dir
   dir=$(make_cpu_cgroup "$i" "$pct")
-  if [ -n "$dir" ]; then
-    echo "$dir" >"$(state)/node$i.cgroup"
-    printf '#!/bin/sh\necho $$ >"%s/cgroup.procs"\nexec "$@"\n' "$dir" >"$(state)/node$i.wrap"
-    echo "netns-cluster: node$i limited to $pct % of a CPU ($dir)"
-  else
-    local cpu=$(( $(nproc) - 1 ))
-    taskset -c "$cpu" sh -c 'while :; do :; done' &
-    echo $! >"$(state)/node$i.hog"
-    printf '#!/bin/sh\nexec taskset -c %s nice -n 15 "$@"\n' "$cpu" >"$(state)/node$i.wrap"
-    echo "netns-cluster: no writable cpu cgroup: node$i runs on CPU $cpu at nice 15 beside a busy loop"
-  fi
+  # No fallback: nice(1) beside a busy loop is no limit under the scheduler's autogroups (a rank
+  # in a session of its own gets an equal share whatever its nice), and stopping and continuing
+  # the node's processes from a shell loop leaves whole samples of a few ms untouched.
+  [ -n "$dir" ] || { echo "netns-cluster: no writable cpu cgroup (v2 cpu.max or v1 cpu.cfs_quota_us): cannot slow a node here" >&2; exit 3; }
+  echo "$dir" >"$(state)/node$i.cgroup"
+  printf '#!/bin/sh\necho $$ >"%s/cgroup.procs"\nexec "$@"\n' "$dir" >"$(state)/node$i.wrap"
   chmod +x "$(state)/node$i.wrap"
+  echo "netns-cluster: node$i limited to $pct % of a CPU ($dir)"
 }
 
 unslow() {
   local i dir pid
   i=$(node_index "$1")
-  if [ -e "$(state)/node$i.hog" ]; then kill "$(cat "$(state)/node$i.hog")" 2>/dev/null || true; fi
   if [ -e "$(state)/node$i.cgroup" ]; then
     dir=$(cat "$(state)/node$i.cgroup")
     # Processes still inside (a run that is ending) go back to the parent group first.
@@ -238,7 +233,7 @@ unslow() {
     fi
     rmdir "$dir" 2>/dev/null || true
   fi
-  rm -f "$(state)/node$i.hog" "$(state)/node$i.cgroup" "$(state)/node$i.wrap"
+  rm -f "$(state)/node$i.cgroup" "$(state)/node$i.wrap"
 }
 
 case "$cmd" in

@@ -6,15 +6,18 @@
 #     unthrottled   nothing wrong: exit 0, every node OK
 #     throttled     node4's uplink limited by tc tbf to 8 Mbit/s (1 MB/s; its peers move 0.5-2 GB/s
 #                   here): node4 SLOW on the pair and collective stages, nobody else named, exit 1
-#     slow-device   node4's rank limited to 2 % of one CPU (a cpu cgroup; else one CPU shared at
-#                   nice 15 with a busy loop): node4 SLOW at the per-device stage, first in the
-#                   ranking, exit 1
+#     slow-device   node4's rank limited to 1 % of one CPU (a cpu cgroup; skipped without a
+#                   writable one): node4 SLOW at the per-device stage, first in the ranking, exit 1
 #
 # Thresholds: this machine's cores are shared by all four nodes and by whatever else runs, which
 # spreads unthrottled pair bandwidth over a factor of ~4 and latency over ~10. The tests therefore
 # ask for a shortfall of 90 % (pairs, collectives) or 50 % (devices) besides the 3.5-MAD rule;
 # the faults they inject cost 99.8 % of a link (1 MB/s against 0.5-2 GB/s; a loaded machine can
-# bring the healthy ones down to tens of MB/s, hence a throttle that deep) and 98 % of a CPU.
+# bring the healthy ones down to tens of MB/s, hence a throttle that deep) and 99 % of a CPU.
+# The device stage's three healthy hosts share two cores at once, so under load their triad and
+# sgemm medians spread over a factor of 2-4: with four peers the log-scale MAD is then ~0.7 and
+# a host 25 times slower can be only ~2.5 MAD below the median (the likely cause of one CI failure). That test
+# asks for 2 MAD instead (--mad-threshold); the 50 % shortfall still guards the healthy hosts.
 # Messages of 256 KiB keep the throttled transfers at a quarter of a second.
 set -uo pipefail
 gcbench=$1
@@ -60,9 +63,15 @@ case "$mode" in
     fi
     ;;
   slow-device)
-    "$cluster" --name "$name" slow node4 2
+    "$cluster" --name "$name" slow node4 1
+    status=$?
+    if [ "$status" -eq 3 ]; then
+      echo "SKIPPED: no writable cpu cgroup here to make a slow host"
+      exit 77
+    fi
+    [ "$status" -eq 0 ] || fail "could not slow node4 (exit $status)"
     out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,device --budget 0.3 \
-      --tolerance 0.5 --device-size 16M --gemm-size 256 2>&1)
+      --tolerance 0.5 --mad-threshold 2 --device-size 16M --gemm-size 256 2>&1)
     code=$?
     printf '%s\n' "$out"
     [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
