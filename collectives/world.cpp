@@ -263,9 +263,13 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
     const auto all = gather_records(host_comm, rec);
     check_arguments(all);
     if (nccl) check_gpus(all);
+    // One GPU per rank thread (the local rank's, gpu_choice.hpp): the thread binds it and joins
+    // with ncclCommInitRank and the one id made above — NCCL user guide, "Examples: One Device per
+    // Process or Thread" and "Creating a Communicator" (ncclCommInitAll would make every rank's
+    // communicator on one thread; "Thread Safety" wants one communicator per thread anyway).
     std::unique_ptr<Communicator> data;
-    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, r, o.timeout);
-    RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
+    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, rec.device, o.timeout);
+    RankContext ctx{r, n, r, n, 1, nccl ? rec.device : -1, host, false, data ? *data : host_comm, host_comm};
     spread_rank_threads(host_comm);
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
