@@ -39,8 +39,7 @@ void GptLayers::layer_forward(Slot& s, int l, View p) {
   // MLP: res3 = res2 + fcproj(gelu(fc(ln2(res2)))).
   be_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, p.at(u.ln2w), p.at(u.ln2b), d.Rs, C);
   const View in2 = tp_.gather_rows(k.ln2_full, a.ln2);
-  be_.gemm({false, true, R, 4 * Cl, C, in2, p.at(u.fcw), a.fch, 0.0f, p.at(u.fcb)});
-  be_.gelu_forward(a.fch_gelu, a.fch, sz(R) * 4 * sz(Cl));
+  be_.gemm({false, true, R, 4 * Cl, C, in2, p.at(u.fcw), a.fch_gelu, 0.0f, p.at(u.fcb), GemmGelu::forward, a.fch});
   into = reduce_target(a.res3);
   be_.gemm({false, true, R, C, 4 * Cl, a.fch_gelu, p.at(u.fcprojw), into, 0.0f,
             bias_once ? bias_once.at(u.fcprojb) : View{}});
@@ -62,11 +61,10 @@ void GptLayers::layer_backward(Slot& s, int l, View p, View g) {
   if (recompute_ == Recompute::selective) be_.attention_forward(a.atty, a.lse, a.qkv, d.B, d.T, Cl, d.heads);
   // MLP.
   View dr = tp_.gather_rows(k.gathered, dres);
-  be_.gemm({false, false, R, 4 * Cl, C, dr, p.at(u.fcprojw), k.d4C, 0.0f, {}});
+  be_.gemm({false, false, R, 4 * Cl, C, dr, p.at(u.fcprojw), k.d4C, 0.0f, {}, GemmGelu::backward, a.fch});
   const View in2 = tp_.gather_rows(k.ln2_full, a.ln2);  // SP: gathered again, not kept
   be_.gemm({true, false, C, 4 * Cl, R, dr, a.fch_gelu, g.at(u.fcprojw), 1.0f, {}});
   be_.bias_backward(g.at(u.fcprojb), dres, d.Rs, C);
-  be_.gelu_backward(k.d4C, a.fch, k.d4C, sz(R) * 4 * sz(Cl));
   View into = reduce_target(k.dC);
   be_.gemm({false, false, R, C, 4 * Cl, k.d4C, p.at(u.fcw), into, 0.0f, {}});
   be_.gemm({true, false, 4 * Cl, C, R, k.d4C, in2, g.at(u.fcw), 1.0f, {}});

@@ -26,6 +26,7 @@ struct TrainRequest {
   int steps = 5, warmup = 1;
   std::string backend = "cpu";  // backend_factory.hpp
   std::string attn = "auto";    // the CUDA backend's attention kernels: auto | ours | cudnn
+  bool lt_gelu = false;         // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)
   double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
   std::string peak_source;      // where a given peak comes from
   int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak

@@ -135,6 +135,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.warmup = o.warmup;
   r.backend = o.backend;
   r.attn = o.attn;
+  r.lt_gelu = o.lt_gelu;
   r.peak_flops = o.peak_flops;
   r.peak_source = "flag:--peak-flops";
   r.peak_size = o.peak_size;
@@ -269,6 +270,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
          "--attn", o->attn,
          "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
+  app->add_flag("--lt-gelu", o->lt_gelu,
+                "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "
+                "tanh-GELU kernels; unvalidated: whether cuBLASLt's GELU is GPT-2's tanh form has not been checked "
+                "on a GPU (test_lt_gelu_epilogue)");
   app->add_flag("--peer-torch", o->peer_torch,
                 "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
                 "train/<layout>/vs_torch_eager|compile and the loss against ours (cpu: torch on the CPU with the same "
