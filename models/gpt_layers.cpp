@@ -1,5 +1,7 @@
 #include "models/gpt_layers.hpp"
 
+#include <algorithm>
+
 namespace gcb::models {
 namespace {
 size_t sz(int v) { return static_cast<size_t>(v); }
@@ -94,22 +96,35 @@ void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_
   const HeadActs& h = acts_.head();
   const View last = layer_input(s, d.stage_layers);
   const int R = d.R, C = d.C, Vl = d.Vl;
-  // Forward: logits = lnf(last)·wteᵀ (tied), cross-entropy over the vocabulary shards.
   be_.layernorm_forward(h.lnf, h.lnf_mean, h.lnf_rstd, last, p.at(e.lnfw), p.at(e.lnfb), d.Rs, C);
   const View in = tp_.gather_rows(h.lnf_full, h.lnf);
-  be_.gemm({false, true, R, Vl, C, in, p.at(e.wte), h.logits, 0.0f, {}});
-  be_.cross_entropy_max(h.rowmax, h.logits, R, Vl, d.Vreal);
-  tp_.all_reduce({h.rowmax, DType::f32}, sz(R), ReduceOp::max);
-  be_.cross_entropy_sums(h.ce_stats, h.logits, h.rowmax, targets, d.v0, R, Vl, d.Vreal);
-  tp_.all_reduce({h.ce_stats, DType::f32}, 2 * sz(R), ReduceOp::sum);
-  // The losses, and the logits' gradient in their place (finish and backward in one op).
-  be_.cross_entropy_finish_backward(h.losses, h.logits, h.logits, h.rowmax, h.ce_stats, targets, d.v0, R, Vl, d.Vreal,
-                                    dloss);
-  be_.sum(loss_sum, {h.losses, DType::f32}, sz(R), accumulate);
-  // Backward: dL/d(last) into slot.dout.
   const View into = reduce_target(h.dlnf);
-  be_.gemm({false, false, R, C, Vl, h.logits, p.at(e.wte), into, 0.0f, {}});
-  be_.gemm({true, false, Vl, C, R, h.logits, in, g.at(e.wte), 1.0f, {}});
+  // Rows [r0, r0 + n) at a time (all R unless o.logit_rows chunks the head): logits = lnf·wteᵀ
+  // (tied), cross-entropy over the vocabulary shards (all-reduced row maxima, then {Σexp, target
+  // logit}: NVIDIA/Megatron-LM megatron/core/tensor_parallel/cross_entropy.py), the losses and the
+  // logits' gradient in their place (finish and backward in one op: karpathy/llm.c
+  // llmc/fused_classifier.cuh), then the chunk's input gradient and its share of wte's gradient,
+  // before the next chunk reuses the logits buffer — the row chunks of a fused linear +
+  // cross-entropy (linkedin/Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py). Rows
+  // are independent until wte's gradient, which sums them chunk by chunk.
+  for (int r0 = 0; r0 < R; r0 += d.Rh) {
+    const int n = std::min(d.Rh, R - r0);
+    const size_t o = sz(r0);
+    float* rowmax = h.rowmax + o;
+    float* stats = h.ce_stats + 2 * o;
+    const int32_t* tgt = targets + o;
+    be_.gemm({false, true, n, Vl, C, in.at(o * sz(C)), p.at(e.wte), h.logits, 0.0f, {}});
+    be_.cross_entropy_max(rowmax, h.logits, n, Vl, d.Vreal);
+    tp_.all_reduce({rowmax, DType::f32}, sz(n), ReduceOp::max);
+    be_.cross_entropy_sums(stats, h.logits, rowmax, tgt, d.v0, n, Vl, d.Vreal);
+    tp_.all_reduce({stats, DType::f32}, 2 * sz(n), ReduceOp::sum);
+    be_.cross_entropy_finish_backward(h.losses + o, h.logits, h.logits, rowmax, stats, tgt, d.v0, n, Vl, d.Vreal,
+                                      dloss);
+    be_.gemm({false, false, n, C, Vl, h.logits, p.at(e.wte), into.at(o * sz(C)), 0.0f, {}});
+    be_.gemm({true, false, Vl, C, n, h.logits, in.at(o * sz(C)), g.at(e.wte), 1.0f, {}});
+  }
+  be_.sum(loss_sum, {h.losses, DType::f32}, sz(R), accumulate);
+  // dL/d(last) into slot.dout.
   tp_.reduce_rows(h.dlnf, into);
   be_.fill(s.dout, sz(d.Rs) * sz(C), 0.0f);
   be_.layernorm_backward(s.dout, g.at(e.lnfw), g.at(e.lnfb), h.dlnf, last, p.at(e.lnfw), h.lnf_mean, h.lnf_rstd,

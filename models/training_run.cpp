@@ -210,6 +210,7 @@ void check_request(const TrainRequest& r) {
   if (r.peak_flops < 0 || std::isnan(r.peak_flops)) throw UsageError("--peak-flops must be > 0 (or 0: measure)");
   if (r.peak_size < 1) throw UsageError("--peak-size must be ≥ 1");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
+  if (r.base.logit_rows < 0) throw UsageError("--logit-chunk must be ≥ 0 rows");
   if (r.layouts.empty()) throw UsageError("no layout to run");
   if (!r.save.empty() && r.layouts.size() > 1) throw UsageError("--save writes one model: give one layout, not a sweep");
   if (!r.init_from.empty()) {

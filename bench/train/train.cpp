@@ -106,6 +106,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.seed = o.seed;
   r.base.data_seed = o.data_seed;
   r.base.recompute = parse_recompute(o.recompute);
+  r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
   r.base.data_file = o.data;
   r.base.adam.lr = 1e-3f;
@@ -247,6 +248,11 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")->capture_default_str();
   app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")->capture_default_str();
   app->add_option("--global-batch", o->global_batch, "Sequences per step (default: ranks × micro-batch)");
+  app->add_option("--logit-chunk", o->logit_rows,
+                  "Rows (tokens) of LM-head logits computed at a time: the head runs chunk by chunk and a rank holds "
+                  "ROWS·V/tp logits instead of micro-batch·T·V/tp (0: all at once)")
+      ->check(non_negative())
+      ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();
   app->add_option("--precision", o->precision,
