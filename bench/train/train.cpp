@@ -250,7 +250,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--global-batch", o->global_batch, "Sequences per step (default: ranks × micro-batch)");
   app->add_option("--logit-chunk", o->logit_rows,
                   "Rows (tokens) of LM-head logits computed at a time: the head runs chunk by chunk and a rank holds "
-                  "ROWS·V/tp logits instead of micro-batch·T·V/tp (0: all at once)")
+                  "ROWS·V/tp logits instead of micro-batch·T·V/tp (0: all at once, or with --backend cuda on a GPU "
+                  "too small for them the most rows that fit)")
       ->check(non_negative())
       ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
