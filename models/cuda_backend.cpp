@@ -109,8 +109,10 @@ void CudaBackend::sum(View out, View in, size_t n, bool accumulate) {
 }
 
 void CudaBackend::gemm(const GemmArgs& a) {
-  if (a.gelu != GemmGelu::none && !options_.lt_gelu) {
-    gemm_then_gelu(a);  // our tanh-GELU kernels after the GEMM
+  // Our tanh-GELU kernels after the GEMM unless --lt-gelu asked for cuBLASLt's epilogue, which
+  // needs N divisible by 8 (its aux leading dimension, lt_linear.hpp).
+  if (a.gelu != GemmGelu::none && (!options_.lt_gelu || a.N % 8 != 0)) {
+    gemm_then_gelu(a);
     return;
   }
   const SpanScope span(phase_timer(), "matmul");
