@@ -47,8 +47,14 @@ fail() {
 case "$mode" in
   unthrottled | throttled)
     [ "$mode" = throttled ] && "$cluster" --name "$name" throttle node4 2mbit
+    # Throttled, node4 also slows the links into it (its ACKs queue behind the throttle: 0.15-0.3
+    # against 2 GB/s here), so the twelve links are trimodal and the log MAD is ~1: node4's own
+    # links, 4000 times slower, sit only ~6 MAD below the median. The throttled run asks for 2 MAD;
+    # the 90 % shortfall still guards the healthy nodes.
+    mad=()
+    [ "$mode" = throttled ] && mad=(--mad-threshold 2)
     out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,pairs,coll --budget 0.5 \
-      --tolerance 0.9 --pair-size 256K --coll-size 256K --coll-iters 1 2>&1)
+      --tolerance 0.9 "${mad[@]}" --pair-size 256K --coll-size 256K --coll-iters 1 2>&1)
     code=$?
     printf '%s\n' "$out"
     if [ "$mode" = unthrottled ]; then
