@@ -97,6 +97,11 @@ void print_published(const std::vector<models::planner::PublishedCheck>& checks,
 std::vector<Result> verify_plan(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& fits,
                                 int n, int repeats, int steps, int warmup, double tolerance);
 
+// Which layouts the measurement cannot tell apart from the fastest: given each layout's step
+// times over the rounds, the indices whose range [min, max] overlaps that of the layout with the
+// lowest median (it included), in input order. One round each: only exact equals tie.
+std::vector<size_t> measured_ties(const std::vector<std::vector<double>>& rounds);
+
 void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 
 }  // namespace gcb::bench
