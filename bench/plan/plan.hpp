@@ -54,6 +54,7 @@ struct PlanCliOptions {
 struct RanksAtOnce {
   double seconds = 0;                         // median over samples of the slowest rank's s per call
   size_t samples = 0;
+  int batch = 1;                              // calls per sample (the harness's choice, or the options')
   std::vector<std::vector<double>> per_rank;  // per sample, each rank's s per call
   RankSkew skew;                              // how far the ranks drifted apart (rank_skew)
 };

@@ -202,6 +202,10 @@ PlanRequest plan_request(const PlanCliOptions& o) {
           "apart): contention ×{:.2f} ({:.1f} s)",
           p.rates.source, p.gemm_shape, 1e3 * p.gemm_alone_s, 1e3 * p.gemm_together_s,
           100 * p.gemm_together_skew.median_skew, p.rates.contention, p.seconds);
+      // Ranks sharing cores cannot compute faster than one alone: below 1, the host's other work
+      // reached the two measurements unequally. Kept as measured, and said.
+      if (p.rates.contention < 1.0)
+        r.shared.source += " — below 1: the host's other load distorted the probe (re-run on a quiet host)";
       if (triad && p.bandwidth > 0) {
         r.cluster.memory_bandwidth = p.bandwidth;
         r.cluster.memory_bandwidth_source =

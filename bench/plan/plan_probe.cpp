@@ -151,6 +151,7 @@ RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void
     if (r != 0) return;  // every rank holds the same samples; rank 0 reports them
     out.seconds = m.stats.median;
     out.samples = m.samples.size();
+    out.batch = m.batch;
     // The timer's per-rank record begins with the warm-up and calibration batches: keep the samples'.
     const auto& per = timer.per_rank();
     const size_t first = per.size() - std::min(per.size(), m.samples.size());
@@ -189,13 +190,21 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
   const auto gemm = [&](Gemm& g) {
     models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f);
   };
-  const double alone = concurrent_seconds(1, setup, gemm);
+  const auto gemm_call = [&](int r) -> std::function<void()> {
+    auto g = std::make_shared<Gemm>(setup(r));
+    return [g, &gemm] { gemm(*g); };
+  };
+  const RanksAtOnce one = time_ranks_at_once(1, gemm_call);
+  const double alone = one.seconds;
   double together = alone;
   if (ranks > 1) {
-    const RanksAtOnce all = time_ranks_at_once(ranks, [&](int r) -> std::function<void()> {
-      auto g = std::make_shared<Gemm>(setup(r));
-      return [g, &gemm] { gemm(*g); };
-    });
+    // The same calls per sample as alone: a sample's length decides how often another process's
+    // time slice lands in it, and the median's view of that must be the same on both sides of
+    // the ratio (with the harness choosing each batch, together's shorter samples mostly missed
+    // the slices that alone's longer ones caught: κ 0.3–0.6 under load).
+    HarnessOptions same = probe_harness_options();
+    same.batch = one.batch;
+    const RanksAtOnce all = time_ranks_at_once(ranks, gemm_call, same);
     together = all.seconds;
     out.gemm_together_skew = all.skew;
   }
