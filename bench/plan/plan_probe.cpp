@@ -11,7 +11,7 @@
 // Each figure is timed by the suite's one harness (core/harness.hpp) through the multi-rank timer
 // that `coll` and `p2p` use (collectives/rank_timer.hpp): one rank thread per rank of a
 // ThreadWorld, every sample started together behind a barrier, the sample's time the slowest
-// rank's (see time_ranks_at_once in plan.hpp for why), the figure the mean over samples.
+// rank's, the figure the median over samples (plan.hpp RanksAtOnce says why).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -124,7 +124,7 @@ HarnessOptions probe_harness_options() {
   h.min_samples = 5;
   h.max_samples = 50;
   h.min_time = 0.025;
-  h.max_time = 0.15;               // per figure: about 20 figures keep the probe near 2 s
+  h.max_time = 0.15;               // per figure: about 20 figures, 2–4 s on a quiet host
   h.noise = 0.02;
   return h;
 }
