@@ -286,7 +286,26 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
                                  "one process; use --backend mpi or nccl under mpirun/srun",
                                  launcher.source, launcher.size, o.backend));
-  ensure_mpi_initialized();
+  // Until every rank has joined (MPI_Init, then the exchange of rank records) no rank knows its
+  // peers' pids: a peer stopped or lost that early is reported as such, and the rank ends itself
+  // (MPI_Abort once MPI is up, _exit before; the launcher then ends the others).
+  if (launcher.launched) set_error_rank(launcher.rank);
+  const WatchdogArming watchdog(o.timeout, [](const WatchExpiry& e) {
+    const std::string line =
+        watchdog_message(e) + "; not every rank joined (one is stopped, gone or slow to start); ending every rank\n";
+    std::fflush(stdout);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, kExitFault);
+    _exit(kExitFault);
+  });
+  {
+    const WatchScope watch("MPI_Init");
+    ensure_mpi_initialized();
+  }
   int size = 1, rank = 0;
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -317,9 +336,9 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   }
   RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
                   data ? *data : host_comm, host_comm};
-  // A rank blocked in MPI longer than the timeout ends every rank, naming the ranks on this
-  // host that stopped or exited: MPI itself would wait forever for a stopped peer.
-  const WatchdogArming watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
+  // From here a rank blocked in MPI longer than the timeout ends every rank, naming the ranks on
+  // this host that stopped or exited: MPI itself would wait forever for a stopped peer.
+  arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
     const std::string line = watchdog_message(e) + "; " + describe_peers(all, rank) + "; ending every rank\n";
     std::fflush(stdout);
     std::fputs(line.c_str(), stderr);
