@@ -8,6 +8,7 @@
 #                   GB/s here): node4 SLOW on the pair and collective stages, nobody else named, exit 1
 #     slow-device   node4's rank limited to 1 % of one CPU (a cpu cgroup; skipped without a
 #                   writable one): node4 SLOW at the per-device stage, first in the ranking, exit 1
+#                   (scanned twice when the first scan names nobody: see below)
 #
 # Thresholds: this machine's cores are shared by all four nodes and by whatever else runs, which
 # spreads unthrottled pair bandwidth over a factor of ~4 and latency over ~10. The tests therefore
@@ -77,10 +78,17 @@ case "$mode" in
       exit 77
     fi
     [ "$status" -eq 0 ] || fail "could not slow node4 (exit $status)"
-    out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,device --budget 0.3 \
-      --tolerance 0.5 --mad-threshold 2 --device-size 16M --gemm-size 256 2>&1)
-    code=$?
-    printf '%s\n' "$out"
+    # One more scan when the first names nobody: with four peers, one healthy host slowed by the
+    # machine's other load (a build beside the test put one at a fifth of the others) widens the
+    # MAD past a 1 % host. A wrong culprit or a wrong exit code fails at once.
+    for attempt in 1 2; do
+      out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,device --budget 0.3 \
+        --tolerance 0.5 --mad-threshold 2 --device-size 16M --gemm-size 256 2>&1)
+      code=$?
+      printf '%s\n' "$out"
+      [ "$code" -eq 0 ] && [ "$attempt" -eq 1 ] && { echo "netns_scan: nobody named; scanning once more"; continue; }
+      break
+    done
     [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
     grep -Eq "^ +1\. SLOW +device +node4 host: " <<<"$out" || fail "node4 not the first culprit of the device stage"
     ;;
