@@ -8,6 +8,7 @@
 #include "bench/mem/mem.hpp"
 #include "bench/mem/mem_copy_rules.hpp"
 #include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "bench/common/waived_case.hpp"
 #include "core/buffer.hpp"
 #include "core/context.hpp"

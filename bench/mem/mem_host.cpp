@@ -11,6 +11,7 @@
 
 #include "bench/mem/mem.hpp"
 #include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
