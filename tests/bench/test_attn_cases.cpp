@@ -25,7 +25,7 @@ TEST(AttnOptions, RejectsBadValues) {
     return o;
   };
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.causal = "maybe"; })), UsageError);
-  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {"fp8_e4m3"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {DType::fp8_e4m3}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.passes = {}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.impls = {}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.seq = {0}; })), UsageError);
@@ -63,7 +63,7 @@ TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
   AttnOptions o;
   o.preset = "fa";
   o.impls = {AttnImpl::ours};
-  o.dtypes = {"bf16"};
+  o.dtypes = {DType::bf16};
   const AttnOptions fa = apply_preset(o, false);
   EXPECT_EQ(fa.passes, (std::vector<AttnPass>{AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd}));
   const auto problems = attn_problems(fa);

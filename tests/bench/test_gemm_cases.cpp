@@ -98,7 +98,7 @@ TEST(GemmDtypes, PerDevice) {
   GemmOptions o;
   EXPECT_EQ(gemm_dtypes_for(o, false), (std::vector<DType>{DType::f32, DType::f64}));
   EXPECT_EQ(gemm_dtypes_for(o, true).size(), 6u);
-  o.dtypes = {"bf16", "fp32", "fp64", "bf16"};
+  o.dtypes = {DType::bf16, DType::f32, DType::f64, DType::bf16};
   EXPECT_EQ(gemm_dtypes_for(o, false), (std::vector<DType>{DType::f32, DType::f64}));
   EXPECT_EQ(gemm_dtypes_for(o, true), (std::vector<DType>{DType::bf16, DType::f32}));
 }
@@ -106,9 +106,7 @@ TEST(GemmDtypes, PerDevice) {
 TEST(GemmOptionsValidate, RejectsBadValues) {
   GemmOptions o;
   EXPECT_NO_THROW(validate(o));
-  o.dtypes = {"int32"};
-  EXPECT_THROW(validate(o), UsageError);
-  o.dtypes = {"float7"};
+  o.dtypes = {DType::i32};
   EXPECT_THROW(validate(o), UsageError);
   o = {};
   o.tune_top_k = 0;

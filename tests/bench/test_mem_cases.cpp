@@ -87,7 +87,7 @@ TEST(MemHostCases, PeerRoundsInterleaveWithAlternatingOrder) {
   MemOptions o;
   o.groups = {"stream"};
   o.kernels = {kernels::StreamOp::copy};
-  o.dtypes = {"fp32"};
+  o.dtypes = {DType::f32};
   o.size = 4096;
   o.peer_rounds = 3;
   const CaseList cases = host_mem_cases(o, 1);
@@ -115,10 +115,12 @@ TEST(MemOptions, Validation) {
   MemOptions o;
   EXPECT_NO_THROW(validate(o));
   for (auto mutate : std::vector<std::function<void(MemOptions&)>>{
-           [](MemOptions& m) { m.groups = {"stream", "cache"}; }, [](MemOptions& m) { m.dtypes = {"fp16"}; },
-           [](MemOptions& m) { m.vector_bytes = {32}; }, [](MemOptions& m) { m.copy_factor = 1; },
-           [](MemOptions& m) { m.copy_min = 0; }, [](MemOptions& m) { m.size = 100; },
-           [](MemOptions& m) { m.latency_max = 1024; }}) {
+           [](MemOptions& m) {
+             m.groups = {"stream", "cache"};
+           },
+           [](MemOptions& m) { m.dtypes = {DType::f16}; }, [](MemOptions& m) { m.vector_bytes = {32}; },
+           [](MemOptions& m) { m.copy_factor = 1; }, [](MemOptions& m) { m.copy_min = 0; },
+           [](MemOptions& m) { m.size = 100; }, [](MemOptions& m) { m.latency_max = 1024; }}) {
     MemOptions bad;
     mutate(bad);
     EXPECT_THROW(validate(bad), UsageError);
