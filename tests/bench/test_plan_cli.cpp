@@ -81,6 +81,21 @@ TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   EXPECT_EQ(ranked, 10);  // --top 10
 }
 
+// --warmup-steps counts --verify's untimed training steps (train's name: --warmup is every other
+// family's count of untimed launches); the old spelling still sets it, hidden from --help, and
+// says it is deprecated.
+TEST(PlanCli, WarmupStepsIsTheFlagAndWarmupItsDeprecatedSpelling) {
+  const test::CliRun help = plan("--help");
+  EXPECT_TRUE(has(help.out, "--warmup-steps")) << help.out;
+  EXPECT_FALSE(has(help.out, "--warmup ")) << help.out;
+  const test::CliRun old = plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --warmup 2");
+  EXPECT_EQ(old.code, 0) << old.out;
+  EXPECT_TRUE(has(old.out, "plan: --warmup is deprecated, use --warmup-steps")) << old.out;
+  const test::CliRun now = plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --warmup-steps 2");
+  EXPECT_EQ(now.code, 0) << now.out;
+  EXPECT_FALSE(has(now.out, "deprecated")) << now.out;
+}
+
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
   // Narayanan et al. 2021 Table 1, GPT 145.6B: tp 8, pp 8, dp 24 on 1536 A100s, micro-batch 2,
   // interleaved with 2 model chunks, full recomputation.
@@ -127,7 +142,8 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
   const std::string json = temp("verify.json");
   const test::CliRun r = plan(
       "--model tiny --gpu cpu --gpus 2 --global-batch 4 --micro-batch 1,2 --recompute none,full --zero 0,2 --overlap off "
-      "--verify 4 --steps 1 --warmup 0 --verify-tolerance 0 --json " + json);
+      "--verify 4 --steps 1 --warmup-steps 0 --verify-tolerance 0 --json " +
+      json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "verify: 4 layouts")) << r.out;
   EXPECT_FALSE(has(r.out, "DIFFERENT")) << r.out;
