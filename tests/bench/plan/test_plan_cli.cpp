@@ -37,8 +37,8 @@ TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   EXPECT_LT(seconds, 30.0);
   EXPECT_TRUE(has(r.out, "cluster: 1024 × H100 SXM5 80GB, 128 nodes of 8")) << r.out;
   EXPECT_TRUE(has(r.out, "best: ")) << r.out;
-  EXPECT_TRUE(has(r.out, "out of memory: ")) << r.out;                      // the OOM candidates, by how much
-  EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;             // and the ones that cannot run
+  EXPECT_TRUE(has(r.out, "out of memory: ")) << r.out;          // the OOM candidates, by how much
+  EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;  // and the ones that cannot run
   EXPECT_TRUE(has(r.out, "pp 128 > 96 layers")) << r.out;
   EXPECT_TRUE(has(r.out, "not divisible by dp")) << r.out;
   // `gcbench report` gives the predictions a section of their own, a layout table.
@@ -111,8 +111,9 @@ TEST(PlanCli, LayoutPredictsOnePublishedRow) {
 TEST(PlanCli, TopologyGivesGpusPerNodeNvlinksAndNics) {
   // An 8 × H100 VM's NCCL topology: 18 NVLinks per GPU (× 25 GB/s = 450 GB/s bus bandwidth, an
   // 8-rank all-reduce's algorithm bandwidth 450 / (2·7/8) = 257.1 GB/s) and its NICs per GPU.
-  const test::CliRun r = plan("--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
-                              "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
+  const test::CliRun r = plan(
+      "--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
+      "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "cluster: 32 × H100 SXM5 80GB, 4 nodes of 8")) << r.out;
   EXPECT_TRUE(has(r.out, "β 257.1 GB/s (topology")) << r.out;
@@ -127,7 +128,8 @@ TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2-tp2", "≠"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute some", "expected none, selective or full"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
-      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1", "--verify runs layouts on this machine's CPU"},
+      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1",
+       "--verify runs layouts on this machine's CPU"},
   };
   for (const auto& [args, msg] : cases) {
     const test::CliRun r = plan(std::string(args) + " --quiet");
@@ -169,7 +171,8 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
 
 TEST(PlanCli, PublishedTableWithin15PercentPerRow) {
   const std::string json = temp("published.json");
-  const test::CliRun r = plan("--published tests/fixtures/planner/narayanan2021-table1.csv --gpu a100-sxm4-80gb --json " + json);
+  const test::CliRun r =
+      plan("--published tests/fixtures/planner/narayanan2021-table1.csv --gpu a100-sxm4-80gb --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "10 runs: mean |error|")) << r.out;
   const ResultDocument doc = load_document(json);

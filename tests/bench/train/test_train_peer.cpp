@@ -23,12 +23,13 @@ Result ours(std::vector<double> losses, double tokens_per_s = 1000.0) {
 }
 
 nlohmann::json peer(const nlohmann::json& eager, const nlohmann::json& compile) {
-  return {{"available", true}, {"torch", "2.x"}, {"impl", "plain"}, {"device", "cpu"}, {"threads", 2},
-          {"results", {eager, compile}}};
+  return {{"available", true}, {"torch", "2.x"}, {"impl", "plain"},
+          {"device", "cpu"},   {"threads", 2},   {"results", {eager, compile}}};
 }
 
 TEST(TrainPeer, RatioIsOursOverTorchAndLossesWithinToleranceAgree) {
-  const nlohmann::json eager = {{"mode", "eager"}, {"median_s", 0.5}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9000001}}};
+  const nlohmann::json eager = {
+      {"mode", "eager"}, {"median_s", 0.5}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9000001}}};
   const nlohmann::json compile = {{"mode", "compile"}, {"tokens_per_s", nullptr}, {"reason", "no C++ compiler"}};
   const std::vector<Result> rows =
       models::train_torch_ratios({ours({4.0, 3.9})}, peer(eager, compile), models::Precision::fp32);
