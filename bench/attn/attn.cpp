@@ -252,7 +252,9 @@ nlohmann::json attn_model(const AttnProblem& p) {
   namespace ka = kernels::attn;
   const double e = static_cast<double>(dtype_size(p.dtype));
   return {{"flops", attn_flops(p, false)},
-          {"flops_convention", "FlashAttention: fwd 4*b*h*s^2*d, /2 causal, bwd 2.5x fwd (kernels.md 1.1)"},
+          {"flops_convention",
+           "FlashAttention: fwd 4*b*h*s^2*d, /2 causal, bwd 2.5x fwd "
+           "(Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py)"},
           {"flops_exact", attn_flops(p, true)},
           {"bytes", attn_hbm_bytes(p)},
           {"bytes_fused_fwd", ka::fused_forward_bytes(p.shape, e)},
