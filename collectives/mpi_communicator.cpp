@@ -16,9 +16,14 @@ namespace gcb {
 
 namespace {
 
-int to_int(size_t n, const char* what) {
-  if (n > static_cast<size_t>(INT_MAX))
-    throw UsageError(fmt::format("{} of {} elements exceeds MPI's int count limit", what, n));
+[[noreturn, gnu::cold, gnu::noinline]] void count_too_large(size_t n, const char* what) {
+  throw UsageError(fmt::format("{} of {} elements exceeds MPI's int count limit", what, n));
+}
+
+// Inline: it is on the path of every call, the bare MPI call it is compared with has nothing like it.
+inline int to_int(size_t n, const char* what) {
+  if (n > static_cast<size_t>(INT_MAX)) [[unlikely]]
+    count_too_large(n, what);
   return static_cast<int>(n);
 }
 
@@ -94,20 +99,25 @@ MpiCommunicator::~MpiCommunicator() {
   if (owned_) MPI_Comm_free(&comm_);
 }
 
-MPI_Datatype MpiCommunicator::element_type(DType t) {
+// The fast paths below are inline: every library-order call passes through them, and the bare
+// MPI call it is compared with (bench/coll/coll_peers.cpp) takes a fraction of a microsecond.
+inline MPI_Datatype MpiCommunicator::element_type(DType t) {
   // A predefined type of the element's size: what a bare MPI program passes. A committed
   // contiguous type of N bytes moves the same data but is a derived type to the library, whose
   // handling is not free on calls that last a fraction of a microsecond.
   if (t == DType::f32) return MPI_FLOAT;
   if (t == DType::f64) return MPI_DOUBLE;
-  const size_t bytes = dtype_size(t);
-  switch (bytes) {
+  switch (dtype_size(t)) {
     case 1: return MPI_UINT8_T;
     case 2: return MPI_UINT16_T;
     case 4: return MPI_UINT32_T;
     case 8: return MPI_UINT64_T;
     default: break;
   }
+  return derived_type(dtype_size(t));
+}
+
+MPI_Datatype MpiCommunicator::derived_type(size_t bytes) {
   for (const auto& [b, type] : types_)
     if (b == bytes) return type;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -117,16 +127,19 @@ MPI_Datatype MpiCommunicator::element_type(DType t) {
   return type;
 }
 
-std::pair<MPI_Datatype, MPI_Op> MpiCommunicator::library_reduction(DType t, ReduceOp op) {
+inline std::pair<MPI_Datatype, MPI_Op> MpiCommunicator::library_reduction(DType t, ReduceOp op) {
   switch (t) {
     case DType::f64: return {MPI_DOUBLE, native_op(op)};
     case DType::f32: return {MPI_FLOAT, native_op(op)};
     case DType::i32: return {MPI_INT32_T, native_op(op)};
     case DType::i8: return {MPI_INT8_T, native_op(op)};
-    case DType::f16:
-    case DType::bf16: break;
-    default: throw UsageError(fmt::format("the MPI backend cannot reduce {}", dtype_name(t)));
+    default: return user_reduction(t, op);
   }
+}
+
+std::pair<MPI_Datatype, MPI_Op> MpiCommunicator::user_reduction(DType t, ReduceOp op) {
+  if (t != DType::f16 && t != DType::bf16)
+    throw UsageError(fmt::format("the MPI backend cannot reduce {}", dtype_name(t)));
   const ReduceOp combined = op == ReduceOp::avg ? ReduceOp::sum : op;
   const int key = static_cast<int>(t) * 16 + static_cast<int>(combined);
   for (const auto& [k, mpi_op] : user_ops_)
@@ -178,12 +191,13 @@ void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first
 
 void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI all_reduce");
-  if (order_ == ReductionOrder::library) {
-    const auto [type, mpi_op] = library_reduction(t, op);
-    MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, to_int(count, "all_reduce"), type, mpi_op, comm_));
-    finish_reduction(t, op, recv, count, size_);
-    return;
-  }
+  if (order_ != ReductionOrder::library) return ranked_all_reduce(send, recv, count, t, op);
+  const auto [type, mpi_op] = library_reduction(t, op);
+  MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, to_int(count, "all_reduce"), type, mpi_op, comm_));
+  if (op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+}
+
+void MpiCommunicator::ranked_all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   if (count * dtype_size(t) <= kSmallReductionBytes) {
     gather_reduce(send, count, 0, count, recv, t, op);
     return;
@@ -199,23 +213,24 @@ void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DTy
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI reduce_scatter");
-  const size_t total = count * static_cast<size_t>(size_);
-  if (order_ == ReductionOrder::library) {
-    const auto [type, mpi_op] = library_reduction(t, op);
-    const size_t bytes = count * dtype_size(t);
-    auto* mine = static_cast<std::byte*>(recv);
-    if (mine == at(send, static_cast<size_t>(rank_) * bytes)) {
-      // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result
-      // at the start of the buffer instead.
-      auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
-      MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
-      if (rank_ != 0 && bytes > 0) std::memmove(mine, whole, bytes);
-    } else {
-      MPI_CHECK(MPI_Reduce_scatter_block(send, recv, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
-    }
-    finish_reduction(t, op, recv, count, size_);
-    return;
+  if (order_ != ReductionOrder::library) return ranked_reduce_scatter(send, recv, count, t, op);
+  const auto [type, mpi_op] = library_reduction(t, op);
+  const size_t bytes = count * dtype_size(t);
+  auto* mine = static_cast<std::byte*>(recv);
+  if (mine == at(send, static_cast<size_t>(rank_) * bytes)) {
+    // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result
+    // at the start of the buffer instead.
+    auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
+    MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
+    if (rank_ != 0 && bytes > 0) std::memmove(mine, whole, bytes);
+  } else {
+    MPI_CHECK(MPI_Reduce_scatter_block(send, recv, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
   }
+  if (op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+}
+
+void MpiCommunicator::ranked_reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
+  const size_t total = count * static_cast<size_t>(size_);
   if (total * dtype_size(t) <= kSmallReductionBytes) {
     // In place (recv = send + rank·count) is safe: the gather has read send before we write.
     gather_reduce(send, total, static_cast<size_t>(rank_) * count, count, recv, t, op);
@@ -231,14 +246,15 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
 
 void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
   const WatchScope watch("MPI reduce");
-  if (order_ == ReductionOrder::library) {
-    const auto [type, mpi_op] = library_reduction(t, op);
-    const bool is_root = rank_ == root;
-    MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr,
-                         to_int(count, "reduce"), type, mpi_op, root, comm_));
-    if (is_root) finish_reduction(t, op, recv, count, size_);
-    return;
-  }
+  if (order_ != ReductionOrder::library) return ranked_reduce(send, recv, count, t, op, root);
+  const auto [type, mpi_op] = library_reduction(t, op);
+  const bool is_root = rank_ == root;
+  MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr,
+                       to_int(count, "reduce"), type, mpi_op, root, comm_));
+  if (is_root && op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+}
+
+void MpiCommunicator::ranked_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
   if (count * dtype_size(t) <= kSmallReductionBytes) {
     gather_reduce(send, count, 0, count, recv, t, op, root);
     return;

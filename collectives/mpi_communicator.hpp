@@ -64,12 +64,19 @@ class MpiCommunicator final : public Communicator {
   ThreadSupport thread_support() const override;
 
  private:
-  // Bytes of one element as a committed MPI datatype (counts stay in elements).
+  // One element as an MPI datatype (counts stay in elements): a predefined type of its size, or
+  // derived_type(), a committed contiguous type made once per size.
   MPI_Datatype element_type(DType t);
+  MPI_Datatype derived_type(size_t bytes);
   // The MPI datatype and op a library-order reduction uses: MPI's own for fp64/fp32/int32/int8,
   // a 2-byte type and a user-defined op (reduce_into) for fp16/bf16; avg is sum, then
   // finish_reduction() on the result.
   std::pair<MPI_Datatype, MPI_Op> library_reduction(DType t, ReduceOp op);
+  std::pair<MPI_Datatype, MPI_Op> user_reduction(DType t, ReduceOp op);  // fp16/bf16 (op made once)
+  // The rank-ordered reductions, apart from the library-order calls so that those stay small.
+  void ranked_all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op);
+  void ranked_reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op);
+  void ranked_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root);
   // Reduces block `rank_` (`mine` elements) of every rank's `send` in rank order into `out`; the
   // blocks of `send` are given by counts/displs (elements). One MPI_Alltoallv moves the data.
   void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,

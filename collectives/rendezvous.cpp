@@ -15,6 +15,13 @@ int usable_cpus() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
+int nth_cpu(const cpu_set_t& set, int n) {
+  if (n < 0) return -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set) && n-- == 0) return cpu;
+  return -1;
+}
+
 Rendezvous::Rendezvous(int parties, bool spin)
     : parties_(parties), slots_(std::make_unique<PartySlot[]>(static_cast<size_t>(parties))), waiter_(spin) {}
 

@@ -9,6 +9,8 @@
 // for a shared-memory multiprocessor", SOSP 1991).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -33,6 +35,8 @@ inline void cpu_relax() {
 
 // CPUs this process may run on (sched_getaffinity), at least 1.
 int usable_cpus();
+// The n-th CPU (from 0, in CPU order) of `set`, or -1 when it has no more than n.
+int nth_cpu(const cpu_set_t& set, int n);
 
 // Waits for a condition that another thread makes true: spin, then yield, then sleep (see the
 // file comment). Whoever makes a condition true calls notify(); it costs one atomic load unless

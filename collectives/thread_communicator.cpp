@@ -4,6 +4,8 @@
 // messages. All waits poll a shared abort flag.
 #include "collectives/thread_communicator.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -491,11 +493,35 @@ void wait_or_end_process(const ThreadWorld& world, std::mutex& mu, std::conditio
   }
 }
 
+// Pins the calling thread to the rank-th CPU of `allowed`: that CPU, or -1 when there is none or
+// pinning failed.
+int pin_to_own_cpu(const cpu_set_t& allowed, int rank) {
+  const int cpu = detail::nth_cpu(allowed, rank);
+  if (cpu < 0) return -1;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0 ? cpu : -1;
+}
+
 }  // namespace
 
-void spread_rank_threads(Communicator& host_comm) {
-  if (host_comm.size() < 2 || host_comm.size() > detail::usable_cpus()) return;
-  for (int i = 0; i < 1000; ++i) host_comm.barrier();
+int spread_rank_threads(Communicator& host_comm) {
+  if (host_comm.size() < 2 || host_comm.size() > detail::usable_cpus()) return -1;
+  // Waiting for the scheduler was not enough: on a busy machine a fresh world's two rank threads
+  // still shared one CPU after 1000 barriers in most worlds (every op then took the 50 µs spin
+  // and a yield). Pinning moves a thread at once; giving the mask back leaves it there (spinning
+  // threads on separate CPUs are balanced), and the thread, and any thread it starts (OpenMP,
+  // BLAS), keeps the process's freedom.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int cpu = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) == 0
+                      ? pin_to_own_cpu(allowed, host_comm.rank())
+                      : -1;
+  // Every rank has moved before any lets go, and the rendezvous is warm before anything is timed.
+  for (int i = 0; i < 100; ++i) host_comm.barrier();
+  if (cpu >= 0) pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+  return cpu;
 }
 
 void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where) {

@@ -179,7 +179,7 @@ void CollCase::launch() {
   const int rank = ctx_.rank, size = ctx_.size, root = spec_.root;
   std::byte* s = send_ptr();
   std::byte* r = recv_ptr();
-  const size_t block = n * elem();
+  // Nothing here that the bare call has not: this runs once per timed op.
   switch (spec_.op) {
     case CollOp::all_reduce: return c.all_reduce(s, r, n, t, spec_.redop);
     case CollOp::all_gather: return c.all_gather(s, r, n, t);
@@ -193,20 +193,24 @@ void CollCase::launch() {
       c.recv(r, n, t, (rank - 1 + size) % size);
       c.group_end();
       return;
-    case CollOp::gather:  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
+    case CollOp::gather: {  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
+      const size_t block = n * elem();
       c.group_start();
       c.send(s, n, t, root);
       if (rank == root)
         for (int q = 0; q < size; ++q) c.recv(r + static_cast<size_t>(q) * block, n, t, q);
       c.group_end();
       return;
-    case CollOp::scatter:
+    }
+    case CollOp::scatter: {
+      const size_t block = n * elem();
       c.group_start();
       if (rank == root)
         for (int q = 0; q < size; ++q) c.send(s + static_cast<size_t>(q) * block, n, t, q);
       c.recv(r, n, t, root);
       c.group_end();
       return;
+    }
   }
 }
 

@@ -48,11 +48,13 @@ class CollCase {
   // bit for bit. Returns the number of wrong elements on this rank. `corrupt_index` ≥ 0 flips
   // that output element before comparing (test hook).
   uint64_t check(long long corrupt_index = -1);
+  // The buffers launch() passes (in place: views into the send buffer), for a peer that times
+  // the bare library call on the same memory (bench/coll/coll_peers.cpp).
+  std::byte* send_ptr();
+  std::byte* recv_ptr();
 
  private:
   size_t elem() const;
-  std::byte* send_ptr();
-  std::byte* recv_ptr();
   size_t output_count() const;  // elements this rank checks (0: nothing defined here)
   // This rank's reference output: a view into a reference the process's rank threads share
   // (reductions, gathers, broadcast) or one built for this rank alone; `owner` keeps it alive.

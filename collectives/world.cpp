@@ -263,9 +263,13 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
     const auto all = gather_records(host_comm, rec);
     check_arguments(all);
     if (nccl) check_gpus(all);
+    // One GPU per rank thread (the local rank's, gpu_choice.hpp): the thread binds it and joins
+    // with ncclCommInitRank and the one id made above — NCCL user guide, "Examples: One Device per
+    // Process or Thread" and "Creating a Communicator" (ncclCommInitAll would make every rank's
+    // communicator on one thread; "Thread Safety" wants one communicator per thread anyway).
     std::unique_ptr<Communicator> data;
-    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, r, o.timeout);
-    RankContext ctx{r, n, r, n, 1, nccl ? r : -1, host, false, data ? *data : host_comm, host_comm};
+    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, rec.device, o.timeout);
+    RankContext ctx{r, n, r, n, 1, nccl ? rec.device : -1, host, false, data ? *data : host_comm, host_comm};
     spread_rank_threads(host_comm);
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
@@ -286,7 +290,26 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
                                  "one process; use --backend mpi or nccl under mpirun/srun",
                                  launcher.source, launcher.size, o.backend));
-  ensure_mpi_initialized();
+  // Until every rank has joined (MPI_Init, then the exchange of rank records) no rank knows its
+  // peers' pids: a peer stopped or lost that early is reported as such, and the rank ends itself
+  // (MPI_Abort once MPI is up, _exit before; the launcher then ends the others).
+  if (launcher.launched) set_error_rank(launcher.rank);
+  const WatchdogArming watchdog(o.timeout, [](const WatchExpiry& e) {
+    const std::string line =
+        watchdog_message(e) + "; not every rank joined (one is stopped, gone or slow to start); ending every rank\n";
+    std::fflush(stdout);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, kExitFault);
+    _exit(kExitFault);
+  });
+  {
+    const WatchScope watch("MPI_Init");
+    ensure_mpi_initialized();
+  }
   int size = 1, rank = 0;
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -317,9 +340,9 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   }
   RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
                   data ? *data : host_comm, host_comm};
-  // A rank blocked in MPI longer than the timeout ends every rank, naming the ranks on this
-  // host that stopped or exited: MPI itself would wait forever for a stopped peer.
-  const WatchdogArming watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
+  // From here a rank blocked in MPI longer than the timeout ends every rank, naming the ranks on
+  // this host that stopped or exited: MPI itself would wait forever for a stopped peer.
+  arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
     const std::string line = watchdog_message(e) + "; " + describe_peers(all, rank) + "; ending every rank\n";
     std::fflush(stdout);
     std::fputs(line.c_str(), stderr);

@@ -71,7 +71,7 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
     h.lnf_mean = floats(Rs);
     h.lnf_rstd = floats(Rs);
     h.lnf_full = s.sp ? tensor(R * C) : h.lnf;
-    h.logits = tensor(R * sz(s.Vl));
+    h.logits = tensor(sz(s.Rh) * sz(s.Vl));  // one chunk of rows (gpt_layers.hpp head())
     h.losses = floats(R);
     h.rowmax = floats(R);
     h.ce_stats = floats(2 * R);

@@ -14,6 +14,23 @@ void Backend::cross_entropy_finish_backward(float* losses, View dlogits, View lo
   cross_entropy_backward(dlogits, dlogits, targets, v0, rows, V, dloss);
 }
 
+void Backend::gemm_then_gelu(const GemmArgs& a) {
+  GCB_CHECK(a.gelu_aux && a.beta == 0.0f, "a GEMM with a GELU needs gelu_aux and beta = 0");
+  const size_t n = static_cast<size_t>(a.M) * static_cast<size_t>(a.N);
+  GemmArgs product = a;
+  product.gelu = GemmGelu::none;
+  product.gelu_aux = {};
+  if (a.gelu == GemmGelu::forward) {
+    product.C = a.gelu_aux;
+    gemm(product);
+    gelu_forward(a.C, a.gelu_aux, n);
+  } else {
+    GCB_CHECK(!a.bias, "a GELU backward GEMM has no bias");
+    gemm(product);
+    gelu_backward(a.C, a.gelu_aux, a.C, n);
+  }
+}
+
 std::string_view mem_category_name(MemCategory c) {
   switch (c) {
     case MemCategory::params: return "params";

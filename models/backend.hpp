@@ -108,9 +108,17 @@ class Buffer {
   MemCategory cat_ = MemCategory::workspace;
 };
 
+// A GELU (tanh form, GPT-2) on a matrix product, which a backend may fuse into its GEMM's
+// epilogue (cuBLASLt's GELU_AUX / DGELU, llm.c's fused MLP):
+//   forward:  gelu_aux = product (+ bias), C = gelu(gelu_aux)
+//   backward: C = gelu'(gelu_aux) · product, gelu_aux the forward's GELU input
+// Both with beta = 0. Unfused (Backend::gemm_then_gelu), it is the GEMM then gelu_forward /
+// gelu_backward, exactly the ops and roundings of the CPU oracle.
+enum class GemmGelu : uint8_t { none, forward, backward };
+
 // Matrix product C[M,N] = op(A)[M,K] · op(B)[K,N] + beta·C (+ bias[N] broadcast over rows),
 // row-major, accumulated in fp32. op(A) = Aᵀ when trans_a (A stored [K,M]); op(B) = Bᵀ when
-// trans_b (B stored [N,K]).
+// trans_b (B stored [N,K]). Optionally a GELU on the product (GemmGelu).
 struct GemmArgs {
   bool trans_a = false;
   bool trans_b = false;
@@ -118,6 +126,8 @@ struct GemmArgs {
   View A, B, C;
   float beta = 0.0f;  // 1 accumulates into C (gradient accumulation)
   View bias{};        // optional
+  GemmGelu gelu = GemmGelu::none;
+  View gelu_aux{};  // [M,N], C's type: the GELU input (written by forward, read by backward)
 };
 
 struct AdamWArgs {
@@ -241,6 +251,9 @@ class Backend {
   virtual BackendNotes notes() const { return {}; }
 
  protected:
+  // A GemmArgs with a GELU as two ops: gemm (into gelu_aux for forward) and gelu_forward /
+  // gelu_backward. What gemm does on a backend that does not fuse the GELU.
+  void gemm_then_gelu(const GemmArgs& a);
   // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
   // stream-ordered on a device backend (cudaMallocAsync/cudaFreeAsync on the compute stream), so
   // ZeRO-3 may free a gathered unit right after enqueuing the last op that reads it.

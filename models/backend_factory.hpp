@@ -18,6 +18,7 @@ namespace gcb::models {
 struct BackendSpec {
   int device = -1;            // the rank's GPU (the World's RankContext::device); -1 on host-only launches
   std::string attn = "auto";  // CUDA attention: auto | ours | cudnn (attention_choice.hpp)
+  bool lt_gelu = false;       // CUDA: the MLP's GELU in cuBLASLt's epilogue (cuda_backend.hpp)
 };
 
 struct ComputeBackend {

@@ -107,6 +107,10 @@ void CpuBackend::sum(View out, View in, size_t n, bool accumulate) {
 }
 
 void CpuBackend::gemm(const GemmArgs& a) {
+  if (a.gelu != GemmGelu::none) {
+    gemm_then_gelu(a);
+    return;
+  }
   const SpanScope span(phase_timer(), "matmul");
   const size_t mk = at(a.M, a.K), kn = at(a.K, a.N), mn = at(a.M, a.N);
   const Fp32Input A(a.A, mk), B(a.B, kn), bias(a.bias, static_cast<size_t>(a.N));

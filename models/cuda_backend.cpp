@@ -65,7 +65,9 @@ CudaBackend::~CudaBackend() {
 BackendNotes CudaBackend::notes() const {
   BackendNotes n;
   n.text.emplace_back("device", fmt::format("cuda:{} {}", options_.device, device_name_));
-  n.text.emplace_back("gemm", fmt::format("{} (LtLinear: heuristic #0, fp32 accumulation, bias epilogue)", kernels::cublaslt_version()));
+  n.text.emplace_back(
+      "gemm", fmt::format("{} (LtLinear: heuristic #0, fp32 accumulation, bias epilogue{})",
+                          kernels::cublaslt_version(), options_.lt_gelu ? ", GELU epilogues (unvalidated)" : ""));
   n.text.emplace_back("attn_asked", std::string(attention_impl_name(options_.attn)));
   n.text.emplace_back("attention", attn_note_.empty() ? "not run" : attn_note_);
   const PoolCounters p = ops().pool();
@@ -107,6 +109,12 @@ void CudaBackend::sum(View out, View in, size_t n, bool accumulate) {
 }
 
 void CudaBackend::gemm(const GemmArgs& a) {
+  // Our tanh-GELU kernels after the GEMM unless --lt-gelu asked for cuBLASLt's epilogue, which
+  // needs N divisible by 8 (its aux leading dimension, lt_linear.hpp).
+  if (a.gelu != GemmGelu::none && (!options_.lt_gelu || a.N % 8 != 0)) {
+    gemm_then_gelu(a);
+    return;
+  }
   const SpanScope span(phase_timer(), "matmul");
   GCB_CHECK(a.beta == 0.0f || a.beta == 1.0f, "CudaBackend::gemm: beta is 0 or 1");
   kernels::LinearGemm g;
@@ -118,7 +126,11 @@ void CudaBackend::gemm(const GemmArgs& a) {
   g.type = same_type("gemm", {a.A, a.B, a.C, a.bias});
   g.bias = static_cast<bool>(a.bias);
   g.accumulate = a.beta != 0.0f;
-  linear_->run(g, a.A.data, a.B.data, a.C.data, a.bias.data, compute_stream());
+  g.gelu = a.gelu == GemmGelu::forward    ? kernels::LinearGelu::forward
+           : a.gelu == GemmGelu::backward ? kernels::LinearGelu::backward
+                                          : kernels::LinearGelu::none;
+  if (a.gelu != GemmGelu::none) same_type("gemm", {a.C, a.gelu_aux});
+  linear_->run(g, a.A.data, a.B.data, a.C.data, a.bias.data, a.gelu_aux.data, compute_stream());
 }
 
 void CudaBackend::bias_backward(View dbias, View dout, int M, int N) {

@@ -2,7 +2,8 @@
 // (tests/models/test_cuda_backend.cpp, label gpu). Parameters, gradients and activations in bf16
 // (or fp32 with --precision fp32), fp32 master weights and Adam moments, as the engine's precision
 // policy allocates them; every op runs on one compute stream:
-//   gemm            cuBLASLt (kernels/gemm/lt_linear.hpp), fp32 accumulation, bias epilogue
+//   gemm            cuBLASLt (kernels/gemm/lt_linear.hpp), fp32 accumulation, bias epilogue; the
+//                   MLP's GELU in its epilogue only with lt_gelu (unvalidated, off by default)
 //   attention       our flash kernels or cuDNN SDPA on the head-major layout (--attn, default:
 //                   the faster measured on this GPU), or the exact fp32 row kernel (attention_choice.hpp)
 //   everything else kernels/train (LayerNorm, GELU, cross-entropy with the online max/sum pass,
@@ -36,6 +37,10 @@ namespace gcb::models {
 struct CudaBackendOptions {
   int device = 0;
   AttentionImpl attn = AttentionImpl::automatic;
+  // The MLP's GELU in cuBLASLt's epilogue (GemmGelu; kernels/gemm/lt_linear.hpp LinearGelu)
+  // instead of our tanh-GELU kernels. Off: whether cuBLASLt computes the tanh form has not been
+  // checked on a GPU (test_lt_gelu_epilogue).
+  bool lt_gelu = false;
 };
 
 namespace detail {

@@ -17,7 +17,7 @@ cudaEvent_t ev(DeviceEvent e) { return static_cast<cudaEvent_t>(e); }
 class CudaDeviceOps final : public DeviceOps {
  public:
   explicit CudaDeviceOps(int device) : device_(device) {
-    CUDA_CHECK(cudaSetDevice(device));
+    bind_thread();
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
@@ -33,6 +33,7 @@ class CudaDeviceOps final : public DeviceOps {
     cudaMemPoolDestroy(pool_);
   }
   int device() const override { return device_; }
+  void bind_thread() override { CUDA_CHECK(cudaSetDevice(device_)); }
   DeviceStream stream() const { return stream_; }
 
   void* alloc_async(size_t bytes, DeviceStream s) override {

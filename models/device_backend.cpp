@@ -6,9 +6,19 @@
 #include "collectives/communicator.hpp"
 
 namespace gcb::models {
+namespace {
+// The constructing thread becomes the device's thread before the first event is created.
+DeviceOps& bound_to_this_thread(DeviceOps& ops) {
+  ops.bind_thread();
+  return ops;
+}
+}  // namespace
 
 DeviceBackend::DeviceBackend(DeviceOps& ops, DeviceStream compute)
-    : ops_(ops), compute_(compute), compute_done_(ops.create_event(false)), timeline_(ops, compute) {}
+    : ops_(bound_to_this_thread(ops)),
+      compute_(compute),
+      compute_done_(ops.create_event(false)),
+      timeline_(ops, compute) {}
 
 DeviceBackend::~DeviceBackend() {
   ops_.synchronize(compute_);

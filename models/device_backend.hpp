@@ -24,7 +24,8 @@ namespace gcb::models {
 
 class DeviceBackend : public Backend {
  public:
-  // `ops` outlives the backend; every op of the subclass runs on `compute`.
+  // `ops` outlives the backend; every op of the subclass runs on `compute`. Binds the calling
+  // thread to ops.device() (DeviceOps::bind_thread): only this thread may use the backend.
   DeviceBackend(DeviceOps& ops, DeviceStream compute);
   ~DeviceBackend() override;
   DeviceBackend(const DeviceBackend&) = delete;

@@ -23,6 +23,11 @@ class DeviceOps {
  public:
   virtual ~DeviceOps() = default;
   virtual int device() const = 0;
+  // Makes this device the calling thread's current one (cudaSetDevice). CUDA keeps the current
+  // device per host thread, so when one process drives every GPU of a node as rank threads each
+  // thread binds its own device before it creates or enqueues anything there; DeviceBackend's
+  // constructor does, and the backend is then used only by the thread that made it.
+  virtual void bind_thread() = 0;
   // cudaMallocFromPoolAsync / cudaFreeAsync / cudaMemsetAsync(0) on `s`.
   virtual void* alloc_async(size_t bytes, DeviceStream s) = 0;
   virtual void free_async(void* p, DeviceStream s) = 0;

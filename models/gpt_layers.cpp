@@ -1,5 +1,7 @@
 #include "models/gpt_layers.hpp"
 
+#include <algorithm>
+
 namespace gcb::models {
 namespace {
 size_t sz(int v) { return static_cast<size_t>(v); }
@@ -39,8 +41,7 @@ void GptLayers::layer_forward(Slot& s, int l, View p) {
   // MLP: res3 = res2 + fcproj(gelu(fc(ln2(res2)))).
   be_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, p.at(u.ln2w), p.at(u.ln2b), d.Rs, C);
   const View in2 = tp_.gather_rows(k.ln2_full, a.ln2);
-  be_.gemm({false, true, R, 4 * Cl, C, in2, p.at(u.fcw), a.fch, 0.0f, p.at(u.fcb)});
-  be_.gelu_forward(a.fch_gelu, a.fch, sz(R) * 4 * sz(Cl));
+  be_.gemm({false, true, R, 4 * Cl, C, in2, p.at(u.fcw), a.fch_gelu, 0.0f, p.at(u.fcb), GemmGelu::forward, a.fch});
   into = reduce_target(a.res3);
   be_.gemm({false, true, R, C, 4 * Cl, a.fch_gelu, p.at(u.fcprojw), into, 0.0f,
             bias_once ? bias_once.at(u.fcprojb) : View{}});
@@ -62,11 +63,10 @@ void GptLayers::layer_backward(Slot& s, int l, View p, View g) {
   if (recompute_ == Recompute::selective) be_.attention_forward(a.atty, a.lse, a.qkv, d.B, d.T, Cl, d.heads);
   // MLP.
   View dr = tp_.gather_rows(k.gathered, dres);
-  be_.gemm({false, false, R, 4 * Cl, C, dr, p.at(u.fcprojw), k.d4C, 0.0f, {}});
+  be_.gemm({false, false, R, 4 * Cl, C, dr, p.at(u.fcprojw), k.d4C, 0.0f, {}, GemmGelu::backward, a.fch});
   const View in2 = tp_.gather_rows(k.ln2_full, a.ln2);  // SP: gathered again, not kept
   be_.gemm({true, false, C, 4 * Cl, R, dr, a.fch_gelu, g.at(u.fcprojw), 1.0f, {}});
   be_.bias_backward(g.at(u.fcprojb), dres, d.Rs, C);
-  be_.gelu_backward(k.d4C, a.fch, k.d4C, sz(R) * 4 * sz(Cl));
   View into = reduce_target(k.dC);
   be_.gemm({false, false, R, C, 4 * Cl, k.d4C, p.at(u.fcw), into, 0.0f, {}});
   be_.gemm({true, false, 4 * Cl, C, R, k.d4C, in2, g.at(u.fcw), 1.0f, {}});
@@ -96,22 +96,35 @@ void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_
   const HeadActs& h = acts_.head();
   const View last = layer_input(s, d.stage_layers);
   const int R = d.R, C = d.C, Vl = d.Vl;
-  // Forward: logits = lnf(last)·wteᵀ (tied), cross-entropy over the vocabulary shards.
   be_.layernorm_forward(h.lnf, h.lnf_mean, h.lnf_rstd, last, p.at(e.lnfw), p.at(e.lnfb), d.Rs, C);
   const View in = tp_.gather_rows(h.lnf_full, h.lnf);
-  be_.gemm({false, true, R, Vl, C, in, p.at(e.wte), h.logits, 0.0f, {}});
-  be_.cross_entropy_max(h.rowmax, h.logits, R, Vl, d.Vreal);
-  tp_.all_reduce({h.rowmax, DType::f32}, sz(R), ReduceOp::max);
-  be_.cross_entropy_sums(h.ce_stats, h.logits, h.rowmax, targets, d.v0, R, Vl, d.Vreal);
-  tp_.all_reduce({h.ce_stats, DType::f32}, 2 * sz(R), ReduceOp::sum);
-  // The losses, and the logits' gradient in their place (finish and backward in one op).
-  be_.cross_entropy_finish_backward(h.losses, h.logits, h.logits, h.rowmax, h.ce_stats, targets, d.v0, R, Vl, d.Vreal,
-                                    dloss);
-  be_.sum(loss_sum, {h.losses, DType::f32}, sz(R), accumulate);
-  // Backward: dL/d(last) into slot.dout.
   const View into = reduce_target(h.dlnf);
-  be_.gemm({false, false, R, C, Vl, h.logits, p.at(e.wte), into, 0.0f, {}});
-  be_.gemm({true, false, Vl, C, R, h.logits, in, g.at(e.wte), 1.0f, {}});
+  // Rows [r0, r0 + n) at a time (all R unless o.logit_rows chunks the head): logits = lnf·wteᵀ
+  // (tied), cross-entropy over the vocabulary shards (all-reduced row maxima, then {Σexp, target
+  // logit}: NVIDIA/Megatron-LM megatron/core/tensor_parallel/cross_entropy.py), the losses and the
+  // logits' gradient in their place (finish and backward in one op: karpathy/llm.c
+  // llmc/fused_classifier.cuh), then the chunk's input gradient and its share of wte's gradient,
+  // before the next chunk reuses the logits buffer — the row chunks of a fused linear +
+  // cross-entropy (linkedin/Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py). Rows
+  // are independent until wte's gradient, which sums them chunk by chunk.
+  for (int r0 = 0; r0 < R; r0 += d.Rh) {
+    const int n = std::min(d.Rh, R - r0);
+    const size_t o = sz(r0);
+    float* rowmax = h.rowmax + o;
+    float* stats = h.ce_stats + 2 * o;
+    const int32_t* tgt = targets + o;
+    be_.gemm({false, true, n, Vl, C, in.at(o * sz(C)), p.at(e.wte), h.logits, 0.0f, {}});
+    be_.cross_entropy_max(rowmax, h.logits, n, Vl, d.Vreal);
+    tp_.all_reduce({rowmax, DType::f32}, sz(n), ReduceOp::max);
+    be_.cross_entropy_sums(stats, h.logits, rowmax, tgt, d.v0, n, Vl, d.Vreal);
+    tp_.all_reduce({stats, DType::f32}, 2 * sz(n), ReduceOp::sum);
+    be_.cross_entropy_finish_backward(h.losses + o, h.logits, h.logits, rowmax, stats, tgt, d.v0, n, Vl, d.Vreal,
+                                      dloss);
+    be_.gemm({false, false, n, C, Vl, h.logits, p.at(e.wte), into.at(o * sz(C)), 0.0f, {}});
+    be_.gemm({true, false, Vl, C, n, h.logits, in.at(o * sz(C)), g.at(e.wte), 1.0f, {}});
+  }
+  be_.sum(loss_sum, {h.losses, DType::f32}, sz(R), accumulate);
+  // dL/d(last) into slot.dout.
   tp_.reduce_rows(h.dlnf, into);
   be_.fill(s.dout, sz(d.Rs) * sz(C), 0.0f);
   be_.layernorm_backward(s.dout, g.at(e.lnfw), g.at(e.lnfb), h.dlnf, last, p.at(e.lnfw), h.lnf_mean, h.lnf_rstd,

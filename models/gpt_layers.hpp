@@ -43,7 +43,9 @@ class GptLayers {
   // Last stage, forward and backward at once: the micro-batch's per-token losses summed into
   // loss_sum[0] (fp64; accumulate = not the first micro-batch), dL/d(stage output) into
   // slot.dout, the head's weight gradients into `grads`. dloss scales the loss gradient
-  // (1 / tokens in the global batch, so gradients are global means).
+  // (1 / tokens in the global batch, so gradients are global means). The logits exist for
+  // shape.Rh rows at a time (TrainOptions::logit_rows; all rows by default): each chunk goes
+  // from logits to its input gradient before the next, so a rank never holds B·T·V/t of them.
   void head(Slot& s, const int32_t* targets, View params, View grads, View loss_sum, bool accumulate,
             float dloss);
   // First stage: wte and wpe gradients from slot.dout (the gradient w.r.t. the embedding output).

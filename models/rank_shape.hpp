@@ -16,6 +16,7 @@ struct RankShape {
   int Cl = 1, heads = 1, Vl = 1, v0 = 0;  // C/t, NH/t, V_p/t, first vocabulary row of this rank
   int Vreal = 1;                          // rows of the shard below V (the rest is padding)
   int R = 1, Rs = 1;                      // rows; rows of the LayerNorm/residual regions
+  int Rh = 1;                             // rows of the LM head's logits held at a time (≤ R)
   bool sp = false;                        // sequence parallelism active (tp > 1)
   int stage_layers = 0;
   bool first = true, last = true;         // first / last pipeline stage
@@ -34,6 +35,7 @@ struct RankShape {
         Vreal(std::clamp(o.model.vocab - v0, 0, Vl)),
         R(o.micro_batch * o.model.seq),
         Rs(o.sp && lay.tp > 1 ? R / lay.tp : R),
+        Rh(o.logit_rows > 0 ? std::min(o.logit_rows, R) : R),
         sp(o.sp && lay.tp > 1),
         stage_layers(layers),
         first(pp_rank == 0),

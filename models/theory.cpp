@@ -74,9 +74,10 @@ size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int st
   // tp > 1); under SP the gathered gradient and the two re-gathered LayerNorm outputs (3·R·C).
   shared += A * (Rs * C + 8 * R * Cl + (s.tp > 1 ? R * C : 0) + (s.sp ? 3 * R * C : 0));
   if (s.last) {
-    // Head: lnf and dlnf (Rs·C each), the gathered lnf (SP), logits R·V/t (probabilities and their
-    // gradient in place); lnf statistics (2·Rs), losses, row maxima, {Σexp, target logit} (4·R).
-    shared += A * (2 * Rs * C + (s.sp ? R * C : 0) + R * zu(s.Vl)) + F * (2 * Rs + 4 * R);
+    // Head: lnf and dlnf (Rs·C each), the gathered lnf (SP), logits Rh·V/t (Rh = R unless the head
+    // is chunked; their gradient in place); lnf statistics (2·Rs), losses, row maxima, {Σexp,
+    // target logit} (4·R).
+    shared += A * (2 * Rs * C + (s.sp ? R * C : 0) + zu(s.Rh) * zu(s.Vl)) + F * (2 * Rs + 4 * R);
   }
   return zu(s.slots) * per_slot + shared;
 }

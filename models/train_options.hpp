@@ -67,6 +67,10 @@ struct TrainOptions {
   bool overlap_comm = false;
   Precision precision = Precision::fp32;
   AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
+  // Rows of the LM head's logits computed at a time (0: all B·T at once). The head runs its GEMM,
+  // cross-entropy and backward GEMMs chunk by chunk, so a rank holds chunk·V/t logits instead of
+  // B·T·V/t (models/gpt_layers.hpp head()).
+  int logit_rows = 0;
 };
 
 }  // namespace gcb::models

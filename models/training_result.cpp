@@ -23,7 +23,8 @@ const std::vector<std::string>& train_phase_names() {
   return names;
 }
 
-nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch) {
+namespace {
+nlohmann::json shape_params(const LayoutSpec& l, const TrainOptions& t, int global_batch) {
   return {{"model", t.model.name},
           {"layout", l.name},
           {"dp", l.dp},
@@ -37,6 +38,13 @@ nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int glo
           {"global_batch", global_batch},
           {"recompute", t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full"},
           {"precision", std::string(precision_name(t.precision))}};
+}
+}  // namespace
+
+nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch) {
+  nlohmann::json p = shape_params(l, t, global_batch);
+  if (t.logit_rows > 0) p["logit_rows"] = t.logit_rows;  // only when the LM head is chunked
+  return p;
 }
 
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source) {

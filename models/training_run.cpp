@@ -28,6 +28,7 @@
 #include "models/attention_choice.hpp"
 #include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
+#include "models/device_fit.hpp"
 #include "models/engine.hpp"
 #include "models/hf_gpt2.hpp"
 #include "models/rank_context.hpp"
@@ -105,7 +106,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
-    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device, req.attn});
+    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device, req.attn, req.lt_gelu});
     PhaseTimer phases(be->timeline());
     RankFigures mine;
     LayoutMeasurement m;
@@ -195,9 +196,24 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
 
 int global_batch(const TrainRequest& r) { return r.global_batch > 0 ? r.global_batch : r.ranks * r.base.micro_batch; }
 
+namespace {
+// The memory budget of one GPU of this host for a device backend (nodes are taken to hold one GPU
+// model, as the MFU peak does); nullopt on a host backend or without a GPU.
+std::optional<uint64_t> device_budget(const TrainRequest& r) {
+  if (compute_backend(r.backend).memory != MemorySpace::device) return std::nullopt;
+  const auto& devices = gpu::runtime().devices;
+  if (devices.empty() || devices[0].memory_bytes == 0) return std::nullopt;
+  return static_cast<uint64_t>(kDeviceBudget * static_cast<double>(devices[0].memory_bytes));
+}
+}  // namespace
+
 TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l) {
   TrainOptions t = apply_layout(r.base, l);
   t.grad_accum = global_batch(r) / (l.dp * r.base.micro_batch);
+  const std::optional<uint64_t> budget = device_budget(r);
+  if (budget && t.logit_rows == 0 && layout_error(t, l.layout()).empty()) {
+    t.logit_rows = logit_rows_to_fit(t, l.layout(), *budget).value_or(0);  // nothing fits: layout_unavailable says so
+  }
   return t;
 }
 
@@ -210,6 +226,7 @@ void check_request(const TrainRequest& r) {
   if (r.peak_flops < 0 || std::isnan(r.peak_flops)) throw UsageError("--peak-flops must be > 0 (or 0: measure)");
   if (r.peak_size < 1) throw UsageError("--peak-size must be ≥ 1");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
+  if (r.base.logit_rows < 0) throw UsageError("--logit-chunk must be ≥ 0 rows");
   if (r.layouts.empty()) throw UsageError("no layout to run");
   if (!r.save.empty() && r.layouts.size() > 1) throw UsageError("--save writes one model: give one layout, not a sweep");
   if (!r.init_from.empty()) {
@@ -245,7 +262,7 @@ void check_request(const TrainRequest& r) {
     }
     if (host_memory) {
       const int here = ranks_on_this_host(r.ranks);
-      check_host_memory(here * static_cast<double>(rank_host_bytes(t, l.layout())),
+      check_host_memory(here * static_cast<double>(rank_bytes_lower_bound(t, l.layout())),
                         fmt::format("train {} ({} rank(s) on this host; model states + activations)", l.name, here));
     }
   }
@@ -254,16 +271,19 @@ void check_request(const TrainRequest& r) {
     check_host_memory(12.0 * r.peak_size * r.peak_size, fmt::format("--peak-size {}", r.peak_size));
 }
 
-uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay) {
-  uint64_t most = 0;
-  for (const StageTheory& s : step_theory(o, lay).stages)
-    most = std::max<uint64_t>(most, uint64_t{s.states.total()} + s.activation_bytes);
-  return most;
-}
-
 std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
   if (std::string why = layout_error(layout_options(r, l), l.layout()); !why.empty()) return why;
   if (std::string why = backend_unavailable(r.backend); !why.empty()) return why;
+  if (const std::optional<uint64_t> budget = device_budget(r)) {
+    TrainOptions t = layout_options(r, l);
+    if (!logit_rows_to_fit(t, l.layout(), *budget)) {
+      t.logit_rows = 1;
+      return fmt::format(
+          "a rank needs at least {} bytes of GPU memory with the LM head one row at a time (theory: "
+          "states + activations), more than {:.0f} % of the GPU's {} bytes",
+          rank_bytes_lower_bound(t, l.layout()), 100 * kDeviceBudget, gpu::runtime().devices[0].memory_bytes);
+    }
+  }
   const int ranks = l.dp * l.tp * l.pp;
   if (compute_backend(r.backend).memory == MemorySpace::device && !world_is_processes() && ranks > gpu::device_count()) {
     return fmt::format("{} ranks need {} GPUs, this host has {} (NCCL refuses two ranks of one communicator on the "

@@ -26,6 +26,7 @@ struct TrainRequest {
   int steps = 5, warmup = 1;
   std::string backend = "cpu";  // backend_factory.hpp
   std::string attn = "auto";    // the CUDA backend's attention kernels: auto | ours | cudnn
+  bool lt_gelu = false;         // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)
   double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
   std::string peak_source;      // where a given peak comes from
   int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak
@@ -37,17 +38,14 @@ struct TrainRequest {
 
 // The global batch in sequences (the request's, or ranks × micro-batch).
 int global_batch(const TrainRequest& r);
-// The options of one layout of the request.
+// The options of one layout of the request. On a device backend whose GPU cannot hold the whole LM
+// head's logits (device_fit.hpp), logit_rows is the most rows that fit when the request left it 0.
 TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l);
 // Everything that can be checked before any allocation (config, backend, layouts, divisibility,
 // batch, steps, timeout, and host memory: a host backend's ranks on this host must fit in what
 // is available, core/host_memory.hpp); gcb::UsageError with one line. In a sweep, a layout the
 // model cannot take is left to layout_unavailable (a WAIVED row).
 void check_request(const TrainRequest& r);
-
-// Host bytes one rank of `lay` holds at least: the largest stage's persistent model states plus
-// its activations (theory.hpp). A lower bound: ZeRO-2/3 buckets and gathered units come on top.
-uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay);
 
 // Runs every layout. Collective over the world when the process was started by a launcher.
 // Returns the results on world rank 0 (and nothing on other ranks). A backend that cannot run on
@@ -56,9 +54,10 @@ uint64_t rank_host_bytes(const TrainOptions& o, const ParallelLayout& lay);
 std::vector<Result> run_training(const TrainRequest& r);
 
 // Why layout `l` of the request cannot run here ("" when it can): the model refuses it (a sweep's
-// layout; a single one is a UsageError in check_request), the backend is unavailable (no GPU), or
+// layout; a single one is a UsageError in check_request), the backend is unavailable (no GPU),
 // rank threads on a device backend need one GPU each (NCCL refuses two ranks of one communicator
-// on the same GPU) and the host has fewer.
+// on the same GPU) and the host has fewer, or a rank's states and activations exceed the GPU's
+// memory budget even with the head one row at a time (device_fit.hpp).
 std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l);
 
 // The CPU's MFU denominator, measured: FLOP/s of the CPU matmul on n×n×n over several timed

@@ -13,7 +13,11 @@
 # contention, each element-wise op's in-cache rate) and the mem triad runs on RANKS threads at
 # once, so that each rank's share of the memory bandwidth is measured, not assumed.
 # Exit status: gcbench plan's (1 when a layout's step time is off by more than 25 % or a memory
-# category differs). A quiet machine takes about 5 minutes; a loaded one, longer and noisier.
+# category differs). The best layout is judged in the printed "best layout:" line, not in the
+# exit status: right when the predicted fastest is the measured fastest (lowest median over the
+# rounds), "right within the measurement's spread" when its rounds' min–max overlaps the
+# measured fastest's (the rounds cannot order the two), else not right. A quiet machine takes
+# about 5 minutes; a loaded one, longer and noisier.
 set -euo pipefail
 bin=${1:-build/bench/gcbench}
 out=${2:-plan-validate-cpu}

@@ -15,6 +15,7 @@
 #include "collectives/verifiable_case.hpp"
 #include "collectives/graph_capture.hpp"
 #include "collectives/rank_timer.hpp"
+#include "collectives/thread_communicator.hpp"
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "core/fit.hpp"
@@ -134,6 +135,10 @@ class CollRun {
   // table, which is rendered from results as `gcbench report --format coll-table` renders it).
   Result measure_cell(const Sweep& s, const CollShape& shape, bool in_place, Cell& cell) {
     const double start = steady_clock().now();
+    // Rank threads apart again before every cell: the world's first spread lasts only until a busy
+    // machine's scheduler puts two spinning rank threads back on one CPU (then every op of the
+    // cell waits out a 50 µs spin; seen mid-sweep at 64 B after 0.5 µs at 8 B).
+    if (!ctx_.processes) spread_rank_threads(ctx_.host_comm);
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, o_.seed};
     CollCase c(ctx_, spec);
     c.init_inputs();

@@ -1,11 +1,13 @@
 // gcbench's collective backends against the MPI library in one run. Under mpirun -np N, for each
 // collective and size, in interleaved rounds (the order alternating, so drift hits every side):
 //   bare       the MPI call itself (MPI_Allreduce, MPI_Allgather, …) in a loop: the peer
-//   library    MpiCommunicator in library order (what `gcbench coll --backend mpi` measures)
+//   library    `gcbench coll --backend mpi`'s own launch (CollCase on MpiCommunicator in library
+//              order, seeded inputs; its result is checked exactly after the rounds: #wrong)
 //   ranked     MpiCommunicator in rank order (what the training engines use: bitwise = threads)
 //   threads    ThreadCommunicator with N rank threads inside rank 0's process, the other
 //              processes parked in a sleeping MPI_Ibarrier so they take no core
-// Every side is timed by the same harness and RankTimer (pipelined, max over ranks). Printed: the
+// Bare, library and ranked run on the same buffers. Every side is timed by the same harness and
+// RankTimer (pipelined, max over ranks, the same warm-up and sample count). Printed: the
 // median per op of each side and, as median of per-round ratios, bare ÷ library and bare ÷ ranked
 // (≥ 1 means gcbench is as fast as the bare loop) and MPI's time ÷ threads' time (≥ 1 means the
 // threads backend is faster; for sizes ≥ 1 MiB this is also the busbw ratio threads ÷ MPI).
@@ -27,6 +29,8 @@
 #include "collectives/rank_timer.hpp"
 #include "collectives/mpi_communicator.hpp"
 #include "collectives/thread_communicator.hpp"
+#include "collectives/verifiable_case.hpp"
+#include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/watchdog.hpp"
@@ -55,11 +59,9 @@ struct Buffers {
   std::vector<float> send, recv;
 };
 
-// One launch of `op` through the bare MPI call.
-std::function<void()> bare_call(CollOp op, const CollShape& s, Buffers& b, MPI_Comm comm) {
+// One launch of `op` through the bare MPI call, on `in` and `out`.
+std::function<void()> bare_call(CollOp op, const CollShape& s, float* in, float* out, MPI_Comm comm) {
   const int n = static_cast<int>(s.count);
-  float* in = b.send.data();
-  float* out = b.recv.data();
   switch (op) {
     case CollOp::all_reduce: return [=] { MPI_CHECK(MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, comm)); };
     case CollOp::all_gather: return [=] { MPI_CHECK(MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); };
@@ -74,10 +76,8 @@ std::function<void()> bare_call(CollOp op, const CollShape& s, Buffers& b, MPI_C
 }
 
 // The same launch through a Communicator (broadcast in place, as MPI_Bcast is).
-std::function<void()> comm_call(CollOp op, const CollShape& s, Buffers& b, Communicator& c) {
+std::function<void()> comm_call(CollOp op, const CollShape& s, float* in, float* out, Communicator& c) {
   const size_t n = s.count;
-  float* in = b.send.data();
-  float* out = b.recv.data();
   switch (op) {
     case CollOp::all_reduce: return [=, &c] { c.all_reduce(in, out, n, DType::f32, ReduceOp::sum); };
     case CollOp::all_gather: return [=, &c] { c.all_gather(in, out, n, DType::f32); };
@@ -125,7 +125,7 @@ double threads_time(CollOp op, uint64_t bytes, int ranks) {
     const CollShape s = coll_shape(op, bytes, DType::f32, ranks);
     Buffers b(s);
     spread_rank_threads(c);  // a fresh world per cell, as run_threads does once per run
-    const double t = time_on(c, comm_call(op, s, b, c));
+    const double t = time_on(c, comm_call(op, s, b.send.data(), b.recv.data(), c));
     if (r == 0) seconds = t;
   });
   return seconds;
@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
     MpiCommunicator ranked(MPI_COMM_WORLD, false, ReductionOrder::rank_ordered);
     const int rank = library.rank(), size = library.size();
     set_error_rank(rank);
+    RankContext lib_ctx{rank, size, rank, size, 1, -1, host_name(), true, library, library};
     const std::vector<CollOp> ops = {CollOp::all_reduce, CollOp::all_gather, CollOp::reduce_scatter,
                                      CollOp::broadcast,  CollOp::reduce,     CollOp::alltoall};
     std::vector<uint64_t> sizes;
@@ -166,10 +167,17 @@ int main(int argc, char** argv) {
       for (uint64_t bytes : sizes) {
         const CollShape s = coll_shape(op, bytes, DType::f32, size);
         if (s.count == 0) continue;
-        Buffers b(s);
-        const auto bare = bare_call(op, s, b, MPI_COMM_WORLD);
-        const auto lib = comm_call(op, s, b, library);
-        const auto rk = comm_call(op, s, b, ranked);
+        // The library side is `gcbench coll --backend mpi`'s own launch (CollCase, its seeded
+        // inputs, root 0; broadcast in place as MPI_Bcast is); the bare and ranked sides run on
+        // its buffers.
+        const CollCaseSpec spec{op, DType::f32, ReduceOp::sum, 0, s, op == CollOp::broadcast, 1};
+        CollCase lib_case(lib_ctx, spec);
+        lib_case.init_inputs();
+        auto* in = reinterpret_cast<float*>(lib_case.send_ptr());
+        auto* out = reinterpret_cast<float*>(lib_case.recv_ptr());
+        const auto bare = bare_call(op, s, in, out, MPI_COMM_WORLD);
+        const std::function<void()> lib = [&lib_case] { lib_case.launch(); };
+        const auto rk = comm_call(op, s, in, out, ranked);
         Row row;
         std::vector<double> lib_ratio, rank_ratio, thread_ratio;
         for (int round = 0; round < rounds; ++round) {
@@ -195,17 +203,22 @@ int main(int argc, char** argv) {
           rank_ratio.push_back(t_bare / t_rank);
           thread_ratio.push_back(std::min(t_bare, t_lib) / t_threads);
         }
+        // The library side's result, checked exactly as `gcbench coll` checks it (#wrong, all ranks).
+        double wrong_here = static_cast<double>(lib_case.check()), wrong = 0;
+        library.all_reduce(&wrong_here, &wrong, 1, DType::f64, ReduceOp::sum);
         if (rank == 0)
-          fmt::print("{:>15} {:>10} {:10.2f} {:10.2f} {:10.2f} {:10.2f} {:11.3f} {:11.3f} {:12.3f}\n", coll_op_name(op),
-                     s.bytes, percentile(row.bare, 0.5) * 1e6, percentile(row.library, 0.5) * 1e6,
+          fmt::print("{:>15} {:>10} {:10.2f} {:10.2f} {:10.2f} {:10.2f} {:11.3f} {:11.3f} {:12.3f}{}\n",
+                     coll_op_name(op), s.bytes, percentile(row.bare, 0.5) * 1e6, percentile(row.library, 0.5) * 1e6,
                      percentile(row.ranked, 0.5) * 1e6, percentile(row.threads, 0.5) * 1e6, percentile(lib_ratio, 0.5),
-                     percentile(rank_ratio, 0.5), percentile(thread_ratio, 0.5));
+                     percentile(rank_ratio, 0.5), percentile(thread_ratio, 0.5),
+                     wrong > 0 ? fmt::format("  #wrong {}", wrong) : std::string());
+        if (wrong > 0) code = kExitVerifyFailed;
         std::fflush(stdout);
       }
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "coll_peers: {}\n", e.what());
-    code = 3;
+    code = kExitFault;
   }
   MPI_Finalize();
   return code;

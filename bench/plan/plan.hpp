@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/rank_timer.hpp"
+#include "core/harness.hpp"
 #include "models/config.hpp"
 #include "models/planner/planner.hpp"
 #include "models/planner/published.hpp"
@@ -41,11 +43,33 @@ struct PlanCliOptions {
   bool host_probe = true;  // --gpu cpu: measure the shared host (plan_probe.cpp)
 };
 
+// One figure of the host probe: `ranks` rank threads running their calls at once, timed by the
+// one harness through the multi-rank timer (collectives/rank_timer.hpp: a barrier before every
+// sample, the per-rank times gathered). The rank statistic is the slowest rank's time (max,
+// nccl-tests -a 3): a training step ends at collectives that wait for every rank of the layout,
+// so what the shared host costs a step is what it costs its slowest rank, not the typical one.
+// The figure is the median over samples of that max: a sample lasts milliseconds, so one
+// preemption by another process (itself milliseconds) would dominate a mean, and the probe's
+// figures are ratios and ceilings of the layout's own ranks, not of the host's other tenants.
+struct RanksAtOnce {
+  double seconds = 0;  // median over samples of the slowest rank's s per call
+  size_t samples = 0;
+  int batch = 1;                              // calls per sample (the harness's choice, or the options')
+  std::vector<std::vector<double>> per_rank;  // per sample, each rank's s per call
+  RankSkew skew;                              // how far the ranks drifted apart (rank_skew)
+};
+HarnessOptions probe_harness_options();
+// make_call(rank) runs on that rank's thread (its buffers are allocated there, first touch) and
+// returns the call to time.
+RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void()>(int rank)>& make_call,
+                               const HarnessOptions& options = probe_harness_options());
+
 // What the ranks of a CPU layout see when they all run at once on this host (plan_probe.cpp).
 struct HostProbe {
   models::planner::SharedHostRates rates;  // element-wise ceilings, GEMM contention
   double bandwidth = 0;                    // B/s of one rank's triad while all run one (0: not measured)
-  double gemm_alone_s = 0, gemm_together_s = 0;
+  double gemm_alone_s = 0, gemm_together_s = 0;  // the slowest rank's (time_ranks_at_once)
+  RankSkew gemm_together_skew;                   // the ranks' spread in the together figure
   std::string gemm_shape;
   int ranks = 1, threads_per_rank = 1, cores = 1;
   double seconds = 0;  // the probe's own run time
@@ -73,6 +97,11 @@ void print_published(const std::vector<models::planner::PublishedCheck>& checks,
 // when the step time is off by more than that fraction.
 std::vector<Result> verify_plan(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& fits,
                                 int n, int repeats, int steps, int warmup, double tolerance);
+
+// Which layouts the measurement cannot tell apart from the fastest: given each layout's step
+// times over the rounds, the indices whose range [min, max] overlaps that of the layout with the
+// lowest median (it included), in input order. One round each: only exact equals tie.
+std::vector<size_t> measured_ties(const std::vector<std::vector<double>>& rounds);
 
 void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 

@@ -8,17 +8,22 @@
 //     over the same call alone (the gemm / attn calibration runs alone);
 //   - when the calibration has no `mem` triad, the memory roof: a STREAM triad (McCalpin,
 //     a = b + s·c, 3 arrays of 32 MiB per rank, far beyond the last-level cache) on every rank.
-// Each figure is the median over ranks and repetitions (5 × ≥ 5 ms) of one call's time.
+// Each figure is timed by the suite's one harness (core/harness.hpp) through the multi-rank timer
+// that `coll` and `p2p` use (collectives/rank_timer.hpp): one rank thread per rank of a
+// ThreadWorld, every sample started together behind a barrier, the sample's time the slowest
+// rank's, the figure the median over samples (plan.hpp RanksAtOnce says why).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <barrier>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "bench/plan/plan.hpp"
-#include "core/stats.hpp"
+#include "collectives/rank_timer.hpp"
+#include "collectives/thread_communicator.hpp"
+#include "core/harness.hpp"
 #include "kernels/host_mem.hpp"
 #include "models/cpu_backend.hpp"
 
@@ -28,37 +33,17 @@ namespace {
 using models::planner::EwOp;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kReps = 5;
-constexpr double kRepSeconds = 5e-3;
 constexpr size_t kInCacheElements = 8192;  // 32 KiB per fp32 operand: L1/L2-resident
 
-// Seconds per call of `call(rank)` with `ranks` threads calling at once (each rep started
-// together), after `setup(rank)` on each thread; the median over ranks and repetitions.
+// concurrent_seconds with a typed per-rank state: setup(rank) on the rank's thread, then call(state).
 template <typename Setup, typename Call>
 double concurrent_seconds(int ranks, Setup setup, Call call) {
-  std::vector<std::vector<double>> per(static_cast<size_t>(ranks));
-  std::barrier sync(ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      auto state = setup(r);
-      call(state);  // warm: page faults, thread pools
-      const auto t0 = Clock::now();
-      call(state);
-      const double once = std::max(1e-7, std::chrono::duration<double>(Clock::now() - t0).count());
-      const int iters = std::max(1, static_cast<int>(kRepSeconds / once));
-      for (int rep = 0; rep < kReps; ++rep) {
-        sync.arrive_and_wait();
-        const auto a = Clock::now();
-        for (int i = 0; i < iters; ++i) call(state);
-        per[static_cast<size_t>(r)].push_back(std::chrono::duration<double>(Clock::now() - a).count() / iters);
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  std::vector<double> all;
-  for (const auto& v : per) all.insert(all.end(), v.begin(), v.end());
-  return all.empty() ? 0.0 : percentile(all, 0.5);
+  return time_ranks_at_once(ranks,
+                            [&](int r) -> std::function<void()> {
+                              auto state = std::make_shared<decltype(setup(r))>(setup(r));
+                              return [state, &call] { call(*state); };
+                            })
+      .seconds;
 }
 
 // One rank's buffers for the element-wise ops, at `rows` × `width` (fp32).
@@ -134,6 +119,50 @@ void run_op(EwOp op, OpBuffers& o) {
 
 }  // namespace
 
+HarnessOptions probe_harness_options() {
+  HarnessOptions h;
+  h.warmup = 2;                 // page faults, thread pools, the batch's calibration
+  h.target_sample_time = 5e-3;  // ≥ 5 ms per sample: far above the barrier's microseconds
+  h.min_samples = 5;
+  h.max_samples = 50;
+  h.min_time = 0.025;
+  h.max_time = 0.15;  // per figure: about 20 figures, 2–4 s on a quiet host
+  h.noise = 0.02;
+  return h;
+}
+
+RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void()>(int rank)>& make_call,
+                               const HarnessOptions& options) {
+  RanksAtOnce out;
+  ThreadWorld world(std::max(ranks, 1));
+  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
+  for (int r = 0; r < world.size(); ++r) comms.push_back(world.communicator(r));
+  run_rank_threads(world, [&](int r) {
+    Communicator& comm = *comms[static_cast<size_t>(r)];
+    const std::function<void()> launch = make_call(r);
+    // Warm before the harness's first launch, which sets the batch: a cold first call (page
+    // faults, BLAS and OpenMP pools starting) would make a microsecond op's batch far too short.
+    launch();
+    launch();
+    spread_rank_threads(comm);
+    // Host work: the op has completed when the call returns, so the host communicator both runs
+    // the barrier and "synchronizes" (a no-op on threads).
+    RankTimer timer(comm, comm, TimingMode::pipelined, RankCombine::max, false);
+    AgreedClock clock(comm);
+    const Measurement m = measure(timer, launch, options, {}, clock);
+    if (r != 0) return;  // every rank holds the same samples; rank 0 reports them
+    out.seconds = m.stats.median;
+    out.samples = m.samples.size();
+    out.batch = m.batch;
+    // The timer's per-rank record begins with the warm-up and calibration batches: keep the samples'.
+    const auto& per = timer.per_rank();
+    const size_t first = per.size() - std::min(per.size(), m.samples.size());
+    out.per_rank.assign(per.begin() + static_cast<std::ptrdiff_t>(first), per.end());
+    out.skew = rank_skew(out.per_rank);
+  });
+  return out;
+}
+
 HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth) {
   HostProbe out;
   out.ranks = ranks;
@@ -163,8 +192,24 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
   const auto gemm = [&](Gemm& g) {
     models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f);
   };
-  const double alone = concurrent_seconds(1, setup, gemm);
-  const double together = ranks > 1 ? concurrent_seconds(ranks, setup, gemm) : alone;
+  const auto gemm_call = [&](int r) -> std::function<void()> {
+    auto g = std::make_shared<Gemm>(setup(r));
+    return [g, &gemm] { gemm(*g); };
+  };
+  const RanksAtOnce one = time_ranks_at_once(1, gemm_call);
+  const double alone = one.seconds;
+  double together = alone;
+  if (ranks > 1) {
+    // The same calls per sample as alone: a sample's length decides how often another process's
+    // time slice lands in it, and the median's view of that must be the same on both sides of
+    // the ratio (with the harness choosing each batch, together's shorter samples mostly missed
+    // the slices that alone's longer ones caught: κ 0.3–0.6 under load).
+    HarnessOptions same = probe_harness_options();
+    same.batch = one.batch;
+    const RanksAtOnce all = time_ranks_at_once(ranks, gemm_call, same);
+    together = all.seconds;
+    out.gemm_together_skew = all.skew;
+  }
   rates.contention = alone > 0 ? together / alone : 1.0;
   out.gemm_alone_s = alone;
   out.gemm_together_s = together;

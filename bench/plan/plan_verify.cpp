@@ -33,6 +33,20 @@ std::vector<int> ranks_of(const std::vector<double>& v) {
 
 }  // namespace
 
+std::vector<size_t> measured_ties(const std::vector<std::vector<double>>& rounds) {
+  std::vector<double> medians;
+  for (const auto& r : rounds) medians.push_back(r.empty() ? INFINITY : summarize(r).median);
+  if (medians.empty()) return {};
+  const size_t fastest = static_cast<size_t>(std::min_element(medians.begin(), medians.end()) - medians.begin());
+  if (rounds[fastest].empty()) return {};
+  // Its median is the lowest, so max_i ≥ median_i ≥ median_f ≥ min_f: the ranges overlap when min_i ≤ max_f.
+  const double top = *std::max_element(rounds[fastest].begin(), rounds[fastest].end());
+  std::vector<size_t> tied;
+  for (size_t i = 0; i < rounds.size(); ++i)
+    if (!rounds[i].empty() && *std::min_element(rounds[i].begin(), rounds[i].end()) <= top) tied.push_back(i);
+  return tied;
+}
+
 std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Prediction>& fits, int n, int repeats, int steps,
                                 int warmup, double tolerance) {
   std::vector<const Prediction*> chosen;
@@ -77,7 +91,7 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
              "rounds of each run's median step\n",
              chosen.size(), std::max(1, repeats), repeats > 1 ? "s" : "", steps, warmup);
   fmt::print("{:<44} {:>11} {:>11} {:>19} {:>8} {:>10} {:>17}\n", "layout", "predicted s", "measured s",
-             "rounds min–max", "error", "rank p/m", "GEMM s p/m");
+             "rounds min–max", "error", "rank p/m", "rank-0 GEMM s p/m");
   std::vector<Result> out;
   double worst = 0;
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -85,11 +99,12 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     const auto [lo, hi] = std::minmax_element(measured[i].begin(), measured[i].end());
     const double err = predicted[i] / median[i] - 1.0;
     worst = std::max(worst, std::abs(err));
-    // The GEMM part: predicted for the slowest stage; measured: rank 0's matmul time (the last round).
+    // The GEMM part of rank 0 (stage 0): predicted, and measured as its matmul span (the last
+    // round; the span holds the forward GEMMs' bias add too, one add per output element).
     const double matmul = last[i].extra.contains("matmul_time") ? last[i].extra["matmul_time"].get<double>() : 0.0;
     fmt::print("{:<44} {:>11.4g} {:>11.4g} {:>9.4g}–{:<9.4g} {:>+7.1f}% {:>5}/{:<4} {:>8.3g}/{:<8.3g}\n",
                p.candidate.name(), predicted[i], median[i], *lo, *hi, 100 * err, rank_pred[i], rank_meas[i],
-               p.time.gemm, matmul);
+               p.time.gemm_stage0, matmul);
     Result r;
     r.key = "plan/verify/" + p.candidate.name();
     r.params = last[i].params;
@@ -99,19 +114,35 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     r.metrics = {{"error", 100 * err, "%", false, std::nullopt, ""},
                  {"step_time_predicted", predicted[i], "s", false, std::nullopt, ""},
                  {"step_time_measured", median[i], "s", false, std::nullopt, ""}};
+    r.extra["rank0_gemm_predicted"] = p.time.gemm_stage0;
+    r.extra["rank0_matmul_measured"] = matmul;
     if (tolerance > 0 && std::abs(err) > tolerance) {
       r.status = Status::fail;
       r.reason = fmt::format("step time {:+.1f} % off the measurement, beyond the tolerance {:.0f} %", 100 * err, 100 * tolerance);
     }
     out.push_back(r);
   }
-  const auto best_pred = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
-  const auto best_meas = std::min_element(median.begin(), median.end()) - median.begin();
+  // The best layout is judged against the measurement's own resolution: layouts whose rounds
+  // overlap the fastest's are tied with it (measured_ties), and a predicted best among them is
+  // right within the spread of the rounds.
+  const auto best_pred = static_cast<size_t>(std::min_element(predicted.begin(), predicted.end()) - predicted.begin());
+  const auto best_meas = static_cast<size_t>(std::min_element(median.begin(), median.end()) - median.begin());
+  const std::vector<size_t> tied = measured_ties(measured);
+  const bool pred_tied = std::find(tied.begin(), tied.end(), best_pred) != tied.end();
+  std::string tied_names;
+  for (size_t i : tied)
+    if (i != best_meas) tied_names += (tied_names.empty() ? "" : ", ") + chosen[i]->candidate.name();
   fmt::print("largest |error| {:.1f} % ({}); fastest measured: {} ({}), predicted fastest: {}\n", 100 * worst,
              tolerance > 0 ? fmt::format("tolerance {:.0f} %", 100 * tolerance) : std::string("not judged: --verify-tolerance 0"),
-             chosen[static_cast<size_t>(best_meas)]->candidate.name(), best_meas == best_pred ? "same" : "different",
-             chosen[static_cast<size_t>(best_pred)]->candidate.name());
-
+             chosen[best_meas]->candidate.name(), best_meas == best_pred ? "same" : "different",
+             chosen[best_pred]->candidate.name());
+  fmt::print("tied with the fastest (their rounds overlap its rounds' min–max): {}\n",
+             tied_names.empty() ? std::string("none") : tied_names);
+  fmt::print("best layout: {}\n", best_meas == best_pred ? "right"
+                                  : pred_tied       ? "right within the measurement's spread (tied with the fastest)"
+                                                    : "not right (the predicted best is not tied with the fastest)");
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i].extra["tied_with_fastest"] = std::find(tied.begin(), tied.end(), i) != tied.end();
   fmt::print("\nmemory of rank 0 (first stage), bytes: predicted / measured peak (workspace: its steady part / measured persistent)\n");
   for (size_t i = 0; i < chosen.size(); ++i) {
     const Prediction& p = *chosen[i];

@@ -88,6 +88,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.seed = o.seed;
   r.base.data_seed = o.data_seed;
   r.base.recompute = parse_recompute(o.recompute);
+  r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
   r.base.data_file = o.data;
   r.base.adam.lr = 1e-3f;
@@ -117,6 +118,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.warmup = o.warmup;
   r.backend = o.backend;
   r.attn = o.attn;
+  r.lt_gelu = o.lt_gelu;
   r.peak_flops = o.peak_flops;
   r.peak_source = "flag:--peak-flops";
   r.peak_size = o.peak_size;
@@ -170,6 +172,12 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")->capture_default_str();
   app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")->capture_default_str();
   app->add_option("--global-batch", o->global_batch, "Sequences per step (default: ranks × micro-batch)");
+  app->add_option("--logit-chunk", o->logit_rows,
+                  "Rows (tokens) of LM-head logits computed at a time: the head runs chunk by chunk and a rank holds "
+                  "ROWS·V/tp logits instead of micro-batch·T·V/tp (0: all at once, or with --backend cuda on a GPU "
+                  "too small for them the most rows that fit)")
+      ->check(non_negative())
+      ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();
   app->add_option("--precision", o->precision,
@@ -193,6 +201,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
          "--attn", o->attn,
          "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
+  app->add_flag("--lt-gelu", o->lt_gelu,
+                "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "
+                "tanh-GELU kernels; unvalidated: whether cuBLASLt's GELU is GPT-2's tanh form has not been checked "
+                "on a GPU (test_lt_gelu_epilogue)");
   app->add_flag("--peer-torch", o->peer_torch,
                 "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
                 "train/<layout>/vs_torch_eager|compile and the loss against ours (cpu: torch on the CPU with the same "

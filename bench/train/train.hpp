@@ -29,11 +29,13 @@ struct TrainCliOptions {
   int micro_batch = 1;
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
   std::string recompute = "none";
+  int logit_rows = 0;  // --logit-chunk: rows of LM-head logits at a time (0: all)
   std::string precision = "fp32";
   std::string data;  // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;  // --steps, --warmup-steps
   std::string backend = "cpu";
   std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
+  bool lt_gelu = false;       // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)
   bool peer_torch = false;    // run scripts/peers/torch_gpt.py on the same model, weights and tokens
   int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
   uint64_t seed = 1234;       // --init-seed: parameter initialisation

@@ -10,13 +10,25 @@
 namespace gcb::kernels {
 
 bool LinearGemm::operator<(const LinearGemm& o) const {
-  return std::tie(trans_a, trans_b, m, n, k, type, bias, accumulate) <
-         std::tie(o.trans_a, o.trans_b, o.m, o.n, o.k, o.type, o.bias, o.accumulate);
+  return std::tie(trans_a, trans_b, m, n, k, type, bias, accumulate, gelu) <
+         std::tie(o.trans_a, o.trans_b, o.m, o.n, o.k, o.type, o.bias, o.accumulate, o.gelu);
 }
 
 std::string describe(const LinearGemm& g) {
-  return fmt::format("{}{} m={} n={} k={} {}{}{}", g.trans_a ? 't' : 'n', g.trans_b ? 't' : 'n', g.m, g.n, g.k,
-                     dtype_name(g.type), g.bias ? " +bias" : "", g.accumulate ? " +=C" : "");
+  const char* gelu = g.gelu == LinearGelu::forward ? " gelu" : g.gelu == LinearGelu::backward ? " dgelu" : "";
+  return fmt::format("{}{} m={} n={} k={} {}{}{}{}", g.trans_a ? 't' : 'n', g.trans_b ? 't' : 'n', g.m, g.n, g.k,
+                     dtype_name(g.type), g.bias ? " +bias" : "", g.accumulate ? " +=C" : "", gelu);
+}
+
+LinearEpilogue make_lt_linear_epilogue(const LinearGemm& g) {
+  if (g.gelu == LinearGelu::none) return {g.bias ? LtEpilogue::bias : LtEpilogue::none, 0};
+  if (g.accumulate) throw UsageError("a GELU epilogue with accumulation (β = 1): " + describe(g));
+  if (g.gelu == LinearGelu::backward && g.bias)
+    throw UsageError("a GELU backward epilogue with a bias: " + describe(g));
+  if (g.n % 8 != 0)
+    throw UsageError("a GELU epilogue needs N divisible by 8 (its aux leading dimension): " + describe(g));
+  if (g.gelu == LinearGelu::backward) return {LtEpilogue::dgelu, g.n};
+  return {g.bias ? LtEpilogue::gelu_aux_bias : LtEpilogue::gelu_aux, g.n};
 }
 
 LtGemmPlan make_lt_linear_plan(const LinearGemm& g) {

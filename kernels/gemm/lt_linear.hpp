@@ -15,6 +15,16 @@
 
 namespace gcb::kernels {
 
+// A GELU fused into the GEMM's epilogue (cublasLt.h, cublasLtEpilogue_t), as llm.c's
+// train_gpt2.cu fuses it (karpathy/llm.c llmc/matmul.cuh). Whether cuBLASLt's GELU is the tanh
+// form GPT-2 uses is what test_lt_gelu_epilogue (label gpu) measures; until that test has run on a
+// GPU the training backend keeps it off (CudaBackendOptions::lt_gelu, `train --lt-gelu`).
+enum class LinearGelu : uint8_t {
+  none,
+  forward,   // D = GELU(op(A)·op(B) (+ bias)); the GELU input stored to aux (EPILOGUE_GELU_AUX[_BIAS])
+  backward,  // D = GELU'(aux) · (op(A)·op(B)), aux the forward's GELU input (EPILOGUE_DGELU)
+};
+
 struct LinearGemm {
   bool trans_a = false;  // A stored [K, M] (else [M, K])
   bool trans_b = false;  // B stored [N, K] (else [K, N])
@@ -22,8 +32,20 @@ struct LinearGemm {
   DType type = DType::f32;
   bool bias = false;        // + bias[N] broadcast over the M rows (CUBLASLT_EPILOGUE_BIAS)
   bool accumulate = false;  // β = 1: C is read (gradient accumulation), else β = 0
+  LinearGelu gelu = LinearGelu::none;
   bool operator<(const LinearGemm& o) const;
 };
+
+// The cuBLASLt epilogue of a LinearGemm and the leading dimension of its aux matrix (the GELU
+// input, g.type, row-major [M, N] = column-major N×M: ld N). gcb::UsageError for a GELU with
+// accumulation (cuBLASLt would apply it to β·C + product), a GELU backward with a bias, or N not a
+// multiple of 8 (cublasLt.h, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD: "Must be divisible by 8").
+enum class LtEpilogue : uint8_t { none, bias, gelu_aux, gelu_aux_bias, dgelu };
+struct LinearEpilogue {
+  LtEpilogue epilogue = LtEpilogue::none;
+  int64_t aux_ld = 0;  // 0 without aux
+};
+LinearEpilogue make_lt_linear_epilogue(const LinearGemm& g);
 
 // Row-major C[M,N] is column-major Cᵀ[N,M] = op(B)ᵀ·op(A)ᵀ, so cuBLASLt's (m, n, k) = (N, M, K),
 // its A is our B (stored N×K column-major with op N, or K×N with op T when trans_b) and its B is
@@ -41,8 +63,9 @@ class LtLinear {
   ~LtLinear();
   LtLinear(const LtLinear&) = delete;
   LtLinear& operator=(const LtLinear&) = delete;
-  // Stream-ordered. a, b, c, bias: device pointers of g.type (bias only when g.bias).
-  void run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* stream);
+  // Stream-ordered. a, b, c, bias, aux: device pointers of g.type (bias only when g.bias, aux
+  // only with a GELU: written by forward, read by backward).
+  void run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* aux, void* stream);
 
  private:
   struct Plan;

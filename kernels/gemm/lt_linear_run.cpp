@@ -1,5 +1,6 @@
-// LtLinear: cuBLASLt descriptors per LinearGemm plan (lt_linear.hpp), heuristic #0, launched on
-// the caller's stream. Host code; compiles, unvalidated (no GPU has run it).
+// LtLinear: cuBLASLt descriptors per LinearGemm plan (lt_linear.hpp) and its epilogue (bias, GELU
+// with its aux matrix), heuristic #0, launched on the caller's stream. Host code; compiles, unvalidated (no GPU has run
+// it).
 #include <cublasLt.h>
 #include <fmt/format.h>
 
@@ -9,6 +10,20 @@
 #include "kernels/gemm/lt_linear.hpp"
 
 namespace gcb::kernels {
+namespace {
+
+cublasLtEpilogue_t lt_epilogue(LtEpilogue e) {
+  switch (e) {
+    case LtEpilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
+    case LtEpilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
+    case LtEpilogue::gelu_aux: return CUBLASLT_EPILOGUE_GELU_AUX;
+    case LtEpilogue::gelu_aux_bias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case LtEpilogue::dgelu: return CUBLASLT_EPILOGUE_DGELU;
+  }
+  throw Fault("unknown cuBLASLt epilogue");
+}
+
+}  // namespace
 
 struct LtLinear::Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -23,7 +38,10 @@ struct LtLinear::Plan {
     };
     set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
     set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
-    if (g.bias) set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);  // bias type: D's (fp32 or bf16)
+    // The bias and the GELU aux matrix have D's type (fp32 or bf16), cuBLASLt's default.
+    const LinearEpilogue e = make_lt_linear_epilogue(g);
+    if (e.epilogue != LtEpilogue::none) set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(e.epilogue));
+    if (e.aux_ld != 0) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, e.aux_ld);
     a = make_lt_layout(p.a);
     b = make_lt_layout(p.b);
     c = make_lt_layout(p.c);
@@ -50,13 +68,18 @@ struct LtLinear::Plan {
 LtLinear::LtLinear(LtContext& ctx) : ctx_(ctx) {}
 LtLinear::~LtLinear() = default;
 
-void LtLinear::run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* stream) {
+void LtLinear::run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* aux,
+                   void* stream) {
   auto it = plans_.find(g);
   if (it == plans_.end()) it = plans_.emplace(g, std::make_unique<Plan>(ctx_, g)).first;
   Plan& p = *it->second;
   if (g.bias) {
     GCB_CHECK(bias != nullptr, "LtLinear: the plan adds a bias but none was given");
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  if (g.gelu != LinearGelu::none) {
+    GCB_CHECK(aux != nullptr, "LtLinear: a GELU epilogue needs its aux matrix");
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
   }
   const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
   // cuBLASLt's A is our B and its B our A (lt_linear.hpp); C and D are the same matrix.

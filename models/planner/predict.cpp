@@ -184,6 +184,7 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
     auto it = memo.find(key);
     if (it == memo.end()) it = memo.emplace(key, stage_time(pm, o, lay, g, s, v, contention)).first;
     const StageTime& st = it->second;
+    if (s == 0) p.time.gemm_stage0 = m * st.gemm;
     sum += st.total();
     if (st.total() > worst) {
       worst = st.total();

@@ -53,6 +53,11 @@ struct TimeBreakdown {
   // The bottleneck stage's m micro-batches (seconds per step).
   double forward = 0, backward = 0, recompute = 0;
   double gemm = 0, attention = 0, elementwise = 0;  // the same three passes by kind of work
+  // The GEMM seconds per step of stage 0, whose ranks include rank 0 (Megatron order: tp, dp,
+  // then pp): what rank 0's measured matmul time is compared with. It differs from `gemm` when
+  // another stage is the bottleneck — the last stage's LM head [T, C]·[C, V] is often the
+  // largest GEMM of a small model.
+  double gemm_stage0 = 0;
   double contention = 1;                            // the factor of the GEMM and attention times (layout_contention)
   double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
   double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s

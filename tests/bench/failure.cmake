@@ -19,9 +19,12 @@ if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   add_test(NAME mpi_train_sweep_runs_two_worlds
            COMMAND sh -c "${_mpirun2} $<TARGET_FILE:gcbench> train --model tiny --sweep dp2,zero1 --ranks 2 --steps 1 --warmup-steps 0 --peak-flops 1e9 -q --json ${_out}_sweep.json && grep -q '\"key\": \"train/dp2-zero1\"' ${_out}_sweep.json")
   add_test(NAME mpi_stopped_rank_ends_within_timeout
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stopped_rank.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:gcbench>)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stopped_rank.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:gcbench> running)
+  # Stopped before MPI_Init: the others used to wait in MPI_Init forever (no watchdog yet).
+  add_test(NAME mpi_rank_stopped_at_startup_ends_within_timeout
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stopped_rank.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:gcbench> startup)
   set_tests_properties(mpi_only_rank0_writes_train mpi_only_rank0_writes_mem mpi_train_sweep_runs_two_worlds
-                       mpi_stopped_rank_ends_within_timeout PROPERTIES
+                       mpi_stopped_rank_ends_within_timeout mpi_rank_stopped_at_startup_ends_within_timeout PROPERTIES
                        LABELS mpi TIMEOUT 120 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()

@@ -1,6 +1,8 @@
 // ThreadCommunicator: every op against an exact reference on 1..8 ranks, bitwise determinism,
 // grouped point-to-point, split into sub-groups, and fault propagation (no rank may hang).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "collectives/rendezvous.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/error.hpp"
 #include "tests/collectives/collective_checks.hpp"
@@ -195,6 +198,62 @@ FaultOutcome run_faulty(const std::function<void(Communicator&)>& fn) {
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+// A fresh world's rank threads are moved apart before anything is timed: rank r onto the r-th
+// CPU the process may use, and afterwards each has its own affinity mask back (so threads it
+// starts, OpenMP's or BLAS's, are not confined to one CPU). Left to the scheduler, two fresh rank
+// threads on a busy machine often stayed on one CPU, and every rendezvous cost 50 µs or more.
+TEST(ThreadCommunicatorSpread, EachRankMovesToItsOwnCpuAndGetsItsMaskBack) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one usable CPU: nothing to spread";
+  std::mutex mu;
+  std::vector<int> moved_to(2, -2);
+  std::vector<bool> mask_back(2, false);
+  run_ranks(2, [&](Communicator& c) {
+    cpu_set_t before, after;
+    CPU_ZERO(&before);
+    CPU_ZERO(&after);
+    pthread_getaffinity_np(pthread_self(), sizeof(before), &before);
+    const int cpu = spread_rank_threads(c);
+    pthread_getaffinity_np(pthread_self(), sizeof(after), &after);
+    std::lock_guard lk(mu);
+    moved_to[static_cast<size_t>(c.rank())] = cpu;
+    mask_back[static_cast<size_t>(c.rank())] = CPU_EQUAL(&before, &after);
+  });
+  EXPECT_EQ(moved_to[0], detail::nth_cpu(process, 0));
+  EXPECT_EQ(moved_to[1], detail::nth_cpu(process, 1));
+  EXPECT_NE(moved_to[0], moved_to[1]);
+  EXPECT_TRUE(mask_back[0]);
+  EXPECT_TRUE(mask_back[1]);
+}
+
+// More rank threads than CPUs: nobody is pinned (they would only queue on the CPUs they got).
+TEST(ThreadCommunicatorSpread, AWorldLargerThanTheCpusIsLeftAlone) {
+  const int n = detail::usable_cpus() + 1;
+  std::mutex mu;
+  std::vector<int> moved_to;
+  run_ranks(n, [&](Communicator& c) {
+    const int cpu = spread_rank_threads(c);
+    std::lock_guard lk(mu);
+    moved_to.push_back(cpu);
+  });
+  EXPECT_EQ(moved_to, std::vector<int>(static_cast<size_t>(n), -1));
+}
+
+TEST(RendezvousCpus, NthCpuCountsOnlyTheCpusInTheSet) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(2, &set);
+  CPU_SET(5, &set);
+  CPU_SET(7, &set);
+  EXPECT_EQ(detail::nth_cpu(set, 0), 2);
+  EXPECT_EQ(detail::nth_cpu(set, 1), 5);
+  EXPECT_EQ(detail::nth_cpu(set, 2), 7);
+  EXPECT_EQ(detail::nth_cpu(set, 3), -1);
+  EXPECT_EQ(detail::nth_cpu(set, -1), -1);
 }
 
 TEST(ThreadCommunicatorFaults, ThrowingRankAbortsEveryBlockedRank) {

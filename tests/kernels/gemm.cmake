@@ -7,3 +7,7 @@ if(GCB_HAVE_CUDA AND GCB_HAVE_CUBLASLT)
   # Label gpu: skips with a reason when no device is present.
   gcb_add_test(test_cublaslt_gemm SOURCES test_cublaslt_gemm.cpp LIBS gcb_gemm LABELS gpu)
 endif()
+if(GCB_HAVE_CUDA AND GCB_HAVE_CUBLASLT AND TARGET gcb_train_kernels)
+  # Which GELU cuBLASLt's epilogues compute, against our tanh-GELU kernels (label gpu).
+  gcb_add_test(test_lt_gelu_epilogue SOURCES test_lt_gelu_epilogue.cpp LIBS gcb_gemm gcb_train_kernels LABELS gpu)
+endif()

@@ -78,5 +78,48 @@ TEST(LtLinearPlan, RefusesOtherTypesAndEmptyShapes) {
   EXPECT_EQ(describe(g), "nn m=8 n=8 k=8 fp32 +bias +=C");
 }
 
+// The epilogue of each GEMM the engine runs: bias only, the MLP's GELU forward (with its bias) and
+// backward, each GELU with an aux matrix of leading dimension N (row-major [M, N] is column-major
+// N×M, cuBLASLt's rows = our N).
+TEST(LtLinearPlan, EpilogueAndAuxLeadingDimensionOfEveryEngineGemm) {
+  LinearGemm g;
+  g.m = 6;
+  g.n = 24;
+  g.k = 5;
+  g.type = DType::bf16;
+  EXPECT_EQ(make_lt_linear_epilogue(g).epilogue, LtEpilogue::none);
+  g.bias = true;
+  EXPECT_EQ(make_lt_linear_epilogue(g).epilogue, LtEpilogue::bias);
+  EXPECT_EQ(make_lt_linear_epilogue(g).aux_ld, 0);
+  g.gelu = LinearGelu::forward;
+  EXPECT_EQ(make_lt_linear_epilogue(g).epilogue, LtEpilogue::gelu_aux_bias);
+  EXPECT_EQ(make_lt_linear_epilogue(g).aux_ld, 24);
+  g.bias = false;
+  EXPECT_EQ(make_lt_linear_epilogue(g).epilogue, LtEpilogue::gelu_aux);
+  g.gelu = LinearGelu::backward;
+  EXPECT_EQ(make_lt_linear_epilogue(g).epilogue, LtEpilogue::dgelu);
+  EXPECT_EQ(make_lt_linear_epilogue(g).aux_ld, 24);
+  EXPECT_EQ(describe(g), "nn m=6 n=24 k=5 bf16 dgelu");
+}
+
+TEST(LtLinearPlan, GeluEpilogueRefusesAccumulationBackwardBiasAndUnalignedAux) {
+  LinearGemm g;
+  g.m = g.k = 8;
+  g.n = 16;
+  g.type = DType::f32;
+  g.gelu = LinearGelu::forward;
+  g.accumulate = true;  // cuBLASLt would apply the GELU to β·C + product
+  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  g.accumulate = false;
+  g.gelu = LinearGelu::backward;
+  g.bias = true;  // DGELU has no bias input (DGELU_BGRAD would write one)
+  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  g.bias = false;
+  g.n = 12;  // cublasLt.h: the GELU aux leading dimension must be divisible by 8
+  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  g.n = 16;
+  EXPECT_NO_THROW(make_lt_linear_epilogue(g));
+}
+
 }  // namespace
 }  // namespace gcb::kernels

@@ -2,8 +2,10 @@
 // host memory and every call completes at once, but it keeps what a GPU would enforce — which
 // operation happens before which — as vector clocks over streams, events and host waits. The
 // checks then ask, of a run of the real engine, whether every collective saw all compute issued
-// before it and whether any memory was freed before a collective that used it was done.
-//   FakeDeviceOps       DeviceOps with the happens-before bookkeeping and the two checks
+// before it and whether any memory was freed before a collective that used it was done. It also
+// keeps CUDA's current device per host thread (cudaSetDevice is per thread) and lists every
+// operation a thread issued while another device, or none, was its current one.
+//   FakeDeviceOps       DeviceOps with the happens-before bookkeeping and the three checks
 //   FakeStreamComm      a host communicator that claims device memory and a stream of its own
 //   FakeDeviceBackend   DeviceBackend whose ops are the CPU oracle's, each logged as one kernel
 #pragma once
@@ -23,6 +25,9 @@
 
 namespace gcb::models::test {
 
+// The calling thread's current fake device (-1: none bound), as cudaSetDevice keeps it per thread.
+inline thread_local int fake_current_device = -1;
+
 class FakeDeviceOps final : public DeviceOps {
  public:
   using Clock = std::map<DeviceStream, uint64_t>;
@@ -35,13 +40,14 @@ class FakeDeviceOps final : public DeviceOps {
     std::string what;
   };
 
-  explicit FakeDeviceOps(DeviceStream compute) : compute_(compute) {}
+  explicit FakeDeviceOps(DeviceStream compute, int device = 0) : compute_(compute), device_(device) {}
   ~FakeDeviceOps() override {
     for (auto& [p, bytes] : live_) std::free(p);
     for (void* p : freed_) std::free(p);
   }
 
-  int device() const override { return 0; }
+  int device() const override { return device_; }
+  void bind_thread() override { fake_current_device = device_; }
   void* alloc_async(size_t bytes, DeviceStream s) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     live_[p] = bytes;
@@ -68,17 +74,22 @@ class FakeDeviceOps final : public DeviceOps {
   void* host_alloc(size_t bytes) override { return std::malloc(bytes); }
   void host_free(void* p) override { std::free(p); }
   DeviceEvent create_event(bool) override {
+    check_thread("create_event");
     events_.emplace_back();
     times_.push_back(0);
     return reinterpret_cast<DeviceEvent>(events_.size());  // 1-based ids
   }
   void destroy_event(DeviceEvent) override {}
   void record(DeviceEvent e, DeviceStream s) override {
+    check_thread("record");
     merge(clock_[s], host_);
     event(e) = clock_[s];
     times_[id(e)] = static_cast<double>(++records);
   }
-  void wait(DeviceStream s, DeviceEvent e) override { merge(clock_[s], event(e)); }
+  void wait(DeviceStream s, DeviceEvent e) override {
+    check_thread("wait");
+    merge(clock_[s], event(e));
+  }
   void event_synchronize(DeviceEvent e) override { merge(host_, event(e)); }
   void synchronize(DeviceStream s) override {
     ++syncs;
@@ -126,6 +137,9 @@ class FakeDeviceOps final : public DeviceOps {
     }
     return bad;
   }
+  // Operations issued by a thread whose current device was not this one (CUDA would run them on
+  // that other device, or fail: a stream and an event belong to one device).
+  const std::vector<std::string>& wrong_thread() const { return wrong_thread_; }
   size_t collectives() const {
     return static_cast<size_t>(std::count_if(log_.begin(), log_.end(), [](const Op& o) { return o.kind == Op::collective; }));
   }
@@ -139,7 +153,13 @@ class FakeDeviceOps final : public DeviceOps {
   }
   static size_t id(DeviceEvent e) { return reinterpret_cast<size_t>(e) - 1; }
   Clock& event(DeviceEvent e) { return events_.at(id(e)); }
+  void check_thread(const std::string& what) {
+    if (fake_current_device != device_)
+      wrong_thread_.push_back(what + " for device " + std::to_string(device_) + " on a thread bound to " +
+                              std::to_string(fake_current_device));
+  }
   void issue(Op::Kind kind, DeviceStream s, std::vector<std::pair<const char*, size_t>> ranges, std::string what) {
+    check_thread(what);
     Clock& c = clock_[s];
     merge(c, host_);  // what the host has waited for happened before anything it issues next
     ++c[s];
@@ -148,6 +168,8 @@ class FakeDeviceOps final : public DeviceOps {
   }
 
   DeviceStream compute_;
+  int device_;
+  std::vector<std::string> wrong_thread_;
   std::map<DeviceStream, Clock> clock_;
   Clock host_;
   std::vector<Clock> events_;

@@ -84,6 +84,37 @@ TEST(CpuBackend, GemmMatchesDoubleReferenceForAllTransposes) {
   EXPECT_TRUE(std::string(cpu_matmul_impl()) == "openblas" || std::string(cpu_matmul_impl()) == "naive");
 }
 
+// A GEMM carrying the MLP's GELU (GemmGelu): forward stores the GELU input (product + bias) in
+// gelu_aux and the tanh GELU of it in C; backward gives gelu'(gelu_aux)·product, where a fusing
+// backend's epilogue would compute it. Against double references; K = 9 products as above.
+TEST(CpuBackend, GemmWithGeluStoresItsInputAndAppliesTheTanhForm) {
+  CpuBackend be;
+  const int M = 4, N = 6, K = 9;
+  const auto A = randn(M * K, 11), B = randn(N * K, 12), bias = randn(N, 13), dY = randn(M * K, 14),
+             W = randn(K * N, 15);
+  std::vector<float> C(M * N), aux(M * N), dX(M * N, 7.0f);
+  be.gemm({false, true, M, N, K, f32(A), f32(B), f32(C), 0.0f, f32(bias), GemmGelu::forward, f32(aux)});
+  be.gemm({false, false, M, N, K, f32(dY), f32(W), f32(dX), 0.0f, {}, GemmGelu::backward, f32(aux)});
+  const double k = std::sqrt(2.0 / 3.141592653589793);
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double x = bias[j], p = 0;
+      for (int q = 0; q < K; ++q) {
+        x += static_cast<double>(A[i * K + q]) * B[j * K + q];
+        p += static_cast<double>(dY[i * K + q]) * W[q * N + j];
+      }
+      const double t = std::tanh(k * (x + 0.044715 * x * x * x));
+      const double gelu = 0.5 * x * (1 + t);
+      const double dgelu = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
+      EXPECT_NEAR(aux[i * N + j], x, 1e-5);
+      EXPECT_NEAR(C[i * N + j], gelu, 2e-5);
+      EXPECT_NEAR(dX[i * N + j], dgelu * p, 2e-5 * (1 + std::abs(p)));
+    }
+  }
+  // A GELU GEMM never accumulates (a fused epilogue would apply the GELU to β·C + product).
+  EXPECT_THROW(be.gemm({false, true, M, N, K, f32(A), f32(B), f32(C), 1.0f, {}, GemmGelu::forward, f32(aux)}), Fault);
+}
+
 // The bitwise claims (reruns, MPI = threads, ZeRO = DP) need every matmul to give the same bits
 // whatever the BLAS thread count: OpenBLAS 0.3.21's sgemm splits M and N among threads, never K,
 // so each element's sum runs in one order. A BLAS that split K would fail here first; the tests

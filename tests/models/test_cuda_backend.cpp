@@ -316,14 +316,14 @@ struct StepRun {
   std::vector<float> params, initial;
 };
 
-StepRun run_on_gpu(const TrainOptions& o, const ParallelLayout& lay, int steps) {
+StepRun run_on_gpu(const TrainOptions& o, const ParallelLayout& lay, int steps, bool lt_gelu = false) {
   StepRun out;
   WorldOptions w;
   w.backend = "nccl";
   w.ranks = lay.world();
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, lay);
-    CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic});
+    CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic, lt_gelu});
     auto engine = make_training_step(be, ctx, o);
     std::vector<float> initial = engine->full_params();
     std::vector<double> losses;
@@ -347,6 +347,19 @@ TrainOptions gpu_model(Precision p) {
   return o;
 }
 
+// fp32 GPU steps against the CPU: losses and weights within 1e-4 relative (the key bias within
+// 1e-3 of 0), as the comment above derives.
+void expect_fp32_steps_close(const StepRun& g, const RankOutcome& want, const GptConfig& c, const std::string& what) {
+  RankOutcome got;
+  got.losses = g.losses;
+  got.params = g.params;
+  got.initial_params = g.initial;
+  Tolerance tol;
+  tol.rtol = 1e-4;
+  tol.key_bias_bound = 1e-3;
+  test::expect_close(got, want, c, tol, what);
+}
+
 class CudaSteps : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -359,15 +372,8 @@ TEST_F(CudaSteps, Fp32ThreeStepsEqualTheCpuOracle) {
   const ParallelLayout one{1, 1, 1};
   const StepRun g = run_on_gpu(o, one, 3);
   const RankOutcome want = single_rank_reference(one, o, 3);
-  RankOutcome got;
-  got.losses = g.losses;
-  got.params = g.params;
-  got.initial_params = g.initial;
   EXPECT_EQ(g.initial, want.initial_params);  // the same initialisation, bit for bit
-  Tolerance tol;
-  tol.rtol = 1e-4;
-  tol.key_bias_bound = 1e-3;
-  test::expect_close(got, want, o.model, tol, "cuda fp32 vs cpu");
+  expect_fp32_steps_close(g, want, o.model, "cuda fp32 vs cpu");
 }
 
 TEST_F(CudaSteps, Bf16ThreeStepsTrackTheCpuOracle) {
@@ -381,6 +387,31 @@ TEST_F(CudaSteps, Bf16ThreeStepsTrackTheCpuOracle) {
   got.params = g.params;
   got.initial_params = g.initial;
   for (const TensorError& e : relative_update_errors(got, want, o.model)) EXPECT_LT(e.relative, 0.25) << e.tensor;
+}
+
+// The LM head in chunks of 100 rows (R = 256: a last chunk of 56) on the GPU against the CPU's
+// whole head, fp32, with the fp32 steps' tolerance; and --lt-gelu (cuBLASLt's GELU epilogues) in
+// bf16 with the bf16 steps' rule — which holds only if cuBLASLt's GELU is the tanh form
+// (test_lt_gelu_epilogue says which).
+TEST_F(CudaSteps, ChunkedLogitsAndGeluEpiloguesTrackTheCpuOracle) {
+  const ParallelLayout one{1, 1, 1};
+  TrainOptions chunked = gpu_model(Precision::fp32);
+  chunked.logit_rows = 100;
+  const StepRun g = run_on_gpu(chunked, one, 3);
+  TrainOptions whole = chunked;
+  whole.logit_rows = 0;
+  expect_fp32_steps_close(g, single_rank_reference(one, whole, 3), whole.model, "cuda fp32 chunked logits vs cpu");
+
+  const TrainOptions o = gpu_model(Precision::bf16);
+  const StepRun f = run_on_gpu(o, one, 3, /*lt_gelu=*/true);
+  const RankOutcome ref = single_rank_reference(one, o, 3);
+  ASSERT_EQ(f.losses.size(), ref.losses.size());
+  for (size_t s = 0; s < f.losses.size(); ++s)
+    EXPECT_NEAR(f.losses[s], ref.losses[s], 0x1p-7 * ref.losses[s]) << "step " << s;
+  RankOutcome fused;
+  fused.params = f.params;
+  fused.initial_params = f.initial;
+  for (const TensorError& e : relative_update_errors(fused, ref, o.model)) EXPECT_LT(e.relative, 0.25) << e.tensor;
 }
 
 // Layouts that need two ranks need two GPUs (NCCL refuses two ranks of one communicator on one
@@ -403,14 +434,7 @@ TEST_F(CudaSteps, TwoGpuLayoutsEqualOneCpuRank) {
     o.schedule = PipeSchedule::one_f_one_b;
     if (k.lay.dp == 2) o.grad_accum = 1;  // the same global batch: dp·m = 2
     const StepRun g = run_on_gpu(o, k.lay, 3);
-    const RankOutcome want = single_rank_reference(k.lay, o, 3);
-    RankOutcome got;
-    got.losses = g.losses;
-    got.params = g.params;
-    Tolerance tol;
-    tol.rtol = 1e-4;
-    tol.key_bias_bound = 1e-3;
-    test::expect_close(got, want, o.model, tol, k.name);
+    expect_fp32_steps_close(g, single_rank_reference(k.lay, o, 3), o.model, k.name);
   }
 }
 

@@ -34,7 +34,13 @@ if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
            COMMAND ${_expect} 1 "Out of bounds values : 2 FAILED"
                    -- ${_mpirun} $<TARGET_FILE:gcbench> coll --backend mpi --op all_reduce -b 1K -e 1K
                       --test-corrupt 1:3 --min-samples 2)
+  # The same-run peer tool: every side runs, and exit 0 says the library side's results (gcbench
+  # coll's own launch on MPI) were exact at every size (#wrong would exit 1).
+  add_test(NAME mpi_coll_peers_np2
+           COMMAND ${_expect} 0 "bare/lib" "^ +all_reduce +8 " "^ +alltoall +64 "
+                   -- ${_mpirun} --bind-to none $<TARGET_FILE:gcb_coll_peers> 1 64)
   set_tests_properties(mpi_coll_np2 mpi_coll_mismatched_arguments mpi_coll_failing_rank mpi_coll_wrong_exits_1
+                       mpi_coll_peers_np2
                        PROPERTIES LABELS mpi TIMEOUT 120 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()

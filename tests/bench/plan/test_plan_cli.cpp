@@ -154,6 +154,10 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
   EXPECT_TRUE(has(r.out, "shared host: host probe: 2 ranks")) << r.out;
   EXPECT_TRUE(has(r.out, "host probe: STREAM triad")) << r.out;
   EXPECT_TRUE(has(r.out, "gelu_forward ")) << r.out;
+  EXPECT_TRUE(has(r.out, "with every rank at once (the slowest rank's;")) << r.out;  // the probe's rank statistic
+  // The best layout is judged, ties with the fastest named (or none).
+  EXPECT_TRUE(has(r.out, "tied with the fastest (their rounds overlap its rounds' min–max): ")) << r.out;
+  EXPECT_TRUE(has(r.out, "best layout: right") || has(r.out, "best layout: not right")) << r.out;
   const ResultDocument doc = load_document(json);
   fs::remove(json);
   int verified = 0, trained = 0;
@@ -162,6 +166,8 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
       ++verified;
       EXPECT_EQ(res.status, Status::pass) << res.key << ": " << res.reason;
       EXPECT_GT(*res.metric("step_time_measured")->value, 0.0);
+      EXPECT_TRUE(res.extra.contains("tied_with_fastest")) << res.key;
+      EXPECT_GT(res.extra.value("rank0_gemm_predicted", 0.0), 0.0) << res.key;
     }
     if (res.family() == "train") ++trained;
   }

@@ -59,6 +59,26 @@ TEST(PlanModels, PipelineOfEqualStagesHasTheoryBubble) {
   EXPECT_EQ(p0.time.bubble, 0.0);
 }
 
+TEST(PlanModels, RankZerosGemmTimeIsTheFirstStagesNotTheBottlenecks) {
+  // The small CPU model (L 4, C 256, V 4096, T 128) on two stages, uncalibrated, so a GEMM's time
+  // is its FLOPs over one rate. Stage 1 holds the LM head [T, C]·[C, V] on top of the same two
+  // layers, so it is the bottleneck and its GEMM time exceeds stage 0's by the head's forward and
+  // two backward GEMMs per micro-batch: V/(24·C) = 2/3 of the layers' 2 × 12·C² per token.
+  // `--verify` compares rank 0's measured matmul time with stage 0's (rank 0 runs stage 0);
+  // before, it printed the bottleneck's, 5/3 of it — the ~1.6× "GEMM over-prediction" of pp runs.
+  const GptConfig m{"small", 4, 256, 8, 4096, 128};
+  const PlanModel pm = plan_model(request(m, 8, bare_cluster(2, 2)));
+  const Prediction pp = predict(pm, candidate(1, 1, 2, 1));
+  ASSERT_EQ(pp.bottleneck_stage, 1);
+  const double rate = 0.5 * 1e14, T = 128, C = 256, V = 4096, micro = 8;
+  const double layer = 3 * 2 * T * 12 * C * C;  // forward + two backward GEMMs of one layer, per micro-batch
+  EXPECT_NEAR(pp.time.gemm_stage0, micro * 2 * layer / rate, 1e-9 * pp.time.gemm_stage0);
+  EXPECT_NEAR(pp.time.gemm - pp.time.gemm_stage0, micro * 3 * 2 * T * C * V / rate, 1e-9 * pp.time.gemm);
+  // One stage: the bottleneck is stage 0, and both figures are the same.
+  const Prediction dp = predict(pm, candidate(2, 1, 1, 1));
+  EXPECT_EQ(dp.time.gemm_stage0, dp.time.gemm);
+}
+
 TEST(PlanModels, RingAlphaBetaCarriesToOtherGroupSizes) {
   Calibration cal;
   // A measured 2-rank all-reduce: α 10 µs, β (algorithm bandwidth) 10 GB/s.
