@@ -1,4 +1,4 @@
-// CudaBackend: the fast path (DESIGN.md "Backend"), proved right by the CPU oracle op by op
+// CudaBackend: the fast path (docs/design.md "Key abstractions", Backend), proved right by the CPU oracle op by op
 // (tests/models/test_cuda_backend.cpp, label gpu). Parameters, gradients and activations in bf16
 // (or fp32 with --precision fp32), fp32 master weights and Adam moments, as the engine's precision
 // policy allocates them; every op runs on one compute stream:

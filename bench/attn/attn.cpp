@@ -92,6 +92,11 @@ class CpuTiledCase final : public Case {
 
 }  // namespace
 
+const std::vector<DType>& attn_dtypes() {
+  static const std::vector<DType> types = {DType::f16, DType::bf16};
+  return types;
+}
+
 const std::vector<AttnImplInfo>& attn_impls() {
   static const std::vector<AttnImplInfo> table = {
       {AttnImpl::ours, "ours", "our FlashAttention-2-style kernels", true, false, 1.0},
@@ -139,9 +144,10 @@ void validate(const AttnOptions& o) {
         throw UsageError(fmt::format("--heads {} is not a multiple of --kv-heads {}", h, o.kv_heads));
   if (o.causal != "on" && o.causal != "off" && o.causal != "both")
     throw UsageError(fmt::format("--causal '{}' (expected on, off, both)", o.causal));
-  for (const auto& d : o.dtypes)
-    if (d != "fp16" && d != "bf16")
-      throw UsageError(fmt::format("unsupported --dtype '{}' for attn (expected fp16, bf16)", d));
+  for (DType t : o.dtypes)
+    if (std::find(attn_dtypes().begin(), attn_dtypes().end(), t) == attn_dtypes().end())
+      throw UsageError(
+          fmt::format("unsupported --dtype '{}' for attn (expected {})", dtype_name(t), dtype_list(attn_dtypes())));
   if (o.passes.empty()) throw UsageError("--pass needs at least one value");
   if (o.impls.empty()) throw UsageError("--impl needs at least one value");
   if (!o.preset.empty() && o.preset != "fa" && o.preset != "llama")
@@ -186,14 +192,14 @@ std::vector<AttnProblem> attn_problems(const AttnOptions& o) {
   std::vector<AttnProblem> out;
   for (const auto& base : shapes)
     for (bool c : causal)
-      for (const auto& dt : o.dtypes)
+      for (const DType dt : o.dtypes)
         for (const AttnPass pass : o.passes)
           for (const AttnImpl impl : o.impls) {
             AttnProblem p;
             p.shape = base;
             p.shape.causal = c;
             p.kv_heads = o.kv_heads > 0 ? o.kv_heads : base.heads;
-            p.dtype = *parse_dtype(dt);
+            p.dtype = dt;
             p.pass = pass;
             p.impl = impl;
             out.push_back(p);
@@ -246,7 +252,9 @@ nlohmann::json attn_model(const AttnProblem& p) {
   namespace ka = kernels::attn;
   const double e = static_cast<double>(dtype_size(p.dtype));
   return {{"flops", attn_flops(p, false)},
-          {"flops_convention", "FlashAttention: fwd 4*b*h*s^2*d, /2 causal, bwd 2.5x fwd (kernels.md 1.1)"},
+          {"flops_convention",
+           "FlashAttention: fwd 4*b*h*s^2*d, /2 causal, bwd 2.5x fwd "
+           "(Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py)"},
           {"flops_exact", attn_flops(p, true)},
           {"bytes", attn_hbm_bytes(p)},
           {"bytes_fused_fwd", ka::fused_forward_bytes(p.shape, e)},
@@ -325,9 +333,10 @@ void add_attn_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->delimiter(',')
       ->capture_default_str();
   app->add_option("--causal", attn->causal, "on, off or both")->capture_default_str();
-  app->add_option("--dtype", attn->dtypes, "fp16, bf16 (GPU; the CPU path is FP32)")
+  app->add_option("--dtype", attn->dtypes, "Element types of the GPU kernels (the CPU path is FP32)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->transform(dtype_names(attn_dtypes()))
+      ->default_str("bf16");
   auto* pass = app->add_option("--pass", attn->passes, "Passes (default: fwd)")
                    ->delimiter(',')
                    ->transform(enum_names(attn_pass_names()));

@@ -44,11 +44,14 @@ std::string attn_impl_name(AttnImpl i);
 std::vector<std::pair<std::string, AttnPass>> attn_pass_names();
 std::vector<std::pair<std::string, AttnImpl>> attn_impl_names();
 
+// The types of the GPU kernels: fp16, bf16 (the CPU path is FP32 whatever --dtype says).
+const std::vector<DType>& attn_dtypes();
+
 struct AttnOptions {
   std::vector<int> batch = {4}, heads = {16}, seq = {1024}, head_dim = {128};
   int kv_heads = 0;             // GQA: K/V heads (0 = heads); expanded to heads
   std::string causal = "both";  // on | off | both
-  std::vector<std::string> dtypes = {"bf16"};
+  std::vector<DType> dtypes = {DType::bf16};  // --dtype, of attn_dtypes()
   std::vector<AttnPass> passes = {AttnPass::fwd};
   std::vector<AttnImpl> impls = {AttnImpl::ours, AttnImpl::unfused, AttnImpl::cudnn};
   std::string preset;    // "" | fa | llama: replaces the shape lists

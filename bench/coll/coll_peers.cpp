@@ -207,8 +207,8 @@ int main(int argc, char** argv) {
         double wrong_here = static_cast<double>(lib_case.check()), wrong = 0;
         library.all_reduce(&wrong_here, &wrong, 1, DType::f64, ReduceOp::sum);
         if (rank == 0)
-          fmt::print("{:>15} {:>10} {:10.2f} {:10.2f} {:10.2f} {:10.2f} {:11.3f} {:11.3f} {:12.3f}{}\n", coll_op_name(op),
-                     s.bytes, percentile(row.bare, 0.5) * 1e6, percentile(row.library, 0.5) * 1e6,
+          fmt::print("{:>15} {:>10} {:10.2f} {:10.2f} {:10.2f} {:10.2f} {:11.3f} {:11.3f} {:12.3f}{}\n",
+                     coll_op_name(op), s.bytes, percentile(row.bare, 0.5) * 1e6, percentile(row.library, 0.5) * 1e6,
                      percentile(row.ranked, 0.5) * 1e6, percentile(row.threads, 0.5) * 1e6, percentile(lib_ratio, 0.5),
                      percentile(rank_ratio, 0.5), percentile(thread_ratio, 0.5),
                      wrong > 0 ? fmt::format("  #wrong {}", wrong) : std::string());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -35,6 +36,25 @@ CLI::Validator number_at_least(double floor, bool inclusive, const char* what) {
 
 CLI::Validator positive() { return number_at_least(0, false, "a positive number"); }
 CLI::Validator non_negative() { return number_at_least(0, true, "a non-negative number"); }
+
+std::string dtype_list(const std::vector<DType>& types) {
+  std::string listed;
+  for (DType t : types) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return listed;
+}
+
+CLI::Validator dtype_names(const std::vector<DType>& accepted) {
+  const std::string listed = dtype_list(accepted);
+  return CLI::Validator(
+      [accepted, listed](std::string& text) -> std::string {
+        const std::optional<DType> t = parse_dtype(text);
+        if (!t || std::find(accepted.begin(), accepted.end(), *t) == accepted.end())
+          return text + ": expected one of " + listed;
+        text = std::to_string(static_cast<int>(*t));
+        return {};
+      },
+      "{" + listed + "}");
+}
 
 void add_backend_option(CLI::App& app, std::string& backend) {
   std::vector<std::string> names;

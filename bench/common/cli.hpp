@@ -13,6 +13,7 @@
 #include "bench/common/runner.hpp"
 #include "core/buffer.hpp"
 #include "core/context.hpp"
+#include "core/dtype.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
 
@@ -53,6 +54,14 @@ CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
       "{" + listed + "}");
   return v;
 }
+
+// The transformer of --dtype: each value names one of `accepted` (its canonical name or an alias
+// parse_dtype knows, core/dtype.hpp), so an options struct holds DType values; any other word is
+// refused with "WORD: expected one of fp32, fp64, bf16" (the canonical names of `accepted`, in
+// its order; exit 2).
+CLI::Validator dtype_names(const std::vector<DType>& accepted);
+// "fp32, fp64, bf16": the canonical names of `types`, for help texts and messages.
+std::string dtype_list(const std::vector<DType>& types);
 
 // --backend NAME: a communicator backend of the factory's table (collectives/factory.hpp), the
 // names and the help text taken from it; "" (not given) = default_coll_backend().

@@ -33,14 +33,6 @@ PeerRun run_peer_script(const std::string& script, const std::string& args) {
   return {std::move(peer), {}};
 }
 
-Result waived_result(std::string key, std::string reason) {
-  Result r;
-  r.key = std::move(key);
-  r.status = Status::waived;
-  r.reason = std::move(reason);
-  return r;
-}
-
 std::vector<Result> torch_ratios(const std::vector<Result>& rs, const nlohmann::json& peer, const TorchJoin& join) {
   if (!peer.value("available", false))
     return {waived_result(join.waived_key,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reports/result.hpp"
+#include "reports/waived_result.hpp"
 
 namespace gcb::bench {
 
@@ -19,9 +20,6 @@ struct PeerRun {
 
 // Runs scripts/peers/<script> (or $GCB_PEERS_DIR/<script>) with `args`.
 PeerRun run_peer_script(const std::string& script, const std::string& args);
-
-// A WAIVED row with no metrics: what was not compared, and why.
-Result waived_result(std::string key, std::string reason);
 
 // How one family's results meet the entries of its torch peer's JSON ({"available", "reason",
 // "torch", "results": [entry…]}, each entry with "tflops" or null and a "reason").

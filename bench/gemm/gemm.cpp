@@ -4,21 +4,25 @@
 #include "bench/gemm/gemm.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 
 #include "core/error.hpp"
 
 namespace gcb::bench {
 
+const std::vector<DType>& gemm_dtypes() {
+  static const std::vector<DType> types = {DType::f64,  DType::f32,      DType::tf32,     DType::f16,
+                                           DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2, DType::i8};
+  return types;
+}
+
 void validate(const GemmOptions& o) {
-  for (const auto& d : o.dtypes) {
-    const auto t = parse_dtype(d);
-    if (!t || *t == DType::i32)
+  for (DType t : o.dtypes)
+    if (std::find(gemm_dtypes().begin(), gemm_dtypes().end(), t) == gemm_dtypes().end())
       throw UsageError(
-          fmt::format("unsupported --dtype '{}' for gemm (expected fp64, fp32, tf32, fp16, bf16, "
-                      "fp8_e4m3, fp8_e5m2, int8)",
-                      d));
-  }
+          fmt::format("unsupported --dtype '{}' for gemm (expected {})", dtype_name(t), dtype_list(gemm_dtypes())));
   if (o.tune_top_k < 1 || o.tune_top_k > 64) throw UsageError("--tune-top-k must be in 1 … 64");
   if (o.samples < 4) throw UsageError("--samples must be at least 4 (the four corners)");
   if (!(o.cpu_max_gflop > 0)) throw UsageError("--cpu-max-gflop must be positive");
@@ -95,7 +99,7 @@ GemmOptions quick_gemm_options() {
   GemmOptions o;
   o.preset = "square";
   o.sizes = {"512", "2048"};
-  o.dtypes = {"fp32", "bf16", "fp8_e4m3"};
+  o.dtypes = {DType::f32, DType::bf16, DType::fp8_e4m3};
   o.tune_top_k = 4;
   return o;
 }
@@ -118,7 +122,8 @@ void add_gemm_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->delimiter(',');
   app->add_option("--sizes", g->sizes, "square: sizes [1024:16384:x2]; small-m: M sweep [1:16384:x2]")->delimiter(',');
   app->add_option("--dtype", g->dtypes, "fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8 (GPU); fp32, fp64 (CPU)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->transform(dtype_names(gemm_dtypes()));
   app->add_option("--model", g->model,
                   "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b) or llama-70b")
       ->capture_default_str();

@@ -24,7 +24,7 @@ struct GemmOptions {
   std::vector<std::string> m, n, k;  // lists and ranges: "4096", "1024:16384:x2", "128:512:+128"
   std::vector<std::string> sizes;    // square: the sizes (default 1024:16384:x2); small-m: the
                                      // M sweep (default 1:16384:x2, N = K = 8192 unless given)
-  std::vector<std::string> dtypes;   // empty: each device's defaults (gemm_default_dtypes)
+  std::vector<DType> dtypes;         // --dtype, of gemm_dtypes(); empty: each device's defaults
   std::string model = "gpt2-124m";   // llm preset: which row of llm_models()
   int64_t batch = 8, seq = 1024;     // llm preset: M = batch × seq tokens
   kernels::GemmData data = kernels::GemmData::random;
@@ -61,6 +61,8 @@ std::vector<int64_t> parse_dim_list(const std::vector<std::string>& entries);
 // the square preset.
 std::vector<NamedShape> gemm_shapes(const GemmOptions& o);
 
+// Every type --dtype accepts: fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8.
+const std::vector<DType>& gemm_dtypes();
 // Per-device default dtypes: host fp32, fp64; GPU fp32, tf32, fp16, bf16, fp8_e4m3, int8.
 std::vector<DType> gemm_default_dtypes(bool gpu);
 // The dtypes a device runs: the defaults, or those of --dtype that the device supports.

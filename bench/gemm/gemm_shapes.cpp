@@ -138,12 +138,10 @@ std::vector<DType> gemm_default_dtypes(bool gpu) {
 std::vector<DType> gemm_dtypes_for(const GemmOptions& o, bool gpu) {
   if (o.dtypes.empty()) return gemm_default_dtypes(gpu);
   std::vector<DType> out;
-  for (const auto& name : o.dtypes) {
-    const auto t = parse_dtype(name);
-    if (!t) continue;  // validate() reports unknown names
-    const bool on_gpu = *t != DType::f64 && *t != DType::i32;
-    const bool on_cpu = *t == DType::f32 || *t == DType::f64;
-    if ((gpu ? on_gpu : on_cpu) && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+  for (const DType t : o.dtypes) {
+    const bool on_gpu = t != DType::f64 && t != DType::i32;
+    const bool on_cpu = t == DType::f32 || t == DType::f64;
+    if ((gpu ? on_gpu : on_cpu) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }
   return out;
 }

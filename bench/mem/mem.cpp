@@ -101,6 +101,11 @@ std::vector<kernels::StreamOp> every_stream_op() {
   return ops;
 }
 
+const std::vector<DType>& mem_dtypes() {
+  static const std::vector<DType> types = {DType::f32, DType::f64, DType::bf16};
+  return types;
+}
+
 int max_host_threads() {
   // Far past oversubscription that measures anything; libgomp crashes when it cannot create
   // the threads (--threads 100000).
@@ -111,11 +116,10 @@ void validate(const MemOptions& o) {
   for (const auto& g : o.groups)
     if (g != "stream" && g != "copy" && g != "latency")
       throw UsageError(fmt::format("unknown --group '{}' (expected stream, copy, latency)", g));
-  for (const auto& d : o.dtypes) {
-    const auto t = parse_dtype(d);
-    if (!t || (*t != DType::f64 && *t != DType::f32 && *t != DType::bf16))
-      throw UsageError(fmt::format("unsupported --dtype '{}' for mem (expected fp32, fp64, bf16)", d));
-  }
+  for (DType t : o.dtypes)
+    if (std::find(mem_dtypes().begin(), mem_dtypes().end(), t) == mem_dtypes().end())
+      throw UsageError(
+          fmt::format("unsupported --dtype '{}' for mem (expected {})", dtype_name(t), dtype_list(mem_dtypes())));
   for (int v : o.vector_bytes)
     if (v != 4 && v != 8 && v != 16) throw UsageError(fmt::format("--vector-bytes {} is not 4, 8 or 16", v));
   if (o.threads < 0 || o.threads > max_host_threads())
@@ -260,7 +264,10 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
   app->add_option("--kernels", mem->kernels, "STREAM kernels (default: all)")
       ->delimiter(',')
       ->transform(enum_names(op_names));
-  app->add_option("--dtype", mem->dtypes, "Element types: fp32, fp64, bf16")->delimiter(',')->capture_default_str();
+  app->add_option("--dtype", mem->dtypes, "Element types")
+      ->delimiter(',')
+      ->transform(dtype_names(mem_dtypes()))
+      ->default_str("fp32");
   app->add_option("--vector-bytes", mem->vector_bytes, "GPU bytes per thread access: 4, 8, 16")
       ->delimiter(',')
       ->capture_default_str();

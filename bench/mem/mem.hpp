@@ -9,6 +9,7 @@
 
 #include "bench/common/case.hpp"
 #include "bench/common/cli.hpp"
+#include "core/dtype.hpp"
 #include "kernels/stream_ops.hpp"
 
 namespace gcb::bench {
@@ -19,7 +20,7 @@ std::vector<kernels::StreamOp> every_stream_op();
 struct MemOptions {
   std::vector<std::string> groups = {"stream", "copy", "latency"};
   std::vector<kernels::StreamOp> kernels = every_stream_op();  // --kernels, parsed from the op table
-  std::vector<std::string> dtypes = {"fp32"};
+  std::vector<DType> dtypes = {DType::f32};                    // --dtype, one of mem_dtypes()
   std::vector<int> vector_bytes = {16};
   uint64_t size = 0;  // bytes per STREAM array; 0 = 4 × the last-level cache (≥ 64 MiB)
   int threads = 0;    // host threads; 0 = OpenMP's default
@@ -31,6 +32,8 @@ struct MemOptions {
   int peer_rounds = 3;
 };
 
+// The element types of the STREAM kernels: fp32, fp64, bf16.
+const std::vector<DType>& mem_dtypes();
 // The most host threads --threads accepts: 8 per logical core.
 int max_host_threads();
 // Validates names and values; throws gcb::UsageError.

@@ -8,6 +8,7 @@
 #include "bench/mem/mem.hpp"
 #include "bench/mem/mem_copy_rules.hpp"
 #include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "bench/common/waived_case.hpp"
 #include "core/buffer.hpp"
 #include "core/context.hpp"
@@ -365,10 +366,10 @@ CaseList gpu_mem_cases(const MemOptions& o, const DeviceSelection& sel, uint64_t
     const size_t l2 = info(g).l2_bytes;
     if (has(o.groups, "stream")) {
       const size_t array_bytes = o.size ? o.size : std::max(4 * l2, size_t{64} << 20);
-      for (const auto& d : o.dtypes)
+      for (const DType t : o.dtypes)
         for (int v : o.vector_bytes)
           for (const kernels::StreamOp k : o.kernels)
-            cases.push_back(std::make_unique<GpuStreamCase>(g, k, *parse_dtype(d), v, array_bytes, seed));
+            cases.push_back(std::make_unique<GpuStreamCase>(g, k, t, v, array_bytes, seed));
     }
     if (has(o.groups, "copy")) {
       // Full size sweeps on the reference configuration (copy engine, pinned, one direction)…

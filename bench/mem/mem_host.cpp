@@ -11,6 +11,7 @@
 
 #include "bench/mem/mem.hpp"
 #include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
@@ -191,11 +192,9 @@ CaseList host_mem_cases(const MemOptions& o, uint64_t seed) {
   };
   if (has(o.groups, "stream")) {
     const size_t array_bytes = o.size ? o.size : default_host_array_bytes();
-    for (const auto& d : o.dtypes) {
-      const DType t = *parse_dtype(d);
+    for (const DType t : o.dtypes)
       for (const kernels::StreamOp k : o.kernels)
         cases.push_back(std::make_unique<HostStreamCase>(k, t, array_bytes, seed));
-    }
     if (o.peers) {
       // Rounds of (classic STREAM triad, gcbench fp64 triad) at the same size, the order
       // alternating (classic first in even rounds), so drift of the host's bandwidth during the

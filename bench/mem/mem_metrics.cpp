@@ -18,24 +18,6 @@ nlohmann::json stream_model(kernels::StreamOp op, size_t n, size_t element_bytes
           {"flops", static_cast<double>(n) * kernels::stream_op_info(op).flops}};
 }
 
-std::vector<Metric> bandwidth_metrics(double bytes, const Statistics& s, std::optional<double> peak_gbps,
-                                      const std::string& peak_source) {
-  auto gbps = [&](double seconds) -> std::optional<double> {
-    if (!(seconds > 0)) return std::nullopt;
-    return bytes / seconds / 1e9;
-  };
-  Metric max{"bandwidth", gbps(s.min), "GB/s", true, peak_gbps, peak_source};
-  Metric median{"bandwidth_median", gbps(s.median), "GB/s", true, peak_gbps, peak_source};
-  return {max, median};
-}
-
-std::vector<Metric> latency_metrics(const Statistics& s, uint64_t loads) {
-  const double n = static_cast<double>(loads);
-  Metric median{"latency", s.count ? std::optional<double>(s.median / n * 1e9) : std::nullopt, "ns", false, {}, {}};
-  Metric min{"latency_min", s.count ? std::optional<double>(s.min / n * 1e9) : std::nullopt, "ns", false, {}, {}};
-  return {median, min};
-}
-
 std::string verify_stream(kernels::StreamOp op, DType t, uint64_t seed, size_t n, double sum, const void* a,
                           const void* b, const void* c) {
   const int out = kernels::stream_output_array(op);

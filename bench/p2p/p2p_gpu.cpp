@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "bench/p2p/p2p_internal.hpp"
 #include "bench/p2p/p2p_links.hpp"
 #include "core/buffer.hpp"

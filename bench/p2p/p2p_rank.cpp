@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/rank_timer.hpp"
-#include "bench/mem/mem_metrics.hpp"
+#include "bench/common/transfer_metrics.hpp"
 #include "bench/p2p/p2p.hpp"
 #include "bench/p2p/p2p_links.hpp"
 #include "bench/common/runner.hpp"

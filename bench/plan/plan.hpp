@@ -52,7 +52,7 @@ struct PlanCliOptions {
 // preemption by another process (itself milliseconds) would dominate a mean, and the probe's
 // figures are ratios and ceilings of the layout's own ranks, not of the host's other tenants.
 struct RanksAtOnce {
-  double seconds = 0;                         // median over samples of the slowest rank's s per call
+  double seconds = 0;  // median over samples of the slowest rank's s per call
   size_t samples = 0;
   int batch = 1;                              // calls per sample (the harness's choice, or the options')
   std::vector<std::vector<double>> per_rank;  // per sample, each rank's s per call
@@ -69,7 +69,7 @@ struct HostProbe {
   models::planner::SharedHostRates rates;  // element-wise ceilings, GEMM contention
   double bandwidth = 0;                    // B/s of one rank's triad while all run one (0: not measured)
   double gemm_alone_s = 0, gemm_together_s = 0;  // the slowest rank's (time_ranks_at_once)
-  RankSkew gemm_together_skew;                    // the ranks' spread in the together figure
+  RankSkew gemm_together_skew;                   // the ranks' spread in the together figure
   std::string gemm_shape;
   int ranks = 1, threads_per_rank = 1, cores = 1;
   double seconds = 0;  // the probe's own run time

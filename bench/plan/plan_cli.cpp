@@ -268,7 +268,17 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "--verify fails a layout whose step time is off by more than this fraction (0 = report only)")
       ->capture_default_str();
   app->add_option("--steps", o->steps, "Timed steps per --verify run")->capture_default_str();
-  app->add_option("--warmup", o->warmup, "Untimed steps per --verify run")->capture_default_str();
+  app->add_option("--warmup-steps", o->warmup, "Untimed training steps per --verify run")->capture_default_str();
+  // The old spelling, hidden: --warmup is every other family's count of untimed launches
+  // (docs/common-flags.md), so plan's count of steps has train's name.
+  app->add_option_function<int>(
+         "--warmup",
+         [o](const int& n) {
+           fmt::print(stderr, "plan: --warmup is deprecated, use --warmup-steps (untimed training steps)\n");
+           o->warmup = n;
+         },
+         "Deprecated spelling of --warmup-steps")
+      ->group("");
   app->add_option("--published", o->published, "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
   app->add_flag("--shapes", o->shapes, "Print the GEMM and attention shapes of the shown layouts (what to calibrate)");
   app->add_flag(

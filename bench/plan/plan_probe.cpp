@@ -38,10 +38,12 @@ constexpr size_t kInCacheElements = 8192;  // 32 KiB per fp32 operand: L1/L2-res
 // concurrent_seconds with a typed per-rank state: setup(rank) on the rank's thread, then call(state).
 template <typename Setup, typename Call>
 double concurrent_seconds(int ranks, Setup setup, Call call) {
-  return time_ranks_at_once(ranks, [&](int r) -> std::function<void()> {
-           auto state = std::make_shared<decltype(setup(r))>(setup(r));
-           return [state, &call] { call(*state); };
-         }).seconds;
+  return time_ranks_at_once(ranks,
+                            [&](int r) -> std::function<void()> {
+                              auto state = std::make_shared<decltype(setup(r))>(setup(r));
+                              return [state, &call] { call(*state); };
+                            })
+      .seconds;
 }
 
 // One rank's buffers for the element-wise ops, at `rows` × `width` (fp32).
@@ -119,12 +121,12 @@ void run_op(EwOp op, OpBuffers& o) {
 
 HarnessOptions probe_harness_options() {
   HarnessOptions h;
-  h.warmup = 2;                    // page faults, thread pools, the batch's calibration
-  h.target_sample_time = 5e-3;     // ≥ 5 ms per sample: far above the barrier's microseconds
+  h.warmup = 2;                 // page faults, thread pools, the batch's calibration
+  h.target_sample_time = 5e-3;  // ≥ 5 ms per sample: far above the barrier's microseconds
   h.min_samples = 5;
   h.max_samples = 50;
   h.min_time = 0.025;
-  h.max_time = 0.15;               // per figure: about 20 figures, 2–4 s on a quiet host
+  h.max_time = 0.15;  // per figure: about 20 figures, 2–4 s on a quiet host
   h.noise = 0.02;
   return h;
 }

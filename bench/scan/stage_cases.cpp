@@ -10,7 +10,7 @@ bench::MemOptions device_mem_options(bool gpu, const ScanOptions& o) {
   bench::MemOptions mem;
   mem.groups = {"stream"};
   mem.kernels = {kernels::StreamOp::triad};
-  mem.dtypes = {gpu ? "fp32" : "fp64"};
+  mem.dtypes = {gpu ? DType::f32 : DType::f64};
   mem.vector_bytes = {16};
   mem.peers = false;
   mem.size = o.device_size;
@@ -22,7 +22,7 @@ bench::GemmOptions device_gemm_options(bool gpu, const ScanOptions& o) {
   const int size = o.gemm_size > 0 ? o.gemm_size : (gpu ? 8192 : 1024);
   bench::GemmOptions gemm;
   gemm.m = gemm.n = gemm.k = {std::to_string(size)};
-  gemm.dtypes = {gpu ? "bf16" : "fp32"};
+  gemm.dtypes = {gpu ? DType::bf16 : DType::f32};
   gemm.tune = false;
   bench::validate(gemm);
   return gemm;

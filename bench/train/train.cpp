@@ -6,28 +6,17 @@
 #include <algorithm>
 #include <optional>
 #include <tuple>
-#include <utility>
 
 #include "bench/common/cli.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "models/backend_factory.hpp"
 #include "models/hf_gpt2.hpp"
+#include "reports/train_table.hpp"
 
 namespace gcb::bench {
 
 namespace {
-
-// The MFU denominator and, when measured, how steady its probe was.
-std::string peak_line(const Result& r) {
-  std::string line = r.extra["peak_source"].get<std::string>();
-  if (r.extra.contains("peak_probe")) {
-    const nlohmann::json& p = r.extra["peak_probe"];
-    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
-                        p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
-  }
-  return line;
-}
 
 using models::PipeSchedule;
 using models::Recompute;
@@ -67,13 +56,6 @@ models::GptConfig resolve_config(const TrainCliOptions& o) {
   models::GptConfig c = models::apply_overrides(base, o.overrides);
   models::validate(c);
   return c;
-}
-
-// The binary unit that shows the largest value of a table with a few digits before the point.
-std::pair<const char*, double> memory_unit(double largest) {
-  if (largest >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
-  if (largest >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
-  return {"KiB", 1024.0};
 }
 
 // --device cpu|gpu: the first compute backend (table order) whose tensors live in that memory, or
@@ -146,64 +128,6 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.timeout = o.timeout;
   models::check_request(r);
   return r;
-}
-
-void print_train_tables(const std::vector<Result>& all, const std::string& title) {
-  fmt::print("\n{}\n", title);
-  std::vector<Result> results;  // the layouts that ran; the others say why not
-  for (const Result& r : all) {
-    if (r.status == Status::pass) {
-      results.push_back(r);
-    } else {
-      fmt::print("{:<30} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
-    }
-  }
-  if (results.empty()) return;
-  fmt::print("{:<30} {:>10} {:>11} {:>7} {:>10} {:>13} {:>10}\n", "layout", "step ms", "tokens/s", "MFU %", "comm ms",
-             "bubble/theory", "loss");
-  for (const Result& r : results) {
-    const auto& b = r.extra["bubble"];
-    double bubble = 0;
-    for (const auto& x : b["per_rank"]) bubble += x.get<double>();
-    bubble /= static_cast<double>(std::max<size_t>(1, b["per_rank"].size()));
-    fmt::print("{:<30} {:>10.3f} {:>11.1f} {:>7.3f} {:>10.3f} {:>6.3f}/{:<6.3f} {:>10.5f}\n", r.key.substr(6),
-               1e3 * *r.metric("step_time")->value, *r.metric("tokens_per_s")->value, *r.metric("mfu")->value,
-               1e3 * r.extra["comm_exposed"].get<double>(), bubble, b["theory"].get<double>(),
-               *r.metric("final_loss")->value);
-  }
-  // Model states: bytes held between steps; activations: the peak. Each next to its formula.
-  const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};
-  double largest = 0;
-  for (const Result& r : results)
-    for (const char* c : cats) largest = std::max(largest, r.extra["memory"][c]["analytic"].get<double>());
-  const auto [unit, scale] = memory_unit(largest);
-  fmt::print("\nmemory per category, rank 0, {}: measured / formula (states between steps, activations at peak)\n",
-             unit);
-  fmt::print("{:<30}", "layout");
-  for (const char* c : cats) fmt::print(" {:>19}", c);
-  fmt::print("\n");
-  for (const Result& r : results) {
-    fmt::print("{:<30}", r.key.substr(6));
-    for (const char* c : cats) {
-      const auto& e = r.extra["memory"][c];
-      const double measured = e[std::string(c) == "activations" ? "measured" : "persistent"].get<double>();
-      fmt::print(" {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
-    }
-    fmt::print("\n");
-  }
-}
-
-void print_torch_ratios(const std::vector<Result>& ratios) {
-  fmt::print("\nagainst torch (tokens/s ours ÷ torch; loss after every step)\n");
-  for (const Result& r : ratios) {
-    if (r.metrics.empty()) {
-      fmt::print("{:<44} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
-      continue;
-    }
-    fmt::print("{:<44} {:>7.3f}x  loss Δ {:.2e} (tolerance {:.1e}) {}\n", r.key.substr(6), *r.metrics[0].value,
-               r.extra["loss_max_rel_diff"].get<double>(), r.extra["loss_tolerance"].get<double>(),
-               status_name(r.status));
-  }
 }
 
 void run_train_quick(Runner& runner) {
@@ -325,17 +249,19 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
       const auto ran =
           std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
-      print_train_tables(
-          results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                               "{} ranks, recompute {}, precision {}, backend {}{}",
-                               c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
-                               request.base.micro_batch, request.ranks, opts.recompute, opts.precision, request.backend,
-                               ran == results.end() ? "" : ", " + peak_line(*ran)));
+      fmt::print(
+          "{}",
+          report::render_train_tables(
+              results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                                   "{} ranks, recompute {}, precision {}, backend {}{}",
+                                   c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
+                                   request.base.micro_batch, request.ranks, opts.recompute, opts.precision,
+                                   request.backend, ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
     }
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {
       const std::vector<Result> ratios = train_torch_peer_results(request, results);
-      if (!common->quiet) print_torch_ratios(ratios);
+      if (!common->quiet) fmt::print("{}", report::render_torch_ratios(ratios));
       for (const Result& r : ratios) session.runner().add(r);
     }
     return session.finish();

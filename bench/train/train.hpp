@@ -1,6 +1,7 @@
 // `gcbench train`: real training steps of a GPT model under one parallel layout or a sweep of
 // layouts (dp × tp × pp, sp, ZeRO, pipeline schedule, recomputation, precision) on the same model
-// and global batch. Flags → a models::TrainRequest → models::run_training → results and tables.
+// and global batch. Flags → a models::TrainRequest → models::run_training → results, printed by
+// reports/train_table.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -52,30 +53,16 @@ struct TrainCliOptions {
 // allocation.
 models::TrainRequest train_request(const TrainCliOptions& o);
 
-// Prints the results of a run: throughput and time split per layout, then memory per category
-// (rank 0: persistent or peak bytes next to the formula).
-void print_train_tables(const std::vector<Result>& results, const std::string& title);
-// The vs_torch rows of --peer-torch, one line each.
-void print_torch_ratios(const std::vector<Result>& ratios);
-
 // The quick suite: a sweep of dp2, zero1, tp2, tp2-sp, pp2-1f1b on `tiny` with 2 rank threads
 // (a few seconds). Results go to `runner`.
 void run_train_quick(Runner& runner);
 
 // --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
-// Writes the run's initial weights and token sequences to a temporary folder and runs
-// scripts/peers/torch_gpt.py on them (device cuda for a GPU backend, else cpu with the BLAS thread
-// count), the run's warm-up and timed steps, eager and torch.compile.
+// Writes the run's initial weights and token sequences to a temporary folder
+// (models/torch_peer.hpp) and runs scripts/peers/torch_gpt.py on them, the run's warm-up and timed
+// steps, eager and torch.compile.
 PeerRun run_train_torch_peer(const models::TrainRequest& r);
-// Per layout of `ours`: train/<layout>/vs_torch_eager and vs_torch_compile, metric "ratio" =
-// tokens/s ours ÷ torch's, and the loss after every step against torch's (FAIL beyond
-// torch_loss_tolerance); WAIVED rows where either side has no figure, one WAIVED train/vs_torch
-// row when the peer is unavailable.
-std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nlohmann::json& peer,
-                                       models::Precision precision);
-// Relative loss tolerance against torch: fp32 1e-4; bf16 2⁻⁷.
-double torch_loss_tolerance(models::Precision p);
-// Runs the peer and returns train_torch_ratios; when none of `ours` ran, runs nothing and returns
+// Runs the peer and returns models::train_torch_ratios; when none of `ours` ran, runs nothing and returns
 // the WAIVED rows.
 std::vector<Result> train_torch_peer_results(const models::TrainRequest& r, const std::vector<Result>& ours);
 

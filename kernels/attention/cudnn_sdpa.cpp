@@ -12,8 +12,8 @@ namespace gcb::kernels::attn {
 
 namespace {
 
-constexpr const char* kRouteA = "unified SDPA_FWD operation (kernels.md 2.2 Route A)";
-constexpr const char* kRouteB = "composite graph (kernels.md 2.2 Route B)";
+constexpr const char* kRouteA = "unified SDPA_FWD operation (Route A, kernels/attention/sdpa_graph.hpp)";
+constexpr const char* kRouteB = "composite graph (Route B, kernels/attention/sdpa_graph.hpp)";
 
 std::string dtype_problem(DType t) {
   return t == DType::f16 || t == DType::bf16 ? "" : "cuDNN SDPA here supports fp16 and bf16";

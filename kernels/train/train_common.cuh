@@ -1,4 +1,4 @@
-// Device mechanics shared by the training kernels (STYLE.md §5): ceil_div, element conversions,
+// Device mechanics shared by the training kernels: ceil_div, element conversions,
 // 16-byte vector loads of chunks of elements, warp and block reductions in a fixed order, and the
 // launch check. A kernel file is then the algorithm. Element types: float and __nv_bfloat16
 // (what the training backend stores); every kernel computes in fp32 (sums over many terms in
@@ -38,7 +38,7 @@ void dispatch(DType t, const char* op, Launch&& launch) {
   }
 }
 
-// Checks the launch just made (STYLE.md §6: every launcher checks its launch).
+// Checks the launch just made (every launcher checks its launch).
 inline void check_launch() { CUDA_CHECK(cudaGetLastError()); }
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 

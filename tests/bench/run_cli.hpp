@@ -1,5 +1,5 @@
 // Running the gcbench binary from a CLI test (the target defines GCB_BINARY): exit code, standard
-// output and standard error, as a user meets them. One copy for every tests/bench/*_cli.cpp.
+// output and standard error, as a user meets them. One copy for every tests/bench/**/*_cli.cpp.
 #pragma once
 
 #include <sys/wait.h>

@@ -226,6 +226,11 @@ TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
                                 "mem --kernels 3",
                                 "attn --impl triton",
                                 "attn --pass sideways",
+                                "mem --dtype fp16",
+                                "mem --dtype fp32,bogus",
+                                "gemm --dtype float7",
+                                "gemm --dtype int32",
+                                "attn --dtype int8",
                                 "coll --backend gloo",
                                 "p2p --mode rank --backend gloo",
                                 "scan --backend gloo",
@@ -248,6 +253,9 @@ TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
       {"mem --kernels 3", "3: expected one of copy, scale"},  // a number is not a silent alias
       {"attn --impl triton", "triton: expected one of ours, unfused, cudnn"},
       {"attn --pass sideways", "sideways: expected one of fwd, bwd, fwdbwd"},
+      {"mem --dtype fp32,fp16", "fp16: expected one of fp32, fp64, bf16"},
+      {"gemm --dtype float7", "float7: expected one of fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8"},
+      {"attn --dtype int8", "int8: expected one of fp16, bf16"},
       {"coll --backend gloo", "gloo not in {threads,mpi,nccl}"},
   };
   for (const auto& [args, message] : cases) {

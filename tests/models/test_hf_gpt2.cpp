@@ -2,7 +2,7 @@
 // config.json beside it (or the caller); save and load round-trip every weight bit for bit with
 // the Conv1D [in, out] matrices transposed on the way; our files name the tensors as
 // GPT2LMHeadModel does; a mismatch names the tensor. The transformers cross-check itself runs
-// gcbench on a fixture transformers made (tests/bench/test_train_hf.cpp).
+// gcbench on a fixture transformers made (tests/bench/train/test_train_hf.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

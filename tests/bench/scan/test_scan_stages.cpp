@@ -18,17 +18,17 @@ TEST(ScanStageCases, DeviceOptionsPerKind) {
   ScanOptions o;
   const auto gpu_mem = device_mem_options(true, o);
   EXPECT_EQ(gpu_mem.kernels, (std::vector<kernels::StreamOp>{kernels::StreamOp::triad}));
-  EXPECT_EQ(gpu_mem.dtypes, (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(gpu_mem.dtypes, (std::vector<DType>{DType::f32}));
   EXPECT_FALSE(gpu_mem.peers);
   const auto gpu_gemm = device_gemm_options(true, o);
-  EXPECT_EQ(gpu_gemm.dtypes, (std::vector<std::string>{"bf16"}));
+  EXPECT_EQ(gpu_gemm.dtypes, (std::vector<DType>{DType::bf16}));
   EXPECT_EQ(gpu_gemm.m, (std::vector<std::string>{"8192"}));
   EXPECT_FALSE(gpu_gemm.tune);
   o.gemm_size = 256;
   o.device_size = 1 << 20;
   EXPECT_EQ(device_gemm_options(false, o).m, (std::vector<std::string>{"256"}));
-  EXPECT_EQ(device_gemm_options(false, o).dtypes, (std::vector<std::string>{"fp32"}));
-  EXPECT_EQ(device_mem_options(false, o).dtypes, (std::vector<std::string>{"fp64"}));
+  EXPECT_EQ(device_gemm_options(false, o).dtypes, (std::vector<DType>{DType::f32}));
+  EXPECT_EQ(device_mem_options(false, o).dtypes, (std::vector<DType>{DType::f64}));
   EXPECT_EQ(device_mem_options(false, o).size, uint64_t{1} << 20);
 }
 

@@ -156,7 +156,7 @@ TEST_P(AttentionGpu, CudnnForwardMatchesReference) {
   EXPECT_LT(compare(ref_lse.data(), got_lse.data(), shape.rows()).max_abs, 1e-3);  // as for ours
 }
 
-// Route B backward (kernels.md 2.2) on cuDNN's own forward O and Stats; dQ, dK, dV poisoned
+// Route B backward (kernels/attention/sdpa_graph.hpp) on cuDNN's own forward O and Stats; dQ, dK, dV poisoned
 // first (Device's constructor), so an element cuDNN never writes fails the check.
 TEST_P(AttentionGpu, CudnnBackwardMatchesReference) {
   CudnnSdpaForward fwd(type, shape, stream);

@@ -40,7 +40,7 @@ TEST(CollShape, ShardedCountsRoundDownTo16Bytes) {
   EXPECT_EQ(s.bytes, 64u);
   EXPECT_EQ(s.send_count, 16u);
   EXPECT_EQ(coll_shape(CollOp::alltoall, 8, DType::f32, 4).count, 0u);  // too small: row skipped
-  s = coll_shape(CollOp::all_reduce, 100, DType::f32, 4);                // not sharded: 25 elements
+  s = coll_shape(CollOp::all_reduce, 100, DType::f32, 4);               // not sharded: 25 elements
   EXPECT_EQ(s.count, 25u);
   EXPECT_EQ(s.bytes, 100u);
 }
@@ -182,8 +182,8 @@ TEST(CollThreads, ResultsCarryParamsMetricsAndFit) {
   }
   ASSERT_NE(first, nullptr);
   ASSERT_NE(fit, nullptr);
-  for (const char* p : {"op", "bytes", "count", "dtype", "redop", "root", "backend", "ranks", "nodes",
-                        "ranks_per_node", "mode", "inplace"})
+  for (const char* p : {"op", "bytes", "count", "dtype", "redop", "root", "backend", "ranks", "nodes", "ranks_per_node",
+                        "mode", "inplace"})
     EXPECT_TRUE(first->params.contains(p)) << p;
   EXPECT_EQ(first->params["backend"], "threads");
   EXPECT_EQ(first->params["ranks"], 4);
@@ -215,8 +215,8 @@ TEST(CollTiming, EveryRankSeesTheSameSamples) {
     h.noise = 0.01;
     h.max_time = 0.3;
     double x = 1, y = 0;
-    const Measurement m = measure(timer, [&] { ctx.world_comm.all_reduce(&x, &y, 1, DType::f64, ReduceOp::sum); },
-                                  h, {}, clock);
+    const Measurement m = measure(
+        timer, [&] { ctx.world_comm.all_reduce(&x, &y, 1, DType::f64, ReduceOp::sum); }, h, {}, clock);
     samples[static_cast<size_t>(ctx.rank)] = m.samples;
     return 0;
   });

@@ -25,7 +25,7 @@ TEST(AttnOptions, RejectsBadValues) {
     return o;
   };
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.causal = "maybe"; })), UsageError);
-  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {"fp8_e4m3"}; })), UsageError);
+  EXPECT_THROW(validate(bad([](AttnOptions& o) { o.dtypes = {DType::fp8_e4m3}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.passes = {}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.impls = {}; })), UsageError);
   EXPECT_THROW(validate(bad([](AttnOptions& o) { o.seq = {0}; })), UsageError);
@@ -63,7 +63,7 @@ TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
   AttnOptions o;
   o.preset = "fa";
   o.impls = {AttnImpl::ours};
-  o.dtypes = {"bf16"};
+  o.dtypes = {DType::bf16};
   const AttnOptions fa = apply_preset(o, false);
   EXPECT_EQ(fa.passes, (std::vector<AttnPass>{AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd}));
   const auto problems = attn_problems(fa);
@@ -105,7 +105,7 @@ TEST(AttnMetrics, TflopsFollowTheFlashAttentionConvention) {
   EXPECT_DOUBLE_EQ(*m[0].value, 3.5 * 4.0 * 2 * 16 * 2048.0 * 2048 * 128 / 2 / 1e-3 / 1e12);
   EXPECT_EQ(m[0].name, "tflops");
   EXPECT_GT(*m[1].value, *m[0].value);  // exact causal counts s(s+1)/2 entries > s²/2
-  EXPECT_DOUBLE_EQ(*m[2].value, 1.0);    // ms
+  EXPECT_DOUBLE_EQ(*m[2].value, 1.0);   // ms
 }
 
 RunnerOptions fast() {
@@ -221,15 +221,20 @@ TEST(AttnGpuPath, WaivedWithTheReasonWhenNoGpu) {
 TEST(AttnTorchPeer, RatiosJoinOnTheFullCase) {
   Result ours;
   ours.key = "attn/fwd";
-  ours.params = {{"device", "gpu:0"}, {"impl", "ours"}, {"dtype", "bf16"}, {"pass", "fwd"}, {"batch", 4},
+  ours.params = {{"device", "gpu:0"}, {"impl", "ours"}, {"dtype", "bf16"}, {"pass", "fwd"},  {"batch", 4},
                  {"heads", 16},       {"seq", 1024},    {"head_dim", 128}, {"causal", false}};
   ours.metrics.push_back(Metric{"tflops", 300.0, "TFLOP/s", true, std::nullopt, ""});
-  const nlohmann::json peer = {
-      {"available", true},
-      {"torch", "2.9"},
-      {"results",
-       {{{"batch", 4}, {"heads", 16}, {"seq", 1024}, {"head_dim", 128}, {"causal", false}, {"dtype", "bf16"},
-         {"pass", "fwd"}, {"tflops", 400.0}}}}};
+  const nlohmann::json peer = {{"available", true},
+                               {"torch", "2.9"},
+                               {"results",
+                                {{{"batch", 4},
+                                  {"heads", 16},
+                                  {"seq", 1024},
+                                  {"head_dim", 128},
+                                  {"causal", false},
+                                  {"dtype", "bf16"},
+                                  {"pass", "fwd"},
+                                  {"tflops", 400.0}}}}};
   const auto rs = attn_torch_ratios({ours}, peer);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].key, "attn/fwd/vs_torch");

@@ -117,8 +117,8 @@ TEST(P2pDevice, WaivedWithoutTwoGpus) {
       EXPECT_FALSE(r.params.contains("src"));
       keys.insert(r.key);
     }
-    EXPECT_EQ(keys, (std::set<std::string>{"p2p/bandwidth", "p2p/bidir_bandwidth", "p2p/latency",
-                                           "p2p/copy_call_latency"}));
+    EXPECT_EQ(keys,
+              (std::set<std::string>{"p2p/bandwidth", "p2p/bidir_bandwidth", "p2p/latency", "p2p/copy_call_latency"}));
   }
   CaseList host = p2p_host_cases(o, {}, "no CUDA device");
   ASSERT_EQ(host.size(), 2u);
@@ -194,13 +194,12 @@ TEST(P2pRanks, ChosenMeasuresAndSymmetricOnce) {
   WorldOptions w;
   w.ranks = 3;
   w.timeout = std::chrono::milliseconds(30'000);
-  run_world(w, [&](RankContext& ctx) {
-    return static_cast<int>(run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3));
-  });
+  run_world(
+      w, [&](RankContext& ctx) { return static_cast<int>(run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3)); });
   std::map<std::string, std::set<std::pair<int, int>>> cells;
   for (const auto& r : runner.results())
     cells[r.key].insert({r.params.at("src").get<int>(), r.params.at("dst").get<int>()});
-  EXPECT_EQ(cells.size(), 2u);  // no latency
+  EXPECT_EQ(cells.size(), 2u);                   // no latency
   EXPECT_EQ(cells["p2p/bandwidth"].size(), 6u);  // both orders
   EXPECT_EQ(cells["p2p/bidir_bandwidth"], (std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}}));
 }

@@ -37,12 +37,15 @@ class ReportCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const char* name) const { return (dir_ / name).string(); }
-  size_t files() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator())); }
+  size_t files() const {
+    return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()));
+  }
   fs::path dir_;
 };
 
 TEST_F(ReportCli, WritesHtmlMarkdownAndCsv) {
-  const auto r = gcbench("report " + kFixture + " -o " + path("r.html") + " --md " + path("r.md") + " --csv " + path("r.csv"));
+  const auto r =
+      gcbench("report " + kFixture + " -o " + path("r.html") + " --md " + path("r.md") + " --csv " + path("r.csv"));
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string html = read(path("r.html"));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
@@ -74,12 +77,12 @@ TEST_F(ReportCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
   struct Case {
     std::string args, expect;
   };
-  for (const Case& c : {Case{path("truncated.json") + out, "truncated.json"},
-                        Case{kFixture + " " + path("newer.json") + out, "unsupported schema version"},
-                        Case{path("missing.json") + out, "cannot read result file"},
-                        Case{path("empty.json") + out, "is empty"},
-                        Case{kFixture + " -o " + path("no/such/folder/r.html"), "does not exist"},
-                        Case{kFixture, "nothing to write"}}) {
+  for (const Case& c :
+       {Case{path("truncated.json") + out, "truncated.json"},
+        Case{kFixture + " " + path("newer.json") + out, "unsupported schema version"},
+        Case{path("missing.json") + out, "cannot read result file"}, Case{path("empty.json") + out, "is empty"},
+        Case{kFixture + " -o " + path("no/such/folder/r.html"), "does not exist"},
+        Case{kFixture, "nothing to write"}}) {
     const size_t before = files();
     const auto r = gcbench("report " + c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;

@@ -29,7 +29,9 @@ const std::string kFast = " --min-samples 3 --max-time 0.2 --min-time 0 ";
 TEST(GemmCli, CpuSquareRunPasses) {
   const fs::path json = fs::temp_directory_path() / ("gcb-gemm-cli-" + std::to_string(getpid()) + ".json");
   std::string out;
-  ASSERT_EQ(gcbench("gemm --device cpu --preset square --m 256 --n 256 --k 256 --json " + json.string() + kFast, &out), 0) << out;
+  ASSERT_EQ(gcbench("gemm --device cpu --preset square --m 256 --n 256 --k 256 --json " + json.string() + kFast, &out),
+            0)
+      << out;
   const ResultDocument doc = load_document(json.string());
   fs::remove(json);
   ASSERT_EQ(doc.results.size(), 2u);  // fp32 and fp64
@@ -51,10 +53,10 @@ TEST(GemmCli, CpuSquareRunPasses) {
 }
 
 TEST(GemmCli, BadInputExitsTwo) {
-  for (const std::string bad : {"gemm --device cpu --m 0 --n 4 --k 4", "gemm --device cpu --m 4 --n 4",
-                                "gemm --device cpu --preset cube", "gemm --device cpu --dtype int32",
-                                "gemm --device cpu --m 1:8:x1 --n 4 --k 4", "gemm --device cpu --data ones",
-                                "gemm --device cpu --preset llm --model gpt5"}) {
+  for (const std::string bad :
+       {"gemm --device cpu --m 0 --n 4 --k 4", "gemm --device cpu --m 4 --n 4", "gemm --device cpu --preset cube",
+        "gemm --device cpu --dtype int32", "gemm --device cpu --m 1:8:x1 --n 4 --k 4", "gemm --device cpu --data ones",
+        "gemm --device cpu --preset llm --model gpt5"}) {
     std::string out;
     EXPECT_EQ(gcbench(bad + kFast, &out), 2) << bad << "\n" << out;
   }

@@ -40,7 +40,8 @@ bool is_key_bias(const std::string& name, size_t i, size_t C) {
 TEST(TrainHf, OneStepFromATransformersCheckpointMatchesTorch) {
   const fs::path fixture = env_or("GCB_HF_FIXTURE", "tests/fixtures/hf_gpt2_tiny");
   const bool keep = std::getenv("GCB_HF_OUT") != nullptr;
-  const fs::path out = env_or("GCB_HF_OUT", (fs::temp_directory_path() / ("gcb-hf-" + std::to_string(getpid()))).string());
+  const fs::path out =
+      env_or("GCB_HF_OUT", (fs::temp_directory_path() / ("gcb-hf-" + std::to_string(getpid()))).string());
   fs::create_directories(out);
   const nlohmann::json expected = nlohmann::json::parse(std::ifstream(fixture / "expected.json"));
   const test::CliRun run = test::run_gcbench(

@@ -122,9 +122,10 @@ TEST(TopoCli, RefusesAnHwlocVersion3Export) {
 
 TEST(TopoCli, ResultsOverlay) {
   const std::string results = temp("overlay.json");
-  std::ofstream(results) << R"({"schema":"gcbench.result/1","context":{},"results":[)"
-                            R"({"key":"p2p/bandwidth","params":{"src":0,"dst":1},"status":"PASS","metrics":[{"name":"bandwidth","value":371.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
-                            R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
+  std::ofstream(results)
+      << R"({"schema":"gcbench.result/1","context":{},"results":[)"
+         R"({"key":"p2p/bandwidth","params":{"src":0,"dst":1},"status":"PASS","metrics":[{"name":"bandwidth","value":371.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
+         R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
   const gcb::test::CliRun r = gcbench("topo --from " + kSmi + " --results " + results);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("371.5"), std::string::npos) << r.out;

@@ -24,7 +24,8 @@ TEST(MemDerived, FitsEachCopySweep) {
   const double alpha = 8e-6, beta = 25e9;
   for (double b = 4096; b <= double(1 << 26); b *= 4) {
     rs.push_back(measured("mem/copy/h2d", {{"device", "gpu:0"}, {"engine", "ce"}, {"bytes", b}}, alpha + b / beta, 0));
-    rs.push_back(measured("mem/copy/h2d", {{"device", "gpu:0"}, {"engine", "sm"}, {"bytes", b}}, 2 * alpha + b / beta, 0));
+    rs.push_back(
+        measured("mem/copy/h2d", {{"device", "gpu:0"}, {"engine", "sm"}, {"bytes", b}}, 2 * alpha + b / beta, 0));
   }
   const auto derived = mem_derived_results(rs);
   ASSERT_EQ(derived.size(), 2u);  // one fit per engine
@@ -39,7 +40,8 @@ TEST(MemDerived, FitsEachCopySweep) {
 
 TEST(MemDerived, RatiosAgainstPeers) {
   const nlohmann::json host = {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}};
-  std::vector<Result> rs = {measured("mem/host/triad", host, 1, 19.0), measured("mem/host/classic_stream_triad", host, 1, 20.0)};
+  std::vector<Result> rs = {measured("mem/host/triad", host, 1, 19.0),
+                            measured("mem/host/classic_stream_triad", host, 1, 20.0)};
   rs.push_back(measured("mem/hbm/triad", {{"device", "gpu:0"}, {"dtype", "fp32"}}, 1, 3000));
   rs.push_back(measured("mem/copy/d2d", {{"device", "gpu:0"}, {"engine", "ce"}, {"bytes", 1 << 20}}, 1, 1000));
   rs.push_back(measured("mem/copy/d2d", {{"device", "gpu:0"}, {"engine", "ce"}, {"bytes", 1 << 30}}, 1, 2500));
@@ -62,12 +64,14 @@ TEST(MemDerived, InterleavedRoundsGiveTheMedianOfPerRoundRatios) {
   std::vector<Result> rs;
   const double ours[] = {18.0, 24.0, 22.0}, classic[] = {20.0, 20.0, 22.0};
   for (int k = 0; k < 3; ++k) {
-    const nlohmann::json p = {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}, {"round", k}};
+    const nlohmann::json p = {
+        {"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}, {"round", k}};
     rs.push_back(measured("mem/host/classic_stream_triad", p, 1, classic[k]));
     rs.push_back(measured("mem/host/triad", p, 1, ours[k]));
   }
   // An fp64 triad of the main sweep (no round) must not be taken for a round.
-  rs.push_back(measured("mem/host/triad", {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}}, 1, 99.0));
+  rs.push_back(measured("mem/host/triad", {{"device", "cpu"}, {"dtype", "fp64"}, {"array_bytes", 1024}, {"threads", 2}},
+                        1, 99.0));
   const auto derived = mem_derived_results(rs);
   const Result* x = nullptr;
   for (const auto& r : derived)
@@ -87,7 +91,7 @@ TEST(MemHostCases, PeerRoundsInterleaveWithAlternatingOrder) {
   MemOptions o;
   o.groups = {"stream"};
   o.kernels = {kernels::StreamOp::copy};
-  o.dtypes = {"fp32"};
+  o.dtypes = {DType::f32};
   o.size = 4096;
   o.peer_rounds = 3;
   const CaseList cases = host_mem_cases(o, 1);
@@ -95,8 +99,8 @@ TEST(MemHostCases, PeerRoundsInterleaveWithAlternatingOrder) {
   for (const auto& c : cases)
     if (c->params().contains("round")) order.push_back(c->key() + "#" + c->params().at("round").dump());
   const std::vector<std::string> want = {
-      "mem/host/classic_stream_triad#0", "mem/host/triad#0", "mem/host/triad#1",
-      "mem/host/classic_stream_triad#1", "mem/host/classic_stream_triad#2", "mem/host/triad#2"};
+      "mem/host/classic_stream_triad#0", "mem/host/triad#0", "mem/host/triad#1", "mem/host/classic_stream_triad#1",
+      "mem/host/classic_stream_triad#2", "mem/host/triad#2"};
   EXPECT_EQ(order, want);
   o.peer_rounds = 0;
   EXPECT_THROW(validate(o), UsageError);
@@ -115,10 +119,12 @@ TEST(MemOptions, Validation) {
   MemOptions o;
   EXPECT_NO_THROW(validate(o));
   for (auto mutate : std::vector<std::function<void(MemOptions&)>>{
-           [](MemOptions& m) { m.groups = {"stream", "cache"}; }, [](MemOptions& m) { m.dtypes = {"fp16"}; },
-           [](MemOptions& m) { m.vector_bytes = {32}; }, [](MemOptions& m) { m.copy_factor = 1; },
-           [](MemOptions& m) { m.copy_min = 0; }, [](MemOptions& m) { m.size = 100; },
-           [](MemOptions& m) { m.latency_max = 1024; }}) {
+           [](MemOptions& m) {
+             m.groups = {"stream", "cache"};
+           },
+           [](MemOptions& m) { m.dtypes = {DType::f16}; }, [](MemOptions& m) { m.vector_bytes = {32}; },
+           [](MemOptions& m) { m.copy_factor = 1; }, [](MemOptions& m) { m.copy_min = 0; },
+           [](MemOptions& m) { m.size = 100; }, [](MemOptions& m) { m.latency_max = 1024; }}) {
     MemOptions bad;
     mutate(bad);
     EXPECT_THROW(validate(bad), UsageError);

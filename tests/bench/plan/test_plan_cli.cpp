@@ -37,8 +37,8 @@ TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   EXPECT_LT(seconds, 30.0);
   EXPECT_TRUE(has(r.out, "cluster: 1024 × H100 SXM5 80GB, 128 nodes of 8")) << r.out;
   EXPECT_TRUE(has(r.out, "best: ")) << r.out;
-  EXPECT_TRUE(has(r.out, "out of memory: ")) << r.out;                      // the OOM candidates, by how much
-  EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;             // and the ones that cannot run
+  EXPECT_TRUE(has(r.out, "out of memory: ")) << r.out;          // the OOM candidates, by how much
+  EXPECT_TRUE(has(r.out, "tp 16 > 8 GPUs per node")) << r.out;  // and the ones that cannot run
   EXPECT_TRUE(has(r.out, "pp 128 > 96 layers")) << r.out;
   EXPECT_TRUE(has(r.out, "not divisible by dp")) << r.out;
   // `gcbench report` gives the predictions a section of their own, a layout table.
@@ -81,6 +81,21 @@ TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   EXPECT_EQ(ranked, 10);  // --top 10
 }
 
+// --warmup-steps counts --verify's untimed training steps (train's name: --warmup is every other
+// family's count of untimed launches); the old spelling still sets it, hidden from --help, and
+// says it is deprecated.
+TEST(PlanCli, WarmupStepsIsTheFlagAndWarmupItsDeprecatedSpelling) {
+  const test::CliRun help = plan("--help");
+  EXPECT_TRUE(has(help.out, "--warmup-steps")) << help.out;
+  EXPECT_FALSE(has(help.out, "--warmup ")) << help.out;
+  const test::CliRun old = plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --warmup 2");
+  EXPECT_EQ(old.code, 0) << old.out;
+  EXPECT_TRUE(has(old.out, "plan: --warmup is deprecated, use --warmup-steps")) << old.out;
+  const test::CliRun now = plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --warmup-steps 2");
+  EXPECT_EQ(now.code, 0) << now.out;
+  EXPECT_FALSE(has(now.out, "deprecated")) << now.out;
+}
+
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
   // Narayanan et al. 2021 Table 1, GPT 145.6B: tp 8, pp 8, dp 24 on 1536 A100s, micro-batch 2,
   // interleaved with 2 model chunks, full recomputation.
@@ -96,8 +111,9 @@ TEST(PlanCli, LayoutPredictsOnePublishedRow) {
 TEST(PlanCli, TopologyGivesGpusPerNodeNvlinksAndNics) {
   // An 8 × H100 VM's NCCL topology: 18 NVLinks per GPU (× 25 GB/s = 450 GB/s bus bandwidth, an
   // 8-rank all-reduce's algorithm bandwidth 450 / (2·7/8) = 257.1 GB/s) and its NICs per GPU.
-  const test::CliRun r = plan("--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
-                              "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
+  const test::CliRun r = plan(
+      "--model gpt3-6.7b --gpu h100-sxm --nodes 4 --global-batch 256 --top 1 "
+      "--topo tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "cluster: 32 × H100 SXM5 80GB, 4 nodes of 8")) << r.out;
   EXPECT_TRUE(has(r.out, "β 257.1 GB/s (topology")) << r.out;
@@ -112,7 +128,8 @@ TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2-tp2", "≠"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute some", "expected none, selective or full"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
-      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1", "--verify runs layouts on this machine's CPU"},
+      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1",
+       "--verify runs layouts on this machine's CPU"},
   };
   for (const auto& [args, msg] : cases) {
     const test::CliRun r = plan(std::string(args) + " --quiet");
@@ -127,7 +144,8 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
   const std::string json = temp("verify.json");
   const test::CliRun r = plan(
       "--model tiny --gpu cpu --gpus 2 --global-batch 4 --micro-batch 1,2 --recompute none,full --zero 0,2 --overlap off "
-      "--verify 4 --steps 1 --warmup 0 --verify-tolerance 0 --json " + json);
+      "--verify 4 --steps 1 --warmup-steps 0 --verify-tolerance 0 --json " +
+      json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "verify: 4 layouts")) << r.out;
   EXPECT_FALSE(has(r.out, "DIFFERENT")) << r.out;
@@ -159,7 +177,8 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
 
 TEST(PlanCli, PublishedTableWithin15PercentPerRow) {
   const std::string json = temp("published.json");
-  const test::CliRun r = plan("--published tests/fixtures/planner/narayanan2021-table1.csv --gpu a100-sxm4-80gb --json " + json);
+  const test::CliRun r =
+      plan("--published tests/fixtures/planner/narayanan2021-table1.csv --gpu a100-sxm4-80gb --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "10 runs: mean |error|")) << r.out;
   const ResultDocument doc = load_document(json);

@@ -100,8 +100,8 @@ TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
   ASSERT_EQ(runner.results().size(), 5u);
   for (const Result& r : runner.results()) {
     EXPECT_TRUE(r.key.starts_with("train/")) << r.key;
-    for (const char* p : {"model", "layout", "dp", "tp", "pp", "sp", "zero", "schedule", "micro_batch",
-                          "global_batch", "recompute", "precision", "backend", "ranks"}) {
+    for (const char* p : {"model", "layout", "dp", "tp", "pp", "sp", "zero", "schedule", "micro_batch", "global_batch",
+                          "recompute", "precision", "backend", "ranks"}) {
       EXPECT_TRUE(r.params.contains(p)) << r.key << " " << p;
     }
     for (const char* m : {"step_time", "tokens_per_s", "mfu", "hfu", "final_loss"}) {
@@ -149,7 +149,8 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
     }
     // Buckets (and ZeRO-3's gathered units) are transient: the peak is above the persistent bytes.
     EXPECT_GT(r.extra["memory"]["grads"]["measured"].get<double>(),
-              r.extra["memory"]["grads"]["analytic"].get<double>()) << r.key;
+              r.extra["memory"]["grads"]["analytic"].get<double>())
+        << r.key;
     for (const auto& [kind, v] : r.extra["comm_bytes"].items()) {
       EXPECT_EQ(v["measured"], v["theory"]) << r.key << " " << kind;
     }
@@ -181,7 +182,8 @@ TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
     // bf16 parameters are half the fp32 master copy wherever both are unsharded or both sharded.
     if (r.params["zero"] == 0) {
       EXPECT_EQ(2 * r.extra["memory"]["params"]["persistent"].get<int64_t>(),
-                r.extra["memory"]["master"]["persistent"].get<int64_t>()) << r.key;
+                r.extra["memory"]["master"]["persistent"].get<int64_t>())
+          << r.key;
     }
   }
 }

@@ -97,7 +97,7 @@ TEST_F(CompareCli, Export) {
   const CliRun csv = gcbench("export --format csv " + kFix + "base.json");
   EXPECT_EQ(csv.out.rfind("key,params,status", 0), 0u);
   for (const std::string& bad : {"--format xml " + kFix + "base.json", "--format gbench " + kFix + "other_schema.json",
-                                "--format gbench --time-unit h " + kFix + "base.json"}) {
+                                 "--format gbench --time-unit h " + kFix + "base.json"}) {
     const CliRun r = gcbench("export " + bad + " -o " + path("x.out"));
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_FALSE(fs::exists(path("x.out"))) << bad;
@@ -123,7 +123,8 @@ TEST_F(CompareCli, EndToEndCpuRunAndInjectedRegression) {
       if (m.value) *m.value = m.higher_is_better ? *m.value * 0.7 : *m.value / 0.7;
   }
   write_document(path("slow.json"), doc);
-  const CliRun regressed = gcbench("compare " + path("base.json") + " " + path("slow.json") + " --junit " + path("j.xml"));
+  const CliRun regressed =
+      gcbench("compare " + path("base.json") + " " + path("slow.json") + " --junit " + path("j.xml"));
   EXPECT_EQ(regressed.code, 1) << regressed.out;
   EXPECT_NE(regressed.out.find("SLOWER "), std::string::npos) << regressed.out;
   EXPECT_NE(read(path("j.xml")).find("<failure"), std::string::npos);

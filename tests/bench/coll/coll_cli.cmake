@@ -1,6 +1,6 @@
 # gcbench coll end to end: the CLI on rank threads (label bench) and the MPI runs (label mpi)
 # under mpirun --oversubscribe: a sweep, mismatched arguments, a failing rank, #wrong.
-set(_expect ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh)
+set(_expect ${GCB_EXPECT_RUN})
 add_test(NAME coll_cli_threads_all
          COMMAND ${_expect} 0 "# Avg bus bandwidth" "out-of-place +in-place" "busbw" "#wrong"
                  "^ +524288 +131072 +float +sum +-1" "# statistics"

@@ -1,4 +1,4 @@
-// The torch peer's rows (bench/train/train_peer.cpp) from a peer JSON written here: the tokens/s ratio,
+// The torch peer's rows (models/torch_peer.cpp) from a peer JSON written here: the tokens/s ratio,
 // the loss comparison against the stated tolerance, and WAIVED rows where either side has no
 // figure. (The live run of scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/train/train.hpp"
+#include "models/torch_peer.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -22,14 +23,16 @@ Result ours(std::vector<double> losses, double tokens_per_s = 1000.0) {
 }
 
 nlohmann::json peer(const nlohmann::json& eager, const nlohmann::json& compile) {
-  return {{"available", true}, {"torch", "2.x"}, {"impl", "plain"}, {"device", "cpu"}, {"threads", 2},
-          {"results", {eager, compile}}};
+  return {{"available", true}, {"torch", "2.x"}, {"impl", "plain"},
+          {"device", "cpu"},   {"threads", 2},   {"results", {eager, compile}}};
 }
 
 TEST(TrainPeer, RatioIsOursOverTorchAndLossesWithinToleranceAgree) {
-  const nlohmann::json eager = {{"mode", "eager"}, {"median_s", 0.5}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9000001}}};
+  const nlohmann::json eager = {
+      {"mode", "eager"}, {"median_s", 0.5}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9000001}}};
   const nlohmann::json compile = {{"mode", "compile"}, {"tokens_per_s", nullptr}, {"reason", "no C++ compiler"}};
-  const std::vector<Result> rows = train_torch_ratios({ours({4.0, 3.9})}, peer(eager, compile), models::Precision::fp32);
+  const std::vector<Result> rows =
+      models::train_torch_ratios({ours({4.0, 3.9})}, peer(eager, compile), models::Precision::fp32);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].key, "train/dp1/vs_torch_eager");
   EXPECT_EQ(rows[0].status, Status::pass) << rows[0].reason;
@@ -44,7 +47,8 @@ TEST(TrainPeer, RatioIsOursOverTorchAndLossesWithinToleranceAgree) {
 TEST(TrainPeer, LossBeyondTheToleranceFails) {
   const nlohmann::json eager = {{"mode", "eager"}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.8}}};
   const nlohmann::json compile = {{"mode", "compile"}, {"tokens_per_s", 400.0}, {"losses", {4.0}}};
-  const std::vector<Result> rows = train_torch_ratios({ours({4.0, 3.9})}, peer(eager, compile), models::Precision::bf16);
+  const std::vector<Result> rows =
+      models::train_torch_ratios({ours({4.0, 3.9})}, peer(eager, compile), models::Precision::bf16);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, Status::fail);  // 0.1 / 3.8 > 2^-7
   EXPECT_NE(rows[0].reason.find("loss differs"), std::string::npos) << rows[0].reason;
@@ -53,8 +57,8 @@ TEST(TrainPeer, LossBeyondTheToleranceFails) {
 }
 
 TEST(TrainPeer, NoPeerOrNoRunOfOursIsWaived) {
-  const std::vector<Result> none =
-      train_torch_ratios({ours({4.0})}, {{"available", false}, {"reason", "torch not importable"}}, models::Precision::fp32);
+  const std::vector<Result> none = models::train_torch_ratios(
+      {ours({4.0})}, {{"available", false}, {"reason", "torch not importable"}}, models::Precision::fp32);
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].key, "train/vs_torch");
   EXPECT_EQ(none[0].status, Status::waived);
@@ -65,7 +69,7 @@ TEST(TrainPeer, NoPeerOrNoRunOfOursIsWaived) {
   waived.reason = "no GPU";
   waived.metrics.clear();
   const nlohmann::json eager = {{"mode", "eager"}, {"tokens_per_s", 500.0}, {"losses", {4.0}}};
-  const std::vector<Result> rows = train_torch_ratios({waived}, peer(eager, eager), models::Precision::fp32);
+  const std::vector<Result> rows = models::train_torch_ratios({waived}, peer(eager, eager), models::Precision::fp32);
   ASSERT_EQ(rows.size(), 2u);
   for (const Result& r : rows) {
     EXPECT_EQ(r.status, Status::waived);
@@ -94,8 +98,8 @@ TEST(TrainPeer, NothingOfOursRanSoTorchIsNotRun) {
 }
 
 TEST(TrainPeer, ToleranceFollowsThePrecision) {
-  EXPECT_DOUBLE_EQ(torch_loss_tolerance(models::Precision::fp32), 1e-4);
-  EXPECT_DOUBLE_EQ(torch_loss_tolerance(models::Precision::bf16), 1.0 / 128.0);
+  EXPECT_DOUBLE_EQ(models::torch_loss_tolerance(models::Precision::fp32), 1e-4);
+  EXPECT_DOUBLE_EQ(models::torch_loss_tolerance(models::Precision::bf16), 1.0 / 128.0);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// The torch side of `gcbench train --peer-torch` (scripts/peers/torch_gpt.py): the inputs it
+// trains on (the same GPT-2, the same initial weights in Hugging Face's safetensors format, the
+// same token sequences, the same AdamW), and its measurement turned into result rows next to ours:
+// train/<layout>/vs_torch_eager and vs_torch_compile (tokens/s ours ÷ torch) with the loss after
+// every step compared. Running the script is the caller's (bench/train/train_peer.cpp).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/training_run.hpp"
+#include "reports/result.hpp"
+#include "reports/waived_result.hpp"
+
+namespace gcb::models {
+
+// Writes the run's initial weights (unless it starts from --init-from's file) and the token
+// sequences of its warm-up and timed steps into `dir`, and returns the script's arguments (device
+// cuda for a GPU backend, else cpu with the BLAS thread count).
+std::string write_torch_peer_inputs(const TrainRequest& r, const std::filesystem::path& dir);
+
+// Per layout of `ours`: train/<layout>/vs_torch_eager and vs_torch_compile, metric "ratio" =
+// tokens/s ours ÷ torch's, and the loss after every step against torch's (FAIL beyond
+// torch_loss_tolerance); WAIVED rows where either side has no figure, one WAIVED train/vs_torch
+// row when the peer is unavailable. `peer` is the script's JSON.
+std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nlohmann::json& peer,
+                                       Precision precision);
+// Relative loss tolerance against torch: fp32 1e-4; bf16 2⁻⁷.
+double torch_loss_tolerance(Precision p);
+
+}  // namespace gcb::models

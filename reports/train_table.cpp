@@ -1,0 +1,97 @@
+// `gcbench train`'s tables: see reports/train_table.hpp.
+#include "reports/train_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+namespace gcb::report {
+
+namespace {
+
+// The binary unit that shows the largest value of a table with a few digits before the point.
+std::pair<const char*, double> memory_unit(double largest) {
+  if (largest >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
+  if (largest >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
+  return {"KiB", 1024.0};
+}
+
+}  // namespace
+
+std::string train_peak_line(const Result& r) {
+  std::string line = r.extra["peak_source"].get<std::string>();
+  if (r.extra.contains("peak_probe")) {
+    const nlohmann::json& p = r.extra["peak_probe"];
+    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
+                        p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
+  }
+  return line;
+}
+
+std::string render_train_tables(const std::vector<Result>& all, const std::string& title) {
+  std::string out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\n{}\n", title);
+  std::vector<Result> results;  // the layouts that ran; the others say why not
+  for (const Result& r : all) {
+    if (r.status == Status::pass) {
+      results.push_back(r);
+    } else {
+      fmt::format_to(to, "{:<30} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+    }
+  }
+  if (results.empty()) return out;
+  fmt::format_to(to, "{:<30} {:>10} {:>11} {:>7} {:>10} {:>13} {:>10}\n", "layout", "step ms", "tokens/s", "MFU %",
+                 "comm ms", "bubble/theory", "loss");
+  for (const Result& r : results) {
+    const auto& b = r.extra["bubble"];
+    double bubble = 0;
+    for (const auto& x : b["per_rank"]) bubble += x.get<double>();
+    bubble /= static_cast<double>(std::max<size_t>(1, b["per_rank"].size()));
+    fmt::format_to(to, "{:<30} {:>10.3f} {:>11.1f} {:>7.3f} {:>10.3f} {:>6.3f}/{:<6.3f} {:>10.5f}\n", r.key.substr(6),
+                   1e3 * *r.metric("step_time")->value, *r.metric("tokens_per_s")->value, *r.metric("mfu")->value,
+                   1e3 * r.extra["comm_exposed"].get<double>(), bubble, b["theory"].get<double>(),
+                   *r.metric("final_loss")->value);
+  }
+  // Model states: bytes held between steps; activations: the peak. Each next to its formula.
+  const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};
+  double largest = 0;
+  for (const Result& r : results)
+    for (const char* c : cats) largest = std::max(largest, r.extra["memory"][c]["analytic"].get<double>());
+  const auto [unit, scale] = memory_unit(largest);
+  fmt::format_to(
+      to, "\nmemory per category, rank 0, {}: measured / formula (states between steps, activations at peak)\n", unit);
+  fmt::format_to(to, "{:<30}", "layout");
+  for (const char* c : cats) fmt::format_to(to, " {:>19}", c);
+  fmt::format_to(to, "\n");
+  for (const Result& r : results) {
+    fmt::format_to(to, "{:<30}", r.key.substr(6));
+    for (const char* c : cats) {
+      const auto& e = r.extra["memory"][c];
+      const double measured = e[std::string(c) == "activations" ? "measured" : "persistent"].get<double>();
+      fmt::format_to(to, " {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
+    }
+    fmt::format_to(to, "\n");
+  }
+  return out;
+}
+
+std::string render_torch_ratios(const std::vector<Result>& ratios) {
+  std::string out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nagainst torch (tokens/s ours ÷ torch; loss after every step)\n");
+  for (const Result& r : ratios) {
+    if (r.metrics.empty()) {
+      fmt::format_to(to, "{:<44} {}: {}\n", r.key.substr(6), status_name(r.status), r.reason);
+      continue;
+    }
+    fmt::format_to(to, "{:<44} {:>7.3f}x  loss Δ {:.2e} (tolerance {:.1e}) {}\n", r.key.substr(6), *r.metrics[0].value,
+                   r.extra["loss_max_rel_diff"].get<double>(), r.extra["loss_tolerance"].get<double>(),
+                   status_name(r.status));
+  }
+  return out;
+}
+
+}  // namespace gcb::report

@@ -1,0 +1,68 @@
+// `gcbench train`'s tables (reports/train_table.hpp) from results built here: the row of a layout
+// that ran, the memory table in the unit of its largest formula, the line of one that did not, and
+// the peak line with and without a measured probe.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "reports/train_table.hpp"
+
+namespace gcb::report {
+namespace {
+
+Result ran(const std::string& layout) {
+  Result r;
+  r.key = "train/" + layout;
+  r.metrics = {Metric{"step_time", 0.25, "s", false, std::nullopt, ""},
+               Metric{"tokens_per_s", 4096.0, "tok/s", true, std::nullopt, ""},
+               Metric{"mfu", 12.5, "%", true, std::nullopt, ""},
+               Metric{"final_loss", 3.25, "", false, std::nullopt, ""}};
+  nlohmann::json memory;
+  for (const char* c : {"params", "grads", "master", "adam_m", "adam_v"})
+    memory[c] = {{"persistent", 2.0 * 1024 * 1024}, {"analytic", 1024.0 * 1024}};
+  memory["activations"] = {{"measured", 3.0 * 1024 * 1024}, {"analytic", 4.0 * 1024 * 1024}};
+  r.extra = {{"bubble", {{"per_rank", {0.1, 0.3}}, {"theory", 0.25}}},
+             {"comm_exposed", 0.002},
+             {"memory", memory},
+             {"peak_source", "measured sgemm"}};
+  return r;
+}
+
+TEST(TrainTable, RowsOfWhatRanAndWhyTheOthersDidNot) {
+  Result waived;
+  waived.key = "train/tp3";
+  waived.status = Status::waived;
+  waived.reason = "12 heads are not divisible by tp 3";
+  const std::string text = render_train_tables({ran("dp2"), waived}, "title line");
+  EXPECT_EQ(text.rfind("\ntitle line\n", 0), 0u) << text;
+  EXPECT_NE(text.find("tp3                            WAIVED: 12 heads are not divisible by tp 3\n"), std::string::npos)
+      << text;
+  // 250 ms, 4096 tok/s, MFU 12.5, 2 ms exposed, mean bubble 0.2 of theory 0.25, loss 3.25.
+  EXPECT_NE(text.find("dp2                               250.000      4096.0  12.500      2.000  0.200/0.250  "
+                      "   3.25000\n"),
+            std::string::npos)
+      << text;
+  // The largest formula is 4 MiB: the memory table is in MiB, measured / formula.
+  EXPECT_NE(text.find("memory per category, rank 0, MiB:"), std::string::npos) << text;
+  EXPECT_NE(text.find("    2.000/1.000    "), std::string::npos) << text;
+  EXPECT_NE(text.find("    3.000/4.000    "), std::string::npos) << text;
+}
+
+TEST(TrainTable, NothingRanGivesTheTitleAndTheReasonsOnly) {
+  Result waived;
+  waived.key = "train/dp1";
+  waived.status = Status::waived;
+  waived.reason = "no GPU";
+  EXPECT_EQ(render_train_tables({waived}, "t"), "\nt\ndp1                            WAIVED: no GPU\n");
+}
+
+TEST(TrainTable, PeakLineSaysHowSteadyAMeasuredPeakWas) {
+  Result r = ran("dp1");
+  EXPECT_EQ(train_peak_line(r), "measured sgemm");
+  r.extra["peak_probe"] = {{"repetitions", 5}, {"best_flops", 2.5e10}, {"spread", 0.125}};
+  EXPECT_EQ(train_peak_line(r), "measured sgemm, best of 5 = 25.0 GFLOP/s, median 12.5% below");
+}
+
+}  // namespace
+}  // namespace gcb::report
