@@ -221,7 +221,8 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
     // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result
     // at the start of the buffer instead.
     auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
-    MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
+    MPI_CHECK(
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
     if (rank_ != 0 && bytes > 0) std::memmove(mine, whole, bytes);
   } else {
     MPI_CHECK(MPI_Reduce_scatter_block(send, recv, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
@@ -249,8 +250,8 @@ void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t
   if (order_ != ReductionOrder::library) return ranked_reduce(send, recv, count, t, op, root);
   const auto [type, mpi_op] = library_reduction(t, op);
   const bool is_root = rank_ == root;
-  MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr,
-                       to_int(count, "reduce"), type, mpi_op, root, comm_));
+  MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr, to_int(count, "reduce"),
+                       type, mpi_op, root, comm_));
   if (is_root && op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
 }
 

@@ -133,14 +133,15 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
   for (size_t i : tied)
     if (i != best_meas) tied_names += (tied_names.empty() ? "" : ", ") + chosen[i]->candidate.name();
   fmt::print("largest |error| {:.1f} % ({}); fastest measured: {} ({}), predicted fastest: {}\n", 100 * worst,
-             tolerance > 0 ? fmt::format("tolerance {:.0f} %", 100 * tolerance) : std::string("not judged: --verify-tolerance 0"),
+             tolerance > 0 ? fmt::format("tolerance {:.0f} %", 100 * tolerance)
+                           : std::string("not judged: --verify-tolerance 0"),
              chosen[best_meas]->candidate.name(), best_meas == best_pred ? "same" : "different",
              chosen[best_pred]->candidate.name());
   fmt::print("tied with the fastest (their rounds overlap its rounds' min–max): {}\n",
              tied_names.empty() ? std::string("none") : tied_names);
   fmt::print("best layout: {}\n", best_meas == best_pred ? "right"
-                                  : pred_tied       ? "right within the measurement's spread (tied with the fastest)"
-                                                    : "not right (the predicted best is not tied with the fastest)");
+                                  : pred_tied ? "right within the measurement's spread (tied with the fastest)"
+                                              : "not right (the predicted best is not tied with the fastest)");
   for (size_t i = 0; i < out.size(); ++i)
     out[i].extra["tied_with_fastest"] = std::find(tied.begin(), tied.end(), i) != tied.end();
   fmt::print("\nmemory of rank 0 (first stage), bytes: predicted / measured peak (workspace: its steady part / measured persistent)\n");
