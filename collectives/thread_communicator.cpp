@@ -504,24 +504,36 @@ int pin_to_own_cpu(const cpu_set_t& allowed, int rank) {
   return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0 ? cpu : -1;
 }
 
-}  // namespace
-
-int spread_rank_threads(Communicator& host_comm) {
+// spread_rank_threads without the giving back: `allowed` receives the mask to restore.
+int spread_and_meet(Communicator& host_comm, cpu_set_t& allowed) {
+  CPU_ZERO(&allowed);
   if (host_comm.size() < 2 || host_comm.size() > detail::usable_cpus()) return -1;
   // Waiting for the scheduler was not enough: on a busy machine a fresh world's two rank threads
   // still shared one CPU after 1000 barriers in most worlds (every op then took the 50 µs spin
   // and a yield). Pinning moves a thread at once; giving the mask back leaves it there (spinning
   // threads on separate CPUs are balanced), and the thread, and any thread it starts (OpenMP,
   // BLAS), keeps the process's freedom.
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
   const int cpu = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) == 0
                       ? pin_to_own_cpu(allowed, host_comm.rank())
                       : -1;
   // Every rank has moved before any lets go, and the rendezvous is warm before anything is timed.
   for (int i = 0; i < 100; ++i) host_comm.barrier();
+  return cpu;
+}
+
+}  // namespace
+
+int spread_rank_threads(Communicator& host_comm) {
+  cpu_set_t allowed;
+  const int cpu = spread_and_meet(host_comm, allowed);
   if (cpu >= 0) pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
   return cpu;
+}
+
+RanksKeptApart::RanksKeptApart(Communicator& host_comm) : cpu_(spread_and_meet(host_comm, allowed_)) {}
+
+RanksKeptApart::~RanksKeptApart() {
+  if (cpu_ >= 0) pthread_setaffinity_np(pthread_self(), sizeof(allowed_), &allowed_);
 }
 
 void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where) {

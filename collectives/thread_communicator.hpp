@@ -3,6 +3,8 @@
 // order 0..n-1, so results are bitwise identical across ranks, reruns and the MPI backend.
 #pragma once
 
+#include <sched.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -145,5 +147,22 @@ void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body,
 // rendezvous waits out the spin and a yield, 50–180 µs where apart it takes 0.1–0.5 µs.
 // Returns the CPU this rank was moved to, -1 when it was not (one rank, too few CPUs, no affinity).
 int spread_rank_threads(Communicator& host_comm);
+
+// spread_rank_threads without giving the mask back until this object ends (on the same thread):
+// for a measurement of ranks on separate cores during which the scheduler must not put two of
+// them on one CPU (plan's host probe: with the mask given back it at times did, and two ranks'
+// back-to-back GEMMs then measured 0.87–1.96× one rank's between runs on a quiet 2-vCPU host).
+class RanksKeptApart {
+ public:
+  explicit RanksKeptApart(Communicator& host_comm);
+  ~RanksKeptApart();
+  RanksKeptApart(const RanksKeptApart&) = delete;
+  RanksKeptApart& operator=(const RanksKeptApart&) = delete;
+  int cpu() const { return cpu_; }  // as spread_rank_threads returns
+
+ private:
+  cpu_set_t allowed_;
+  int cpu_ = -1;
+};
 
 }  // namespace gcb

@@ -20,9 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include "bench/plan/plan.hpp"
 #include "collectives/rank_timer.hpp"
 #include "collectives/thread_communicator.hpp"
@@ -147,26 +144,8 @@ RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void
     // faults, BLAS and OpenMP pools starting) would make a microsecond op's batch far too short.
     launch();
     launch();
-    // Each rank on a CPU of its own for the whole measurement: spread_rank_threads gives the
-    // thread its mask back afterwards, and on this probe's back-to-back calls the scheduler then
-    // at times put both ranks on one CPU (κ 0.87–1.96 between runs on a quiet 2-vCPU host).
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    const bool have_mask = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) == 0;
-    const int cpu = spread_rank_threads(comm);
-    if (cpu >= 0 && have_mask) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-    }
-    struct RestoreMask {
-      bool active;
-      cpu_set_t mask;
-      ~RestoreMask() {
-        if (active) pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
-      }
-    } restore{cpu >= 0 && have_mask, allowed};
+    // Each rank on a CPU of its own for the whole figure (see RanksKeptApart).
+    const RanksKeptApart apart(comm);
     // Host work: the op has completed when the call returns, so the host communicator both runs
     // the barrier and "synchronizes" (a no-op on threads).
     RankTimer timer(comm, comm, TimingMode::pipelined, RankCombine::max, false);

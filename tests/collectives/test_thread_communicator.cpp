@@ -230,6 +230,45 @@ TEST(ThreadCommunicatorSpread, EachRankMovesToItsOwnCpuAndGetsItsMaskBack) {
   EXPECT_TRUE(mask_back[1]);
 }
 
+// Kept apart: each rank stays on its one CPU while the guard lives, and gets its mask back after.
+TEST(ThreadCommunicatorSpread, RanksKeptApartStayPinnedUntilTheGuardEnds) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one usable CPU: nothing to spread";
+  std::mutex mu;
+  std::vector<int> cpus_while(2, -1), moved_to(2, -2);
+  std::vector<bool> own_cpu(2, false), mask_back(2, false);
+  run_ranks(2, [&](Communicator& c) {
+    cpu_set_t before, during, after;
+    CPU_ZERO(&before);
+    CPU_ZERO(&during);
+    CPU_ZERO(&after);
+    pthread_getaffinity_np(pthread_self(), sizeof(before), &before);
+    int cpu = -2;
+    {
+      const RanksKeptApart apart(c);
+      cpu = apart.cpu();
+      c.barrier();  // the other rank pinned too, still inside its guard
+      pthread_getaffinity_np(pthread_self(), sizeof(during), &during);
+    }
+    pthread_getaffinity_np(pthread_self(), sizeof(after), &after);
+    std::lock_guard lk(mu);
+    const auto r = static_cast<size_t>(c.rank());
+    moved_to[r] = cpu;
+    cpus_while[r] = CPU_COUNT(&during);
+    own_cpu[r] = cpu >= 0 && CPU_ISSET(cpu, &during);
+    mask_back[r] = CPU_EQUAL(&before, &after);
+  });
+  EXPECT_EQ(moved_to[0], detail::nth_cpu(process, 0));
+  EXPECT_EQ(moved_to[1], detail::nth_cpu(process, 1));
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(cpus_while[r], 1) << "rank " << r << " was not pinned inside the guard";
+    EXPECT_TRUE(own_cpu[r]) << r;
+    EXPECT_TRUE(mask_back[r]) << r;
+  }
+}
+
 // More rank threads than CPUs: nobody is pinned (they would only queue on the CPUs they got).
 TEST(ThreadCommunicatorSpread, AWorldLargerThanTheCpusIsLeftAlone) {
   const int n = detail::usable_cpus() + 1;
