@@ -206,6 +206,20 @@ std::string unusual_state(int pid) {
   }
 }
 
+// The MPI watchdog's expiry action: the timeout line with `detail` on stderr, then MPI_Abort (the
+// launcher ends every rank), or _exit while MPI is not up (the launcher then ends the others).
+[[noreturn]] void end_every_rank(const WatchExpiry& e, const std::string& detail) {
+  const std::string line = watchdog_message(e) + "; " + detail + "; ending every rank\n";
+  std::fflush(stdout);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, kExitFault);
+  _exit(kExitFault);
+}
+
 // Which ranks the others are waiting for, as far as this host can see: same-host ranks that are
 // stopped or gone (by /proc), and how many ranks live on other hosts (not inspected).
 std::string describe_peers(const std::vector<RankRecord>& all, int me) {
@@ -295,16 +309,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
   // (MPI_Abort once MPI is up, _exit before; the launcher then ends the others).
   if (launcher.launched) set_error_rank(launcher.rank);
   const WatchdogArming watchdog(o.timeout, [](const WatchExpiry& e) {
-    const std::string line =
-        watchdog_message(e) + "; not every rank joined (one is stopped, gone or slow to start); ending every rank\n";
-    std::fflush(stdout);
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, kExitFault);
-    _exit(kExitFault);
+    end_every_rank(e, "not every rank joined (one is stopped, gone or slow to start)");
   });
   {
     const WatchScope watch("MPI_Init");
@@ -342,13 +347,7 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
                   data ? *data : host_comm, host_comm};
   // From here a rank blocked in MPI longer than the timeout ends every rank, naming the ranks on
   // this host that stopped or exited: MPI itself would wait forever for a stopped peer.
-  arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) {
-    const std::string line = watchdog_message(e) + "; " + describe_peers(all, rank) + "; ending every rank\n";
-    std::fflush(stdout);
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, kExitFault);
-  });
+  arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) { end_every_rank(e, describe_peers(all, rank)); });
   int code = 0;
   try {
     code = fn(ctx);
