@@ -151,7 +151,8 @@ int spread_rank_threads(Communicator& host_comm);
 // spread_rank_threads without giving the mask back until this object ends (on the same thread):
 // for a measurement of ranks on separate cores during which the scheduler must not put two of
 // them on one CPU (plan's host probe: with the mask given back it at times did, and two ranks'
-// back-to-back GEMMs then measured 0.87–1.96× one rank's between runs on a quiet 2-vCPU host; kept apart 1.00–1.11×).
+// back-to-back GEMMs then measured 0.87–1.96× one rank's between runs on a quiet 2-vCPU host;
+// kept apart, 1.00–1.11×).
 class RanksKeptApart {
  public:
   explicit RanksKeptApart(Communicator& host_comm);
