@@ -27,6 +27,12 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// A path in the temporary directory that this test process alone uses: gcb-TAG-PID-NAME.
+inline std::string temp_path(const std::string& tag, const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gcb-" + tag + "-" + std::to_string(getpid()) + "-" + name))
+      .string();
+}
+
 // The binary under test: GCB_BINARY, or $GCB_TEST_BINARY when set (to run these tests against
 // another build, e.g. to see a regression test fail on the code before its fix).
 inline std::string gcbench_binary() {

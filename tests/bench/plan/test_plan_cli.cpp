@@ -20,9 +20,7 @@ namespace fs = std::filesystem;
 
 test::CliRun plan(const std::string& args) { return test::run_gcbench("plan " + args, true); }
 
-std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("gcb-plan-" + std::to_string(getpid()) + "-" + name)).string();
-}
+std::string temp(const std::string& name) { return test::temp_path("plan", name); }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 

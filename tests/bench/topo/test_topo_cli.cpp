@@ -22,9 +22,7 @@ gcb::test::CliRun gcbench(const std::string& args) { return gcb::test::run_gcben
 const std::string kSmi = "tests/fixtures/topology/nvidia-smi-topo-m_hgx-8xh100-8nic.txt";
 const std::string kXml = "tests/fixtures/topology/nccl-topo_8xh100-vm_ibm-cloud.xml";
 
-std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("gcb-topo-" + std::to_string(getpid()) + "-" + name)).string();
-}
+std::string temp(const std::string& name) { return gcb::test::temp_path("topo", name); }
 
 TEST(TopoCli, RendersASavedMatrixInNvidiaSmiLayout) {
   const gcb::test::CliRun r = gcbench("topo --from " + kSmi);

@@ -27,9 +27,7 @@ namespace fs = std::filesystem;
 
 test::CliRun gcbench(const std::string& args) { return test::run_gcbench("train " + args, true); }
 
-std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("gcb-train-" + std::to_string(getpid()) + "-" + name)).string();
-}
+std::string temp(const std::string& name) { return test::temp_path("train", name); }
 
 std::string slurp(const std::string& path) { return test::read_file(path); }
 
