@@ -95,7 +95,8 @@ class MpiCommunicator final : public Communicator {
   int group_depth_ = 0;
   std::vector<MPI_Request> pending_;
   std::vector<std::byte> scratch_;
-  std::vector<std::pair<size_t, MPI_Datatype>> types_;  // element size -> contiguous type (sizes without a predefined type)
+  // element size -> contiguous type (sizes without a predefined type)
+  std::vector<std::pair<size_t, MPI_Datatype>> types_;
   std::vector<std::pair<int, MPI_Op>> user_ops_;         // (dtype, op) key -> MPI_Op_create
 };
 

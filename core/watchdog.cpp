@@ -105,7 +105,8 @@ void monitor() {
     const int64_t now = coarse_now_ns();
     // A gap far beyond the period means this process itself was stopped (SIGSTOP, a debugger)
     // or not scheduled: its waits did not last that long on their own, so they are not blamed.
-    if (const int64_t gap = now - last; gap > to_ns(std::max<Clock::duration>(4 * period(s.timeout), std::chrono::seconds(1))))
+    if (const int64_t gap = now - last;
+        gap > to_ns(std::max<Clock::duration>(4 * period(s.timeout), std::chrono::seconds(1))))
       for (Slot* slot : s.slots)
         for (auto& e : slot->entries) e.seen_at_ns += gap;
     last = now;

@@ -88,8 +88,7 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   void cross_entropy_finish(float* losses, View probs, View logits, const float* rowmax, const float* stats, int rows,
                             int V, int valid) override;
   void cross_entropy_finish_backward(float* losses, View dlogits, View logits, const float* rowmax, const float* stats,
-                                     const int32_t* targets, int v0, int rows, int V, int valid,
-                                     float dloss) override;
+                                     const int32_t* targets, int v0, int rows, int V, int valid, float dloss) override;
   void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                               float dloss) override;
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override;

@@ -66,8 +66,8 @@ RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void
 
 // What the ranks of a CPU layout see when they all run at once on this host (plan_probe.cpp).
 struct HostProbe {
-  models::planner::SharedHostRates rates;  // element-wise ceilings, GEMM contention
-  double bandwidth = 0;                    // B/s of one rank's triad while all run one (0: not measured)
+  models::planner::SharedHostRates rates;        // element-wise ceilings, GEMM contention
+  double bandwidth = 0;                          // B/s of one rank's triad while all run one (0: not measured)
   double gemm_alone_s = 0, gemm_together_s = 0;  // the slowest rank's (time_ranks_at_once)
   RankSkew gemm_together_skew;                   // the ranks' spread in the together figure
   std::string gemm_shape;

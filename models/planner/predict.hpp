@@ -58,7 +58,7 @@ struct TimeBreakdown {
   // another stage is the bottleneck — the last stage's LM head [T, C]·[C, V] is often the
   // largest GEMM of a small model.
   double gemm_stage0 = 0;
-  double contention = 1;                            // the factor of the GEMM and attention times (layout_contention)
+  double contention = 1;  // the factor of the GEMM and attention times (layout_contention)
   double tp_comm = 0, pp_comm = 0, zero3_gather = 0;
   double bubble = 0;  // pipeline fill and drain: step part − m·max_s T_s
   // After the schedule, on the slowest stage.

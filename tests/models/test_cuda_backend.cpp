@@ -230,7 +230,8 @@ TEST_F(CudaOps, FusedCrossEntropyFinishBackwardEqualsTheTwoOps) {
   const float dloss = 1.0f / 4096;
   for (DType t : kTypes) {
     Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, v0 + valid - 1);
-    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)), losses = zeros(DType::f32, rows);
+    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)),
+         losses = zeros(DType::f32, rows);
     cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V, valid);
     cpu_.cross_entropy_sums(stats.cpu.f32(), logits.c(), rowmax.cpu.f32(), targets.cpu.i32(), v0, rows, V, valid);
     gpu_->copy_from_host(rowmax.gpu.data(), rowmax.cpu.data(), rowmax.cpu.bytes());
