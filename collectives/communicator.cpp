@@ -53,29 +53,21 @@ template <class T>
 void reduce_native(ReduceOp op, void* acc, const void* in, size_t count) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg:
-      return combine_each<T>(acc, in, count, [](T a, T b) { return add(a, b); });
-    case ReduceOp::prod:
-      return combine_each<T>(acc, in, count, [](T a, T b) { return mul(a, b); });
-    case ReduceOp::min:
-      return combine_each<T>(acc, in, count, [](T a, T b) { return std::min(a, b); });
-    case ReduceOp::max:
-      return combine_each<T>(acc, in, count, [](T a, T b) { return std::max(a, b); });
+    case ReduceOp::avg: return combine_each<T>(acc, in, count, [](T a, T b) { return add(a, b); });
+    case ReduceOp::prod: return combine_each<T>(acc, in, count, [](T a, T b) { return mul(a, b); });
+    case ReduceOp::min: return combine_each<T>(acc, in, count, [](T a, T b) { return std::min(a, b); });
+    case ReduceOp::max: return combine_each<T>(acc, in, count, [](T a, T b) { return std::max(a, b); });
   }
 }
 
 // fp16/bf16: widen both operands to fp32, combine, round back (one rounding per step).
 template <uint16_t (*Narrow)(float), float (*Widen)(uint16_t)>
 void reduce_16bit(ReduceOp op, void* acc, const void* in, size_t count) {
-  auto lift = [](auto f) {
-    return [f](uint16_t a, uint16_t b) { return Narrow(f(Widen(a), Widen(b))); };
-  };
+  auto lift = [](auto f) { return [f](uint16_t a, uint16_t b) { return Narrow(f(Widen(a), Widen(b))); }; };
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg:
-      return combine_each<uint16_t>(acc, in, count, lift([](float a, float b) { return a + b; }));
-    case ReduceOp::prod:
-      return combine_each<uint16_t>(acc, in, count, lift([](float a, float b) { return a * b; }));
+    case ReduceOp::avg: return combine_each<uint16_t>(acc, in, count, lift([](float a, float b) { return a + b; }));
+    case ReduceOp::prod: return combine_each<uint16_t>(acc, in, count, lift([](float a, float b) { return a * b; }));
     case ReduceOp::min:
       return combine_each<uint16_t>(acc, in, count, lift([](float a, float b) { return std::min(a, b); }));
     case ReduceOp::max:
@@ -103,8 +95,7 @@ void divide_16bit(void* acc, size_t count, int nranks) {
 
 [[noreturn]] void unsupported(DType t) {
   throw UsageError(fmt::format(
-      "reductions of {} are not supported by the host backends (fp64, fp32, fp16, bf16, int32, int8)",
-      dtype_name(t)));
+      "reductions of {} are not supported by the host backends (fp64, fp32, fp16, bf16, int32, int8)", dtype_name(t)));
 }
 
 }  // namespace

@@ -88,9 +88,10 @@ bool communicator_backend_built(std::string_view name) {
 std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec) {
   const CommunicatorBackend& b = communicator_backend(spec.backend);
   if (!b.built())
-    throw UsageError(fmt::format("communicator backend '{}' was not built into this binary (built: {}); "
-                                 "reconfigure with {} available",
-                                 spec.backend, fmt::join(built_communicator_backends(), ", "), b.needs));
+    throw UsageError(
+        fmt::format("communicator backend '{}' was not built into this binary (built: {}); "
+                    "reconfigure with {} available",
+                    spec.backend, fmt::join(built_communicator_backends(), ", "), b.needs));
   return b.make(spec);
 }
 

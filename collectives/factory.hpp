@@ -39,11 +39,11 @@ struct CommunicatorSpec {
 // One row of the backend table.
 struct CommunicatorBackend {
   std::string_view name;
-  MemorySpace memory;          // where its buffers live (device: one GPU per rank)
-  bool spans_processes;        // can join ranks of different processes
-  bool needs_processes;        // runs only with one process per rank (MPI's world)
-  std::string_view link;       // what a transfer through it is, for result labels
-  std::string_view needs;      // what to reconfigure with when it is not built
+  MemorySpace memory;      // where its buffers live (device: one GPU per rank)
+  bool spans_processes;    // can join ranks of different processes
+  bool needs_processes;    // runs only with one process per rank (MPI's world)
+  std::string_view link;   // what a transfer through it is, for result labels
+  std::string_view needs;  // what to reconfigure with when it is not built
   // Null when this binary was built without the backend.
   std::unique_ptr<Communicator> (*make)(const CommunicatorSpec&);
   bool built() const { return make != nullptr; }

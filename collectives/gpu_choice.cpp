@@ -10,7 +10,8 @@ int device_for_local_rank(int local_rank, int device_count) {
 std::optional<std::pair<size_t, size_t>> duplicate_gpu(const std::vector<GpuClaim>& claims) {
   for (size_t r = 0; r < claims.size(); ++r)
     for (size_t q = 0; q < r; ++q)
-      if (claims[q].host_hash == claims[r].host_hash && claims[q].gpu_hash == claims[r].gpu_hash) return std::pair{q, r};
+      if (claims[q].host_hash == claims[r].host_hash && claims[q].gpu_hash == claims[r].gpu_hash)
+        return std::pair{q, r};
   return std::nullopt;
 }
 

@@ -151,15 +151,16 @@ std::pair<MPI_Datatype, MPI_Op> MpiCommunicator::user_reduction(DType t, ReduceO
   return {element_type(t), mpi_op};
 }
 
-void MpiCommunicator::reduce_my_block(const void* send, const std::vector<int>& counts,
-                                      const std::vector<int>& displs, void* out, DType t, ReduceOp op) {
+void MpiCommunicator::reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,
+                                      void* out, DType t, ReduceOp op) {
   const size_t es = dtype_size(t);
   const int mine = counts[static_cast<size_t>(rank_)];
   const size_t block_bytes = static_cast<size_t>(mine) * es;
   scratch_.resize(block_bytes * static_cast<size_t>(size_));
   std::vector<int> recv_counts(static_cast<size_t>(size_), mine);
   std::vector<int> recv_displs(static_cast<size_t>(size_));
-  for (int s = 0; s < size_; ++s) recv_displs[static_cast<size_t>(s)] = to_int(static_cast<size_t>(s) * static_cast<size_t>(mine), "offset");
+  for (int s = 0; s < size_; ++s)
+    recv_displs[static_cast<size_t>(s)] = to_int(static_cast<size_t>(s) * static_cast<size_t>(mine), "offset");
   const MPI_Datatype type = element_type(t);
   MPI_CHECK(MPI_Alltoallv(send, counts.data(), displs.data(), type, scratch_.data(), recv_counts.data(),
                           recv_displs.data(), type, comm_));
@@ -170,8 +171,8 @@ void MpiCommunicator::reduce_my_block(const void* send, const std::vector<int>& 
   finish_reduction(t, op, out, static_cast<size_t>(mine), size_);
 }
 
-void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out,
-                                    DType t, ReduceOp op, int root) {
+void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out, DType t,
+                                    ReduceOp op, int root) {
   const size_t es = dtype_size(t), bytes = count * es;
   const int c = to_int(count, "gathered block");
   const MPI_Datatype type = element_type(t);
@@ -207,8 +208,8 @@ void MpiCommunicator::ranked_all_reduce(const void* send, void* recv, size_t cou
   std::vector<std::byte> block(static_cast<size_t>(counts[static_cast<size_t>(rank_)]) * dtype_size(t));
   reduce_my_block(send, counts, displs, block.data(), t, op);
   const MPI_Datatype type = element_type(t);
-  MPI_CHECK(MPI_Allgatherv(block.data(), counts[static_cast<size_t>(rank_)], type, recv, counts.data(),
-                           displs.data(), type, comm_));
+  MPI_CHECK(MPI_Allgatherv(block.data(), counts[static_cast<size_t>(rank_)], type, recv, counts.data(), displs.data(),
+                           type, comm_));
 }
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {

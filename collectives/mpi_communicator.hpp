@@ -28,8 +28,7 @@ class MpiCommunicator final : public Communicator {
 
   // Wraps `comm` (MPI already initialised) and sets MPI_ERRORS_RETURN on it so failures become
   // gcb::Fault through MPI_CHECK. `owned` communicators (from split) are freed on destruction.
-  explicit MpiCommunicator(MPI_Comm comm, bool owned = false,
-                           ReductionOrder order = ReductionOrder::rank_ordered);
+  explicit MpiCommunicator(MPI_Comm comm, bool owned = false, ReductionOrder order = ReductionOrder::rank_ordered);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -79,13 +78,13 @@ class MpiCommunicator final : public Communicator {
   void ranked_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root);
   // Reduces block `rank_` (`mine` elements) of every rank's `send` in rank order into `out`; the
   // blocks of `send` are given by counts/displs (elements). One MPI_Alltoallv moves the data.
-  void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs,
-                       void* out, DType t, ReduceOp op);
+  void reduce_my_block(const void* send, const std::vector<int>& counts, const std::vector<int>& displs, void* out,
+                       DType t, ReduceOp op);
   // Small-message path: every rank's `count` elements land in scratch_ (MPI_Allgather, or
   // MPI_Gather to `root` when root >= 0; then only the root reduces); then elements
   // [first, first + n) of the contributions are reduced in rank order into `out`.
-  void gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out, DType t,
-                     ReduceOp op, int root = -1);
+  void gather_reduce(const void* send, size_t count, size_t first, size_t n, void* out, DType t, ReduceOp op,
+                     int root = -1);
 
   MPI_Comm comm_;
   bool owned_;
@@ -97,7 +96,7 @@ class MpiCommunicator final : public Communicator {
   std::vector<std::byte> scratch_;
   // element size -> contiguous type (sizes without a predefined type)
   std::vector<std::pair<size_t, MPI_Datatype>> types_;
-  std::vector<std::pair<int, MPI_Op>> user_ops_;         // (dtype, op) key -> MPI_Op_create
+  std::vector<std::pair<int, MPI_Op>> user_ops_;  // (dtype, op) key -> MPI_Op_create
 };
 
 }  // namespace gcb

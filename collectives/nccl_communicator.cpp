@@ -61,8 +61,8 @@ std::array<std::byte, 128> NcclCommunicator::new_unique_id() {
   return bytes;
 }
 
-NcclCommunicator::NcclCommunicator(const std::array<std::byte, 128>& unique_id, int nranks, int rank,
-                                   int device, std::chrono::milliseconds timeout)
+NcclCommunicator::NcclCommunicator(const std::array<std::byte, 128>& unique_id, int nranks, int rank, int device,
+                                   std::chrono::milliseconds timeout)
     : device_(device), timeout_(timeout) {
   ncclUniqueId id;
   std::memcpy(&id, unique_id.data(), sizeof(id));

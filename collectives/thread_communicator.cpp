@@ -45,8 +45,7 @@ struct ThreadFaultState {
   void throw_if_aborted(const char* what) {
     if (!aborted.load(std::memory_order_relaxed)) return;
     std::lock_guard lk(mu);
-    throw Fault(fmt::format("threads communicator aborted (seen by rank {} in {}): {}", error_rank(),
-                            what, message));
+    throw Fault(fmt::format("threads communicator aborted (seen by rank {} in {}): {}", error_rank(), what, message));
   }
 };
 
@@ -74,9 +73,14 @@ struct alignas(64) RankSlot {
 
 struct ThreadGroup {
   ThreadGroup(int n, std::shared_ptr<ThreadFaultState> f)
-      : size(n), fault(std::move(f)), meet(n, fault->spin), slots(2 * static_cast<size_t>(n)),
+      : size(n),
+        fault(std::move(f)),
+        meet(n, fault->spin),
+        slots(2 * static_cast<size_t>(n)),
         posted(std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(n) * static_cast<size_t>(n))),
-        mail_waiter(fault->spin), split_request(static_cast<size_t>(n)), split_result(static_cast<size_t>(n)) {}
+        mail_waiter(fault->spin),
+        split_request(static_cast<size_t>(n)),
+        split_result(static_cast<size_t>(n)) {}
 
   const int size;
   const std::shared_ptr<ThreadFaultState> fault;
@@ -92,7 +96,9 @@ struct ThreadGroup {
   std::vector<std::pair<int, int>> split_request;  // (color, key)
   std::vector<std::shared_ptr<ThreadGroup>> split_result;
 
-  RankSlot& slot(uint64_t parity, int rank) { return slots[parity * static_cast<size_t>(size) + static_cast<size_t>(rank)]; }
+  RankSlot& slot(uint64_t parity, int rank) {
+    return slots[parity * static_cast<size_t>(size) + static_cast<size_t>(rank)];
+  }
   // Parity of the epoch `rank`'s next rendezvous will be.
   uint64_t next_parity(int rank) const { return (meet.arrived_epoch(rank) + 1) & 1; }
   std::atomic<uint64_t>& posted_count(int src, int dst) {
@@ -117,12 +123,13 @@ struct ThreadGroup {
 
   void rendezvous(int rank, const char* what) {
     meet.arrive_and_wait(rank, poll_for(what, [this, rank] {
-      const uint64_t epoch = meet.arrived_epoch(rank);
-      std::string missing;
-      for (int r = 0; r < size; ++r)
-        if (meet.arrived_epoch(r) < epoch) missing += fmt::format("{}{}", missing.empty() ? "" : ",", r);
-      return fmt::format("rank(s) {} of this {}-rank communicator", missing, size);
-    }));
+                           const uint64_t epoch = meet.arrived_epoch(rank);
+                           std::string missing;
+                           for (int r = 0; r < size; ++r)
+                             if (meet.arrived_epoch(r) < epoch)
+                               missing += fmt::format("{}{}", missing.empty() ? "" : ",", r);
+                           return fmt::format("rank(s) {} of this {}-rank communicator", missing, size);
+                         }));
   }
 };
 
@@ -166,14 +173,14 @@ std::unique_ptr<ThreadCommunicator> ThreadWorld::communicator(int rank) {
 void ThreadWorld::abort(std::string reason) { fault_->abort(reason); }
 bool ThreadWorld::aborted() const { return fault_->aborted.load(); }
 void ThreadWorld::set_timeout(std::chrono::milliseconds timeout) { fault_->timeout_ms.store(timeout.count()); }
-std::chrono::milliseconds ThreadWorld::timeout() const {
-  return std::chrono::milliseconds(fault_->timeout_ms.load());
-}
+std::chrono::milliseconds ThreadWorld::timeout() const { return std::chrono::milliseconds(fault_->timeout_ms.load()); }
 
 // --- ThreadCommunicator: collectives ----------------------------------------------------------
 
 ThreadCommunicator::ThreadCommunicator(std::shared_ptr<detail::ThreadGroup> group, int rank)
-    : group_(std::move(group)), rank_(rank), inputs_(static_cast<size_t>(group_->size)),
+    : group_(std::move(group)),
+      rank_(rank),
+      inputs_(static_cast<size_t>(group_->size)),
       received_(static_cast<size_t>(group_->size), 0) {}
 
 ThreadCommunicator::~ThreadCommunicator() = default;
@@ -181,7 +188,7 @@ ThreadCommunicator::~ThreadCommunicator() = default;
 int ThreadCommunicator::size() const { return group_->size; }
 
 detail::RankSlot& ThreadCommunicator::publish(const detail::OpSignature& sig, const void* send, size_t send_bytes,
-                                             bool copy_inline) {
+                                              bool copy_inline) {
   auto& g = *group_;
   g.fault->throw_if_aborted(sig.name);
   detail::RankSlot& mine = g.slot(g.next_parity(rank_), rank_);
@@ -241,8 +248,8 @@ namespace {
 
 // out = in[0] (op) in[1] (op) … in rank order, then the avg division: the one reduction order of
 // this backend (and of MpiCommunicator's rank-ordered mode).
-void reduce_in_rank_order(std::byte* out, const std::vector<const std::byte*>& in, size_t offset, size_t count,
-                          DType t, ReduceOp op) {
+void reduce_in_rank_order(std::byte* out, const std::vector<const std::byte*>& in, size_t offset, size_t count, DType t,
+                          ReduceOp op) {
   copy(out, in[0] + offset, count * dtype_size(t));
   for (size_t r = 1; r < in.size(); ++r) reduce_into(t, op, out, in[r] + offset, count);
   finish_reduction(t, op, out, count, static_cast<int>(in.size()));
@@ -254,9 +261,8 @@ void ThreadCommunicator::all_reduce(const void* send, void* recv, size_t count, 
   const size_t bytes = count * dtype_size(t);
   const detail::OpSignature sig{"all_reduce", count, t, static_cast<int>(op)};
   if (bytes >= kChunkedBytes && size() > 1) return all_reduce_chunked(sig, send, recv);
-  run_collective(sig, bytes, send, bytes, recv, bytes, [&](std::byte* out, const auto& in) {
-    reduce_in_rank_order(out, in, 0, count, t, op);
-  });
+  run_collective(sig, bytes, send, bytes, recv, bytes,
+                 [&](std::byte* out, const auto& in) { reduce_in_rank_order(out, in, 0, count, t, op); });
 }
 
 void ThreadCommunicator::all_reduce_chunked(const detail::OpSignature& sig, const void* send, void* recv) {
@@ -303,8 +309,8 @@ void ThreadCommunicator::reduce_scatter(const void* send, void* recv, size_t cou
   const size_t bytes = count * dtype_size(t);
   const size_t mine = static_cast<size_t>(rank_) * bytes;
   const size_t total = bytes * static_cast<size_t>(size());
-  run_collective({"reduce_scatter", count, t, static_cast<int>(op)}, total, send, total,
-                 recv, bytes, [&](std::byte* out, const auto& in) { reduce_in_rank_order(out, in, mine, count, t, op); });
+  run_collective({"reduce_scatter", count, t, static_cast<int>(op)}, total, send, total, recv, bytes,
+                 [&](std::byte* out, const auto& in) { reduce_in_rank_order(out, in, mine, count, t, op); });
 }
 
 void ThreadCommunicator::broadcast(const void* send, void* recv, size_t count, DType t, int root) {
@@ -369,8 +375,9 @@ void ThreadCommunicator::complete_recv(void* buf, size_t bytes, int peer) {
   g.fault->throw_if_aborted("recv");
   uint64_t& received = received_[static_cast<size_t>(peer)];
   const std::atomic<uint64_t>& posted = g.posted_count(peer, rank_);
-  g.mail_waiter.wait([&] { return posted.load(std::memory_order_acquire) > received; },
-                     g.poll_for("recv", [&] { return fmt::format("a message from group rank {} to group rank {}", peer, rank_); }));
+  g.mail_waiter.wait([&] { return posted.load(std::memory_order_acquire) > received; }, g.poll_for("recv", [&] {
+    return fmt::format("a message from group rank {} to group rank {}", peer, rank_);
+  }));
   std::vector<std::byte> message;
   {
     std::lock_guard lk(g.mu);
@@ -380,8 +387,8 @@ void ThreadCommunicator::complete_recv(void* buf, size_t bytes, int peer) {
   }
   ++received;
   if (message.size() != bytes) {
-    g.fault->abort(fmt::format("recv on group rank {} expected {} B from group rank {}, got {} B", rank_,
-                               bytes, peer, message.size()));
+    g.fault->abort(fmt::format("recv on group rank {} expected {} B from group rank {}, got {} B", rank_, bytes, peer,
+                               message.size()));
     g.fault->throw_if_aborted("recv");
   }
   copy(buf, message.data(), bytes);

@@ -137,8 +137,7 @@ void run_ranks(int n, const std::function<void(Communicator&)>& fn,
 // Fault message (e.g. " on host node7"). A rank thread still running world.timeout() after the
 // abort (stuck outside any collective, so nothing can interrupt it) ends the process: a message
 // naming it on stderr, then _exit(kExitFault).
-void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body,
-                      const std::string& where = "");
+void run_rank_threads(ThreadWorld& world, const std::function<void(int)>& body, const std::string& where = "");
 
 // Called by every rank thread of a fresh world before anything is timed, when the ranks fit on
 // the cores (nothing otherwise): rank r pins itself to the r-th CPU it may use, the ranks meet

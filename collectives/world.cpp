@@ -48,11 +48,11 @@ std::optional<int> env_int(const std::function<const char*(const char*)>& getenv
 struct RankRecord {
   uint64_t args_hash = 0;
   uint64_t host_hash = 0;
-  uint64_t gpu_hash = 0;   // hash of the GPU UUID (0 on CPU)
+  uint64_t gpu_hash = 0;  // hash of the GPU UUID (0 on CPU)
   int32_t device = -1;
   int32_t device_count = 0;
   char host[64] = {};
-  int32_t pid = 0;         // for the watchdog's report on a rank that stopped answering
+  int32_t pid = 0;  // for the watchdog's report on a rank that stopped answering
   int32_t unused = 0;
 };
 static_assert(sizeof(RankRecord) == 104, "RankRecord is exchanged as raw bytes");
@@ -87,27 +87,28 @@ struct Placement {
 void check_arguments(const std::vector<RankRecord>& all) {
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r].args_hash != all[0].args_hash)
-      throw UsageError(fmt::format(
-          "rank {} on host {} was started with different arguments than rank 0 on host {} (argument hash "
-          "{:016x} vs {:016x}); every rank must get the same command line",
-          r, host_of(all[r]), host_of(all[0]), all[r].args_hash, all[0].args_hash));
+      throw UsageError(
+          fmt::format("rank {} on host {} was started with different arguments than rank 0 on host {} (argument hash "
+                      "{:016x} vs {:016x}); every rank must get the same command line",
+                      r, host_of(all[r]), host_of(all[0]), all[r].args_hash, all[0].args_hash));
 }
 
 void check_gpus(const std::vector<RankRecord>& all) {
   std::vector<GpuClaim> claims;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].device < 0)
-      throw UsageError(fmt::format("rank {} on host {} has no GPU: the process sees {} devices "
-                                   "(check CUDA_VISIBLE_DEVICES and --ntasks-per-node/--gpus-per-node)",
-                                   r, host_of(all[r]), all[r].device_count));
+      throw UsageError(
+          fmt::format("rank {} on host {} has no GPU: the process sees {} devices "
+                      "(check CUDA_VISIBLE_DEVICES and --ntasks-per-node/--gpus-per-node)",
+                      r, host_of(all[r]), all[r].device_count));
     claims.push_back({all[r].host_hash, all[r].gpu_hash});
   }
   if (const auto dup = duplicate_gpu(claims)) {
     const auto [q, r] = *dup;
-    throw UsageError(fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
-                                 "(device {} of {} / device {} of {} visible); NCCL ≤ 2.29 refuses two ranks per GPU",
-                                 q, r, host_of(all[r]), all[q].device, all[q].device_count, all[r].device,
-                                 all[r].device_count));
+    throw UsageError(
+        fmt::format("duplicate GPU: rank {} and rank {} on host {} both use the same GPU "
+                    "(device {} of {} / device {} of {} visible); NCCL ≤ 2.29 refuses two ranks per GPU",
+                    q, r, host_of(all[r]), all[q].device, all[q].device_count, all[r].device, all[r].device_count));
   }
 }
 
@@ -140,8 +141,8 @@ std::array<std::byte, 128> new_nccl_id() {
 }
 
 // The data communicator of a device backend (one GPU per rank), joined with the id rank 0 made.
-std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const std::array<std::byte, 128>& id,
-                                               int size, int rank, int device, std::chrono::milliseconds timeout) {
+std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const std::array<std::byte, 128>& id, int size,
+                                               int rank, int device, std::chrono::milliseconds timeout) {
   CommunicatorSpec spec;
   spec.backend = backend;
   spec.size = size;
@@ -233,8 +234,7 @@ std::string describe_peers(const std::vector<RankRecord>& all, int me) {
       continue;
     }
     const std::string state = unusual_state(all[r].pid);
-    if (!state.empty())
-      found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
+    if (!state.empty()) found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
   }
   if (found.empty()) found = "no rank on this host is stopped or gone (a rank is slow, deadlocked or elsewhere)";
   if (remote_count > 0) remote = fmt::format("; {} rank(s) on other hosts were not inspected", remote_count);
@@ -248,12 +248,13 @@ int thread_world_size(const WorldOptions& o) {
   int n = o.ranks;
   if (communicator_backend(o.backend).memory == MemorySpace::device) {
     const int gpus = gpu::device_count();
-    if (gpus == 0)
-      throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
+    if (gpus == 0) throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
     if (n == 0) n = gpus;
     if (n > gpus)
-      throw UsageError(fmt::format("--ranks {} with the nccl backend needs {} GPUs; this host has {} "
-                                   "(NCCL ≤ 2.29 refuses two ranks per GPU)", n, n, gpus));
+      throw UsageError(
+          fmt::format("--ranks {} with the nccl backend needs {} GPUs; this host has {} "
+                      "(NCCL ≤ 2.29 refuses two ranks per GPU)",
+                      n, n, gpus));
   }
   if (n == 0) n = 1;
   if (n < 1 || n > 1024) throw UsageError(fmt::format("--ranks must be between 1 and 1024 (got {})", n));
@@ -301,9 +302,10 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
 #if GCB_HAVE_MPI
 int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std::function<int(RankContext&)>& fn) {
   if (!communicator_backend(o.backend).spans_processes)
-    throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
-                                 "one process; use --backend mpi or nccl under mpirun/srun",
-                                 launcher.source, launcher.size, o.backend));
+    throw UsageError(
+        fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
+                    "one process; use --backend mpi or nccl under mpirun/srun",
+                    launcher.source, launcher.size, o.backend));
   // Until every rank has joined (MPI_Init, then the exchange of rank records) no rank knows its
   // peers' pids: a peer stopped or lost that early is reported as such, and the rank ends itself
   // (MPI_Abort once MPI is up, _exit before; the launcher then ends the others).
@@ -343,8 +345,10 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
     host_comm.broadcast(id.data(), id.data(), id.size(), DType::i8, 0);
     data = make_device_comm(o.backend, id, size, rank, rec.device, o.timeout);
   }
-  RankContext ctx{rank, size, p.local_rank, p.local_size, p.nodes, nccl ? rec.device : -1, host_name(), true,
-                  data ? *data : host_comm, host_comm};
+  RankContext ctx{rank,         size,    p.local_rank,
+                  p.local_size, p.nodes, nccl ? rec.device : -1,
+                  host_name(),  true,    data ? *data : host_comm,
+                  host_comm};
   // From here a rank blocked in MPI longer than the timeout ends every rank, naming the ranks on
   // this host that stopped or exited: MPI itself would wait forever for a stopped peer.
   arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) { end_every_rank(e, describe_peers(all, rank)); });
@@ -421,16 +425,18 @@ int planned_world_size(const WorldOptions& o) {
 #if GCB_HAVE_MPI
   if (processes) {
     if (!backend.spans_processes)
-      throw UsageError(fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
-                                   "one process; use --backend mpi or nccl under mpirun/srun",
-                                   launcher.source, launcher.size, o.backend));
+      throw UsageError(
+          fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
+                      "one process; use --backend mpi or nccl under mpirun/srun",
+                      launcher.source, launcher.size, o.backend));
     return launcher.launched ? launcher.size : 1;
   }
 #else
   if (launcher.launched && launcher.size > 1)
-    throw UsageError(fmt::format("started by a launcher with {} ranks ({}) but this gcbench was built without MPI: "
-                                 "every rank would run alone; rebuild with MPI",
-                                 launcher.size, launcher.source));
+    throw UsageError(
+        fmt::format("started by a launcher with {} ranks ({}) but this gcbench was built without MPI: "
+                    "every rank would run alone; rebuild with MPI",
+                    launcher.size, launcher.source));
 #endif
   (void)processes;
   return thread_world_size(o);

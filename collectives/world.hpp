@@ -20,10 +20,10 @@ namespace gcb {
 struct RankContext {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;   // rank among the ranks on this host
+  int local_rank = 0;  // rank among the ranks on this host
   int local_size = 1;
-  int nodes = 1;        // distinct hosts in the world
-  int device = -1;      // CUDA device of this rank; -1 on CPU backends
+  int nodes = 1;    // distinct hosts in the world
+  int device = -1;  // CUDA device of this rank; -1 on CPU backends
   std::string host;
   bool processes = false;  // true: one process per rank (MPI launch); false: threads
   // The data communicator of the chosen backend (threads, mpi or nccl; NCCL buffers are device
@@ -36,10 +36,10 @@ struct RankContext {
 
 // What the environment says about the launcher, read before MPI is initialised.
 struct LauncherInfo {
-  bool launched = false;      // started by mpirun/srun with rank variables set
-  int size = 1, rank = 0;     // from the variables below
+  bool launched = false;                 // started by mpirun/srun with rank variables set
+  int size = 1, rank = 0;                // from the variables below
   int local_rank = -1, local_size = -1;  // -1 when the launcher does not say
-  std::string source;         // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", ...
+  std::string source;                    // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", ...
 };
 // Reads OMPI_COMM_WORLD_{SIZE,RANK,LOCAL_RANK,LOCAL_SIZE}, PMI_SIZE/PMI_RANK (MPICH, srun
 // --mpi=pmi2), PMIX_RANK + SLURM_*, SLURM_STEP_NUM_TASKS/SLURM_NTASKS + SLURM_PROCID (srun).

@@ -44,7 +44,8 @@ int bind_to_node(void*, size_t, int) {
 void* map_pages(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
-    check_failed("mmap", "mmap", fmt::format("cannot map {} bytes: {}", bytes, std::strerror(errno)), __FILE__, __LINE__);
+    check_failed("mmap", "mmap", fmt::format("cannot map {} bytes: {}", bytes, std::strerror(errno)), __FILE__,
+                 __LINE__);
   return p;
 }
 

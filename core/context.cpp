@@ -74,9 +74,7 @@ nlohmann::json gpu_json(const gpu::DeviceInfo& d) {
       {"ecc", d.ecc},
   };
   if (const auto s = nvml::static_info(d.pci_bus_id)) {
-    auto put = [&](const char* key, const auto& opt) {
-      g[key] = opt ? nlohmann::json(*opt) : nlohmann::json(nullptr);
-    };
+    auto put = [&](const char* key, const auto& opt) { g[key] = opt ? nlohmann::json(*opt) : nlohmann::json(nullptr); };
     put("power_limit_mw", s->power_limit_mw);
     put("mem_clock_max_mhz", s->mem_clock_max_mhz);
     put("pcie_gen_current", s->pcie_gen_current);
@@ -135,7 +133,8 @@ nlohmann::json probe_library_versions() {
       v["nccl"] = fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
     }
   }
-  if (auto* f = reinterpret_cast<size_t (*)()>(probe({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, "cublasLtGetVersion"))) {
+  if (auto* f = reinterpret_cast<size_t (*)()>(
+          probe({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, "cublasLtGetVersion"))) {
     const size_t code = f();  // major*10000 + minor*100 + patch
     v["cublaslt"] = fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
   }

@@ -108,10 +108,22 @@ std::optional<DType> parse_dtype(std::string_view name) {
     DType type;
   };
   static constexpr std::array<Alias, 16> kAliases{{
-      {"f64", DType::f64}, {"double", DType::f64}, {"f32", DType::f32}, {"float", DType::f32},
-      {"f16", DType::f16}, {"half", DType::f16}, {"bfloat16", DType::bf16}, {"e4m3", DType::fp8_e4m3},
-      {"fp8", DType::fp8_e4m3}, {"e5m2", DType::fp8_e5m2}, {"i8", DType::i8}, {"int8_t", DType::i8},
-      {"i32", DType::i32}, {"int", DType::i32}, {"int32_t", DType::i32}, {"tf32", DType::tf32},
+      {"f64", DType::f64},
+      {"double", DType::f64},
+      {"f32", DType::f32},
+      {"float", DType::f32},
+      {"f16", DType::f16},
+      {"half", DType::f16},
+      {"bfloat16", DType::bf16},
+      {"e4m3", DType::fp8_e4m3},
+      {"fp8", DType::fp8_e4m3},
+      {"e5m2", DType::fp8_e5m2},
+      {"i8", DType::i8},
+      {"int8_t", DType::i8},
+      {"i32", DType::i32},
+      {"int", DType::i32},
+      {"int32_t", DType::i32},
+      {"tf32", DType::tf32},
   }};
   for (const auto& a : kAliases)
     if (a.alias == name) return a.type;

@@ -17,26 +17,26 @@ std::string upper(std::string_view s) {
 }
 
 // Families whose every variable is a setting of a library we measure through.
-constexpr std::array<std::string_view, 6> kRecordedPrefixes = {"NCCL_", "UCX_", "FI_", "OMP_", "CUDA_",
-                                                               "OMPI_MCA_"};
+constexpr std::array<std::string_view, 6> kRecordedPrefixes = {"NCCL_", "UCX_", "FI_", "OMP_", "CUDA_", "OMPI_MCA_"};
 
 // Slurm variables that describe the shape of the job (sbatch/srun "OUTPUT ENVIRONMENT VARIABLES").
 constexpr std::array<std::string_view, 24> kSlurmRecorded = {
-    "SLURM_JOB_ID",           "SLURM_JOB_NAME",         "SLURM_JOB_PARTITION",   "SLURM_JOB_NODELIST",
-    "SLURM_JOB_NUM_NODES",    "SLURM_NNODES",           "SLURM_NTASKS",          "SLURM_NTASKS_PER_NODE",
-    "SLURM_TASKS_PER_NODE",   "SLURM_CPUS_PER_TASK",    "SLURM_CPUS_ON_NODE",    "SLURM_GPUS",
-    "SLURM_GPUS_PER_NODE",    "SLURM_GPUS_PER_TASK",    "SLURM_CPU_BIND",        "SLURM_CPU_BIND_TYPE",
-    "SLURM_DISTRIBUTION",     "SLURM_MPI_TYPE",         "SLURM_STEP_ID",         "SLURM_STEP_NUM_TASKS",
-    "SLURM_STEP_TASKS_PER_NODE", "SLURM_PROCID",        "SLURM_LOCALID",         "SLURM_CLUSTER_NAME"};
+    "SLURM_JOB_ID",        "SLURM_JOB_NAME",        "SLURM_JOB_PARTITION",
+    "SLURM_JOB_NODELIST",  "SLURM_JOB_NUM_NODES",   "SLURM_NNODES",
+    "SLURM_NTASKS",        "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
+    "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",    "SLURM_GPUS",
+    "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK",   "SLURM_CPU_BIND",
+    "SLURM_CPU_BIND_TYPE", "SLURM_DISTRIBUTION",    "SLURM_MPI_TYPE",
+    "SLURM_STEP_ID",       "SLURM_STEP_NUM_TASKS",  "SLURM_STEP_TASKS_PER_NODE",
+    "SLURM_PROCID",        "SLURM_LOCALID",         "SLURM_CLUSTER_NAME"};
 
-constexpr std::array<std::string_view, 10> kSecretNameParts = {"TOKEN", "SECRET",     "PASSWORD",   "PASSWD",
-                                                                "JWT",   "CREDENTIAL", "API_KEY",    "ACCESS_KEY",
-                                                                "PRIVATE_KEY", "AUTH"};
+constexpr std::array<std::string_view, 10> kSecretNameParts = {
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "JWT", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "AUTH"};
 
 // Prefixes of tokens issued by common services (GitHub, GitLab, Slack, AWS access key ids,
 // Hugging Face).
-constexpr std::array<std::string_view, 8> kTokenPrefixes = {"ghp_", "gho_", "ghs_",  "github_pat_",
-                                                             "glpat-", "xoxb-", "AKIA", "hf_"};
+constexpr std::array<std::string_view, 8> kTokenPrefixes = {"ghp_",   "gho_",  "ghs_", "github_pat_",
+                                                            "glpat-", "xoxb-", "AKIA", "hf_"};
 
 bool base64url(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {

@@ -21,11 +21,10 @@ std::string host_name() {
   return buf;
 }
 
-void check_failed(const char* lib, const char* expr, const std::string& what, const char* file,
-                  int line) {
+void check_failed(const char* lib, const char* expr, const std::string& what, const char* file, int line) {
   const std::string rank = t_rank >= 0 ? fmt::format("rank {}", t_rank) : std::string("no rank");
-  throw Fault(fmt::format("{} error: {} in `{}` at {}:{} (host {}, {})", lib, what, expr, file, line,
-                          host_name(), rank));
+  throw Fault(
+      fmt::format("{} error: {} in `{}` at {}:{} (host {}, {})", lib, what, expr, file, line, host_name(), rank));
 }
 
 }  // namespace gcb

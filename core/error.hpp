@@ -32,69 +32,66 @@ int error_rank();
 std::string host_name();
 
 // Formats "<lib> error: <what> in `<expr>` at file:line (host H, rank R)" and throws Fault.
-[[noreturn]] void check_failed(const char* lib, const char* expr, const std::string& what,
-                               const char* file, int line);
+[[noreturn]] void check_failed(const char* lib, const char* expr, const std::string& what, const char* file, int line);
 
 }  // namespace gcb
 
-#define GCB_CHECK(cond, msg)                                                   \
-  do {                                                                         \
+#define GCB_CHECK(cond, msg)                                                       \
+  do {                                                                             \
     if (!(cond)) ::gcb::check_failed("gcbench", #cond, (msg), __FILE__, __LINE__); \
   } while (0)
 
-#define CUDA_CHECK(expr)                                                                 \
-  do {                                                                                   \
-    const cudaError_t gcb_err_ = (expr);                                                 \
-    if (gcb_err_ != cudaSuccess)                                                         \
-      ::gcb::check_failed("CUDA", #expr, cudaGetErrorString(gcb_err_), __FILE__, __LINE__); \
+#define CUDA_CHECK(expr)                                                                                               \
+  do {                                                                                                                 \
+    const cudaError_t gcb_err_ = (expr);                                                                               \
+    if (gcb_err_ != cudaSuccess) ::gcb::check_failed("CUDA", #expr, cudaGetErrorString(gcb_err_), __FILE__, __LINE__); \
   } while (0)
 
-#define CU_CHECK(expr)                                                                   \
-  do {                                                                                   \
-    const CUresult gcb_err_ = (expr);                                                    \
-    if (gcb_err_ != CUDA_SUCCESS) {                                                      \
-      const char* gcb_s_ = nullptr;                                                      \
-      cuGetErrorString(gcb_err_, &gcb_s_);                                               \
+#define CU_CHECK(expr)                                                                            \
+  do {                                                                                            \
+    const CUresult gcb_err_ = (expr);                                                             \
+    if (gcb_err_ != CUDA_SUCCESS) {                                                               \
+      const char* gcb_s_ = nullptr;                                                               \
+      cuGetErrorString(gcb_err_, &gcb_s_);                                                        \
       ::gcb::check_failed("CUDA driver", #expr, gcb_s_ ? gcb_s_ : "unknown", __FILE__, __LINE__); \
-    }                                                                                    \
+    }                                                                                             \
   } while (0)
 
-#define NCCL_CHECK(expr)                                                                 \
-  do {                                                                                   \
-    const ncclResult_t gcb_err_ = (expr);                                                \
-    if (gcb_err_ != ncclSuccess && gcb_err_ != ncclInProgress)                           \
+#define NCCL_CHECK(expr)                                                                    \
+  do {                                                                                      \
+    const ncclResult_t gcb_err_ = (expr);                                                   \
+    if (gcb_err_ != ncclSuccess && gcb_err_ != ncclInProgress)                              \
       ::gcb::check_failed("NCCL", #expr, ncclGetErrorString(gcb_err_), __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                               \
-  do {                                                                                   \
-    const cublasStatus_t gcb_err_ = (expr);                                              \
-    if (gcb_err_ != CUBLAS_STATUS_SUCCESS)                                               \
+#define CUBLAS_CHECK(expr)                                                                       \
+  do {                                                                                           \
+    const cublasStatus_t gcb_err_ = (expr);                                                      \
+    if (gcb_err_ != CUBLAS_STATUS_SUCCESS)                                                       \
       ::gcb::check_failed("cuBLAS", #expr, cublasGetStatusString(gcb_err_), __FILE__, __LINE__); \
   } while (0)
 
-#define CUDNN_CHECK(expr)                                                                \
-  do {                                                                                   \
-    const cudnnStatus_t gcb_err_ = (expr);                                               \
-    if (gcb_err_ != CUDNN_STATUS_SUCCESS)                                                \
+#define CUDNN_CHECK(expr)                                                                     \
+  do {                                                                                        \
+    const cudnnStatus_t gcb_err_ = (expr);                                                    \
+    if (gcb_err_ != CUDNN_STATUS_SUCCESS)                                                     \
       ::gcb::check_failed("cuDNN", #expr, cudnnGetErrorString(gcb_err_), __FILE__, __LINE__); \
   } while (0)
 
-#define MPI_CHECK(expr)                                                                  \
-  do {                                                                                   \
-    const int gcb_err_ = (expr);                                                         \
-    if (gcb_err_ != MPI_SUCCESS) {                                                       \
-      char gcb_s_[MPI_MAX_ERROR_STRING];                                                 \
-      int gcb_len_ = 0;                                                                  \
-      MPI_Error_string(gcb_err_, gcb_s_, &gcb_len_);                                     \
+#define MPI_CHECK(expr)                                                                                          \
+  do {                                                                                                           \
+    const int gcb_err_ = (expr);                                                                                 \
+    if (gcb_err_ != MPI_SUCCESS) {                                                                               \
+      char gcb_s_[MPI_MAX_ERROR_STRING];                                                                         \
+      int gcb_len_ = 0;                                                                                          \
+      MPI_Error_string(gcb_err_, gcb_s_, &gcb_len_);                                                             \
       ::gcb::check_failed("MPI", #expr, std::string(gcb_s_, static_cast<size_t>(gcb_len_)), __FILE__, __LINE__); \
-    }                                                                                    \
+    }                                                                                                            \
   } while (0)
 
 // NVML is loaded at run time (core/nvml.hpp); its calls return an int status.
-#define NVML_CHECK(expr)                                                                 \
-  do {                                                                                   \
-    const int gcb_err_ = (expr);                                                         \
-    if (gcb_err_ != 0)                                                                   \
-      ::gcb::check_failed("NVML", #expr, ::gcb::nvml::error_string(gcb_err_), __FILE__, __LINE__); \
+#define NVML_CHECK(expr)                                                                                            \
+  do {                                                                                                              \
+    const int gcb_err_ = (expr);                                                                                    \
+    if (gcb_err_ != 0) ::gcb::check_failed("NVML", #expr, ::gcb::nvml::error_string(gcb_err_), __FILE__, __LINE__); \
   } while (0)

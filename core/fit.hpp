@@ -8,12 +8,12 @@
 namespace gcb {
 
 struct AlphaBetaFit {
-  double alpha_s = 0;        // seconds
+  double alpha_s = 0;  // seconds
   double beta_bytes_per_s = 0;
-  double n_half_bytes = 0;   // α·β
+  double n_half_bytes = 0;      // α·β
   double max_rel_residual = 0;  // max |t_fit − t| / t over the points
   int points = 0;
-  bool ok = false;           // false when fewer than 2 distinct sizes or a non-physical fit
+  bool ok = false;  // false when fewer than 2 distinct sizes or a non-physical fit
 };
 
 // Robust fit: least squares on relative residuals (each point weighted by 1/t², so microsecond

@@ -33,9 +33,9 @@ struct DeviceInfo {
 };
 
 struct Runtime {
-  bool built = false;                 // CUDA support compiled in
-  std::string unavailable_reason;     // why count is 0 ("" when devices exist)
-  int driver_version = 0;             // e.g. 13000
+  bool built = false;              // CUDA support compiled in
+  std::string unavailable_reason;  // why count is 0 ("" when devices exist)
+  int driver_version = 0;          // e.g. 13000
   int runtime_version = 0;
   std::vector<DeviceInfo> devices;
 };

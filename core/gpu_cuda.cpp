@@ -193,7 +193,9 @@ void* host_alloc_pinned(size_t bytes) {
 void host_free_pinned(void* p) {
   if (p) cudaFreeHost(p);
 }
-void host_register(void* p, size_t bytes) { CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped)); }
+void host_register(void* p, size_t bytes) {
+  CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
+}
 void host_unregister(void* p) {
   if (p) cudaHostUnregister(p);
 }

@@ -61,29 +61,29 @@ class HostTimer final : public Timer {
 };
 
 struct HarnessOptions {
-  int warmup = 3;          // untimed launches before sampling (the first also calibrates batch)
-  int min_samples = 10;    // never stop with fewer
-  int max_samples = 1000;  // budget: stop here whatever the noise
-  double min_time = 0.1;   // seconds of measured time needed before the noise rule may stop
-  double max_time = 5.0;   // budget: wall seconds of warm-up and sampling of one case
-  double noise = 0.005;    // stop once relative stddev of the samples ≤ this (0.5 %)
-  bool cold = false;       // flush caches before every sample
-  int batch = 0;           // launches per sample; 0 = choose so a sample lasts ≥ target
+  int warmup = 3;                    // untimed launches before sampling (the first also calibrates batch)
+  int min_samples = 10;              // never stop with fewer
+  int max_samples = 1000;            // budget: stop here whatever the noise
+  double min_time = 0.1;             // seconds of measured time needed before the noise rule may stop
+  double max_time = 5.0;             // budget: wall seconds of warm-up and sampling of one case
+  double noise = 0.005;              // stop once relative stddev of the samples ≤ this (0.5 %)
+  bool cold = false;                 // flush caches before every sample
+  int batch = 0;                     // launches per sample; 0 = choose so a sample lasts ≥ target
   double target_sample_time = 1e-3;  // seconds, for batch = 0
-  int latch_retries = 2;   // retakes of one sample whose latch timed out before it is kept, flagged
+  int latch_retries = 2;             // retakes of one sample whose latch timed out before it is kept, flagged
 };
 
 enum class StopReason { converged, max_samples, max_time };
 std::string_view stop_reason_name(StopReason r);
 
 struct Measurement {
-  std::vector<double> samples;    // seconds per launch (batch time / batch), in order taken
+  std::vector<double> samples;         // seconds per launch (batch time / batch), in order taken
   std::vector<uint64_t> sample_flags;  // per sample, from the probe (e.g. NVML throttle reasons)
-  int latch_retakes = 0;              // samples (and calibrations) retaken after a latch timeout
-  std::vector<size_t> latch_timeouts; // indices of samples kept although their latch timed out
-  Statistics stats;               // of `samples`
+  int latch_retakes = 0;               // samples (and calibrations) retaken after a latch timeout
+  std::vector<size_t> latch_timeouts;  // indices of samples kept although their latch timed out
+  Statistics stats;                    // of `samples`
   StopReason stop = StopReason::converged;
-  double wall_seconds = 0;        // time spent in the sampling loop
+  double wall_seconds = 0;  // time spent in the sampling loop
   int batch = 1;
   std::string timer;
 };

@@ -19,7 +19,7 @@ struct AvailableMemory {
 // memory limit (v2 memory.max − memory.current, or v1 memory.limit_in_bytes − usage_in_bytes)
 // when that is smaller. The roots let tests point at fake trees.
 AvailableMemory host_memory_available(const std::string& proc_root = "/proc",
-                                 const std::string& cgroup_root = "/sys/fs/cgroup");
+                                      const std::string& cgroup_root = "/sys/fs/cgroup");
 
 // Throws gcb::UsageError "<what> needs N of host memory; M are available (<source>)" when needed
 // exceeds what is available. An unknown availability refuses nothing.

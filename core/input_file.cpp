@@ -29,7 +29,8 @@ struct TooDeep {};
 
 void check_input_file(const std::string& path, std::string_view what) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw UsageError(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
+  if (::stat(path.c_str(), &st) != 0)
+    throw UsageError(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
     throw UsageError(fmt::format("cannot open {} '{}': it is {}, not a regular file", what, path, kind_of(st.st_mode)));
 }

@@ -155,10 +155,14 @@ std::optional<unsigned> query(Ret (*fn)(Device, unsigned, unsigned*), Device d, 
 
 std::vector<std::string> throttle_reason_names(uint64_t r) {
   static constexpr std::pair<uint64_t, const char*> kNames[] = {
-      {kGpuIdle, "gpu_idle"},           {kApplicationsClocksSetting, "applications_clocks"},
-      {kSwPowerCap, "sw_power_cap"},     {kHwSlowdown, "hw_slowdown"},
-      {kSyncBoost, "sync_boost"},        {kSwThermalSlowdown, "sw_thermal_slowdown"},
-      {kHwThermalSlowdown, "hw_thermal_slowdown"}, {kHwPowerBrakeSlowdown, "hw_power_brake"},
+      {kGpuIdle, "gpu_idle"},
+      {kApplicationsClocksSetting, "applications_clocks"},
+      {kSwPowerCap, "sw_power_cap"},
+      {kHwSlowdown, "hw_slowdown"},
+      {kSyncBoost, "sync_boost"},
+      {kSwThermalSlowdown, "sw_thermal_slowdown"},
+      {kHwThermalSlowdown, "hw_thermal_slowdown"},
+      {kHwPowerBrakeSlowdown, "hw_power_brake"},
   };
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames)

@@ -40,16 +40,16 @@ struct DeviceSample {
 };
 
 struct DeviceStatic {
-  std::optional<unsigned> memory_bus_bits, mem_clock_max_mhz, pcie_gen_current, pcie_gen_max,
-      pcie_width_current, pcie_width_max, power_limit_mw;
+  std::optional<unsigned> memory_bus_bits, mem_clock_max_mhz, pcie_gen_current, pcie_gen_max, pcie_width_current,
+      pcie_width_max, power_limit_mw;
   std::optional<bool> ecc_enabled, mig_enabled;
 };
 
 // Counters NVML keeps running; read before and after a timed sample, their differences say what
 // happened during it (core/nvml_window.hpp), where one reading after it says only how it ended.
 struct DeviceCounters {
-  double host_seconds = 0;                  // steady clock when read
-  std::optional<uint64_t> energy_mj;        // nvmlDeviceGetTotalEnergyConsumption (Volta+)
+  double host_seconds = 0;            // steady clock when read
+  std::optional<uint64_t> energy_mj;  // nvmlDeviceGetTotalEnergyConsumption (Volta+)
   // nvmlDeviceGetViolationStatus: ns the clocks were held below application clocks by power,
   // thermal, board-limit and reliability limits, and by any of them (NVML_PERF_POLICY_*).
   std::optional<uint64_t> power_violation_ns, thermal_violation_ns, board_violation_ns, reliability_violation_ns,

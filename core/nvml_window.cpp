@@ -17,7 +17,8 @@ SampleWindow integrate(const DeviceCounters& before, const DeviceCounters& after
   SampleWindow w;
   w.seconds = after.host_seconds - before.host_seconds;
   if (!(w.seconds > 0)) return w;
-  if (const auto e = growth(before.energy_mj, after.energy_mj)) w.mean_power_w = static_cast<double>(*e) * 1e-3 / w.seconds;
+  if (const auto e = growth(before.energy_mj, after.energy_mj))
+    w.mean_power_w = static_cast<double>(*e) * 1e-3 / w.seconds;
   if (const auto v = growth(before.any_violation_ns, after.any_violation_ns))
     w.throttled_fraction = static_cast<double>(*v) * 1e-9 / w.seconds;
   w.violation_counters = (before.power_violation_ns && after.power_violation_ns) ||

@@ -15,13 +15,13 @@
 namespace gcb::nvml {
 
 struct SampleWindow {
-  double seconds = 0;                       // host time between the two readings
-  std::optional<double> mean_power_w;       // Δenergy / Δt
-  std::optional<double> throttled_fraction; // Δ(time below application clocks, any limiter) / Δt
+  double seconds = 0;                        // host time between the two readings
+  std::optional<double> mean_power_w;        // Δenergy / Δt
+  std::optional<double> throttled_fraction;  // Δ(time below application clocks, any limiter) / Δt
   // kThrottleMask bits for the limiters whose violation time grew: power → kSwPowerCap,
   // thermal → kSwThermalSlowdown, board limit and reliability → kHwSlowdown.
   uint64_t flags = 0;
-  bool violation_counters = false;          // both readings had the violation counters
+  bool violation_counters = false;  // both readings had the violation counters
 };
 SampleWindow integrate(const DeviceCounters& before, const DeviceCounters& after);
 

@@ -45,7 +45,9 @@ class PhaseTimer {
     since_ = m;
   }
   // An inclusive span between two marks of this timer's timeline (SpanScope), or of a known length.
-  void add_span(std::string_view name, size_t from, size_t to) { pending_.push_back({std::string(name), from, to, false}); }
+  void add_span(std::string_view name, size_t from, size_t to) {
+    pending_.push_back({std::string(name), from, to, false});
+  }
   void add_span(std::string_view name, double seconds) { spans_[std::string(name)] += seconds; }
   size_t mark() { return timeline_.mark(); }
   std::string_view clock_kind() const { return timeline_.kind(); }

@@ -16,10 +16,10 @@
 namespace gcb {
 
 struct WatchExpiry {
-  std::string what;     // the scope that lasted too long ("MPI all_reduce", "training step")
-  int rank = -1;        // error_rank() of the thread that entered it
-  double seconds = 0;   // how long it had lasted, at least (timed from the first check that saw it)
-  double timeout = 0;   // the armed timeout, seconds
+  std::string what;    // the scope that lasted too long ("MPI all_reduce", "training step")
+  int rank = -1;       // error_rank() of the thread that entered it
+  double seconds = 0;  // how long it had lasted, at least (timed from the first check that saw it)
+  double timeout = 0;  // the armed timeout, seconds
 };
 
 namespace watchdog_detail {

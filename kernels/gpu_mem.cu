@@ -26,9 +26,7 @@ constexpr int kWarp = 32;
 // grid-stride overhead, fewer leave latency hiding on the table.
 constexpr size_t kMaxBlocksPerSm = 8;
 
-bool is_aligned(const void* p, size_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
-}
+bool is_aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 // The attribute query costs a driver call; launchers run inside timing loops, so ask once per
 // device. Ranks may be threads sharing this process, hence the lock.
@@ -40,8 +38,7 @@ size_t sm_count_of_current_device() {
   const auto index = static_cast<size_t>(device);
   const std::lock_guard<std::mutex> lock(mutex);
   if (cached.size() <= index) cached.resize(index + 1, 0);
-  if (cached[index] == 0)
-    CUDA_CHECK(cudaDeviceGetAttribute(&cached[index], cudaDevAttrMultiProcessorCount, device));
+  if (cached[index] == 0) CUDA_CHECK(cudaDeviceGetAttribute(&cached[index], cudaDevAttrMultiProcessorCount, device));
   return static_cast<size_t>(cached[index]);
 }
 
@@ -49,18 +46,14 @@ size_t sm_count_of_current_device() {
 // the same share; small inputs use one block per SM.
 unsigned grid_for(size_t work_items) {
   const size_t sms = sm_count_of_current_device();
-  const size_t blocks_per_sm = std::clamp<size_t>(
-      ceil_div(ceil_div(work_items, static_cast<size_t>(kBlock)), sms), 1, kMaxBlocksPerSm);
+  const size_t blocks_per_sm =
+      std::clamp<size_t>(ceil_div(ceil_div(work_items, static_cast<size_t>(kBlock)), sms), 1, kMaxBlocksPerSm);
   return static_cast<unsigned>(sms * blocks_per_sm);
 }
 
-__device__ size_t grid_thread_index() {
-  return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
+__device__ size_t grid_thread_index() { return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 
-__device__ size_t grid_thread_count() {
-  return static_cast<size_t>(gridDim.x) * blockDim.x;
-}
+__device__ size_t grid_thread_count() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
 
 // ---- STREAM ------------------------------------------------------------------------------
 
@@ -183,7 +176,8 @@ __device__ void map_vectors(size_t n, T* __restrict__ out, F f, const In* __rest
         store_streaming(out_v + v + static_cast<size_t>(u) * stride, lanewise<V>(f, x.v[u]...));
     }(load_in_flight(reinterpret_cast<const V*>(in), v, stride)...);
   }
-  for (; v < vectors; v += stride) store_streaming(out_v + v, lanewise<V>(f, load_streaming(reinterpret_cast<const V*>(in) + v)...));
+  for (; v < vectors; v += stride)
+    store_streaming(out_v + v, lanewise<V>(f, load_streaming(reinterpret_cast<const V*>(in) + v)...));
   for (size_t i = vectors * V::kLanes + grid_thread_index(); i < n; i += stride) out[i] = f(in[i]...);
 }
 
@@ -213,8 +207,7 @@ __device__ double sum_vectors(size_t n, F f, const In* __restrict__... in) {
 }
 
 __device__ double warp_sum(double x) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    x += __shfl_down_sync(0xFFFFFFFFu, x, offset);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) x += __shfl_down_sync(0xFFFFFFFFu, x, offset);
   return x;
 }
 
@@ -246,8 +239,7 @@ __host__ __device__ SumScratch sum_scratch(void* base) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock)
-    stream_init_kernel(T* a, T* b, T* c, size_t n, uint64_t seed) {
+__global__ void __launch_bounds__(kBlock) stream_init_kernel(T* a, T* b, T* c, size_t n, uint64_t seed) {
   using A = Arith<T>;
   using C = typename A::Compute;
   for (size_t i = grid_thread_index(); i < n; i += grid_thread_count()) {
@@ -269,19 +261,22 @@ __global__ void __launch_bounds__(kBlock)
   const auto s = static_cast<C>(kStreamScalar);
   switch (op) {
     case StreamOp::copy:  // c = a, bit for bit: no widening, so bf16 copies stay exact copies
-      map_vectors<T, VB>(n, c, [](T x) { return x; }, static_cast<const T*>(a));
+      map_vectors<T, VB>(
+          n, c, [](T x) { return x; }, static_cast<const T*>(a));
       break;
     case StreamOp::scale:  // b = s·c
-      map_vectors<T, VB>(n, b, [s](T x) { return A::narrow(s * A::widen(x)); }, static_cast<const T*>(c));
+      map_vectors<T, VB>(
+          n, b, [s](T x) { return A::narrow(s * A::widen(x)); }, static_cast<const T*>(c));
       break;
     case StreamOp::add:  // c = a + b
-      map_vectors<T, VB>(n, c, [](T x, T y) { return A::narrow(A::widen(x) + A::widen(y)); },
-                         static_cast<const T*>(a), static_cast<const T*>(b));
+      map_vectors<T, VB>(
+          n, c, [](T x, T y) { return A::narrow(A::widen(x) + A::widen(y)); }, static_cast<const T*>(a),
+          static_cast<const T*>(b));
       break;
     case StreamOp::triad:  // a = b + s·c as fma(s, c, b): one rounding, like std::fma on the host
       map_vectors<T, VB>(
-          n, a, [s](T y, T x) { return A::narrow(A::fma(s, A::widen(x), A::widen(y))); },
-          static_cast<const T*>(b), static_cast<const T*>(c));
+          n, a, [s](T y, T x) { return A::narrow(A::fma(s, A::widen(x), A::widen(y))); }, static_cast<const T*>(b),
+          static_cast<const T*>(c));
       break;
     case StreamOp::write:  // a = s
       map_vectors<T, VB>(n, a, [s]() { return A::narrow(s); });
@@ -302,13 +297,10 @@ __global__ void __launch_bounds__(kBlock)
   double partial = 0.0;
   if (op == StreamOp::dot) {
     partial = sum_vectors<T, VB>(
-        n,
-        [](T x, T y) {
-          return static_cast<double>(A::widen(x)) * static_cast<double>(A::widen(y));
-        },
-        a, b);
+        n, [](T x, T y) { return static_cast<double>(A::widen(x)) * static_cast<double>(A::widen(y)); }, a, b);
   } else {
-    partial = sum_vectors<T, VB>(n, [](T x) { return static_cast<double>(A::widen(x)); }, a);
+    partial = sum_vectors<T, VB>(
+        n, [](T x) { return static_cast<double>(A::widen(x)); }, a);
   }
   const SumScratch out = sum_scratch(scratch);
   const double block_total = block_sum(partial);
@@ -332,8 +324,7 @@ __global__ void __launch_bounds__(kBlock)
 // A dtype comes from a user flag, so an unsupported one is a usage error, not a fault.
 void require_stream_dtype(DType t) {
   if (t != DType::f64 && t != DType::f32 && t != DType::bf16)
-    throw UsageError("GPU STREAM supports fp64, fp32 and bf16, not " +
-                     std::string(dtype_name(t)));
+    throw UsageError("GPU STREAM supports fp64, fp32 and bf16, not " + std::string(dtype_name(t)));
 }
 
 bool is_reduction(StreamOp op) { return stream_op_info(op).reduction(); }
@@ -342,13 +333,11 @@ bool is_reduction(StreamOp op) { return stream_op_info(op).reduction(); }
 bool op_uses(StreamOp op, int which) { return stream_op_info(op).uses(which); }
 
 template <typename T, int VB>
-void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, void* sum_scratch,
-                         cudaStream_t stream) {
+void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, void* sum_scratch, cudaStream_t stream) {
   auto* a = static_cast<T*>(arrays.a);
   auto* b = static_cast<T*>(arrays.b);
   auto* c = static_cast<T*>(arrays.c);
-  const unsigned grid =
-      grid_for(ceil_div(arrays.n, static_cast<size_t>(Vec<T, VB>::kLanes)));
+  const unsigned grid = grid_for(ceil_div(arrays.n, static_cast<size_t>(Vec<T, VB>::kLanes)));
   if (is_reduction(op)) {
     stream_reduce_kernel<T, VB><<<grid, kBlock, 0, stream>>>(op, a, b, arrays.n, sum_scratch);
   } else {
@@ -359,8 +348,8 @@ void launch_stream_width(StreamOp op, const GpuStreamArrays& arrays, void* sum_s
 
 // Only widths that hold at least one element are instantiated: 2 for fp64, 3 for fp32 and bf16.
 template <typename T>
-void launch_stream_typed(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                         void* sum_scratch, cudaStream_t stream) {
+void launch_stream_typed(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes, void* sum_scratch,
+                         cudaStream_t stream) {
   switch (vector_bytes) {
     case 4:
       if constexpr (sizeof(T) <= 4) launch_stream_width<T, 4>(op, arrays, sum_scratch, stream);
@@ -380,7 +369,8 @@ void launch_stream_typed(StreamOp op, const GpuStreamArrays& arrays, int vector_
 __global__ void __launch_bounds__(kBlock)
     sm_copy_kernel(unsigned char* __restrict__ dst, const unsigned char* __restrict__ src, size_t bytes, bool vec16) {
   if (vec16) {
-    map_vectors<unsigned char, 16>(bytes, dst, [](unsigned char x) { return x; }, src);
+    map_vectors<unsigned char, 16>(
+        bytes, dst, [](unsigned char x) { return x; }, src);
     return;
   }
   for (size_t i = grid_thread_index(); i < bytes; i += grid_thread_count()) dst[i] = src[i];
@@ -420,22 +410,17 @@ void gpu_stream_init(const GpuStreamArrays& arrays, uint64_t seed, cudaStream_t 
   const unsigned grid = grid_for(arrays.n);
   switch (arrays.dtype) {
     case DType::f64:
-      stream_init_kernel<<<grid, kBlock, 0, stream>>>(static_cast<double*>(arrays.a),
-                                                      static_cast<double*>(arrays.b),
-                                                      static_cast<double*>(arrays.c), arrays.n,
-                                                      seed);
+      stream_init_kernel<<<grid, kBlock, 0, stream>>>(static_cast<double*>(arrays.a), static_cast<double*>(arrays.b),
+                                                      static_cast<double*>(arrays.c), arrays.n, seed);
       break;
     case DType::f32:
-      stream_init_kernel<<<grid, kBlock, 0, stream>>>(static_cast<float*>(arrays.a),
-                                                      static_cast<float*>(arrays.b),
-                                                      static_cast<float*>(arrays.c), arrays.n,
-                                                      seed);
+      stream_init_kernel<<<grid, kBlock, 0, stream>>>(static_cast<float*>(arrays.a), static_cast<float*>(arrays.b),
+                                                      static_cast<float*>(arrays.c), arrays.n, seed);
       break;
     default:
       stream_init_kernel<<<grid, kBlock, 0, stream>>>(static_cast<__nv_bfloat16*>(arrays.a),
                                                       static_cast<__nv_bfloat16*>(arrays.b),
-                                                      static_cast<__nv_bfloat16*>(arrays.c),
-                                                      arrays.n, seed);
+                                                      static_cast<__nv_bfloat16*>(arrays.c), arrays.n, seed);
       break;
   }
   CUDA_CHECK(cudaGetLastError());
@@ -454,14 +439,13 @@ double gpu_stream_sum_result(const void* host_copy_of_scratch) {
   return r;
 }
 
-void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                       void* sum_scratch, cudaStream_t stream) {
+void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes, void* sum_scratch,
+                       cudaStream_t stream) {
   // User-facing parameters first (UsageError, exit 2), before any CUDA call.
   const DType t = arrays.dtype;
   require_stream_dtype(t);
   if (vector_bytes != 4 && vector_bytes != 8 && vector_bytes != 16)
-    throw UsageError("vector width must be 4, 8 or 16 bytes, not " +
-                     std::to_string(vector_bytes));
+    throw UsageError("vector width must be 4, 8 or 16 bytes, not " + std::to_string(vector_bytes));
   if (static_cast<size_t>(vector_bytes) < dtype_size(t))
     throw UsageError("vector width " + std::to_string(vector_bytes) + " B is narrower than one " +
                      std::string(dtype_name(t)) + " element");
@@ -471,8 +455,7 @@ void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_by
   for (int which = 0; which < 3; ++which) {
     if (!op_uses(op, which)) continue;
     GCB_CHECK(arrays_abc[which] != nullptr, "STREAM op needs an array that is null");
-    GCB_CHECK(is_aligned(arrays_abc[which], width),
-              "STREAM array is not aligned to the vector width");
+    GCB_CHECK(is_aligned(arrays_abc[which], width), "STREAM array is not aligned to the vector width");
   }
   GCB_CHECK(!is_reduction(op) || (sum_scratch != nullptr && is_aligned(sum_scratch, sizeof(double))),
             "dot and read need their sum scratch (gpu_stream_sum_bytes, zeroed once)");
@@ -489,9 +472,8 @@ void gpu_sm_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) 
   GCB_CHECK(dst != nullptr && src != nullptr, "gpu_sm_copy needs both pointers");
   const bool vec16 = is_aligned(dst, sizeof(uint4)) && is_aligned(src, sizeof(uint4));
   const unsigned grid = grid_for(vec16 ? ceil_div(bytes, sizeof(uint4)) : bytes);
-  sm_copy_kernel<<<grid, kBlock, 0, stream>>>(static_cast<unsigned char*>(dst),
-                                              static_cast<const unsigned char*>(src), bytes,
-                                              vec16);
+  sm_copy_kernel<<<grid, kBlock, 0, stream>>>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src),
+                                              bytes, vec16);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -524,10 +506,8 @@ void gpu_chase_build(void* buffer, size_t count, size_t stride_bytes, uint64_t s
   CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
-void gpu_chase_launch(const void* buffer, uint64_t steps, void** sink, long long* cycles,
-                      cudaStream_t stream) {
-  GCB_CHECK(buffer != nullptr && sink != nullptr && cycles != nullptr,
-            "pointer chase needs buffer, sink and cycles");
+void gpu_chase_launch(const void* buffer, uint64_t steps, void** sink, long long* cycles, cudaStream_t stream) {
+  GCB_CHECK(buffer != nullptr && sink != nullptr && cycles != nullptr, "pointer chase needs buffer, sink and cycles");
   GCB_CHECK(is_aligned(buffer, sizeof(uint64_t)), "pointer-chase buffer must be 8-byte aligned");
   // Latency, not bandwidth: one thread, so no other load overlaps the chain.
   chase_kernel<<<1, 1, 0, stream>>>(buffer, steps, sink, cycles);

@@ -39,8 +39,8 @@ double gpu_stream_sum_result(const void* host_copy_of_scratch);
 // does), in fp32 with one round-to-nearest-even for bf16. dot and read write their sum
 // (accumulated in fp64, in an order fixed by the grid) into `sum_scratch` (above).
 // Stream-ordered.
-void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes,
-                       void* sum_scratch, cudaStream_t stream);
+void gpu_stream_launch(StreamOp op, const GpuStreamArrays& arrays, int vector_bytes, void* sum_scratch,
+                       cudaStream_t stream);
 
 // SM copy: a grid-stride copy of `bytes` from src to dst with 16-byte loads where aligned.
 // Either pointer may be host-mapped (pinned / registered) or a peer device's memory.
@@ -54,7 +54,6 @@ void gpu_chase_build(void* buffer, size_t count, size_t stride_bytes, uint64_t s
 // One thread follows the chain for `steps` dependent loads starting at `buffer`, and stores
 // the final pointer and the elapsed SM cycles (clock64) to *sink and *cycles (device memory).
 // Stream-ordered.
-void gpu_chase_launch(const void* buffer, uint64_t steps, void** sink, long long* cycles,
-                      cudaStream_t stream);
+void gpu_chase_launch(const void* buffer, uint64_t steps, void** sink, long long* cycles, cudaStream_t stream);
 
 }  // namespace gcb::kernels

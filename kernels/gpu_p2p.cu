@@ -66,8 +66,8 @@ void gpu_pingpong_launch(const GpuPingPong& p, uint64_t base, uint32_t round_tri
   pingpong_responder<<<1, 1, 0, responder_stream>>>(p.responder_flag, p.initiator_flag, base, round_trips);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaSetDevice(p.initiator_device));
-  pingpong_initiator<<<1, 1, 0, initiator_stream>>>(p.initiator_flag, p.responder_flag, base, round_trips,
-                                                    p.elapsed_ns, p.timed_out);
+  pingpong_initiator<<<1, 1, 0, initiator_stream>>>(p.initiator_flag, p.responder_flag, base, round_trips, p.elapsed_ns,
+                                                    p.timed_out);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -26,11 +26,17 @@ inline double to_double(Bf16 x) { return bf16_to_float(x.bits); }
 template <typename T>
 T from_float(double x);
 template <>
-double from_float<double>(double x) { return x; }
+double from_float<double>(double x) {
+  return x;
+}
 template <>
-float from_float<float>(double x) { return static_cast<float>(x); }
+float from_float<float>(double x) {
+  return static_cast<float>(x);
+}
 template <>
-Bf16 from_float<Bf16>(double x) { return Bf16{float_to_bf16(static_cast<float>(x))}; }
+Bf16 from_float<Bf16>(double x) {
+  return Bf16{float_to_bf16(static_cast<float>(x))};
+}
 
 // The arithmetic type: the element type itself, fp32 for bf16.
 template <typename T>

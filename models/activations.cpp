@@ -15,8 +15,7 @@ float* Activations::floats(size_t count) {
   return owned_.back().f32();
 }
 
-Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype)
-    : be_(be), dtype_(dtype) {
+Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype) : be_(be), dtype_(dtype) {
   const size_t R = sz(s.R), Rs = sz(s.Rs), C = sz(s.C), Cl = sz(s.Cl);
   const size_t lse = R * sz(s.heads);  // B·NH_l·T
   const bool full = recompute == Recompute::full;

@@ -16,16 +16,16 @@ namespace gcb::models {
 // One layer's saved tensors ([rows, width]): Rs rows in the LayerNorm/residual regions, R rows in
 // the tp-sharded ones.
 struct LayerActs {
-  View ln1;                     // [Rs, C]
-  float *ln1_mean, *ln1_rstd;   // [Rs]
-  View qkv;                     // [R, 3C_l]
-  View atty;                    // [R, C_l] attention output
-  float* lse;                   // [B, NH_l, T] attention log-sum-exp
-  View res2;                    // [Rs, C] residual after attention
-  View ln2;                     // [Rs, C]
-  float *ln2_mean, *ln2_rstd;   // [Rs]
-  View fch, fch_gelu;           // [R, 4C_l]
-  View res3;                    // [Rs, C] layer output (always kept: the next layer's input)
+  View ln1;                    // [Rs, C]
+  float *ln1_mean, *ln1_rstd;  // [Rs]
+  View qkv;                    // [R, 3C_l]
+  View atty;                   // [R, C_l] attention output
+  float* lse;                  // [B, NH_l, T] attention log-sum-exp
+  View res2;                   // [Rs, C] residual after attention
+  View ln2;                    // [Rs, C]
+  float *ln2_mean, *ln2_rstd;  // [Rs]
+  View fch, fch_gelu;          // [R, 4C_l]
+  View res3;                   // [Rs, C] layer output (always kept: the next layer's input)
 };
 
 struct Slot {
@@ -36,12 +36,12 @@ struct Slot {
 
 // Shared by every layer and slot (one layer computes at a time).
 struct LayerScratch {
-  View partial;    // [R, C] row-parallel output before the tp reduction (tp > 1)
-  View dC;         // [Rs, C] gradient w.r.t. a LayerNorm output
-  View dCl;        // [R, C_l] gradient w.r.t. the attention output
-  View d4C;        // [R, 4C_l]
-  View dqkv;       // [R, 3C_l]
-  View gathered;   // [R, C] SP: all-gathered activation gradient
+  View partial;             // [R, C] row-parallel output before the tp reduction (tp > 1)
+  View dC;                  // [Rs, C] gradient w.r.t. a LayerNorm output
+  View dCl;                 // [R, C_l] gradient w.r.t. the attention output
+  View d4C;                 // [R, 4C_l]
+  View dqkv;                // [R, 3C_l]
+  View gathered;            // [R, C] SP: all-gathered activation gradient
   View ln1_full, ln2_full;  // [R, C] SP: the all-gathered LayerNorm outputs (not kept)
 };
 

@@ -39,11 +39,15 @@ AttentionChoice choose_attention(AttentionImpl asked, DType t, const std::string
     return {AttentionPath::simple, false,
             fmt::format("the simple row kernel: ours: {}; cudnn: {}", ours_unsupported, cudnn_unsupported)};
   if (asked == AttentionImpl::ours || (asked == AttentionImpl::automatic && !cudnn)) {
-    if (ours) return {AttentionPath::ours, false, asked == AttentionImpl::ours ? "--attn ours" : "ours (cudnn: " + cudnn_unsupported + ")"};
+    if (ours)
+      return {AttentionPath::ours, false,
+              asked == AttentionImpl::ours ? "--attn ours" : "ours (cudnn: " + cudnn_unsupported + ")"};
     return {AttentionPath::cudnn, false, "cudnn (ours: " + ours_unsupported + ")"};
   }
   if (asked == AttentionImpl::cudnn || !ours) {
-    if (cudnn) return {AttentionPath::cudnn, false, asked == AttentionImpl::cudnn ? "--attn cudnn" : "cudnn (ours: " + ours_unsupported + ")"};
+    if (cudnn)
+      return {AttentionPath::cudnn, false,
+              asked == AttentionImpl::cudnn ? "--attn cudnn" : "cudnn (ours: " + ours_unsupported + ")"};
     return {AttentionPath::ours, false, "ours (cudnn: " + cudnn_unsupported + ")"};
   }
   if (!times) return {AttentionPath::ours, true, "auto: to be timed"};

@@ -61,9 +61,7 @@ struct View {
   DType dtype = DType::f32;
 
   // The view `elements` elements further on.
-  View at(size_t elements) const {
-    return {static_cast<std::byte*>(data) + elements * dtype_size(dtype), dtype};
-  }
+  View at(size_t elements) const { return {static_cast<std::byte*>(data) + elements * dtype_size(dtype), dtype}; }
   explicit operator bool() const { return data != nullptr; }
 };
 
@@ -173,8 +171,7 @@ class Backend {
   virtual void scale(View x, double s, size_t n) = 0;        // x *= s (in x's type)
   // x[i] = std · normal(seed, stream, first_index + i): counter-based (models/init_rng.hpp), so
   // any slice of a tensor can be generated on its own and equals the same slice of the whole.
-  virtual void init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index,
-                           float std) = 0;
+  virtual void init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index, float std) = 0;
   // out[0] (+)= Σ in[i], summed in double in index order (deterministic); out is fp32 or fp64.
   virtual void sum(View out, View in, size_t n, bool accumulate) = 0;
 
@@ -183,11 +180,10 @@ class Backend {
   // dbias[N] += Σ_rows dout[M,N]
   virtual void bias_backward(View dbias, View dout, int M, int N) = 0;
   // out = (x − mean)·rstd·w + b per row of C; saves mean[rows], rstd[rows]. eps = 1e-5.
-  virtual void layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b,
-                                 int rows, int C) = 0;
+  virtual void layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b, int rows, int C) = 0;
   // dx += …, dw += …, db += … (accumulating, so residual gradients add up).
-  virtual void layernorm_backward(View dx, View dw, View db, View dout, View x, View w,
-                                  const float* mean, const float* rstd, int rows, int C) = 0;
+  virtual void layernorm_backward(View dx, View dw, View db, View dout, View x, View w, const float* mean,
+                                  const float* rstd, int rows, int C) = 0;
   // GELU, tanh approximation (GPT-2).
   virtual void gelu_forward(View out, View x, size_t n) = 0;
   virtual void gelu_backward(View dx, View x, View dout, size_t n) = 0;  // dx = gelu'(x)·dout
@@ -198,16 +194,16 @@ class Backend {
   // dqkv (overwritten) from dout and the forward's qkv, out and lse; the probabilities are
   // recomputed blockwise (FA2 Alg. 2). Scratch it needs (D = rowsum(dO∘O), an fp32 dQ
   // accumulator) the backend allocates itself, in category workspace.
-  virtual void attention_backward(View dqkv, View dout, View qkv, View out, const float* lse,
-                                  int B, int T, int C, int NH) = 0;
+  virtual void attention_backward(View dqkv, View dout, View qkv, View out, const float* lse, int B, int T, int C,
+                                  int NH) = 0;
   // Embedding of one vocabulary shard (Megatron's vocabulary-parallel embedding, Shoeybi et al.
   // 2019 §3; the whole vocabulary when v0 = 0 and V = vocab): rows [v0, v0 + V) of wte.
   // out[b,t,:] = (v0 ≤ tok < v0+V ? wte[tok − v0,:] : 0) + (wpe ? wpe[t,:] : 0)
-  virtual void embedding_forward(View out, const int32_t* tokens, View wte, int v0, int V,
-                                 View wpe, int B, int T, int C) = 0;
+  virtual void embedding_forward(View out, const int32_t* tokens, View wte, int v0, int V, View wpe, int B, int T,
+                                 int C) = 0;
   // dwte[tok − v0] += dout for tokens in the shard; dwpe[t] += dout when dwpe (deterministic).
-  virtual void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0,
-                                  int V, int B, int T, int C) = 0;
+  virtual void embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B, int T,
+                                  int C) = 0;
   // Softmax cross-entropy over a vocabulary shard of V logits per row (V is the row stride), in
   // three local passes between which the engine combines the shards (at one shard, nothing to
   // combine). Columns [valid, V) are vocabulary padding (config.hpp padded_vocab): left out of
@@ -232,13 +228,12 @@ class Backend {
                                              const float* stats, const int32_t* targets, int v0, int rows, int V,
                                              int valid, float dloss);
   // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
-  virtual void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0,
-                                      int rows, int V, float dloss) = 0;
+  virtual void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
+                                      float dloss) = 0;
   // AdamW with decoupled weight decay (Loshchilov & Hutter): m, v updated, bias-corrected,
   // w −= lr·(m̂/(√v̂ + eps) + wd·w). Mixed precision: w is the fp32 `master` and params receives
   // w rounded to its type; fp32: master is null and params (fp32) is w.
-  virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n,
-                     const AdamWArgs& a) = 0;
+  virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) = 0;
 
   // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
   // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.

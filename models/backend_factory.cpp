@@ -27,7 +27,8 @@ std::unique_ptr<Backend> make_cuda(const BackendSpec& spec) {
 
 std::string cuda_unavailable() {
   if (gpu::device_count() == 0) return "no GPU: " + gpu::runtime().unavailable_reason;
-  if (!communicator_backend_built("nccl")) return "the cuda backend's ranks talk through NCCL, which this binary was built without";
+  if (!communicator_backend_built("nccl"))
+    return "the cuda backend's ranks talk through NCCL, which this binary was built without";
   return "";
 }
 
@@ -42,11 +43,11 @@ std::optional<PeakFlops> cuda_peak(int device) {
 
 const std::vector<ComputeBackend>& compute_backends() {
   static const std::vector<ComputeBackend> table = {
-      {"cpu", MemorySpace::host, "", make_cpu},
+    {"cpu", MemorySpace::host, "", make_cpu},
 #if GCB_HAVE_CUDA_TRAINING
-      {"cuda", MemorySpace::device, "", make_cuda, cuda_unavailable, cuda_peak},
+    {"cuda", MemorySpace::device, "", make_cuda, cuda_unavailable, cuda_peak},
 #else
-      {"cuda", MemorySpace::device, "this binary was built without CUDA and cuBLASLt (use --backend cpu)", nullptr},
+    {"cuda", MemorySpace::device, "this binary was built without CUDA and cuBLASLt (use --backend cpu)", nullptr},
 #endif
   };
   return table;
@@ -74,7 +75,8 @@ std::string backend_unavailable(std::string_view name) {
 const ComputeBackend& compute_backend(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end()) throw UsageError(fmt::format("--backend {}: expected one of {}", name, compute_backend_names()));
+  if (it == table.end())
+    throw UsageError(fmt::format("--backend {}: expected one of {}", name, compute_backend_names()));
   return *it;
 }
 

@@ -17,8 +17,16 @@ namespace gcb::models {
 // pp_embed is the per-step exchange of the tied embedding gradient between the first and the
 // last stage (sent bytes).
 enum class CommKind : uint8_t {
-  all_reduce, reduce_scatter, all_gather, loss_all_reduce,
-  tp_all_reduce, tp_all_gather, tp_reduce_scatter, pp_send, pp_recv, pp_embed
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  loss_all_reduce,
+  tp_all_reduce,
+  tp_all_gather,
+  tp_reduce_scatter,
+  pp_send,
+  pp_recv,
+  pp_embed
 };
 inline constexpr size_t kCommKinds = 10;
 std::string_view comm_kind_name(CommKind k);

@@ -2,7 +2,6 @@
 // their parameter counts.
 #include "models/config.hpp"
 
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -43,13 +42,13 @@ constexpr NamedConfig kConfigs[] = {
 
 void validate(const GptConfig& c) {
   if (c.layers <= 0 || c.hidden <= 0 || c.heads <= 0 || c.vocab <= 0 || c.seq <= 0) {
-    throw UsageError(fmt::format("model '{}': layers, hidden, heads, vocab and seq must be positive "
-                                 "(got {}, {}, {}, {}, {})",
-                                 c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq));
+    throw UsageError(
+        fmt::format("model '{}': layers, hidden, heads, vocab and seq must be positive "
+                    "(got {}, {}, {}, {}, {})",
+                    c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq));
   }
   if (c.hidden % c.heads != 0) {
-    throw UsageError(fmt::format("model '{}': hidden {} is not divisible by heads {}", c.name,
-                                 c.hidden, c.heads));
+    throw UsageError(fmt::format("model '{}': hidden {} is not divisible by heads {}", c.name, c.hidden, c.heads));
   }
 }
 
@@ -59,8 +58,7 @@ GptConfig named_config(std::string_view name) {
       return GptConfig{k.name, k.layers, k.hidden, k.heads, k.vocab, k.seq};
     }
   }
-  throw UsageError(fmt::format("unknown model '{}' (known: {})", name,
-                               fmt::join(config_names(), ", ")));
+  throw UsageError(fmt::format("unknown model '{}' (known: {})", name, fmt::join(config_names(), ", ")));
 }
 
 std::vector<std::string> config_names() {

@@ -25,11 +25,15 @@ size_t row(int b, int t, int T, int width) {
 // Copies head h of sequence b, columns [col, col + hs) of a [B,T,width] tensor, to [T, hs].
 void gather_head(float* dst, const float* src, int b, int T, int width, size_t col, int hs) {
   for (int t = 0; t < T; ++t)
-    for (int e = 0; e < hs; ++e) dst[static_cast<size_t>(t) * static_cast<size_t>(hs) + static_cast<size_t>(e)] = src[row(b, t, T, width) + col + static_cast<size_t>(e)];
+    for (int e = 0; e < hs; ++e)
+      dst[static_cast<size_t>(t) * static_cast<size_t>(hs) + static_cast<size_t>(e)] =
+          src[row(b, t, T, width) + col + static_cast<size_t>(e)];
 }
 void scatter_head(float* dst, const float* src, int b, int T, int width, size_t col, int hs) {
   for (int t = 0; t < T; ++t)
-    for (int e = 0; e < hs; ++e) dst[row(b, t, T, width) + col + static_cast<size_t>(e)] = src[static_cast<size_t>(t) * static_cast<size_t>(hs) + static_cast<size_t>(e)];
+    for (int e = 0; e < hs; ++e)
+      dst[row(b, t, T, width) + col + static_cast<size_t>(e)] =
+          src[static_cast<size_t>(t) * static_cast<size_t>(hs) + static_cast<size_t>(e)];
 }
 
 attn::AttnShape head_shape(int T, int hs) {
@@ -52,7 +56,7 @@ void CpuBackend::attention_forward(View out, float* lse, View qkv, int B, int T,
   const attn::AttnShape shape = head_shape(T, hs);
   const size_t n = static_cast<size_t>(T) * static_cast<size_t>(hs);
   // One (sequence, head) per thread: disjoint columns of out, disjoint rows of lse.
-#pragma omp parallel for collapse(2) if (static_cast<long>(B) * NH * T * T > (1L << 14))
+#pragma omp parallel for collapse(2) if (static_cast <long>(B) * NH * T * T > (1L << 14))
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < NH; ++h) {
       std::vector<float> q(n), k(n), v(n), o(n);
@@ -60,7 +64,8 @@ void CpuBackend::attention_forward(View out, float* lse, View qkv, int B, int T,
       gather_head(q.data(), X.get(), b, T, static_cast<int>(C3), col, hs);
       gather_head(k.data(), X.get(), b, T, static_cast<int>(C3), col + static_cast<size_t>(C), hs);
       gather_head(v.data(), X.get(), b, T, static_cast<int>(C3), col + 2 * static_cast<size_t>(C), hs);
-      float* l = lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
+      float* l =
+          lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
       attn::tiled_forward(shape, attn::forward_tiles(hs), q.data(), k.data(), v.data(), o.data(), l);
       scatter_head(O.get(), o.data(), b, T, C, col, hs);
     }
@@ -68,15 +73,15 @@ void CpuBackend::attention_forward(View out, float* lse, View qkv, int B, int T,
   O.commit();
 }
 
-void CpuBackend::attention_backward(View dqkv, View dout, View qkv, View out, const float* lse, int B,
-                                    int T, int C, int NH) {
+void CpuBackend::attention_backward(View dqkv, View dout, View qkv, View out, const float* lse, int B, int T, int C,
+                                    int NH) {
   const int hs = C / NH;
   const int C3 = 3 * C;
   const Fp32Input X(qkv, row(B, 0, T, C3)), Y(out, row(B, 0, T, C)), DY(dout, row(B, 0, T, C));
   Fp32Output DX(dqkv, row(B, 0, T, C3), Mode::overwrite);
   const attn::AttnShape shape = head_shape(T, hs);
   const size_t n = static_cast<size_t>(T) * static_cast<size_t>(hs);
-#pragma omp parallel for collapse(2) if (static_cast<long>(B) * NH * T * T > (1L << 14))
+#pragma omp parallel for collapse(2) if (static_cast <long>(B) * NH * T * T > (1L << 14))
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < NH; ++h) {
       std::vector<float> q(n), k(n), v(n), o(n), d_o(n), dq(n), dk(n), dv(n);
@@ -86,7 +91,8 @@ void CpuBackend::attention_backward(View dqkv, View dout, View qkv, View out, co
       gather_head(v.data(), X.get(), b, T, C3, col + 2 * static_cast<size_t>(C), hs);
       gather_head(o.data(), Y.get(), b, T, C, col, hs);
       gather_head(d_o.data(), DY.get(), b, T, C, col, hs);
-      const float* l = lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
+      const float* l =
+          lse + (static_cast<size_t>(b) * static_cast<size_t>(NH) + static_cast<size_t>(h)) * static_cast<size_t>(T);
       attn::tiled_backward(shape, attn::backward_tiles(hs), q.data(), k.data(), v.data(), o.data(), d_o.data(), l,
                            dq.data(), dk.data(), dv.data());
       scatter_head(DX.get(), dq.data(), b, T, C3, col, hs);

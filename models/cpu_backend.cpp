@@ -40,12 +40,8 @@ void* CpuBackend::raw_alloc(size_t bytes) {
 
 void CpuBackend::raw_free(void* p) { std::free(p); }
 
-void CpuBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
-  std::memcpy(host_dst, src, bytes);
-}
-void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) {
-  std::memcpy(dst, host_src, bytes);
-}
+void CpuBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) { std::memcpy(host_dst, src, bytes); }
+void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) { std::memcpy(dst, host_src, bytes); }
 
 void CpuBackend::fill(View x, size_t n, float value) {
   if (x.dtype == DType::f64) {
@@ -70,7 +66,7 @@ void CpuBackend::add(View out, View a, View b, size_t n) {
   Fp32Output o(out, n, Mode::overwrite);
   float* po = o.get();
   const float *pa = x.get(), *pb = y.get();
-#pragma omp parallel for if (static_cast<long>(n) > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) po[i] = pa[i] + pb[i];
   o.commit();
 }
@@ -87,11 +83,10 @@ void CpuBackend::scale(View x, double s, size_t n) {
   o.commit();
 }
 
-void CpuBackend::init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index,
-                             float std) {
+void CpuBackend::init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index, float std) {
   Fp32Output o(x, n, Mode::overwrite);
   float* p = o.get();
-#pragma omp parallel for if (static_cast<long>(n) > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) p[i] = std * counter_normal(seed, stream, first_index + i);
   o.commit();
 }
@@ -119,7 +114,7 @@ void CpuBackend::gemm(const GemmArgs& a) {
   cpu_sgemm(a.trans_a, a.trans_b, a.M, a.N, a.K, A.get(), B.get(), c, a.beta);
   if (bias.get() != nullptr) {
     const float* pb = bias.get();
-#pragma omp parallel for if (static_cast<long>(a.M) * a.N > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(a.M) * a.N > kParallelMin)
     for (int i = 0; i < a.M; ++i) {
       float* row = c + at(i, a.N);
       for (int j = 0; j < a.N; ++j) row[j] += pb[j];
@@ -133,7 +128,7 @@ void CpuBackend::bias_backward(View dbias, View dout, int M, int N) {
   Fp32Output db(dbias, static_cast<size_t>(N), Mode::accumulate);
   const float* pd = d.get();
   float* pb = db.get();
-#pragma omp parallel for if (static_cast<long>(M) * N > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(M) * N > kParallelMin)
   for (int j = 0; j < N; ++j) {
     float s = 0.0f;
     for (int i = 0; i < M; ++i) s += pd[at(i, N) + static_cast<size_t>(j)];
@@ -142,14 +137,13 @@ void CpuBackend::bias_backward(View dbias, View dout, int M, int N) {
   db.commit();
 }
 
-void CpuBackend::layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b,
-                                   int rows, int C) {
+void CpuBackend::layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b, int rows, int C) {
   const size_t n = at(rows, C), c = static_cast<size_t>(C);
   const Fp32Input X(x, n), W(w, c), Bias(b, c);
   Fp32Output O(out, n, Mode::overwrite);
   const float *px = X.get(), *pw = W.get(), *pb = Bias.get();
   float* po = O.get();
-#pragma omp parallel for if (static_cast<long>(rows) * C > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * C > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* xr = px + at(r, C);
     float m = 0.0f;
@@ -167,15 +161,15 @@ void CpuBackend::layernorm_forward(View out, float* mean, float* rstd, View x, V
   O.commit();
 }
 
-void CpuBackend::layernorm_backward(View dx, View dw, View db, View dout, View x, View w,
-                                    const float* mean, const float* rstd, int rows, int C) {
+void CpuBackend::layernorm_backward(View dx, View dw, View db, View dout, View x, View w, const float* mean,
+                                    const float* rstd, int rows, int C) {
   const size_t n = at(rows, C), c = static_cast<size_t>(C);
   const Fp32Input X(x, n), W(w, c), D(dout, n);
   Fp32Output DX(dx, n, Mode::accumulate), DW(dw, c, Mode::accumulate), DB(db, c, Mode::accumulate);
   const float *px = X.get(), *pw = W.get(), *pd = D.get();
   float *pdx = DX.get(), *pdw = DW.get(), *pdb = DB.get();
   // dx: rows are independent.
-#pragma omp parallel for if (static_cast<long>(rows) * C > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * C > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* xr = px + at(r, C);
     const float* dr = pd + at(r, C);
@@ -196,7 +190,7 @@ void CpuBackend::layernorm_backward(View dx, View dw, View db, View dout, View x
     }
   }
   // dw, db: reductions over rows, one column per thread, rows in order.
-#pragma omp parallel for if (static_cast<long>(rows) * C > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * C > kParallelMin)
   for (int i = 0; i < C; ++i) {
     float sw = 0.0f, sb = 0.0f;
     for (int r = 0; r < rows; ++r) {
@@ -217,7 +211,7 @@ void CpuBackend::gelu_forward(View out, View x, size_t n) {
   Fp32Output O(out, n, Mode::overwrite);
   const float* px = X.get();
   float* po = O.get();
-#pragma omp parallel for if (static_cast<long>(n) > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     const float v = px[i];
     po[i] = 0.5f * v * (1.0f + std::tanh(kGeluScale * (v + 0.044715f * v * v * v)));
@@ -230,7 +224,7 @@ void CpuBackend::gelu_backward(View dx, View x, View dout, size_t n) {
   Fp32Output DX(dx, n, Mode::overwrite);
   const float *px = X.get(), *pd = D.get();
   float* pdx = DX.get();
-#pragma omp parallel for if (static_cast<long>(n) > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     const float v = px[i];
     const float u = kGeluScale * (v + 0.044715f * v * v * v);
@@ -242,8 +236,7 @@ void CpuBackend::gelu_backward(View dx, View x, View dout, size_t n) {
   DX.commit();
 }
 
-void CpuBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n,
-                       const AdamWArgs& a) {
+void CpuBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) {
   GCB_CHECK(master != nullptr || params.dtype == DType::f32,
             "adamw: parameters stored in " + std::string(dtype_name(params.dtype)) + " need fp32 master weights");
   const Fp32Input G(grads, n);
@@ -254,7 +247,7 @@ void CpuBackend::adamw(View params, View grads, float* m, float* v, float* maste
   const float* g = G.get();
   const float c1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
   const float c2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
-#pragma omp parallel for if (static_cast<long>(n) > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g[i];
     v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g[i] * g[i];

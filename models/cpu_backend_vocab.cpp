@@ -18,8 +18,8 @@ bool in_range(int32_t tok, int v0, int V) { return tok >= v0 && tok < v0 + V; }
 
 }  // namespace
 
-void CpuBackend::embedding_forward(View out, const int32_t* tokens, View wte, int v0, int V,
-                                   View wpe, int B, int T, int C) {
+void CpuBackend::embedding_forward(View out, const int32_t* tokens, View wte, int v0, int V, View wpe, int B, int T,
+                                   int C) {
   const Fp32Input E(wte, at(V, C)), P(wpe, at(T, C));
   Fp32Output O(out, at(B * T, C), Mode::overwrite);
   for (int b = 0; b < B; ++b) {
@@ -34,8 +34,8 @@ void CpuBackend::embedding_forward(View out, const int32_t* tokens, View wte, in
   O.commit();
 }
 
-void CpuBackend::embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0,
-                                    int V, int B, int T, int C) {
+void CpuBackend::embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B, int T,
+                                    int C) {
   const Fp32Input D(dout, at(B * T, C));
   Fp32Output DE(dwte, at(V, C), Mode::accumulate), DP(dwpe, at(T, C), Mode::accumulate);
   for (int b = 0; b < B; ++b) {
@@ -58,7 +58,7 @@ void CpuBackend::embedding_backward(View dwte, View dwpe, View dout, const int32
 
 void CpuBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
-#pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* l = L.get() + at(r, V);
     float m = -INFINITY;
@@ -70,7 +70,7 @@ void CpuBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, 
 void CpuBackend::cross_entropy_sums(float* stats, View logits, const float* rowmax, const int32_t* targets, int v0,
                                     int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
-#pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* l = L.get() + at(r, V);
     float s = 0.0f;
@@ -84,7 +84,7 @@ void CpuBackend::cross_entropy_finish(float* losses, View probs, View logits, co
                                       int rows, int V, int valid) {
   const Fp32Input L(logits, at(rows, V));
   Fp32Output P(probs, at(rows, V), Mode::overwrite);
-#pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* l = L.get() + at(r, V);
     float* p = P.get() + at(r, V);
@@ -99,11 +99,11 @@ void CpuBackend::cross_entropy_finish(float* losses, View probs, View logits, co
   P.commit();
 }
 
-void CpuBackend::cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0,
-                                        int rows, int V, float dloss) {
+void CpuBackend::cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
+                                        float dloss) {
   const Fp32Input P(probs, at(rows, V));
   Fp32Output D(dlogits, at(rows, V), Mode::overwrite);
-#pragma omp parallel for if (static_cast<long>(rows) * V > kParallelMin)
+#pragma omp parallel for if (static_cast <long>(rows) * V > kParallelMin)
   for (int r = 0; r < rows; ++r) {
     const float* p = P.get() + at(r, V);
     float* d = D.get() + at(r, V);

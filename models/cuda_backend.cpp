@@ -36,7 +36,8 @@ DType same_type(const char* op, std::initializer_list<View> views) {
   for (const View& v : views) {
     if (!v) continue;
     if (first) t = v.dtype;
-    if (v.dtype != t) throw Fault(fmt::format("CudaBackend::{}: tensors of one type expected, got {}", op, type_list(views)));
+    if (v.dtype != t)
+      throw Fault(fmt::format("CudaBackend::{}: tensors of one type expected, got {}", op, type_list(views)));
     first = false;
   }
   return t;
@@ -51,8 +52,11 @@ CudaDevice::~CudaDevice() = default;
 }  // namespace detail
 
 CudaBackend::CudaBackend(const CudaBackendOptions& o)
-    : detail::CudaDevice(o.device), DeviceBackend(*device_ops, device_stream), options_(o),
-      lt_(std::make_unique<kernels::LtContext>(o.device)), linear_(std::make_unique<kernels::LtLinear>(*lt_)) {
+    : detail::CudaDevice(o.device),
+      DeviceBackend(*device_ops, device_stream),
+      options_(o),
+      lt_(std::make_unique<kernels::LtContext>(o.device)),
+      linear_(std::make_unique<kernels::LtLinear>(*lt_)) {
   const auto& devices = gpu::runtime().devices;
   device_name_ = o.device < static_cast<int>(devices.size()) ? devices[static_cast<size_t>(o.device)].name : "?";
 }
@@ -95,11 +99,11 @@ void CudaBackend::scale(View x, double s, size_t n) { k::scale(x.dtype, x.data, 
 
 // On the host, then uploaded: the same values as the CPU oracle, bit for bit, so that both
 // backends start from the same weights. Once per tensor shard, at start-up.
-void CudaBackend::init_normal(View x, size_t n, uint64_t seed, uint64_t rng_stream, uint64_t first_index,
-                              float std) {
+void CudaBackend::init_normal(View x, size_t n, uint64_t seed, uint64_t rng_stream, uint64_t first_index, float std) {
   std::vector<unsigned char> host(n * dtype_size(x.dtype));
 #pragma omp parallel for if (n > (size_t{1} << 16))
-  for (size_t i = 0; i < n; ++i) store_as(x.dtype, host.data(), i, std * counter_normal(seed, rng_stream, first_index + i));
+  for (size_t i = 0; i < n; ++i)
+    store_as(x.dtype, host.data(), i, std * counter_normal(seed, rng_stream, first_index + i));
   copy_from_host(x.data, host.data(), host.size());
 }
 
@@ -162,16 +166,17 @@ void CudaBackend::embedding_forward(View out, const int32_t* tokens, View wte, i
                        T, C, compute_stream());
 }
 
-void CudaBackend::embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B, int T,
-                                     int C) {
+void CudaBackend::embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B,
+                                     int T, int C) {
   const size_t bytes = k::embedding_backward_workspace(B * T);
   Buffer ws = alloc(MemCategory::workspace, DType::i8, bytes);
-  k::embedding_backward(same_type("embedding_backward", {dwte, dwpe, dout}), dwte.data, dwpe.data, dout.data, tokens, v0,
-                        V, B, T, C, ws.data(), bytes, compute_stream());
+  k::embedding_backward(same_type("embedding_backward", {dwte, dwpe, dout}), dwte.data, dwpe.data, dout.data, tokens,
+                        v0, V, B, T, C, ws.data(), bytes, compute_stream());
 }  // ws is freed in stream order, after the kernels that read it
 
 void CudaBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) {
-  if (online_.count() < 2 * static_cast<size_t>(rows)) online_ = alloc(MemCategory::workspace, DType::f32, 2 * static_cast<size_t>(rows));
+  if (online_.count() < 2 * static_cast<size_t>(rows))
+    online_ = alloc(MemCategory::workspace, DType::f32, 2 * static_cast<size_t>(rows));
   k::cross_entropy_max(logits.dtype, rowmax, online_.f32(), logits.data, rows, V, valid, compute_stream());
   online_logits_ = logits.data;
   online_rows_ = rows;
@@ -202,8 +207,8 @@ void CudaBackend::cross_entropy_finish_backward(float* losses, View dlogits, Vie
 
 void CudaBackend::cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                                          float dloss) {
-  k::cross_entropy_backward(same_type("cross_entropy_backward", {dlogits, probs}), dlogits.data, probs.data, targets, v0,
-                            rows, V, dloss, compute_stream());
+  k::cross_entropy_backward(same_type("cross_entropy_backward", {dlogits, probs}), dlogits.data, probs.data, targets,
+                            v0, rows, V, dloss, compute_stream());
 }
 
 void CudaBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) {

@@ -52,8 +52,8 @@ CudaBackend::AttnPlan& CudaBackend::attention_plan(DType t, int B, int T, int C,
   }
   p->choice = choose_attention(options_.attn, t, attn::flash_unsupported(t, p->shape), cudnn_reason);
   if (p->choice.needs_timing) time_attention(*p, t);
-  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p->choice.path), p->choice.why, B,
-                           NH, T, C / NH);
+  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p->choice.path), p->choice.why,
+                           B, NH, T, C / NH);
   return *attn_.emplace(key, std::move(p)).first->second;
 }
 
@@ -64,8 +64,8 @@ void CudaBackend::time_attention(AttnPlan& p, DType t) {
   std::vector<Buffer> io;
   for (int i = 0; i < 8; ++i) io.push_back(alloc(MemCategory::workspace, t, n));  // q k v o do dq dk dv
   Buffer lse = alloc(MemCategory::workspace, DType::f32, p.shape.rows());
-  const size_t ws_bytes = std::max({attn::flash_backward_workspace_bytes(p.shape), p.cudnn_fwd->workspace_bytes(),
-                                    p.cudnn_bwd->workspace_bytes()});
+  const size_t ws_bytes = std::max(
+      {attn::flash_backward_workspace_bytes(p.shape), p.cudnn_fwd->workspace_bytes(), p.cudnn_bwd->workspace_bytes()});
   Buffer ws = alloc(MemCategory::workspace, DType::i8, ws_bytes);
   const auto d = [&](int i) { return io[static_cast<size_t>(i)].data(); };
   const DeviceStream s = compute_stream();

@@ -11,7 +11,8 @@ std::optional<PeakFlops> spec_peak_flops(std::string_view device_name) {
   if (!spec) return std::nullopt;
   const std::optional<double> tflops = peak_tflops(*spec, DType::bf16);
   if (!tflops) return std::nullopt;
-  return PeakFlops{*tflops * 1e12, fmt::format("spec:{} bf16 dense {} TFLOP/s (reports/data/gpu_specs.json)", spec->sku, *tflops)};
+  return PeakFlops{*tflops * 1e12,
+                   fmt::format("spec:{} bf16 dense {} TFLOP/s (reports/data/gpu_specs.json)", spec->sku, *tflops)};
 }
 
 }  // namespace gcb::models

@@ -39,15 +39,20 @@ std::unique_ptr<TokenSource> token_source(const TrainOptions& o) {
 class Engine final : public TrainingStep {
  public:
   Engine(Backend& be, RankContext& ctx, const TrainOptions& o)
-      : be_(be), ctx_(ctx), opt_(o), policy_(precision_policy(o.precision)),
+      : be_(be),
+        ctx_(ctx),
+        opt_(o),
+        policy_(precision_policy(o.precision)),
         units_(o.model, ctx.layout, ctx.tp_rank, ctx.pp_rank),
         shape_(o, ctx.layout, ctx.tp_rank, ctx.pp_rank, units_.stage_layers()),
-        dp_queue_(be, *ctx.dp, o.overlap_comm), dp_(be, dp_queue_),
+        dp_queue_(be, *ctx.dp, o.overlap_comm),
+        dp_(be, dp_queue_),
         states_(be, units_, o.zero, policy_, dp_, ctx.dp_rank),
         acts_(be, shape_, o.recompute, policy_.activations),
         tp_(be, *ctx.tp, shape_.R, shape_.C, shape_.sp),
         layers_(be, tp_, shape_, units_, o.recompute, acts_),
-        actions_(pipeline_actions(o.schedule, ctx.layout.pp, ctx.pp_rank, o.grad_accum)), data_(token_source(o)) {
+        actions_(pipeline_actions(o.schedule, ctx.layout.pp, ctx.pp_rank, o.grad_accum)),
+        data_(token_source(o)) {
     states_.initialize(o.seed);
     const size_t rows = sz(shape_.R);
     if (shape_.first) {
@@ -86,7 +91,7 @@ class Engine final : public TrainingStep {
         case PipeAction::Kind::exchange: exchange(a.exchange); break;
       }
     }
-    if (units_.has_embedding()) {  // layers were reduced during backward
+    if (units_.has_embedding()) {                 // layers were reduced during backward
       const PhaseScope ph(phases_, "optimizer");  // gradient reductions nest as comm phases
       reduce_unit(0);
     }
@@ -148,7 +153,8 @@ class Engine final : public TrainingStep {
     Buffer buf = be_.alloc(MemCategory::workspace, DType::f32, host.size());
     be_.copy_from_host(buf.data(), host.data(), host.size() * sizeof(float));
     Communicator& world = *ctx_.world;
-    ordered_collective(be_, world, [&] { world.all_reduce(buf.data(), buf.data(), host.size(), DType::f32, ReduceOp::sum); });
+    ordered_collective(be_, world,
+                       [&] { world.all_reduce(buf.data(), buf.data(), host.size(), DType::f32, ReduceOp::sum); });
     world.synchronize();
     be_.copy_to_host(host.data(), buf.data(), host.size() * sizeof(float));
     return host;
@@ -214,8 +220,10 @@ class Engine final : public TrainingStep {
       int peer;
     };
     std::vector<Call> calls;
-    if (!shape_.last && e.send_output >= 0) calls.push_back({true, acts_.slot(e.send_output).layers.back().res3.data, next});
-    if (!shape_.last && e.recv_output_grad >= 0) calls.push_back({false, acts_.slot(e.recv_output_grad).dout.data, next});
+    if (!shape_.last && e.send_output >= 0)
+      calls.push_back({true, acts_.slot(e.send_output).layers.back().res3.data, next});
+    if (!shape_.last && e.recv_output_grad >= 0)
+      calls.push_back({false, acts_.slot(e.recv_output_grad).dout.data, next});
     if (!shape_.first && e.send_input_grad >= 0) calls.push_back({true, acts_.slot(e.send_input_grad).dout.data, prev});
     if (!shape_.first && e.recv_input >= 0) calls.push_back({false, acts_.slot(e.recv_input).x.data, prev});
     if (calls.empty()) return;
@@ -303,10 +311,11 @@ std::string overlap_error(const TrainOptions& o, const ParallelLayout& layout, c
   const bool other_groups = layout.tp > 1 || layout.pp > 1;
   const ThreadSupport need = other_groups ? ThreadSupport::concurrent : ThreadSupport::serialized;
   if (dp->thread_support() >= need) return "";
-  return fmt::format("--overlap runs the dp group's collectives on a second thread{}; this {} communicator does not "
-                     "allow it (MPI: MPI_THREAD_{})",
-                     other_groups ? " while the tp and pp groups run on the rank's thread" : "", dp->backend(),
-                     other_groups ? "MULTIPLE" : "SERIALIZED");
+  return fmt::format(
+      "--overlap runs the dp group's collectives on a second thread{}; this {} communicator does not "
+      "allow it (MPI: MPI_THREAD_{})",
+      other_groups ? " while the tp and pp groups run on the rank's thread" : "", dp->backend(),
+      other_groups ? "MULTIPLE" : "SERIALIZED");
 }
 
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx, const TrainOptions& o) {

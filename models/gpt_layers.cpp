@@ -7,8 +7,8 @@ namespace {
 size_t sz(int v) { return static_cast<size_t>(v); }
 }  // namespace
 
-GptLayers::GptLayers(Backend& be, TpComm& tp, const RankShape& shape, const RankUnits& units,
-                     Recompute recompute, Activations& acts)
+GptLayers::GptLayers(Backend& be, TpComm& tp, const RankShape& shape, const RankUnits& units, Recompute recompute,
+                     Activations& acts)
     : be_(be), tp_(tp), shape_(shape), units_(units), recompute_(recompute), acts_(acts) {}
 
 void GptLayers::embed_forward(Slot& s, const int32_t* tokens, View params) {
@@ -72,8 +72,7 @@ void GptLayers::layer_backward(Slot& s, int l, View p, View g) {
   be_.gemm({true, false, 4 * Cl, C, R, k.d4C, in2, g.at(u.fcw), 1.0f, {}});
   be_.bias_backward(g.at(u.fcb), k.d4C, R, 4 * Cl);
   tp_.reduce_rows(k.dC, into);
-  be_.layernorm_backward(dres, g.at(u.ln2w), g.at(u.ln2b), k.dC, a.res2, p.at(u.ln2w), a.ln2_mean, a.ln2_rstd,
-                         d.Rs, C);
+  be_.layernorm_backward(dres, g.at(u.ln2w), g.at(u.ln2b), k.dC, a.res2, p.at(u.ln2w), a.ln2_mean, a.ln2_rstd, d.Rs, C);
   // Attention.
   dr = tp_.gather_rows(k.gathered, dres);
   be_.gemm({false, false, R, Cl, C, dr, p.at(u.projw), k.dCl, 0.0f, {}});
@@ -89,8 +88,7 @@ void GptLayers::layer_backward(Slot& s, int l, View p, View g) {
   be_.layernorm_backward(dres, g.at(u.ln1w), g.at(u.ln1b), k.dC, x, p.at(u.ln1w), a.ln1_mean, a.ln1_rstd, d.Rs, C);
 }
 
-void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_sum, bool accumulate,
-                     float dloss) {
+void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_sum, bool accumulate, float dloss) {
   const LocalEmbed& e = units_.embed();
   const RankShape& d = shape_;
   const HeadActs& h = acts_.head();
@@ -127,8 +125,8 @@ void GptLayers::head(Slot& s, const int32_t* targets, View p, View g, View loss_
   // dL/d(last) into slot.dout.
   tp_.reduce_rows(h.dlnf, into);
   be_.fill(s.dout, sz(d.Rs) * sz(C), 0.0f);
-  be_.layernorm_backward(s.dout, g.at(e.lnfw), g.at(e.lnfb), h.dlnf, last, p.at(e.lnfw), h.lnf_mean, h.lnf_rstd,
-                         d.Rs, C);
+  be_.layernorm_backward(s.dout, g.at(e.lnfw), g.at(e.lnfb), h.dlnf, last, p.at(e.lnfw), h.lnf_mean, h.lnf_rstd, d.Rs,
+                         C);
 }
 
 void GptLayers::embed_backward(Slot& s, const int32_t* tokens, View g) {

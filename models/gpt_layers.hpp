@@ -46,8 +46,7 @@ class GptLayers {
   // (1 / tokens in the global batch, so gradients are global means). The logits exist for
   // shape.Rh rows at a time (TrainOptions::logit_rows; all rows by default): each chunk goes
   // from logits to its input gradient before the next, so a rank never holds B·T·V/t of them.
-  void head(Slot& s, const int32_t* targets, View params, View grads, View loss_sum, bool accumulate,
-            float dloss);
+  void head(Slot& s, const int32_t* targets, View params, View grads, View loss_sum, bool accumulate, float dloss);
   // First stage: wte and wpe gradients from slot.dout (the gradient w.r.t. the embedding output).
   void embed_backward(Slot& s, const int32_t* tokens, View grads);
   // Per-token losses of the last head() (for tests).

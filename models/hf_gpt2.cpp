@@ -17,7 +17,9 @@ namespace gcb::models {
 
 namespace fs = std::filesystem;
 
-std::string config_json_path(const std::string& path) { return (fs::path(path).parent_path() / "config.json").string(); }
+std::string config_json_path(const std::string& path) {
+  return (fs::path(path).parent_path() / "config.json").string();
+}
 
 namespace {
 
@@ -114,7 +116,8 @@ GptConfig hf_gpt2_config(const std::string& path, int heads) {
   if (cfg.contains("activation_function")) {
     const std::string act = cfg["activation_function"].get<std::string>();
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
-      throw UsageError(fmt::format("{}: activation_function {} (this model computes GPT-2's tanh GELU, gelu_new)", cfg_path, act));
+      throw UsageError(
+          fmt::format("{}: activation_function {} (this model computes GPT-2's tanh GELU, gelu_new)", cfg_path, act));
     }
   }
   if (cfg.contains("n_inner") && !cfg["n_inner"].is_null() && cfg["n_inner"] != 4 * c.hidden) {
@@ -124,7 +127,8 @@ GptConfig hf_gpt2_config(const std::string& path, int heads) {
     throw UsageError(fmt::format("{}: attention scores scaled otherwise than by 1/√head_dim", cfg_path));
   }
   if (cfg.contains("layer_norm_epsilon") && cfg["layer_norm_epsilon"].get<double>() != 1e-5) {
-    throw UsageError(fmt::format("{}: layer_norm_epsilon {} (this model uses 1e-5)", cfg_path, cfg["layer_norm_epsilon"].dump()));
+    throw UsageError(
+        fmt::format("{}: layer_norm_epsilon {} (this model uses 1e-5)", cfg_path, cfg["layer_norm_epsilon"].dump()));
   }
   if (heads > 0) {
     c.heads = heads;
@@ -155,7 +159,8 @@ std::vector<float> load_hf_gpt2(const std::string& path, const GptConfig& c) {
   for (const SafeTensor& t : f.tensors) {
     if (t.name == "lm_head.weight") {
       if (tensor_floats(t) != tensor_floats(*f.find(p + "wte.weight"))) {
-        throw UsageError(fmt::format("{}: lm_head.weight differs from wte: an untied LM head (this model ties them)", path));
+        throw UsageError(
+            fmt::format("{}: lm_head.weight differs from wte: an untied LM head (this model ties them)", path));
       }
     } else if (!is_buffer(t.name) &&
                std::none_of(all.begin(), all.end(), [&](const Mapping& m) { return t.name == p + m.name; })) {

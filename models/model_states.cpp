@@ -6,10 +6,16 @@
 
 namespace gcb::models {
 
-ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy,
-                         DpComm& dp, int dp_rank)
-    : be_(be), units_(units), zero_(zero), policy_(policy), dp_(dp), dp_rank_(dp_rank),
-      buckets_(units.count()), gathered_(units.count()) {
+ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy, DpComm& dp,
+                         int dp_rank)
+    : be_(be),
+      units_(units),
+      zero_(zero),
+      policy_(policy),
+      dp_(dp),
+      dp_rank_(dp_rank),
+      buckets_(units.count()),
+      gathered_(units.count()) {
   const size_t full = units.padded_total(), shard = units.shard_total();
   params_ = be.alloc(MemCategory::params, policy.params, zero == ZeroStage::three ? shard : full);
   grads_ = be.alloc(MemCategory::grads, policy.grads, zero >= ZeroStage::two ? shard : full);

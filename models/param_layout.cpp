@@ -45,8 +45,7 @@ ParamLayout::ParamLayout(const GptConfig& c) : cfg_(c) {
   layer_.size = o;
 }
 
-void ParamLayout::init_range(Backend& be, View dst, int unit, size_t begin, size_t end,
-                             uint64_t seed) const {
+void ParamLayout::init_range(Backend& be, View dst, int unit, size_t begin, size_t end, uint64_t seed) const {
   const size_t C = sz(cfg_.hidden);
   std::vector<TensorSpan> spans;
   if (unit == 0) {
@@ -57,12 +56,18 @@ void ParamLayout::init_range(Backend& be, View dst, int unit, size_t begin, size
              {e.lnfb, C, Init::zero}};
   } else {
     const auto& l = layer_;
-    spans = {{l.ln1w, C, Init::one},           {l.ln1b, C, Init::zero},
-             {l.qkvw, 3 * C * C, Init::normal}, {l.qkvb, 3 * C, Init::zero},
-             {l.projw, C * C, Init::residual_normal}, {l.projb, C, Init::zero},
-             {l.ln2w, C, Init::one},           {l.ln2b, C, Init::zero},
-             {l.fcw, 4 * C * C, Init::normal}, {l.fcb, 4 * C, Init::zero},
-             {l.fcprojw, 4 * C * C, Init::residual_normal}, {l.fcprojb, C, Init::zero}};
+    spans = {{l.ln1w, C, Init::one},
+             {l.ln1b, C, Init::zero},
+             {l.qkvw, 3 * C * C, Init::normal},
+             {l.qkvb, 3 * C, Init::zero},
+             {l.projw, C * C, Init::residual_normal},
+             {l.projb, C, Init::zero},
+             {l.ln2w, C, Init::one},
+             {l.ln2b, C, Init::zero},
+             {l.fcw, 4 * C * C, Init::normal},
+             {l.fcb, 4 * C, Init::zero},
+             {l.fcprojw, 4 * C * C, Init::residual_normal},
+             {l.fcprojb, C, Init::zero}};
   }
   // GPT-2 scales residual-path projections by 1/√(2L) (Radford et al. 2019 §2.3; nanoGPT).
   const float std_normal = 0.02f;
@@ -77,9 +82,7 @@ void ParamLayout::init_range(Backend& be, View dst, int unit, size_t begin, size
     const uint64_t stream = static_cast<uint64_t>(unit) * 64 + t;  // tensor id
     switch (s.init) {
       case Init::normal: be.init_normal(out, hi - lo, seed, stream, lo - s.offset, std_normal); break;
-      case Init::residual_normal:
-        be.init_normal(out, hi - lo, seed, stream, lo - s.offset, std_residual);
-        break;
+      case Init::residual_normal: be.init_normal(out, hi - lo, seed, stream, lo - s.offset, std_residual); break;
       case Init::one: be.fill(out, hi - lo, 1.0f); break;
       case Init::zero: break;
     }

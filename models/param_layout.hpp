@@ -28,7 +28,9 @@ class ParamLayout {
   int num_units() const { return cfg_.layers + 1; }
   size_t unit_size(int unit) const { return unit == 0 ? embed_.size : layer_.size; }
   // Offset of unit `unit` in the flat parameter vector (units in order, unpadded).
-  size_t unit_offset(int unit) const { return unit == 0 ? 0 : embed_.size + static_cast<size_t>(unit - 1) * layer_.size; }
+  size_t unit_offset(int unit) const {
+    return unit == 0 ? 0 : embed_.size + static_cast<size_t>(unit - 1) * layer_.size;
+  }
   size_t total() const { return unit_offset(num_units()); }
   const EmbedUnit& embed() const { return embed_; }
   const LayerUnit& layer() const { return layer_; }

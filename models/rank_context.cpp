@@ -8,8 +8,8 @@ namespace gcb::models {
 
 RankContext make_rank_context(Communicator& world, const ParallelLayout& layout) {
   if (layout.dp < 1 || layout.tp < 1 || layout.pp < 1 || layout.world() != world.size()) {
-    throw UsageError(fmt::format("layout dp {} × tp {} × pp {} does not match {} ranks", layout.dp,
-                                 layout.tp, layout.pp, world.size()));
+    throw UsageError(fmt::format("layout dp {} × tp {} × pp {} does not match {} ranks", layout.dp, layout.tp,
+                                 layout.pp, world.size()));
   }
   RankContext ctx;
   ctx.layout = layout;

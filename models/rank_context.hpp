@@ -13,10 +13,10 @@ struct RankContext {
   ParallelLayout layout;
   int rank = 0;  // in the world
   int dp_rank = 0, tp_rank = 0, pp_rank = 0;
-  Communicator* world = nullptr;        // not owned
-  std::unique_ptr<Communicator> dp;     // ranks with the same (tp_rank, pp_rank)
-  std::unique_ptr<Communicator> tp;     // ranks with the same (dp_rank, pp_rank)
-  std::unique_ptr<Communicator> pp;     // ranks with the same (tp_rank, dp_rank)
+  Communicator* world = nullptr;     // not owned
+  std::unique_ptr<Communicator> dp;  // ranks with the same (tp_rank, pp_rank)
+  std::unique_ptr<Communicator> tp;  // ranks with the same (dp_rank, pp_rank)
+  std::unique_ptr<Communicator> pp;  // ranks with the same (tp_rank, dp_rank)
 };
 
 // Collective over `world` (every rank calls it). gcb::UsageError when dp·tp·pp ≠ world size.

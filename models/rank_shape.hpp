@@ -19,8 +19,8 @@ struct RankShape {
   int Rh = 1;                             // rows of the LM head's logits held at a time (≤ R)
   bool sp = false;                        // sequence parallelism active (tp > 1)
   int stage_layers = 0;
-  bool first = true, last = true;         // first / last pipeline stage
-  int slots = 1;                          // micro-batches in flight (activation sets)
+  bool first = true, last = true;  // first / last pipeline stage
+  int slots = 1;                   // micro-batches in flight (activation sets)
 
   RankShape(const TrainOptions& o, const ParallelLayout& lay, int tp_rank_, int pp_rank, int layers)
       : B(o.micro_batch),

@@ -11,12 +11,9 @@ size_t sz(int v) { return static_cast<size_t>(v); }
 }  // namespace
 
 int stage_layers(int layers, int pp, int stage) { return layers / pp + (stage < layers % pp ? 1 : 0); }
-int stage_first_layer(int layers, int pp, int stage) {
-  return stage * (layers / pp) + std::min(stage, layers % pp);
-}
+int stage_first_layer(int layers, int pp, int stage) { return stage * (layers / pp) + std::min(stage, layers % pp); }
 
-RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_rank, int pp_rank)
-    : canonical_(c) {
+RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_rank, int pp_rank) : canonical_(c) {
   const size_t C = sz(c.hidden), t = sz(layout.tp), r = sz(tp_rank);
   const size_t Cl = C / t, Vl = sz(padded_vocab(c.vocab, layout.tp)) / t, T = sz(c.seq);
   // Rows of this rank's wte shard that exist in the model; the padding rows after them map to no
@@ -63,9 +60,9 @@ RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_ra
   }
   layer_pieces.push_back({cl.fcw + r * 4 * Cl * C, layer_.fcw, 4 * Cl * C, false});
   layer_pieces.push_back({cl.fcb + r * 4 * Cl, layer_.fcb, 4 * Cl, false});
-  for (const auto& [canon, local] : {std::pair{cl.ln1w, layer_.ln1w}, std::pair{cl.ln1b, layer_.ln1b},
-                                     std::pair{cl.projb, layer_.projb}, std::pair{cl.ln2w, layer_.ln2w},
-                                     std::pair{cl.ln2b, layer_.ln2b}, std::pair{cl.fcprojb, layer_.fcprojb}}) {
+  for (const auto& [canon, local] :
+       {std::pair{cl.ln1w, layer_.ln1w}, std::pair{cl.ln1b, layer_.ln1b}, std::pair{cl.projb, layer_.projb},
+        std::pair{cl.ln2w, layer_.ln2w}, std::pair{cl.ln2b, layer_.ln2b}, std::pair{cl.fcprojb, layer_.fcprojb}}) {
     layer_pieces.push_back({canon, local, C, true});
   }
 

@@ -44,7 +44,7 @@ struct LocalUnit {
   int unit = 0;  // canonical unit index (0 = embedding, 1 + l = layer l)
   std::vector<Piece> pieces;
   size_t size = 0, sync_begin = 0;
-  ShardSpec spec;                  // over dp
+  ShardSpec spec;                       // over dp
   size_t offset = 0, shard_offset = 0;  // in the rank's padded flat buffers and in its shards
 };
 

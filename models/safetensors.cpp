@@ -17,10 +17,9 @@ namespace {
 
 // Bytes per element of the format's dtypes (safetensors src/tensor.rs Dtype).
 size_t dtype_bytes(const std::string& d) {
-  static const std::map<std::string, size_t> sizes = {{"BOOL", 1}, {"U8", 1},   {"I8", 1},   {"F8_E4M3", 1},
-                                                      {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2},  {"F16", 2},
-                                                      {"BF16", 2}, {"I32", 4},  {"U32", 4},  {"F32", 4},
-                                                      {"I64", 8},  {"U64", 8},  {"F64", 8}};
+  static const std::map<std::string, size_t> sizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8}};
   const auto it = sizes.find(d);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -48,7 +47,9 @@ SafetensorsFile read_safetensors(const std::string& path) {
   in.seekg(0, std::ios::end);
   const auto bytes = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
-  auto bad = [&path](const std::string& why) { return UsageError(fmt::format("{}: not a safetensors file: {}", path, why)); };
+  auto bad = [&path](const std::string& why) {
+    return UsageError(fmt::format("{}: not a safetensors file: {}", path, why));
+  };
   unsigned char len[8] = {};
   if (bytes < 8 || !in.read(reinterpret_cast<char*>(len), 8)) throw bad("shorter than its 8-byte header length");
   uint64_t n = 0;
@@ -103,7 +104,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
   uint64_t at = 0;
   for (const Span& s : spans) {
-    if (s.begin != at) throw bad(fmt::format("{}: data at byte {} where {} was expected", file.tensors[s.index].name, s.begin, at));
+    if (s.begin != at)
+      throw bad(fmt::format("{}: data at byte {} where {} was expected", file.tensors[s.index].name, s.begin, at));
     at = s.end;
   }
   if (8 + n + at != bytes) throw bad(fmt::format("tensors cover {} data bytes, the file has {}", at, bytes - 8 - n));
@@ -125,7 +127,8 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   nlohmann::json header = nlohmann::json::object();
   uint64_t at = 0;
   for (const SafeTensor& t : tensors) {
-    GCB_CHECK(t.data.size() == t.elements() * dtype_bytes(t.dtype), "safetensors: " + t.name + " has the wrong byte count");
+    GCB_CHECK(t.data.size() == t.elements() * dtype_bytes(t.dtype),
+              "safetensors: " + t.name + " has the wrong byte count");
     header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {at, at + t.data.size()}}};
     at += t.data.size();
   }
@@ -144,7 +147,8 @@ std::vector<float> tensor_floats(const SafeTensor& t) {
   std::vector<float> out(t.elements());
   auto word = [&t](size_t i, size_t bytes) {
     uint64_t w = 0;
-    for (size_t b = 0; b < bytes; ++b) w |= static_cast<uint64_t>(std::to_integer<uint8_t>(t.data[i * bytes + b])) << (8 * b);
+    for (size_t b = 0; b < bytes; ++b)
+      w |= static_cast<uint64_t>(std::to_integer<uint8_t>(t.data[i * bytes + b])) << (8 * b);
     return w;
   };
   for (size_t i = 0; i < out.size(); ++i) {

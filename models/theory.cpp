@@ -67,8 +67,14 @@ size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int st
   size_t per_slot = 2 * A * Rs * C, shared = 0;          // stage input, output gradient
   switch (o.recompute) {
     case Recompute::none: per_slot += Ls * layer_all; break;
-    case Recompute::selective: per_slot += Ls * (layer_all - core); shared += core; break;
-    case Recompute::full: per_slot += Ls * output; shared += layer_all - output; break;
+    case Recompute::selective:
+      per_slot += Ls * (layer_all - core);
+      shared += core;
+      break;
+    case Recompute::full:
+      per_slot += Ls * output;
+      shared += layer_all - output;
+      break;
   }
   // Layer scratch: dC (Rs·C), dC_l, d4C_l, dqkv_l (8·R·C_l); the row-parallel partial output (R·C,
   // tp > 1); under SP the gathered gradient and the two re-gathered LayerNorm outputs (3·R·C).

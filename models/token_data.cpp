@@ -65,12 +65,14 @@ class TokenFile final : public TokenSource {
       width_ = header[1] == 1 ? 2 : 4;
       tokens_ = static_cast<uint64_t>(static_cast<uint32_t>(header[2]));
       if (offset_ + tokens_ * width_ != bytes) {
-        throw UsageError(fmt::format("--data {}: the llm.c header promises {} tokens ({} bytes) but the file has {} bytes",
-                                     path, tokens_, offset_ + tokens_ * width_, bytes));
+        throw UsageError(
+            fmt::format("--data {}: the llm.c header promises {} tokens ({} bytes) but the file has {} bytes", path,
+                        tokens_, offset_ + tokens_ * width_, bytes));
       }
     } else {
       format_ = "nanoGPT";
-      if (bytes % 2 != 0) throw UsageError(fmt::format("--data {}: {} bytes is not a whole number of uint16 tokens", path, bytes));
+      if (bytes % 2 != 0)
+        throw UsageError(fmt::format("--data {}: {} bytes is not a whole number of uint16 tokens", path, bytes));
       tokens_ = bytes / 2;
     }
     if (tokens_ < static_cast<uint64_t>(T) + 1) {

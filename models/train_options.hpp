@@ -54,19 +54,19 @@ PrecisionPolicy precision_policy(Precision p);
 struct TrainOptions {
   GptConfig model;
   ZeroStage zero = ZeroStage::none;
-  int micro_batch = 1;  // sequences per micro-batch (per dp rank)
-  int grad_accum = 1;   // micro-batches per dp rank per step
-  uint64_t seed = 1234; // parameter initialisation
+  int micro_batch = 1;      // sequences per micro-batch (per dp rank)
+  int grad_accum = 1;       // micro-batches per dp rank per step
+  uint64_t seed = 1234;     // parameter initialisation
   uint64_t data_seed = 42;  // synthetic tokens
   std::string data_file;    // token file (llm.c or nanoGPT format); empty: synthetic tokens
   Recompute recompute = Recompute::none;
-  bool sp = false;      // sequence parallelism in the tp group (Korthikanti et al. 2022)
+  bool sp = false;                              // sequence parallelism in the tp group (Korthikanti et al. 2022)
   PipeSchedule schedule = PipeSchedule::gpipe;  // pp > 1
   // Gradient reductions of the dp group run asynchronously (a comm stream, or a second thread
   // for host communicators) while backward goes on; the optimizer waits for them.
   bool overlap_comm = false;
   Precision precision = Precision::fp32;
-  AdamWArgs adam{};     // adam.step is ignored: the engine counts steps
+  AdamWArgs adam{};  // adam.step is ignored: the engine counts steps
   // Rows of the LM head's logits computed at a time (0: all B·T at once). The head runs its GEMM,
   // cross-entropy and backward GEMMs chunk by chunk, so a rank holds chunk·V/t logits instead of
   // B·T·V/t (models/gpt_layers.hpp head()).

@@ -16,10 +16,19 @@ size_t phase_index(const std::string& name) {
 }  // namespace
 
 const std::vector<std::string>& train_phase_names() {
-  static const std::vector<std::string> names = {
-      "forward", "backward", "optimizer", "comm:all_reduce", "comm:reduce_scatter", "comm:all_gather",
-      "comm:loss_all_reduce", "comm:tp_all_reduce", "comm:tp_all_gather", "comm:tp_reduce_scatter",
-      "comm:pp_send_recv", "comm:pp_embed", "comm:bucket_wait"};
+  static const std::vector<std::string> names = {"forward",
+                                                 "backward",
+                                                 "optimizer",
+                                                 "comm:all_reduce",
+                                                 "comm:reduce_scatter",
+                                                 "comm:all_gather",
+                                                 "comm:loss_all_reduce",
+                                                 "comm:tp_all_reduce",
+                                                 "comm:tp_all_gather",
+                                                 "comm:tp_reduce_scatter",
+                                                 "comm:pp_send_recv",
+                                                 "comm:pp_embed",
+                                                 "comm:bucket_wait"};
   return names;
 }
 
@@ -36,7 +45,9 @@ nlohmann::json shape_params(const LayoutSpec& l, const TrainOptions& t, int glob
           {"schedule", l.schedule == PipeSchedule::gpipe ? "gpipe" : "1f1b"},
           {"micro_batch", t.micro_batch},
           {"global_batch", global_batch},
-          {"recompute", t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full"},
+          {"recompute", t.recompute == Recompute::none        ? "none"
+                        : t.recompute == Recompute::selective ? "selective"
+                                                              : "full"},
           {"precision", std::string(precision_name(t.precision))}};
 }
 }  // namespace
@@ -170,8 +181,8 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
     bmin = std::min(bmin, b);
     bmax = std::max(bmax, b);
   }
-  ex["bubble"] = {{"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble},
-                  {"micro_batches", t.grad_accum}};
+  ex["bubble"] = {
+      {"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble}, {"micro_batches", t.grad_accum}};
   ex["losses"] = m.losses;
   if (!m.notes.text.empty() || !m.notes.figures.empty()) {
     nlohmann::json b = nlohmann::json::object();

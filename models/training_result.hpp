@@ -21,18 +21,18 @@ const std::vector<std::string>& train_phase_names();
 // One rank's figures (all ranks' are gathered to rank 0).
 struct RankFigures {
   double step_median = 0, step_p10 = 0, step_p90 = 0, step_mean = 0;
-  double loss = 0;          // the last step's
-  double matmul = 0;        // seconds per step inside gemm (span)
-  double comm_lane = 0;     // seconds per step the overlap lane was busy
-  std::vector<double> phases;                    // per train_phase_names(), seconds per step
-  std::vector<double> memory_peak;               // per MemCategory, bytes
-  double sm_clock_mhz = 0;  // NVML after the timed steps (0: no GPU or no NVML)
-  uint64_t throttle = 0;    // NVML slowdown reasons seen during any timed step (kThrottleMask bits)
+  double loss = 0;                  // the last step's
+  double matmul = 0;                // seconds per step inside gemm (span)
+  double comm_lane = 0;             // seconds per step the overlap lane was busy
+  std::vector<double> phases;       // per train_phase_names(), seconds per step
+  std::vector<double> memory_peak;  // per MemCategory, bytes
+  double sm_clock_mhz = 0;          // NVML after the timed steps (0: no GPU or no NVML)
+  uint64_t throttle = 0;            // NVML slowdown reasons seen during any timed step (kThrottleMask bits)
 };
 
 struct LayoutMeasurement {
   LayoutSpec layout;
-  TrainOptions options;     // of this layout
+  TrainOptions options;  // of this layout
   int ranks = 1;
   int global_batch = 1;
   std::vector<RankFigures> ranks_figures;  // by world rank
@@ -42,9 +42,9 @@ struct LayoutMeasurement {
   CommStats comm;                          // rank 0's last step
   std::string backend;
   int blas_threads = 0;
-  std::string timer = "host steady_clock";  // what timed the steps (the backend's timeline)
-  BackendNotes notes;                       // rank 0's backend: device, kernels chosen, allocator counters
-  std::vector<uint64_t> sample_flags;       // rank 0: NVML slowdown reasons per timed step
+  std::string timer = "host steady_clock";           // what timed the steps (the backend's timeline)
+  BackendNotes notes;                                // rank 0's backend: device, kernels chosen, allocator counters
+  std::vector<uint64_t> sample_flags;                // rank 0: NVML slowdown reasons per timed step
   nlohmann::json clocks = nlohmann::json::object();  // rank 0: NVML before and after the timed steps
 };
 

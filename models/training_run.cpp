@@ -45,8 +45,9 @@ constexpr size_t kScalars = 9;
 size_t flat_size() { return kScalars + train_phase_names().size() + kMemCategories; }
 
 std::vector<double> flatten(const RankFigures& f) {
-  std::vector<double> v = {f.step_median, f.step_p10, f.step_p90, f.step_mean, f.loss, f.matmul, f.comm_lane,
-                           f.sm_clock_mhz, static_cast<double>(f.throttle)};
+  std::vector<double> v = {f.step_median, f.step_p10,     f.step_p90,
+                           f.step_mean,   f.loss,         f.matmul,
+                           f.comm_lane,   f.sm_clock_mhz, static_cast<double>(f.throttle)};
   v.insert(v.end(), f.phases.begin(), f.phases.end());
   v.insert(v.end(), f.memory_peak.begin(), f.memory_peak.end());
   return v;
@@ -184,7 +185,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.global_batch = global_batch(req);
       m.backend = req.backend;
       m.blas_threads = cpu_matmul_threads();
-      for (int r = 0; r < rc.size; ++r) m.ranks_figures.push_back(unflatten(all.data() + flat_size() * static_cast<size_t>(r)));
+      for (int r = 0; r < rc.size; ++r)
+        m.ranks_figures.push_back(unflatten(all.data() + flat_size() * static_cast<size_t>(r)));
       out = std::move(m);
     }
     return 0;
@@ -228,15 +230,17 @@ void check_request(const TrainRequest& r) {
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (r.base.logit_rows < 0) throw UsageError("--logit-chunk must be ≥ 0 rows");
   if (r.layouts.empty()) throw UsageError("no layout to run");
-  if (!r.save.empty() && r.layouts.size() > 1) throw UsageError("--save writes one model: give one layout, not a sweep");
+  if (!r.save.empty() && r.layouts.size() > 1)
+    throw UsageError("--save writes one model: give one layout, not a sweep");
   if (!r.init_from.empty()) {
     const GptConfig c = hf_gpt2_config(r.init_from, r.base.model.heads);
     if (c.layers != r.base.model.layers || c.hidden != r.base.model.hidden || c.vocab != r.base.model.vocab ||
         c.seq != r.base.model.seq || c.heads != r.base.model.heads) {
-      throw UsageError(fmt::format("--init-from {}: the checkpoint holds L {} C {} heads {} V {} T {}, the run asks for "
-                                   "L {} C {} heads {} V {} T {}",
-                                   r.init_from, c.layers, c.hidden, c.heads, c.vocab, c.seq, r.base.model.layers,
-                                   r.base.model.hidden, r.base.model.heads, r.base.model.vocab, r.base.model.seq));
+      throw UsageError(
+          fmt::format("--init-from {}: the checkpoint holds L {} C {} heads {} V {} T {}, the run asks for "
+                      "L {} C {} heads {} V {} T {}",
+                      r.init_from, c.layers, c.hidden, c.heads, c.vocab, c.seq, r.base.model.layers,
+                      r.base.model.hidden, r.base.model.heads, r.base.model.vocab, r.base.model.seq));
     }
   }
   validate(r.base.model);
@@ -285,10 +289,12 @@ std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
     }
   }
   const int ranks = l.dp * l.tp * l.pp;
-  if (compute_backend(r.backend).memory == MemorySpace::device && !world_is_processes() && ranks > gpu::device_count()) {
-    return fmt::format("{} ranks need {} GPUs, this host has {} (NCCL refuses two ranks of one communicator on the "
-                       "same GPU)",
-                       ranks, ranks, gpu::device_count());
+  if (compute_backend(r.backend).memory == MemorySpace::device && !world_is_processes() &&
+      ranks > gpu::device_count()) {
+    return fmt::format(
+        "{} ranks need {} GPUs, this host has {} (NCCL refuses two ranks of one communicator on the "
+        "same GPU)",
+        ranks, ranks, gpu::device_count());
   }
   return "";
 }
@@ -354,7 +360,8 @@ std::vector<Result> run_training(const TrainRequest& r) {
     return results;
   }
   const RunPeak peak = run_peak(r);
-  const std::vector<float> initial = r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
+  const std::vector<float> initial =
+      r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
   for (const LayoutSpec& l : r.layouts) {
     if (const std::string why = layout_unavailable(r, l); !why.empty()) {
       results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, why));
@@ -391,7 +398,9 @@ double measure_backend_gemm_peak(Backend& be, int n) {
   be.fill(a.view(), nn, 1.0f / static_cast<float>(n));
   be.fill(b.view(), nn, 0.5f);
   TimelineTimer timer(be.timeline());
-  const PeakProbe p = matmul_probe(timer, n, [&] { be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}}); });
+  const PeakProbe p = matmul_probe(timer, n, [&] {
+    be.gemm({false, true, n, n, n, a.view(), b.view(), c.view(), 0.0f, {}});
+  });
   be.timeline().clear();
   return p.best;
 }

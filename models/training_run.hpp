@@ -21,8 +21,8 @@ struct TrainRequest {
   // zero, sp, schedule and overlap; grad_accum follows from the global batch.
   TrainOptions base;
   std::vector<LayoutSpec> layouts;
-  int ranks = 1;          // dp·tp·pp of every layout
-  int global_batch = 0;   // sequences per step; 0 = ranks × micro-batch
+  int ranks = 1;         // dp·tp·pp of every layout
+  int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
   int steps = 5, warmup = 1;
   std::string backend = "cpu";  // backend_factory.hpp
   std::string attn = "auto";    // the CUDA backend's attention kernels: auto | ours | cudnn

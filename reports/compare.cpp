@@ -64,7 +64,8 @@ Comparison one_sided(const Result& r, const Metric* m, Verdict v) {
   (v == Verdict::added ? c.contender : c.base) = m ? m->value : std::nullopt;
   c.verdict = c.underlying = v;
   c.reason = v == Verdict::added ? "only in NEW" : "only in BASE";
-  if (r.status != Status::pass) c.reason += fmt::format(" ({}{}{})", status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
+  if (r.status != Status::pass)
+    c.reason += fmt::format(" ({}{}{})", status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
   return c;
 }
 
@@ -80,7 +81,7 @@ std::optional<std::pair<Verdict, std::string>> status_verdict(const Result& b, c
 
 struct Pending {
   size_t comparison;
-  size_t test;  // index into the run's U tests
+  size_t test;          // index into the run's U tests
   bool samples_slower;  // median seconds per launch rose
   const char* throttled_side;
 };
@@ -165,9 +166,9 @@ size_t CompareReport::count(Verdict v) const {
 
 bool CompareReport::regressed() const { return count(Verdict::slower) > 0 || count(Verdict::failed) > 0; }
 
-CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender,
-                                const CompareOptions& o) {
-  if (!(o.threshold >= 0 && o.threshold < 10)) throw UsageError(fmt::format("--threshold {} is out of range", o.threshold));
+CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender, const CompareOptions& o) {
+  if (!(o.threshold >= 0 && o.threshold < 10))
+    throw UsageError(fmt::format("--threshold {} is out of range", o.threshold));
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError(fmt::format("--alpha {} must lie in (0, 1)", o.alpha));
   CompareReport report;
   report.environment = diff_environment(base.context, contender.context);
@@ -197,12 +198,14 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
 
   for (const Result& b : base.results) {
     if (!in_base.emplace(id(b), 0).second) {
-      report.warnings.push_back(fmt::format("BASE holds '{}' {} twice: only the first is compared", b.key, b.params.dump()));
+      report.warnings.push_back(
+          fmt::format("BASE holds '{}' {} twice: only the first is compared", b.key, b.params.dump()));
       continue;
     }
     const auto it = in_new.find(id(b));
     if (it == in_new.end()) {
-      for (const auto& name : metric_names(&b, nullptr, o)) report.comparisons.push_back(one_sided(b, b.metric(name), Verdict::missing));
+      for (const auto& name : metric_names(&b, nullptr, o))
+        report.comparisons.push_back(one_sided(b, b.metric(name), Verdict::missing));
       if (b.metrics.empty() && o.metrics.empty()) report.comparisons.push_back(one_sided(b, nullptr, Verdict::missing));
       continue;
     }
@@ -235,8 +238,9 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         c.base = bm->value;
         c.contender = nm->value;
         if (bm->higher_is_better != nm->higher_is_better)
-          report.warnings.push_back(fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used",
-                                                b.key, params_summary(b.params), name));
+          report.warnings.push_back(
+              fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used", b.key,
+                          params_summary(b.params), name));
       }
       c.base_samples = b.samples.size();
       c.new_samples = n.samples.size();
@@ -292,7 +296,8 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
   for (size_t i = 0; i < contender.results.size(); ++i) {
     if (new_paired[i] || in_new.at(id(contender.results[i])) != i) continue;
     const Result& n = contender.results[i];
-    for (const auto& name : metric_names(nullptr, &n, o)) report.comparisons.push_back(one_sided(n, n.metric(name), Verdict::added));
+    for (const auto& name : metric_names(nullptr, &n, o))
+      report.comparisons.push_back(one_sided(n, n.metric(name), Verdict::added));
     if (n.metrics.empty() && o.metrics.empty()) report.comparisons.push_back(one_sided(n, nullptr, Verdict::added));
   }
   if (shared == 0)

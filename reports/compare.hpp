@@ -27,8 +27,8 @@ enum class Verdict { same, faster, slower, ambiguous, suspect, added, missing, s
 std::string_view verdict_name(Verdict v);  // "SAME", "FASTER", ..., "NEW", "MISSING", ...
 
 struct CompareOptions {
-  double threshold = 0.05;  // minimum relative change that matters (effect size)
-  double alpha = 0.05;      // family-wise error rate of the U tests (Holm–Bonferroni)
+  double threshold = 0.05;           // minimum relative change that matters (effect size)
+  double alpha = 0.05;               // family-wise error rate of the U tests (Holm–Bonferroni)
   std::vector<std::string> metrics;  // restrict to these metric names; empty = all shared
   size_t min_utest_samples = 9;      // Google Benchmark's UTEST_OPTIMAL_REPETITIONS
 };
@@ -46,8 +46,8 @@ struct Comparison {
   double noise = 0;                       // max CV of the two sides (fallback rule)
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;
-  Verdict underlying = Verdict::same;     // for SUSPECT: what the numbers alone say
-  std::string reason;                     // one line: why this verdict
+  Verdict underlying = Verdict::same;  // for SUSPECT: what the numbers alone say
+  std::string reason;                  // one line: why this verdict
 };
 
 struct EnvironmentDifference {
@@ -88,8 +88,8 @@ std::optional<double> unit_factor(std::string_view from, std::string_view to);
 
 // Pairs and judges. NEW's value is scaled into BASE's unit; units that cannot be converted give
 // SKIPPED, as does a relative change that overflows. With one sample per side there is no noise
-// estimate: a change beyond the threshold is AMBIGUOUS, never SLOWER (a warning says how many). Throws gcb::UsageError when nothing is comparable (no shared result and
-// metric) or an option is out of range.
+// estimate: a change beyond the threshold is AMBIGUOUS, never SLOWER (a warning says how many). Throws gcb::UsageError
+// when nothing is comparable (no shared result and metric) or an option is out of range.
 CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender,
                                 const CompareOptions& options);
 std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, const nlohmann::json& contender);

@@ -43,9 +43,7 @@ int severity(Verdict v) {
   return 9;
 }
 
-std::string headline(const CompareReport& r) {
-  return r.regressed() ? "REGRESSION" : "no regression";
-}
+std::string headline(const CompareReport& r) { return r.regressed() ? "REGRESSION" : "no regression"; }
 
 std::string case_name(const Comparison& c) {
   const std::string params = params_summary(c.params);
@@ -63,8 +61,8 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
                          d.contender.empty() ? "(absent)" : d.contender);
   }
   for (const auto& w : r.warnings) out += fmt::format("WARNING: {}\n", w);
-  out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case",
-                     "params", "metric", "base", "new", "unit", "change", "p(Holm)", "n");
+  out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case", "params",
+                     "metric", "base", "new", "unit", "change", "p(Holm)", "n");
   out += std::string(152, '-') + "\n";
   for (const auto& c : r.comparisons) {
     out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", verdict_name(c.verdict),
@@ -78,15 +76,17 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
 }
 
 std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o, size_t max_bytes) {
-  std::string head = fmt::format("## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
-                                 "on >= {} samples per side, else 3 x noise).\n\n",
-                                 headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
+  std::string head = fmt::format(
+      "## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
+      "on >= {} samples per side, else 3 x noise).\n\n",
+      headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
   for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
     head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";
     for (const auto& d : r.environment)
-      head += fmt::format("| {} | {} | {} |\n", markdown_text(d.field), markdown_text(d.base.empty() ? "(absent)" : d.base),
-                          markdown_text(d.contender.empty() ? "(absent)" : d.contender));
+      head +=
+          fmt::format("| {} | {} | {} |\n", markdown_text(d.field), markdown_text(d.base.empty() ? "(absent)" : d.base),
+                      markdown_text(d.contender.empty() ? "(absent)" : d.contender));
     head += "\n";
   }
   const std::string table_head =
@@ -94,16 +94,17 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
       "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |\n";
   std::vector<const Comparison*> rows;
   for (const auto& c : r.comparisons) rows.push_back(&c);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Comparison* a, const Comparison* b) { return severity(a->verdict) < severity(b->verdict); });
+  std::stable_sort(rows.begin(), rows.end(), [](const Comparison* a, const Comparison* b) {
+    return severity(a->verdict) < severity(b->verdict);
+  });
   auto row = [](const Comparison& c) {
     return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                        c.verdict == Verdict::slower || c.verdict == Verdict::failed
                            ? fmt::format("**{}**", verdict_name(c.verdict))
                            : std::string(verdict_name(c.verdict)),
-                       markdown_text(c.key), markdown_text(params_summary(c.params)), markdown_text(c.metric), value_text(c.base),
-                       value_text(c.contender), markdown_text(c.unit), change_text(c), p_text(c), n_text(c),
-                       c.verdict == Verdict::same ? "" : markdown_text(c.reason));
+                       markdown_text(c.key), markdown_text(params_summary(c.params)), markdown_text(c.metric),
+                       value_text(c.base), value_text(c.contender), markdown_text(c.unit), change_text(c), p_text(c),
+                       n_text(c), c.verdict == Verdict::same ? "" : markdown_text(c.reason));
   };
   // Budget: the whole table; else without SAME rows; else as many rows as fit, saying so.
   std::string body;
@@ -139,19 +140,22 @@ std::string render_compare_junit(const CompareReport& r) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"gcbench compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
                      r.comparisons.size(), failures, skipped);
-  out += fmt::format("  <testsuite name=\"gcbench compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
-                     r.comparisons.size(), failures, skipped);
+  out +=
+      fmt::format("  <testsuite name=\"gcbench compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                  r.comparisons.size(), failures, skipped);
   if (!r.environment.empty() || !r.warnings.empty()) {
     out += "    <properties>\n";
     for (const auto& d : r.environment)
       out += fmt::format("      <property name=\"env.{}\" value=\"{} -> {}\"/>\n", xml_escape(d.field),
                          xml_escape(d.base), xml_escape(d.contender));
-    for (const auto& w : r.warnings) out += fmt::format("      <property name=\"warning\" value=\"{}\"/>\n", xml_escape(w));
+    for (const auto& w : r.warnings)
+      out += fmt::format("      <property name=\"warning\" value=\"{}\"/>\n", xml_escape(w));
     out += "    </properties>\n";
   }
   for (const auto& c : r.comparisons) {
-    const std::string summary = fmt::format("{}: {} {} -> {} {} ({}); {}", verdict_name(c.verdict), c.metric,
-                                            value_text(c.base), value_text(c.contender), c.unit, change_text(c), c.reason);
+    const std::string summary =
+        fmt::format("{}: {} {} -> {} {} ({}); {}", verdict_name(c.verdict), c.metric, value_text(c.base),
+                    value_text(c.contender), c.unit, change_text(c), c.reason);
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", xml_escape(c.key),
                        xml_escape(c.metric.empty() ? case_name(c) : c.metric + " " + case_name(c)));
     if (c.verdict == Verdict::slower || c.verdict == Verdict::failed)

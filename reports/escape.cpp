@@ -53,10 +53,14 @@ std::string markdown_code(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (const char c : s) {
-    if (line_break(c)) out += ' ';
-    else if (c == '`') out += '\'';
-    else if (c == '|') out += "\\|";
-    else out += c;
+    if (line_break(c))
+      out += ' ';
+    else if (c == '`')
+      out += '\'';
+    else if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
@@ -72,9 +76,12 @@ std::string dot_label(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (const char c : s) {
-    if (line_break(c)) out += ' ';
-    else if (c == '"' || c == '\\') (out += '\\') += c;
-    else out += c;
+    if (line_break(c))
+      out += ' ';
+    else if (c == '"' || c == '\\')
+      (out += '\\') += c;
+    else
+      out += c;
   }
   return out;
 }
@@ -99,8 +106,8 @@ std::string mermaid_label(std::string_view s) {
 
 std::string csv_field(std::string_view s) {
   std::string text(s);
-  if (!text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@' || text[0] == '\t' ||
-                        text[0] == '\r') &&
+  if (!text.empty() &&
+      (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@' || text[0] == '\t' || text[0] == '\r') &&
       !plain_number(text))
     text.insert(text.begin(), '\'');
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;

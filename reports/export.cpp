@@ -31,15 +31,34 @@ std::string context_text(const nlohmann::json& ctx, const char* pointer) {
   return param_text(ctx.at(p));
 }
 
-bool exportable(const Result& r) { return r.status == Status::pass && r.stats && r.stats->count > 0 && std::isfinite(r.stats->median); }
+bool exportable(const Result& r) {
+  return r.status == Status::pass && r.stats && r.stats->count > 0 && std::isfinite(r.stats->median);
+}
 
 // Keys Google Benchmark itself writes into a benchmark entry; a counter must not shadow one.
 bool reserved_key(const std::string& k) {
-  static constexpr std::array<std::string_view, 22> kReserved = {
-      "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-      "repetition_index", "threads", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
-      "iterations", "real_time", "cpu_time", "time_unit", "cpu_coefficient", "real_coefficient", "big_o", "rms",
-      "label", "allocs_per_iter"};
+  static constexpr std::array<std::string_view, 22> kReserved = {"name",
+                                                                 "family_index",
+                                                                 "per_family_instance_index",
+                                                                 "run_name",
+                                                                 "run_type",
+                                                                 "repetitions",
+                                                                 "repetition_index",
+                                                                 "threads",
+                                                                 "aggregate_name",
+                                                                 "aggregate_unit",
+                                                                 "error_occurred",
+                                                                 "error_message",
+                                                                 "iterations",
+                                                                 "real_time",
+                                                                 "cpu_time",
+                                                                 "time_unit",
+                                                                 "cpu_coefficient",
+                                                                 "real_coefficient",
+                                                                 "big_o",
+                                                                 "rms",
+                                                                 "label",
+                                                                 "allocs_per_iter"};
   return std::find(kReserved.begin(), kReserved.end(), k) != kReserved.end();
 }
 
@@ -52,7 +71,7 @@ ojson gbench_context(const nlohmann::json& ctx) {
   c["executable"] = "gcbench";
   const std::string cores = context_text(ctx, "/cpu/logical_cores");
   c["num_cpus"] = cores.empty() ? 0 : std::stoi(cores);
-  c["mhz_per_cpu"] = 0;  // not recorded by gcbench; Google Benchmark always writes the key
+  c["mhz_per_cpu"] = 0;          // not recorded by gcbench; Google Benchmark always writes the key
   c["caches"] = ojson::array();  // Bencher's cpp_google adapter requires the key
   c["load_avg"] = ojson::array();
   c["library_build_type"] = "release";
@@ -129,10 +148,10 @@ nlohmann::ordered_json export_bmf(const ResultDocument& doc) {
     if (exportable(r)) {
       // Seconds per launch in ns, with the 5th/95th percentiles as the bounds.
       const std::string key = measures.contains("latency") ? "launch_latency" : "latency";
-      measures[key] = {{"value", r.stats->median * 1e9},
-                       {"lower_value", r.stats->p5 * 1e9},
-                       {"upper_value", r.stats->p95 * 1e9}};
-      if (!std::isfinite(r.stats->p5) || !std::isfinite(r.stats->p95)) measures[key] = {{"value", r.stats->median * 1e9}};
+      measures[key] = {
+          {"value", r.stats->median * 1e9}, {"lower_value", r.stats->p5 * 1e9}, {"upper_value", r.stats->p95 * 1e9}};
+      if (!std::isfinite(r.stats->p5) || !std::isfinite(r.stats->p95))
+        measures[key] = {{"value", r.stats->median * 1e9}};
     }
     if (!measures.empty()) out[benchmark_name(r)] = std::move(measures);
   }

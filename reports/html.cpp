@@ -86,7 +86,8 @@ std::string charts_block(const std::vector<std::string>& charts) {
 }
 
 std::string runs_table(const std::vector<Run>& runs) {
-  std::string out = "<table>\n<tr><th>run</th><th>host</th><th>date</th><th>GPU</th><th>command</th><th>results</th></tr>\n";
+  std::string out =
+      "<table>\n<tr><th>run</th><th>host</th><th>date</th><th>GPU</th><th>command</th><th>results</th></tr>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& ctx = runs[i].doc.context;
     const auto fields = environment_fields(ctx);
@@ -99,9 +100,9 @@ std::string runs_table(const std::vector<Run>& runs) {
     for (const auto& [k, v] : fields)
       if (k == "host") host = v;
     out += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       xml_escape(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
-                       xml_escape(host), xml_escape(ctx.value("date", std::string("-"))),
-                       xml_escape(fields[0].second), xml_escape(command), xml_escape(status_summary(runs[i].doc.results)));
+                       xml_escape(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "", xml_escape(host),
+                       xml_escape(ctx.value("date", std::string("-"))), xml_escape(fields[0].second),
+                       xml_escape(command), xml_escape(status_summary(runs[i].doc.results)));
   }
   return out + "</table>\n";
 }
@@ -110,7 +111,8 @@ std::string environment_section(const std::vector<Run>& runs) {
   std::string out;
   const auto diff = environment_diff(runs);
   if (!diff.empty()) {
-    out += "<div class=\"warn\"><b>The runs' environments differ</b> — ratios compare different conditions:\n<table>\n<tr><th>field</th>";
+    out +=
+        "<div class=\"warn\"><b>The runs' environments differ</b> — ratios compare different conditions:\n<table>\n<tr><th>field</th>";
     for (const auto& run : runs) out += fmt::format("<th>{}</th>", xml_escape(run.label));
     out += "</tr>\n";
     for (const auto& f : diff) {
@@ -160,14 +162,18 @@ std::string layout_table(const std::vector<Run>& runs, const std::string& family
     const std::string layout = row.params.contains("layout") && row.params.at("layout").is_string()
                                    ? row.params.at("layout").get<std::string>()
                                    : row.key;
-    out += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(layout), xml_escape(params_without(row.params, {"layout"})));
+    out += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(layout),
+                       xml_escape(params_without(row.params, {"layout"})));
     for (size_t i = 0; i < runs.size(); ++i) {
       for (const auto& [metric, title] : kCols) {
         const auto v = metric_of(row.per_run[i], metric);
         std::string text = "—";
-        if (v && std::string_view(metric) == "step_time") text = format_seconds(*v);
-        else if (v && std::string_view(metric) == "mfu") text = fmt::format("{:.1f}%", *v <= 1 ? *v * 100 : *v);
-        else if (v) text = format_value(*v);
+        if (v && std::string_view(metric) == "step_time")
+          text = format_seconds(*v);
+        else if (v && std::string_view(metric) == "mfu")
+          text = fmt::format("{:.1f}%", *v <= 1 ? *v * 100 : *v);
+        else if (v)
+          text = format_value(*v);
         out += fmt::format("<td class=\"num\">{}</td>", xml_escape(text));
       }
     }
@@ -193,10 +199,11 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{0}</title>\n<style>{1}</style>\n"
       "</head>\n<body>\n<h1>{0}</h1>\n",
       xml_escape(options.title), kCss);
-  out += fmt::format("<p class=\"note\">{} run{}{}. Values are each result's headline metric; % of peak in "
-                     "parentheses; * = a sample was taken while the GPU reported a slowdown reason.</p>\n",
-                     runs.size(), runs.size() == 1 ? "" : "s",
-                     runs.size() > 1 ? fmt::format("; ratios are to the baseline {}", xml_escape(runs[0].label)) : "");
+  out += fmt::format(
+      "<p class=\"note\">{} run{}{}. Values are each result's headline metric; % of peak in "
+      "parentheses; * = a sample was taken while the GPU reported a slowdown reason.</p>\n",
+      runs.size(), runs.size() == 1 ? "" : "s",
+      runs.size() > 1 ? fmt::format("; ratios are to the baseline {}", xml_escape(runs[0].label)) : "");
   out += runs_table(runs);
   out += environment_section(runs);
   out += not_passed_section(runs);
@@ -207,7 +214,8 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
       out += compare_table(runs, family_rows(runs, family), true);
     } else if (family == "coll") {
       out += charts_block(coll_charts(runs));
-      out += "<p class=\"note\">Largest size of each series:</p>\n" + compare_table(runs, family_rows(runs, family), true);
+      out +=
+          "<p class=\"note\">Largest size of each series:</p>\n" + compare_table(runs, family_rows(runs, family), true);
     } else if (family == "p2p") {
       out += charts_block(p2p_heatmaps(runs));
       out += compare_table(runs, family_rows(runs, family), true);
@@ -215,8 +223,9 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
       out += layout_table(runs, family);
       out += charts_block(train_charts(runs));
     } else if (family == "plan") {
-      out += "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
-             "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
+      out +=
+          "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
+          "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
       out += layout_table(runs, family);
     } else if (family == "scan") {
       out += scan_section_html(runs);
@@ -226,8 +235,9 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
   }
   const auto roofs = roofline_charts(runs);
   if (!roofs.empty()) {
-    out += "<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Measured FLOP/s (model flops / median time) "
-           "against min(peak, HBM bandwidth × intensity) from the SKU's spec sheet.</p>\n";
+    out +=
+        "<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Measured FLOP/s (model flops / median time) "
+        "against min(peak, HBM bandwidth × intensity) from the SKU's spec sheet.</p>\n";
     out += charts_block(roofs);
   }
   return out + "</body>\n</html>\n";

@@ -34,8 +34,9 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
       if (k == "host") host = v;
       if (k == "GPU") gpu = v;
     }
-    out += fmt::format("| {}{} | {} | {} | {} |\n", markdown_text(runs[i].label), i == 0 && runs.size() > 1 ? " (baseline)" : "",
-                       markdown_text(host), markdown_text(gpu), status_summary(runs[i].doc.results));
+    out += fmt::format("| {}{} | {} | {} | {} |\n", markdown_text(runs[i].label),
+                       i == 0 && runs.size() > 1 ? " (baseline)" : "", markdown_text(host), markdown_text(gpu),
+                       status_summary(runs[i].doc.results));
   }
   const auto diff = environment_diff(runs);
   if (!diff.empty()) {
@@ -84,7 +85,8 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
 
 std::string render_markdown(const std::vector<Run>& runs, const MarkdownOptions& o) {
   // Fewer rows per family until the document fits.
-  for (size_t rows : {std::numeric_limits<size_t>::max(), size_t{50}, size_t{20}, size_t{10}, size_t{5}, size_t{2}, size_t{0}}) {
+  for (size_t rows :
+       {std::numeric_limits<size_t>::max(), size_t{50}, size_t{20}, size_t{10}, size_t{5}, size_t{2}, size_t{0}}) {
     std::string md = render(runs, o, rows);
     if (md.size() <= o.max_bytes) return md;
   }

@@ -71,8 +71,8 @@ void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector
     for (const NamedPath& in : inputs) {
       if (in.path.empty()) continue;
       if (input_identity(in.path) == id)
-        throw UsageError(fmt::format("{} '{}' is the input {} '{}': refusing to overwrite an input", out.flag,
-                                     out.path, in.flag, in.path));
+        throw UsageError(fmt::format("{} '{}' is the input {} '{}': refusing to overwrite an input", out.flag, out.path,
+                                     in.flag, in.path));
     }
     for (const auto& [other_id, other] : seen)
       if (other_id == *id)

@@ -18,7 +18,7 @@ struct OutputTarget {
   dev_t dev = 0;     // device and inode of an existing target
   ino_t ino = 0;
   mode_t mode = 0;
-  int error = 0;     // errno when the path could not be resolved (ELOOP, EACCES, ...)
+  int error = 0;  // errno when the path could not be resolved (ELOOP, EACCES, ...)
 };
 
 OutputTarget resolve_output_target(const std::string& path);

@@ -169,7 +169,9 @@ std::string render_csv(const ResultDocument& doc) {
       "throttled\n";
   for (const auto& r : doc.results) {
     auto row = [&](const Metric* m) {
-      auto num = [](std::optional<double> v) { return v && std::isfinite(*v) ? fmt::format("{:.9g}", *v) : std::string(); };
+      auto num = [](std::optional<double> v) {
+        return v && std::isfinite(*v) ? fmt::format("{:.9g}", *v) : std::string();
+      };
       std::optional<double> median, min, p95, cv;
       if (r.stats && r.stats->count) {
         median = r.stats->median;

@@ -87,7 +87,8 @@ double seconds_per(const std::string& unit) {
 }
 
 // The α–β fit result `fit_key` of a run whose params are a subset of `rest`: (α s, β B/s).
-std::optional<std::pair<double, double>> find_fit(const Run& run, const std::string& fit_key, const nlohmann::json& rest) {
+std::optional<std::pair<double, double>> find_fit(const Run& run, const std::string& fit_key,
+                                                  const nlohmann::json& rest) {
   for (const auto& r : run.doc.results) {
     if (r.key != fit_key || r.status != Status::pass) continue;
     bool subset = true;
@@ -120,10 +121,11 @@ std::string size_chart(const std::vector<Run>& runs, const std::string& title, c
       c.series.push_back({name, s.points});
       if (const auto fit = find_fit(runs[i], s.sample->key + "/fit", s.rest)) {
         const double scale = fit_scale(*s.sample);
-        svg::Series f{fmt::format("α–β fit of {}: α={} β={} GB/s", name, format_seconds(fit->first),
-                                  format_value(fit->second / 1e9)),
-                      fit_bandwidth_curve(fit->first, fit->second, scale, s.points.front().first, s.points.back().first),
-                      true, false, true};
+        svg::Series f{
+            fmt::format("α–β fit of {}: α={} β={} GB/s", name, format_seconds(fit->first),
+                        format_value(fit->second / 1e9)),
+            fit_bandwidth_curve(fit->first, fit->second, scale, s.points.front().first, s.points.back().first), true,
+            false, true};
         c.series.push_back(std::move(f));
       }
     }
@@ -164,7 +166,8 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
     svg::BarChart b;
     b.title = "Memory bandwidth per kernel";
     b.y = {"bandwidth", "GB/s", svg::Scale::linear, svg::TickFormat::number};
-    for (const auto& row : rows) b.categories.push_back(row.key.substr(4) + " " + compact(row.params, {"array_bytes", "threads"}));
+    for (const auto& row : rows)
+      b.categories.push_back(row.key.substr(4) + " " + compact(row.params, {"array_bytes", "threads"}));
     for (size_t i = 0; i < runs.size(); ++i) {
       svg::BarSeries s{runs[i].label, {}};
       for (const auto& row : rows) {
@@ -183,18 +186,21 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
       const double counted = number_at(r.model, "bytes"), n = number_at(r.params, "bytes");
       return std::isfinite(counted) && n > 0 && counted > 0 ? counted / n : 1.0;
     };
-    auto chart = size_chart(runs, key + ": bandwidth vs size", "bandwidth",
-                            [&](const Result& r) { return r.key == key; }, {"bytes"}, "", scale);
+    auto chart = size_chart(
+        runs, key + ": bandwidth vs size", "bandwidth", [&](const Result& r) { return r.key == key; }, {"bytes"}, "",
+        scale);
     if (!chart.empty()) out.push_back(std::move(chart));
   }
-  for (const auto& key : keys_of(runs, [](const Result& r) { return r.family() == "mem" && ends_with(r.key, "/latency"); })) {
+  for (const auto& key :
+       keys_of(runs, [](const Result& r) { return r.family() == "mem" && ends_with(r.key, "/latency"); })) {
     svg::LineChart c;
     c.title = key + ": latency vs working set";
     c.x = {"working set", "B", svg::Scale::log, svg::TickFormat::bytes};
     c.y = {"latency per load", "", svg::Scale::log, svg::TickFormat::number};
     for (size_t i = 0; i < runs.size(); ++i)
-      for (const auto& s : sweeps(runs[i], [&](const Result& r) { return r.key == key; }, "working_set_bytes",
-                                  {"working_set_bytes"}, "")) {
+      for (const auto& s : sweeps(
+               runs[i], [&](const Result& r) { return r.key == key; }, "working_set_bytes", {"working_set_bytes"},
+               "")) {
         c.y.unit = metric_unit(*s.sample, "");
         c.series.push_back({with_run(runs, i, compact(s.rest, {})), s.points});
       }
@@ -208,7 +214,7 @@ std::vector<std::string> coll_charts(const std::vector<Run>& runs) {
   const auto is_coll = [](const Result& r) { return r.family() == "coll" && !ends_with(r.key, "/fit"); };
   const auto op_of = [](const Result& r) {
     return r.params.contains("op") && r.params.at("op").is_string() ? r.params.at("op").get<std::string>()
-                                                                     : r.key.substr(5);
+                                                                    : r.key.substr(5);
   };
   std::vector<std::string> ops;
   for (const auto& run : runs)
@@ -226,8 +232,8 @@ std::vector<std::string> coll_charts(const std::vector<Run>& runs) {
     for (const auto& [metric, factor] :
          {std::make_pair(std::string("algbw"), std::function<double(const Result&)>(one)),
           std::make_pair(std::string("busbw"), std::function<double(const Result&)>(bus_factor))}) {
-      auto chart = size_chart(runs, fmt::format("{}: {} vs size", op, metric), metric, keep, {"bytes", "count"}, metric,
-                              factor);
+      auto chart =
+          size_chart(runs, fmt::format("{}: {} vs size", op, metric), metric, keep, {"bytes", "count"}, metric, factor);
       if (!chart.empty()) out.push_back(std::move(chart));
     }
   }
@@ -248,7 +254,8 @@ std::vector<std::string> p2p_heatmaps(const std::vector<Run>& runs) {
       const Metric* m = r.metric("bandwidth");
       if (!m || !m->value || r.status != Status::pass) continue;
       const std::string rest = params_without(r.params, {"src", "dst"});
-      const std::string title = r.key + (rest.empty() ? "" : " " + rest) + (runs.size() > 1 ? " (" + runs[i].label + ")" : "");
+      const std::string title =
+          r.key + (rest.empty() ? "" : " " + rest) + (runs.size() > 1 ? " (" + runs[i].label + ")" : "");
       auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.title == title; });
       if (g == groups.end()) g = groups.insert(groups.end(), Group{title, m->unit, {}, {}, {}});
       g->src.push_back(r.params.at("src"));
@@ -280,17 +287,26 @@ std::vector<std::string> p2p_heatmaps(const std::vector<Run>& runs) {
 
 std::vector<std::string> train_charts(const std::vector<Run>& runs) {
   std::vector<std::string> out;
-  svg::BarChart time{"Training step time per phase", {}, {}, true, {"time per step", "s", svg::Scale::linear, svg::TickFormat::number}};
-  svg::BarChart memory{"Training memory per category (measured vs analytic)", {}, {}, true,
+  svg::BarChart time{"Training step time per phase",
+                     {},
+                     {},
+                     true,
+                     {"time per step", "s", svg::Scale::linear, svg::TickFormat::number}};
+  svg::BarChart memory{"Training memory per category (measured vs analytic)",
+                       {},
+                       {},
+                       true,
                        {"memory per rank", "B", svg::Scale::linear, svg::TickFormat::bytes}};
   // Adds one stacked bar: `parts` maps a segment name to its value.
-  auto add_bar = [](svg::BarChart& c, const std::string& category, const std::vector<std::pair<std::string, double>>& parts) {
+  auto add_bar = [](svg::BarChart& c, const std::string& category,
+                    const std::vector<std::pair<std::string, double>>& parts) {
     c.categories.push_back(category);
     for (auto& s : c.series) s.values.emplace_back();
     for (const auto& [name, v] : parts) {
       auto it = std::find_if(c.series.begin(), c.series.end(), [&](const svg::BarSeries& s) { return s.name == name; });
       if (it == c.series.end()) {
-        it = c.series.insert(c.series.end(), svg::BarSeries{name, std::vector<std::optional<double>>(c.categories.size())});
+        it = c.series.insert(c.series.end(),
+                             svg::BarSeries{name, std::vector<std::optional<double>>(c.categories.size())});
       }
       it->values.back() = v;
     }
@@ -339,7 +355,7 @@ std::vector<std::string> roofline_charts(const std::vector<Run>& runs) {
       const double flops = number_at(r.model, "flops"), bytes = number_at(r.model, "bytes");
       if (r.status != Status::pass || !r.stats || !(flops > 0) || !(bytes > 0) || !(r.stats->median > 0)) continue;
       if (r.params.contains("device") && r.params.at("device") == "cpu") continue;  // the roof is the GPU's
-      const double ai = flops / bytes;  // arithmetic intensity, FLOP/byte
+      const double ai = flops / bytes;                                              // arithmetic intensity, FLOP/byte
       by_family[r.family()].emplace_back(ai, flops / r.stats->median);
       lo = std::min(lo, ai);
       hi = std::max(hi, ai);
@@ -354,8 +370,12 @@ std::vector<std::string> roofline_charts(const std::vector<Run>& runs) {
       if (!tflops) continue;
       const double peak = *tflops * 1e12, ridge = peak / bw;  // roof = min(P, B·AI) (Williams et al. 2009)
       const double x0 = std::min(lo, ridge) / 4, x1 = std::max(hi, ridge) * 4;
-      c.series.push_back({fmt::format("roof {} {} TFLOP/s, HBM {} GB/s", name, format_value(*tflops), format_value(spec->hbm_gbps)),
-                          {{x0, std::min(peak, bw * x0)}, {ridge, peak}, {x1, peak}}, true, false, true});
+      c.series.push_back(
+          {fmt::format("roof {} {} TFLOP/s, HBM {} GB/s", name, format_value(*tflops), format_value(spec->hbm_gbps)),
+           {{x0, std::min(peak, bw * x0)}, {ridge, peak}, {x1, peak}},
+           true,
+           false,
+           true});
     }
     for (auto& [family, points] : by_family) c.series.push_back({family, std::move(points), false, true, false});
     out.push_back(svg::render_line_chart(c));

@@ -32,11 +32,14 @@ std::string per_gpu(const nlohmann::json& ctx, const char* field, const char* su
     std::string v = g.is_object() && g.contains(field) ? scalar(g.at(field)) : "-";
     if (v != "-") v += suffix;
     auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == v; });
-    if (it == seen.end()) seen.emplace_back(v, 1);
-    else ++it->second;
+    if (it == seen.end())
+      seen.emplace_back(v, 1);
+    else
+      ++it->second;
   }
   std::string out;
-  for (const auto& [v, n] : seen) out += fmt::format("{}{}{}", out.empty() ? "" : ", ", n > 1 ? fmt::format("{}× ", n) : "", v);
+  for (const auto& [v, n] : seen)
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", n > 1 ? fmt::format("{}× ", n) : "", v);
   return out;
 }
 

@@ -22,9 +22,9 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* key) 
 
 nlohmann::json stats_json(const Statistics& s) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"count", s.count}, {"min", num(s.min)},       {"max", num(s.max)},   {"mean", num(s.mean)},
-          {"median", num(s.median)}, {"p5", num(s.p5)}, {"p95", num(s.p95)}, {"stddev", num(s.stddev)},
-          {"cv", num(s.cv)}};
+  return {{"count", s.count},    {"min", num(s.min)},       {"max", num(s.max)},
+          {"mean", num(s.mean)}, {"median", num(s.median)}, {"p5", num(s.p5)},
+          {"p95", num(s.p95)},   {"stddev", num(s.stddev)}, {"cv", num(s.cv)}};
 }
 
 Statistics stats_from_json(const nlohmann::json& j) {
@@ -83,10 +83,8 @@ void Result::take(const Measurement& m) {
 }
 
 nlohmann::json to_json(const Metric& m) {
-  nlohmann::json j = {{"name", m.name},
-                      {"value", number_or_null(m.value)},
-                      {"unit", m.unit},
-                      {"higher_is_better", m.higher_is_better}};
+  nlohmann::json j = {
+      {"name", m.name}, {"value", number_or_null(m.value)}, {"unit", m.unit}, {"higher_is_better", m.higher_is_better}};
   if (m.peak) {
     j["peak"] = number_or_null(m.peak);
     j["peak_source"] = m.peak_source;
@@ -185,8 +183,7 @@ Result result_from_json(const nlohmann::json& j) {
 }
 
 ResultDocument document_from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("schema"))
-    throw UsageError("not a gcbench result document (no \"schema\" field)");
+  if (!j.is_object() || !j.contains("schema")) throw UsageError("not a gcbench result document (no \"schema\" field)");
   if (!j.at("schema").is_string())
     throw UsageError(fmt::format("not a gcbench result document (schema {})", j.at("schema").dump()));
   const auto schema = j.at("schema").get<std::string>();
@@ -243,7 +240,8 @@ ResultDocument load_document(const std::string& path) {
       // Every JSONL record starts with '{"'; a first line without it is a broken document.
       if (d.results.empty() && !line.starts_with("{\"")) throw UsageError(not_a_document);
       if (!e.truncated())
-        throw UsageError(fmt::format("'{}' is neither a result document nor JSONL: line {} is not JSON", path, line_no));
+        throw UsageError(
+            fmt::format("'{}' is neither a result document nor JSONL: line {} is not JSON", path, line_no));
       // A line cut short (the writer was killed, or the disk filled): every complete line counts.
       fmt::print(stderr, "gcbench: warning: {} is incomplete (the run was interrupted while writing it); skipped\n",
                  where);

@@ -22,33 +22,33 @@ std::string_view status_name(Status s);  // "PASS", "FAIL", "WAIVED", "ERROR"
 std::optional<Status> parse_status(std::string_view s);
 
 struct Metric {
-  std::string name;                 // "bandwidth", "latency", "busbw", ...
-  std::optional<double> value;      // null when not measurable (status says why)
-  std::string unit;                 // "GB/s" (1e9 B/s), "s", "ns", "TFLOP/s", ...
+  std::string name;             // "bandwidth", "latency", "busbw", ...
+  std::optional<double> value;  // null when not measurable (status says why)
+  std::string unit;             // "GB/s" (1e9 B/s), "s", "ns", "TFLOP/s", ...
   bool higher_is_better = true;
-  std::optional<double> peak;       // same unit as value, when known
-  std::string peak_source;          // where the peak comes from ("spec:H100 SXM", "nvml:derived")
+  std::optional<double> peak;  // same unit as value, when known
+  std::string peak_source;     // where the peak comes from ("spec:H100 SXM", "nvml:derived")
   std::optional<double> percent_of_peak() const;
 };
 
 struct Result {
-  std::string key;                  // "<family>/<case>", e.g. "mem/hbm/triad"
+  std::string key;                                   // "<family>/<case>", e.g. "mem/hbm/triad"
   nlohmann::json params = nlohmann::json::object();  // the axes of this case
   Status status = Status::pass;
-  std::string reason;               // for FAIL, WAIVED, ERROR
-  std::vector<double> samples;      // raw seconds per launch
-  std::vector<uint64_t> sample_flags;  // per sample: NVML throttle reasons (0 = none)
-  std::optional<Statistics> stats;  // of samples
-  std::vector<Metric> metrics;      // the first is the headline
-  nlohmann::json model = nlohmann::json::object();     // bytes / flops per launch
-  nlohmann::json clocks = nlohmann::json::object();    // NVML before/after
-  bool throttled = false;           // any sample taken while a slowdown reason was active
-  int latch_retakes = 0;            // harness: samples retaken after the timer's latch timed out
-  std::vector<size_t> latch_timeouts;  // harness: samples kept although their latch timed out
-  std::string stop_reason;          // harness: converged | max_samples | max_time
+  std::string reason;                                // for FAIL, WAIVED, ERROR
+  std::vector<double> samples;                       // raw seconds per launch
+  std::vector<uint64_t> sample_flags;                // per sample: NVML throttle reasons (0 = none)
+  std::optional<Statistics> stats;                   // of samples
+  std::vector<Metric> metrics;                       // the first is the headline
+  nlohmann::json model = nlohmann::json::object();   // bytes / flops per launch
+  nlohmann::json clocks = nlohmann::json::object();  // NVML before/after
+  bool throttled = false;                            // any sample taken while a slowdown reason was active
+  int latch_retakes = 0;                             // harness: samples retaken after the timer's latch timed out
+  std::vector<size_t> latch_timeouts;                // harness: samples kept although their latch timed out
+  std::string stop_reason;                           // harness: converged | max_samples | max_time
   int batch = 0;
   std::string timer;
-  nlohmann::json extra = nlohmann::json::object();     // family-specific fields
+  nlohmann::json extra = nlohmann::json::object();  // family-specific fields
 
   std::string family() const { return key.substr(0, key.find('/')); }
   const Metric* metric(std::string_view name) const;

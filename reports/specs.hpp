@@ -16,12 +16,12 @@ struct GpuSpec {
   std::string sku;
   std::vector<std::string> match;  // substrings of the CUDA device name
   int sm_count = 0;
-  double hbm_gbps = 0;             // GB/s
+  double hbm_gbps = 0;                                                         // GB/s
   std::optional<double> fp64, fp64_tensor, fp32, tf32, bf16, fp16, fp8, int8;  // TFLOP/s (TOPS for int8)
   int nvlink_gen = 0, nvlink_links = 0;
-  double nvlink_link_gbps = 0;     // per link, per direction
+  double nvlink_link_gbps = 0;  // per link, per direction
   int pcie_gen = 0;
-  double memory_gib = 0;           // datasheet capacity (GiB)
+  double memory_gib = 0;                // datasheet capacity (GiB)
   std::optional<double> node_nic_gbps;  // inter-node NIC GB/s per GPU per direction in the vendor's 8-GPU node
   std::string source, node_source;
 };

@@ -76,7 +76,7 @@ std::string cell_label(double v) {
 
 std::string_view series_color(size_t n) {
   static constexpr std::array<std::string_view, 10> kPalette = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+                                                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
   return kPalette[n % kPalette.size()];
 }
 
@@ -157,8 +157,10 @@ std::vector<Tick> make_ticks(double lo, double hi, Scale s, TickFormat f) {
 
 double ScaleMap::operator()(double v) const {
   double t;
-  if (scale == Scale::log) t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
-  else t = (v - lo) / (hi - lo);
+  if (scale == Scale::log)
+    t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+  else
+    t = (v - lo) / (hi - lo);
   return px0 + t * (px1 - px0);
 }
 
@@ -174,11 +176,11 @@ std::string render_line_chart(const LineChart& c) {
   const double left = kMarginLeft, right = c.width - kMarginRight, top = kMarginTop, bottom = c.height - kMarginBottom;
   const auto xr = range_of(c.series, true, c.x.scale);
   const auto yr = range_of(c.series, false, c.y.scale);
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n", px(left),
-                     px(top), px(right - left), px(bottom - top));
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n",
+                     px(left), px(top), px(right - left), px(bottom - top));
   if (!xr || !yr) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no data</text>\n</svg>\n", px((left + right) / 2),
-                       px((top + bottom) / 2));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no data</text>\n</svg>\n",
+                       px((left + right) / 2), px((top + bottom) / 2));
     return out;
   }
   auto [xlo, xhi] = c.x.scale == Scale::linear ? linear_domain(xr->first, xr->second) : *xr;
@@ -265,7 +267,8 @@ std::string render_bar_chart(const BarChart& c) {
   const size_t nser = std::max<size_t>(1, c.series.size());
   const double bar = c.stacked ? group * 0.6 : group * 0.8 / static_cast<double>(nser);
   size_t bars = 0;
-  for (const auto& s : c.series) bars += static_cast<size_t>(std::count_if(s.values.begin(), s.values.end(), [](auto v) { return v.has_value(); }));
+  for (const auto& s : c.series)
+    bars += static_cast<size_t>(std::count_if(s.values.begin(), s.values.end(), [](auto v) { return v.has_value(); }));
   for (size_t k = 0; k < ncat; ++k) {
     const double g0 = left + group * static_cast<double>(k);
     double stack = 0;
@@ -275,12 +278,13 @@ std::string render_bar_chart(const BarChart& c) {
       const double v = std::max(0.0, *vals[k]);
       const double x = c.stacked ? g0 + group * 0.2 : g0 + group * 0.1 + bar * static_cast<double>(i);
       const double y1 = my(stack + v), y0 = my(stack);
-      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
-                         px(x), px(y1), px(bar), px(std::max(0.0, y0 - y1)), series_color(i),
-                         xml_escape(c.series[i].name), xml_escape(cell_label(v)));
+      out +=
+          fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
+                      px(x), px(y1), px(bar), px(std::max(0.0, y0 - y1)), series_color(i), xml_escape(c.series[i].name),
+                      xml_escape(cell_label(v)));
       if (!c.stacked && bars <= 24)
-        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n", px(x + bar / 2),
-                           px(y1 - 3), xml_escape(cell_label(v)));
+        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n",
+                           px(x + bar / 2), px(y1 - 3), xml_escape(cell_label(v)));
       if (c.stacked) stack += v;
     }
     const double cx = g0 + group / 2;
@@ -323,8 +327,8 @@ std::string render_heatmap(const Heatmap& h) {
       if (ui < h.values.size() && uj < h.values[ui].size()) v = h.values[ui][uj];
       const int x = kLeft + j * kCellW;
       if (!v || !std::isfinite(*v)) {
-        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\" stroke=\"#ffffff\"/>\n", x,
-                           y, kCellW, kCellH);
+        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\" stroke=\"#ffffff\"/>\n",
+                           x, y, kCellW, kCellH);
         continue;
       }
       // White → blue by value / max; text turns white on dark cells.
@@ -337,9 +341,10 @@ std::string render_heatmap(const Heatmap& h) {
           x, y, kCellW, kCellH, fill, x + kCellW / 2, y + kCellH / 2 + 4, t > 0.6 ? "#ffffff" : "#000000",
           xml_escape(cell_label(*v)));
       if (ui < h.marked.size() && uj < h.marked[ui].size() && h.marked[ui][uj])
-        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d62728\" "
-                           "stroke-width=\"3\"/>\n",
-                           x + 1, y + 1, kCellW - 2, kCellH - 2);
+        out += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d62728\" "
+            "stroke-width=\"3\"/>\n",
+            x + 1, y + 1, kCellW - 2, kCellH - 2);
     }
   }
   return out + "</svg>\n";

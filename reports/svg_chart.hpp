@@ -50,9 +50,9 @@ struct Axis {
 struct Series {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y); non-positive values are skipped on log axes
-  bool line = true;      // connect the points
-  bool markers = true;   // draw a dot at every point
-  bool dashed = false;   // fit curves and ceilings
+  bool line = true;                               // connect the points
+  bool markers = true;                            // draw a dot at every point
+  bool dashed = false;                            // fit curves and ceilings
 };
 
 struct LineChart {

@@ -63,7 +63,7 @@ void write_in_place(const std::string& given, const std::string& target, std::st
 // The folder's own entry must reach the disk too, or a crash after rename() can lose the file.
 void fsync_folder(const std::string& given, const std::string& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // the file is written; only its durability is unconfirmed
+  if (fd < 0) return;                                       // the file is written; only its durability is unconfirmed
   const bool synced = ::fsync(fd) == 0 || errno == EINVAL;  // EINVAL: folder fsync not supported
   const int err = errno;
   ::close(fd);

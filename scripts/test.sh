@@ -6,8 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-# Formatting of the changed lines (.clang-format): a gate when GCB_FORMAT_BASE names the base
-# commit, a report otherwise (scripts/check-format.sh).
+# Formatting: every C++/CUDA file follows .clang-format (scripts/check-format.sh); a gate.
 scripts/check-format.sh
 
 build_dir=${BUILD_DIR:-build}

@@ -49,8 +49,8 @@ const std::vector<DType>& attn_dtypes();
 
 struct AttnOptions {
   std::vector<int> batch = {4}, heads = {16}, seq = {1024}, head_dim = {128};
-  int kv_heads = 0;             // GQA: K/V heads (0 = heads); expanded to heads
-  std::string causal = "both";  // on | off | both
+  int kv_heads = 0;                           // GQA: K/V heads (0 = heads); expanded to heads
+  std::string causal = "both";                // on | off | both
   std::vector<DType> dtypes = {DType::bf16};  // --dtype, of attn_dtypes()
   std::vector<AttnPass> passes = {AttnPass::fwd};
   std::vector<AttnImpl> impls = {AttnImpl::ours, AttnImpl::unfused, AttnImpl::cudnn};

@@ -29,12 +29,12 @@ struct CollOptions {
   std::vector<DType> dtypes = {DType::f32};
   uint64_t min_bytes = uint64_t{32} << 20, max_bytes = uint64_t{32} << 20;  // -b -e (nccl-tests: 32M)
   uint64_t step_bytes = uint64_t{1} << 20;                                  // -i
-  uint64_t seed = 1;  // --seed: the seed of every rank's verifiable payload (collectives/verifiable_case)
-  uint64_t step_factor = 0;                                                 // -f (0 = off: additive -i steps)
-  int iters = 20;                          // -n: ops per sample (pipelined) / samples at least (isolated)
-  int warmup_iters = 1;                    // -w
-  int check = 1;                           // -c: check iterations; 0 = off
-  int root = 0;                            // -r; -1 = every root
+  uint64_t seed = 1;         // --seed: the seed of every rank's verifiable payload (collectives/verifiable_case)
+  uint64_t step_factor = 0;  // -f (0 = off: additive -i steps)
+  int iters = 20;            // -n: ops per sample (pipelined) / samples at least (isolated)
+  int warmup_iters = 1;      // -w
+  int check = 1;             // -c: check iterations; 0 = off
+  int root = 0;              // -r; -1 = every root
   RankCombine average = RankCombine::max;  // -a (nccl-tests default is avg; ours is max)
   int blocking = 0;                        // -z: 1 = synchronize + barrier after each op
   int run_cycles = 1;                      // -N: 0 = forever

@@ -28,7 +28,8 @@ void BM_HarnessPerSample(benchmark::State& state) {
   o.min_time = 0;
   o.noise = 1e-12;  // never converge: exactly max_samples samples
   for (auto _ : state) {
-    const Measurement m = measure(timer, [] {}, o);
+    const Measurement m = measure(
+        timer, [] {}, o);
     benchmark::DoNotOptimize(m.stats.median);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

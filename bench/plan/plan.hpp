@@ -20,7 +20,7 @@ namespace gcb::bench {
 struct PlanCliOptions {
   std::string model = "tiny";  // named config or JSON file
   models::ConfigOverrides overrides;
-  std::string gpu = "cpu";  // spec-table SKU, or cpu (rank threads of this host)
+  std::string gpu = "cpu";                     // spec-table SKU, or cpu (rank threads of this host)
   int gpus = 0, gpus_per_node = 0, nodes = 0;  // 0 = derived (see docs)
   double intra_gbps = 0, inter_gbps = 0;
   std::string topo;                      // topology file
@@ -38,9 +38,9 @@ struct PlanCliOptions {
   int top = 10, rejected = 5;
   int verify = 0, verify_repeats = 1, steps = 3, warmup = 1;
   double verify_tolerance = 0.25;  // |predicted / measured − 1| above it fails; 0 = not judged
-  std::string published;  // a CSV of published runs
-  bool shapes = false;    // print the GEMM / attention shapes of the shown layouts
-  bool host_probe = true;  // --gpu cpu: measure the shared host (plan_probe.cpp)
+  std::string published;           // a CSV of published runs
+  bool shapes = false;             // print the GEMM / attention shapes of the shown layouts
+  bool host_probe = true;          // --gpu cpu: measure the shared host (plan_probe.cpp)
 };
 
 // One figure of the host probe: `ranks` rank threads running their calls at once, timed by the
@@ -95,8 +95,9 @@ void print_published(const std::vector<models::planner::PublishedCheck>& checks,
 // measured (median over rounds) and returns the measurements and a comparison result per layout:
 // FAIL when a memory category differs (activations: by more than 10 %) or, with tolerance > 0,
 // when the step time is off by more than that fraction.
-std::vector<Result> verify_plan(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& fits,
-                                int n, int repeats, int steps, int warmup, double tolerance);
+std::vector<Result> verify_plan(const models::planner::PlanModel& pm,
+                                const std::vector<models::planner::Prediction>& fits, int n, int repeats, int steps,
+                                int warmup, double tolerance);
 
 // Which layouts the measurement cannot tell apart from the fastest: given each layout's step
 // times over the rounds, the indices whose range [min, max] overlaps that of the layout with the

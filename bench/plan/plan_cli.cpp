@@ -78,7 +78,8 @@ models::GptConfig resolve_model(const PlanCliOptions& o) {
 
 SearchSpace search_space(const PlanCliOptions& o) {
   SearchSpace s;
-  s.micro_batches = parse_each<int>(o.micro_batch, "--micro-batch", [](const std::string& v) { return parse_int(v, "--micro-batch"); });
+  s.micro_batches = parse_each<int>(o.micro_batch, "--micro-batch",
+                                    [](const std::string& v) { return parse_int(v, "--micro-batch"); });
   s.recompute = parse_each<Recompute>(o.recompute, "--recompute", parse_recompute);
   s.zero = parse_each<ZeroStage>(o.zero, "--zero", [](const std::string& v) {
     const int z = parse_int(v, "--zero");
@@ -91,8 +92,10 @@ SearchSpace search_space(const PlanCliOptions& o) {
     throw UsageError(fmt::format("--schedule {}: expected 1f1b or gpipe", v));
   });
   s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
-  s.overlap = parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
-  s.virtual_stages = parse_each<int>(o.virtual_stages, "--virtual-stages", [](const std::string& v) { return parse_int(v, "--virtual-stages"); });
+  s.overlap =
+      parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
+  s.virtual_stages = parse_each<int>(o.virtual_stages, "--virtual-stages",
+                                     [](const std::string& v) { return parse_int(v, "--virtual-stages"); });
   s.tp_across_nodes = o.tp_across_nodes;
   for (int v : s.micro_batches)
     if (v < 1) throw UsageError("--micro-batch values must be ≥ 1");
@@ -110,8 +113,9 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
     const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return cpu_cluster(ranks, limit);
   }
-  const GpuSpec spec = o.gpu.empty() && !facts.gpu_name.empty() ? find_gpu_spec(facts.gpu_name).value_or(gpu_spec_by_name(facts.gpu_name))
-                                                                 : gpu_spec_by_name(o.gpu);
+  const GpuSpec spec = o.gpu.empty() && !facts.gpu_name.empty()
+                           ? find_gpu_spec(facts.gpu_name).value_or(gpu_spec_by_name(facts.gpu_name))
+                           : gpu_spec_by_name(o.gpu);
   GpuClusterArgs a;
   a.precision = precision;
   a.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : facts.gpus_per_node > 0 ? facts.gpus_per_node : 8;
@@ -123,8 +127,10 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   a.inter_gbps = o.inter_gbps > 0 ? o.inter_gbps : facts.nic_gbps_per_gpu;
   a.memory_limit_bytes = limit;
   Cluster c = gpu_cluster(spec, a);
-  if (o.intra_gbps <= 0 && facts.nvlinks_per_gpu > 0) c.intra.source = fmt::format("topology {}: {} NVLinks per GPU", o.topo, facts.nvlinks_per_gpu);
-  if (o.inter_gbps <= 0 && facts.nic_gbps_per_gpu > 0) c.inter.source = fmt::format("topology {}: NIC rate per GPU", o.topo);
+  if (o.intra_gbps <= 0 && facts.nvlinks_per_gpu > 0)
+    c.intra.source = fmt::format("topology {}: {} NVLinks per GPU", o.topo, facts.nvlinks_per_gpu);
+  if (o.inter_gbps <= 0 && facts.nic_gbps_per_gpu > 0)
+    c.inter.source = fmt::format("topology {}: NIC rate per GPU", o.topo);
   return c;
 }
 
@@ -222,48 +228,67 @@ PlanRequest plan_request(const PlanCliOptions& o) {
 }
 
 void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv) {
-  auto* app = root.add_subcommand("plan", "Predict memory and step time of every parallel layout of a model on a cluster; rank them");
+  auto* app = root.add_subcommand(
+      "plan", "Predict memory and step time of every parallel layout of a model on a cluster; rank them");
   auto common = std::make_shared<CommonOptions>();
   auto o = std::make_shared<PlanCliOptions>();
   add_common_options(*app, *common, false, false);
-  app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")->capture_default_str();
+  app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")
+      ->capture_default_str();
   app->add_option("--layers", o->overrides.layers, "Override the number of layers");
   app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");
   app->add_option("--heads", o->overrides.heads, "Override the number of heads");
   app->add_option("--vocab", o->overrides.vocab, "Override the vocabulary size");
   app->add_option("--seq", o->overrides.seq, "Override the sequence length");
-  app->add_option("--gpu", o->gpu, "Spec-table SKU (h100-sxm, a100-sxm4-80gb, h200, …) or cpu (rank threads of this host)")
+  app->add_option("--gpu", o->gpu,
+                  "Spec-table SKU (h100-sxm, a100-sxm4-80gb, h200, …) or cpu (rank threads of this host)")
       ->capture_default_str();
   app->add_option("--gpus", o->gpus, "Devices in all (default: --nodes × --gpus-per-node; cpu: this host's cores)");
   app->add_option("--gpus-per-node", o->gpus_per_node, "Devices per node (default: the topology's, else 8)");
   app->add_option("--nodes", o->nodes, "Nodes (with --gpus-per-node, instead of --gpus)");
-  app->add_option("--intra-gbps", o->intra_gbps, "Intra-node bus bandwidth per GPU, GB/s (default: NVLink of the spec or topology)");
-  app->add_option("--inter-gbps", o->inter_gbps, "Inter-node NIC bandwidth per GPU, GB/s (default: the SKU's reference node or topology)");
-  app->add_option("--topo", o->topo, "A node's topology (gcbench topo JSON, NCCL XML or nvidia-smi topo -m): GPUs per node, NVLinks, NICs");
-  app->add_option("--calibration", o->calibration, "Result files of gemm, attn, coll, mem runs on the cluster (repeatable; comma-separated)")
+  app->add_option("--intra-gbps", o->intra_gbps,
+                  "Intra-node bus bandwidth per GPU, GB/s (default: NVLink of the spec or topology)");
+  app->add_option("--inter-gbps", o->inter_gbps,
+                  "Inter-node NIC bandwidth per GPU, GB/s (default: the SKU's reference node or topology)");
+  app->add_option(
+      "--topo", o->topo,
+      "A node's topology (gcbench topo JSON, NCCL XML or nvidia-smi topo -m): GPUs per node, NVLinks, NICs");
+  app->add_option("--calibration", o->calibration,
+                  "Result files of gemm, attn, coll, mem runs on the cluster (repeatable; comma-separated)")
       ->delimiter(',');
-  app->add_option("--compute-efficiency", o->efficiency, "Fraction of peak an uncalibrated GEMM / attention call reaches")
+  app->add_option("--compute-efficiency", o->efficiency,
+                  "Fraction of peak an uncalibrated GEMM / attention call reaches")
       ->capture_default_str();
-  app->add_option("--memory-limit", o->memory_limit, "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)");
+  app->add_option("--memory-limit", o->memory_limit,
+                  "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)");
   app->add_option("--precision", o->precision, "bf16 (default on GPUs) or fp32 (default on cpu)");
   app->add_option("--global-batch", o->global_batch, "Sequences per step (required)");
-  app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")->capture_default_str();
-  app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")->capture_default_str();
+  app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")
+      ->capture_default_str();
+  app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")
+      ->capture_default_str();
   app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
   app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();
   app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
-  app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")->capture_default_str();
-  app->add_option("--virtual-stages", o->virtual_stages, "Interleaved 1F1B model chunks per device to consider (1 = none)")
+  app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")
+      ->capture_default_str();
+  app->add_option("--virtual-stages", o->virtual_stages,
+                  "Interleaved 1F1B model chunks per device to consider (1 = none)")
       ->capture_default_str();
   app->add_flag("--allow-tp-across-nodes", o->tp_across_nodes, "Consider tp groups larger than a node");
-  app->add_option("--attention", o->attention, "flash | materialized | materialized-dropout (memory and traffic of the scores)")
+  app->add_option("--attention", o->attention,
+                  "flash | materialized | materialized-dropout (memory and traffic of the scores)")
       ->capture_default_str();
-  app->add_flag("--pp-scatter-gather", o->pp_scatter_gather, "Pipeline messages split over the tp ranks (Megatron-LM, Narayanan et al. §4.1)");
-  app->add_option("--layout", o->layout, "Predict only these layouts (the --sweep grammar + vN), e.g. dp1-tp8-sp-pp8-1f1b");
+  app->add_flag("--pp-scatter-gather", o->pp_scatter_gather,
+                "Pipeline messages split over the tp ranks (Megatron-LM, Narayanan et al. §4.1)");
+  app->add_option("--layout", o->layout,
+                  "Predict only these layouts (the --sweep grammar + vN), e.g. dp1-tp8-sp-pp8-1f1b");
   app->add_option("--top", o->top, "Layouts shown and written")->capture_default_str();
   app->add_option("--rejected", o->rejected, "Out-of-memory layouts shown (closest first)")->capture_default_str();
-  app->add_option("--verify", o->verify, "Run the top N layouts this machine can run through the training library")->capture_default_str();
-  app->add_option("--verify-repeats", o->verify_repeats, "Rounds of --verify (interleaved; the median is compared)")->capture_default_str();
+  app->add_option("--verify", o->verify, "Run the top N layouts this machine can run through the training library")
+      ->capture_default_str();
+  app->add_option("--verify-repeats", o->verify_repeats, "Rounds of --verify (interleaved; the median is compared)")
+      ->capture_default_str();
   app->add_option("--verify-tolerance", o->verify_tolerance,
                   "--verify fails a layout whose step time is off by more than this fraction (0 = report only)")
       ->capture_default_str();
@@ -279,7 +304,8 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
          },
          "Deprecated spelling of --warmup-steps")
       ->group("");
-  app->add_option("--published", o->published, "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
+  app->add_option("--published", o->published,
+                  "Check a table of published runs (CSV, e.g. tests/fixtures/planner/narayanan2021-table1.csv)");
   app->add_flag("--shapes", o->shapes, "Print the GEMM and attention shapes of the shown layouts (what to calibrate)");
   app->add_flag(
          "--host-probe,!--no-host-probe", o->host_probe,
@@ -290,16 +316,22 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
     const PlanCliOptions& opts = *o;
     if (!opts.published.empty()) {
       const std::string gpu = opts.gpu == "cpu" ? "a100-sxm4-80gb" : opts.gpu;
-      const std::vector<PublishedCheck> checks =
-          check_published(read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
+      const std::vector<PublishedCheck> checks = check_published(
+          read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
       Session session(*common, argv, plan_input_files(opts));
       if (!common->quiet) print_published(checks, gpu_spec_by_name(gpu).sku);
       for (const PublishedCheck& c : checks) {
         Result r;
         r.key = "plan/published/" + c.run.model;
-        r.params = {{"model", c.run.model}, {"gpus", c.run.gpus}, {"tp", c.run.tp}, {"pp", c.run.pp}, {"dp", c.run.dp},
-                    {"micro_batch", c.run.micro_batch}, {"global_batch", c.run.global_batch},
-                    {"virtual_stages", c.run.virtual_stages}, {"source", opts.published}};
+        r.params = {{"model", c.run.model},
+                    {"gpus", c.run.gpus},
+                    {"tp", c.run.tp},
+                    {"pp", c.run.pp},
+                    {"dp", c.run.dp},
+                    {"micro_batch", c.run.micro_batch},
+                    {"global_batch", c.run.global_batch},
+                    {"virtual_stages", c.run.virtual_stages},
+                    {"source", opts.published}};
         r.stop_reason = "predicted";
         r.metrics = {{"error", 100 * c.error, "%", false, std::nullopt, ""},
                      {"step_time_published", c.iteration_time, "s", false, std::nullopt, ""},
@@ -314,13 +346,15 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
     }
     const PlanRequest req = plan_request(opts);
     if (opts.verify > 0 && !req.cluster.is_cpu()) {
-      throw UsageError(fmt::format("--verify runs layouts on this machine's CPU: plan with --gpu cpu ({} cannot run here)", req.cluster.device));
+      throw UsageError(fmt::format(
+          "--verify runs layouts on this machine's CPU: plan with --gpu cpu ({} cannot run here)", req.cluster.device));
     }
     Session session(*common, argv, plan_input_files(opts));
     const PlanModel pm = plan_model(req);
     const PlanOutcome out = make_plan(req);
     if (!common->quiet) print_plan(req, pm, out, opts.top, opts.rejected);
-    std::vector<Prediction> shown(out.fits.begin(), out.fits.begin() + std::min<ptrdiff_t>(opts.top, std::ssize(out.fits)));
+    std::vector<Prediction> shown(out.fits.begin(),
+                                  out.fits.begin() + std::min<ptrdiff_t>(opts.top, std::ssize(out.fits)));
     if (opts.shapes) print_shapes(pm, !req.only.empty() ? (out.fits.empty() ? out.oom : out.fits) : shown);
     int rank = 0;
     for (const Prediction& p : shown) session.runner().add(prediction_result(p, pm, ++rank));
@@ -329,7 +363,9 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       session.runner().add(prediction_result(out.oom[i], pm, 0));
     }
     if (opts.verify > 0) {
-      for (Result& r : verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup, opts.verify_tolerance)) session.runner().add(std::move(r));
+      for (Result& r :
+           verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup, opts.verify_tolerance))
+        session.runner().add(std::move(r));
     }
     return session.finish();
   };

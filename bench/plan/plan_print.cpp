@@ -36,15 +36,17 @@ std::string reason_kind(const std::string& reason) {
 void print_cluster(const PlanRequest& req, const PlanModel& pm) {
   const Cluster& c = pm.cluster;
   const models::GptConfig& m = pm.model;
-  fmt::print("plan: {} (L {} C {} heads {} V {} T {}), {} sequences per step, {}, attention {}\n", m.name, m.layers, m.hidden,
-             m.heads, m.vocab, m.seq, pm.global_batch, models::precision_name(pm.precision),
-             pm.attention.flash ? "flash" : pm.attention.dropout ? "materialized with dropout" : "materialized");
+  fmt::print("plan: {} (L {} C {} heads {} V {} T {}), {} sequences per step, {}, attention {}\n", m.name, m.layers,
+             m.hidden, m.heads, m.vocab, m.seq, pm.global_batch, models::precision_name(pm.precision),
+             pm.attention.flash     ? "flash"
+             : pm.attention.dropout ? "materialized with dropout"
+                                    : "materialized");
   fmt::print("cluster: {} × {}", c.gpus, c.device);
   if (!c.is_cpu()) fmt::print(", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
   fmt::print("\n  peak {} per device ({}); memory limit {:.2f} GiB ({})\n",
-             c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12) : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
-             c.peak_source,
-             c.memory_bytes / kGiB, c.memory_source);
+             c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12)
+                                  : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
+             c.peak_source, c.memory_bytes / kGiB, c.memory_source);
   fmt::print("  memory bandwidth {}{} ({})\n",
              c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
              c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
@@ -72,22 +74,25 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
     fmt::print("  {} all-reduce of {} ranks: α {:.1f} µs, β {} ({})\n", tier_name(t), std::max(2, n), ab.alpha_s * 1e6,
                ab.bytes_per_s > 0 ? gbps(ab.bytes_per_s) : "not costed", ab.source);
   }
-  if (!cal.files.empty()) fmt::print("  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
+  if (!cal.files.empty())
+    fmt::print("  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
 }
 
 void print_ranked(const std::vector<Prediction>& preds, size_t n) {
-  fmt::print("\n{:>3} {:<34} {:>3} {:<9} {:>9} {:>11} {:>6} {:>6} {:>8} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n", "#",
-             "layout", "mb", "recompute", "step s", "tokens/s", "MFU%", "HFU%", "mem GiB", "fwd+bwd", "recomp", "tp", "pp",
-             "zero3", "bubble", "dp", "optim", "other");
+  fmt::print(
+      "\n{:>3} {:<34} {:>3} {:<9} {:>9} {:>11} {:>6} {:>6} {:>8} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
+      "#", "layout", "mb", "recompute", "step s", "tokens/s", "MFU%", "HFU%", "mem GiB", "fwd+bwd", "recomp", "tp",
+      "pp", "zero3", "bubble", "dp", "optim", "other");
   for (size_t i = 0; i < std::min(n, preds.size()); ++i) {
     const Prediction& p = preds[i];
     const TimeBreakdown& t = p.time;
     std::string layout = p.candidate.layout.name;
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
-    fmt::print("{:>3} {:<34} {:>3} {:<9} {:>9.4g} {:>11.4g} {:>6.2f} {:>6.2f} {:>8.2f} | {:>8.3g} {:>8.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g}\n",
-               i + 1, layout, p.candidate.micro_batch, recompute_name(p.candidate.recompute), t.step, p.tokens_per_s, p.mfu,
-               p.hfu, p.memory.total() / kGiB, t.forward + t.backward, t.recompute, t.tp_comm, t.pp_comm, t.zero3_gather,
-               t.bubble, t.dp_comm, t.optimizer, t.other_comm);
+    fmt::print(
+        "{:>3} {:<34} {:>3} {:<9} {:>9.4g} {:>11.4g} {:>6.2f} {:>6.2f} {:>8.2f} | {:>8.3g} {:>8.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g}\n",
+        i + 1, layout, p.candidate.micro_batch, recompute_name(p.candidate.recompute), t.step, p.tokens_per_s, p.mfu,
+        p.hfu, p.memory.total() / kGiB, t.forward + t.backward, t.recompute, t.tp_comm, t.pp_comm, t.zero3_gather,
+        t.bubble, t.dp_comm, t.optimizer, t.other_comm);
   }
 }
 
@@ -116,12 +121,13 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
     print_ranked(out.fits, static_cast<size_t>(std::max(0, top)));
     const Prediction& best = out.fits.front();
     const TimeBreakdown& t = best.time;
-    fmt::print("\nbest: {} — {:.4g} s per step, {:.1f} % MFU; stage {} is the slowest; compute {:.0f} %, communication in the "
-               "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %\n",
-               best.candidate.name(), t.step, best.mfu, best.bottleneck_stage,
-               100 * (t.forward + t.backward + t.recompute) / t.step,
-               100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
-               100 * t.optimizer / t.step);
+    fmt::print(
+        "\nbest: {} — {:.4g} s per step, {:.1f} % MFU; stage {} is the slowest; compute {:.0f} %, communication in the "
+        "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %\n",
+        best.candidate.name(), t.step, best.mfu, best.bottleneck_stage,
+        100 * (t.forward + t.backward + t.recompute) / t.step,
+        100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
+        100 * t.optimizer / t.step);
     fmt::print("  memory of stage {} (GiB): {}\n", best.memory.stage, memory_line(best.memory));
   }
   if (!out.oom.empty()) {
@@ -140,7 +146,8 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
       if (!k.second) k.second = &r;
     }
     fmt::print("\ncannot run:\n");
-    for (const auto& [kind, entry] : kinds) fmt::print("  {:>7} × {} (e.g. {})\n", entry.first, entry.second->reason, entry.second->what);
+    for (const auto& [kind, entry] : kinds)
+      fmt::print("  {:>7} × {} (e.g. {})\n", entry.first, entry.second->reason, entry.second->what);
   }
 }
 
@@ -157,27 +164,31 @@ void print_shapes(const PlanModel& pm, const std::vector<Prediction>& shown) {
       }
     }
   }
-  fmt::print("\n# shapes of these layouts: gemm M N K (gcbench gemm --m M --n N --k K); attn B H S D causal pass "
-             "(gcbench attn --batch B --heads H --seq S --head-dim D --causal on --pass P)\n");
+  fmt::print(
+      "\n# shapes of these layouts: gemm M N K (gcbench gemm --m M --n N --k K); attn B H S D causal pass "
+      "(gcbench attn --batch B --heads H --seq S --head-dim D --causal on --pass P)\n");
   for (const GemmShape& g : gemms) fmt::print("gemm {} {} {}\n", g.m, g.n, g.k);
   for (const AttnShapeCall& a : attns)
-    fmt::print("attn {} {} {} {} {} {}\n", a.batch, a.heads, a.seq, a.head_dim, a.causal ? "on" : "off", a.backward ? "bwd" : "fwd");
+    fmt::print("attn {} {} {} {} {} {}\n", a.batch, a.heads, a.seq, a.head_dim, a.causal ? "on" : "off",
+               a.backward ? "bwd" : "fwd");
 }
 
 void print_published(const std::vector<PublishedCheck>& checks, const std::string& gpu) {
-  fmt::print("published runs on {}: iteration time from eq. (3) F / (GPUs × published TFLOP/s), against the planner with the "
-             "compute efficiency fitted to the other runs (leave-one-out)\n\n",
-             gpu);
-  fmt::print("{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7} {:>6} {:>6} {:>6} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8}\n", "model", "GPUs",
-             "tp", "pp", "dp", "mb", "v", "TFLOP/s", "%peak", "HFU%", "MFU%", "time s", "pred. s", "error", "e fit", "e LOO",
-             "mem GiB");
+  fmt::print(
+      "published runs on {}: iteration time from eq. (3) F / (GPUs × published TFLOP/s), against the planner with the "
+      "compute efficiency fitted to the other runs (leave-one-out)\n\n",
+      gpu);
+  fmt::print("{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7} {:>6} {:>6} {:>6} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8}\n",
+             "model", "GPUs", "tp", "pp", "dp", "mb", "v", "TFLOP/s", "%peak", "HFU%", "MFU%", "time s", "pred. s",
+             "error", "e fit", "e LOO", "mem GiB");
   double worst = 0, sum = 0, esum = 0;
   for (const PublishedCheck& c : checks) {
     const PublishedRun& r = c.run;
-    fmt::print("{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7.0f} {:>6.0f} {:>6.2f} {:>6.2f} {:>9.2f} {:>9.2f} {:>+6.1f}% {:>7.3f} {:>7.3f} {:>8.1f}\n",
-               r.model, r.gpus, r.tp, r.pp, r.dp, r.micro_batch, r.virtual_stages, r.tflops_per_gpu, r.percent_of_peak, c.hfu,
-               c.mfu, c.iteration_time, c.predicted_time, 100 * c.error, c.fitted_efficiency, c.loo_efficiency,
-               c.prediction.memory.total() / kGiB);
+    fmt::print(
+        "{:<12} {:>5} {:>3} {:>3} {:>4} {:>3} {:>2} {:>7.0f} {:>6.0f} {:>6.2f} {:>6.2f} {:>9.2f} {:>9.2f} {:>+6.1f}% {:>7.3f} {:>7.3f} {:>8.1f}\n",
+        r.model, r.gpus, r.tp, r.pp, r.dp, r.micro_batch, r.virtual_stages, r.tflops_per_gpu, r.percent_of_peak, c.hfu,
+        c.mfu, c.iteration_time, c.predicted_time, 100 * c.error, c.fitted_efficiency, c.loo_efficiency,
+        c.prediction.memory.total() / kGiB);
     worst = std::max(worst, std::abs(c.error));
     sum += std::abs(c.error);
     esum += c.fitted_efficiency;

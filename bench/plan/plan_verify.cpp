@@ -25,7 +25,8 @@ bool runnable(const PlanModel& pm, const Prediction& p) {
 std::vector<int> ranks_of(const std::vector<double>& v) {
   std::vector<int> order(v.size());
   for (size_t i = 0; i < v.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[static_cast<size_t>(a)] < v[static_cast<size_t>(b)]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return v[static_cast<size_t>(a)] < v[static_cast<size_t>(b)]; });
   std::vector<int> rank(v.size());
   for (size_t i = 0; i < order.size(); ++i) rank[static_cast<size_t>(order[i])] = static_cast<int>(i) + 1;
   return rank;
@@ -55,7 +56,8 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     if (runnable(pm, p)) chosen.push_back(&p);
   }
   if (chosen.empty()) {
-    fmt::print("\nverify: none of the fitting layouts can run here (interleaving and padded vocabularies are planner-only)\n");
+    fmt::print(
+        "\nverify: none of the fitting layouts can run here (interleaving and padded vocabularies are planner-only)\n");
     return {};
   }
   std::vector<std::vector<double>> measured(chosen.size());
@@ -87,9 +89,10 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     median.push_back(summarize(measured[i]).median);
   }
   const std::vector<int> rank_pred = ranks_of(predicted), rank_meas = ranks_of(median);
-  fmt::print("\nverify: {} layouts × {} round{} of {} steps (+{} warm-up) through the training library; measured = median over "
-             "rounds of each run's median step\n",
-             chosen.size(), std::max(1, repeats), repeats > 1 ? "s" : "", steps, warmup);
+  fmt::print(
+      "\nverify: {} layouts × {} round{} of {} steps (+{} warm-up) through the training library; measured = median over "
+      "rounds of each run's median step\n",
+      chosen.size(), std::max(1, repeats), repeats > 1 ? "s" : "", steps, warmup);
   fmt::print("{:<44} {:>11} {:>11} {:>19} {:>8} {:>10} {:>17}\n", "layout", "predicted s", "measured s",
              "rounds min–max", "error", "rank p/m", "rank-0 GEMM s p/m");
   std::vector<Result> out;
@@ -118,7 +121,8 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
     r.extra["rank0_matmul_measured"] = matmul;
     if (tolerance > 0 && std::abs(err) > tolerance) {
       r.status = Status::fail;
-      r.reason = fmt::format("step time {:+.1f} % off the measurement, beyond the tolerance {:.0f} %", 100 * err, 100 * tolerance);
+      r.reason = fmt::format("step time {:+.1f} % off the measurement, beyond the tolerance {:.0f} %", 100 * err,
+                             100 * tolerance);
     }
     out.push_back(r);
   }
@@ -144,7 +148,8 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
                                               : "not right (the predicted best is not tied with the fastest)");
   for (size_t i = 0; i < out.size(); ++i)
     out[i].extra["tied_with_fastest"] = std::find(tied.begin(), tied.end(), i) != tied.end();
-  fmt::print("\nmemory of rank 0 (first stage), bytes: predicted / measured peak (workspace: its steady part / measured persistent)\n");
+  fmt::print(
+      "\nmemory of rank 0 (first stage), bytes: predicted / measured peak (workspace: its steady part / measured persistent)\n");
   for (size_t i = 0; i < chosen.size(); ++i) {
     const Prediction& p = *chosen[i];
     const StageMemory sm = stage_memory(p.options, p.candidate.layout.layout(), 0, {pm.attention, 1});
@@ -159,7 +164,9 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
       // Model states and the rest exactly (the engine is deterministic); activations within 10 %
       // (Korthikanti et al.'s counting is the engine's own, so they are equal today too).
       const bool ok = cat == models::MemCategory::activations ? std::abs(want - got) <= 0.1 * got : want == got;
-      if (!ok) wrong += fmt::format("{}{} predicted {:.0f} B, measured {:.0f} B", wrong.empty() ? "" : "; ", models::mem_category_name(cat), want, got);
+      if (!ok)
+        wrong += fmt::format("{}{} predicted {:.0f} B, measured {:.0f} B", wrong.empty() ? "" : "; ",
+                             models::mem_category_name(cat), want, got);
       if (want != 0 || got != 0) fmt::print(" {} {:.0f}/{:.0f}", models::mem_category_name(cat), want, got);
     }
     fmt::print("  {}\n", wrong.empty() ? "equal" : "DIFFERENT");

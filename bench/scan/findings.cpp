@@ -75,7 +75,8 @@ std::string figure_evidence(const Finding& f, const GroupStats& g, const Deviati
   if (g.n >= 3)
     e += fmt::format(", fleet median {} ({} peers), {}", format_figure(g.median, f.unit), g.n,
                      describe_sigmas(d, f.higher_is_better));
-  else e += fmt::format(" ({} peer{}: too few for the median/MAD rule)", g.n, g.n == 1 ? "" : "s");
+  else
+    e += fmt::format(" ({} peer{}: too few for the median/MAD rule)", g.n, g.n == 1 ? "" : "s");
   if (f.percent_of_expected)
     e += fmt::format(", {:.0f} % of expected {} ({})", *f.percent_of_expected, format_figure(*f.expected, f.unit),
                      f.expected_source);

@@ -110,8 +110,10 @@ void HalvingSearch::record(const std::vector<GroupBusbw>& measured) {
       for (const auto& [s, v] : probe_values_)
         if (v.busbw > best.busbw) best = v;
       for (const auto& [s, v] : probe_values_) {
-        if (clearly_slower(v, best)) out_.culprits.push_back(s);
-        else out_.cleared.push_back(s);
+        if (clearly_slower(v, best))
+          out_.culprits.push_back(s);
+        else
+          out_.cleared.push_back(s);
       }
       std::sort(out_.culprits.begin(), out_.culprits.end());
       if (out_.culprits.empty()) {

@@ -70,8 +70,10 @@ std::vector<Finding> attribute(const LinkKind& kind, const std::vector<Finding>&
       std::vector<const Finding*> links;
     };
     std::vector<Side> sides;
-    if (kind.directional) sides = {{"outgoing", {}}, {"incoming", {}}};
-    else sides = {{"", {}}};
+    if (kind.directional)
+      sides = {{"outgoing", {}}, {"incoming", {}}};
+    else
+      sides = {{"", {}}};
     for (const auto& l : links) {
       if (kind.directional) {
         if (l.node == node) sides[0].links.push_back(&l);

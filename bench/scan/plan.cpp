@@ -41,8 +41,10 @@ std::vector<Round> pack_rounds(const std::vector<NodePair>& pairs) {
       });
     };
     auto it = std::find_if(rounds.begin(), rounds.end(), fits);
-    if (it == rounds.end()) rounds.push_back({p});
-    else it->push_back(p);
+    if (it == rounds.end())
+      rounds.push_back({p});
+    else
+      it->push_back(p);
   }
   return rounds;
 }

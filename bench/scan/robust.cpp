@@ -39,15 +39,19 @@ GroupStats group_stats(std::span<const double> values) {
 
 Deviation deviation(double value, bool higher_is_better, const GroupStats& g) {
   Deviation d;
-  if (higher_is_better) d.shortfall = g.median > 0 ? 1 - value / g.median : 0;
-  else d.shortfall = value > 0 ? 1 - g.median / value : 1;
+  if (higher_is_better)
+    d.shortfall = g.median > 0 ? 1 - value / g.median : 0;
+  else
+    d.shortfall = value > 0 ? 1 - g.median / value : 1;
   if (value <= 0) {  // nothing got through: worse than any spread for a bandwidth
     d.worse_than_all_spread = higher_is_better;
     return d;
   }
   const double worse_by = higher_is_better ? g.log_median - std::log(value) : std::log(value) - g.log_median;
-  if (g.sigma > 0) d.sigmas = worse_by / g.sigma;
-  else d.worse_than_all_spread = worse_by > 0;
+  if (g.sigma > 0)
+    d.sigmas = worse_by / g.sigma;
+  else
+    d.worse_than_all_spread = worse_by > 0;
   return d;
 }
 

@@ -27,8 +27,10 @@ void apply(const ScanFlags& f, ScanOptions& o) {
   if (!f.stages.empty()) {
     o.stages.clear();
     for (const auto& s : f.stages) {
-      if (s == "all") o.stages = kStageNames;
-      else o.stages.push_back(s);
+      if (s == "all")
+        o.stages = kStageNames;
+      else
+        o.stages.push_back(s);
     }
   }
   if (f.reference && !has_stage(o, "reference")) o.stages.push_back("reference");

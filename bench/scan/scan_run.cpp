@@ -37,8 +37,10 @@ ScanRun::ScanRun(const ScanOptions& o, const HarnessOptions& harness, uint64_t s
   for (const auto& s : kStageNames)
     if (has_stage(o, s)) stages_.push_back(s);
   if (!o.test_fake_nodes) {
-    if (ctx.device >= 0) gpu_ = ctx.device;
-    else if (ctx.local_rank < gpu::device_count()) gpu_ = ctx.local_rank;
+    if (ctx.device >= 0)
+      gpu_ = ctx.device;
+    else if (ctx.local_rank < gpu::device_count())
+      gpu_ = ctx.local_rank;
   }
 }
 
@@ -132,12 +134,18 @@ int ScanRun::run() {
         gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_ / 60);
   }
   for (const auto& stage : stages_) {
-    if (stage == "inventory") inventory();
-    else if (stage == "device") device();
-    else if (stage == "links") links();
-    else if (stage == "pairs") pairs();
-    else if (stage == "coll") coll();
-    else if (stage == "reference") reference();
+    if (stage == "inventory")
+      inventory();
+    else if (stage == "device")
+      device();
+    else if (stage == "links")
+      links();
+    else if (stage == "pairs")
+      pairs();
+    else if (stage == "coll")
+      coll();
+    else if (stage == "reference")
+      reference();
     stop_ = broadcast_json(ctx_.host_comm, stop_).get<bool>();
     if (stop_) {
       say("      --fail-fast: stopping after {}\n", describe_stage(stage));

@@ -86,7 +86,8 @@ void ScanRun::pairs() {
       for (const auto& [a, b] : round)
         pairs_text += fmt::format("{}{}-{}", pairs_text.empty() ? "" : " ", layout_.nodes[static_cast<size_t>(a)],
                                   layout_.nodes[static_cast<size_t>(b)]);
-      if (confirm) say("      confirm: {} ({:.1f} s)\n", pairs_text, elapsed() - t0);
+      if (confirm)
+        say("      confirm: {} ({:.1f} s)\n", pairs_text, elapsed() - t0);
       else
         say("      {} {}/{}: {} ({:.1f} s)\n", stage == "bisection" ? "bisection" : "round", index + 1, total,
             pairs_text, elapsed() - t0);

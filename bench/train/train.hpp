@@ -31,7 +31,7 @@ struct TrainCliOptions {
   std::string recompute = "none";
   int logit_rows = 0;  // --logit-chunk: rows of LM-head logits at a time (0: all)
   std::string precision = "fp32";
-  std::string data;  // token file (llm.c / nanoGPT); empty = synthetic
+  std::string data;           // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;  // --steps, --warmup-steps
   std::string backend = "cpu";
   std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
@@ -40,8 +40,8 @@ struct TrainCliOptions {
   int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
   uint64_t seed = 1234;       // --init-seed: parameter initialisation
   uint64_t data_seed = 42;    // --seed: the synthetic tokens (the inputs), as every family's --seed
-  std::string sweep;      // LAYOUTS: models/sweep.hpp
-  double peak_flops = 0;  // FLOP/s; 0 = measure an sgemm of peak_size³
+  std::string sweep;          // LAYOUTS: models/sweep.hpp
+  double peak_flops = 0;      // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = 1024;
   std::string dump;       // write every step's loss and the final parameters (hex) to this file
   std::string init_from;  // Hugging Face GPT-2 safetensors: the model and its starting weights

@@ -33,7 +33,8 @@ double naive_probs(const AttnShape& a, const double* q, const double* k, size_t 
   std::fill(p.begin(), p.end(), 0.0);
   for (int j = 0; j < n; ++j) {
     double s = 0;
-    for (int x = 0; x < d; ++x) s += q[at(a, head, i) + static_cast<size_t>(x)] * k[at(a, head, j) + static_cast<size_t>(x)];
+    for (int x = 0; x < d; ++x)
+      s += q[at(a, head, i) + static_cast<size_t>(x)] * k[at(a, head, j) + static_cast<size_t>(x)];
     p[static_cast<size_t>(j)] = s * a.scale();
     m = std::max(m, p[static_cast<size_t>(j)]);
   }
@@ -152,15 +153,16 @@ void reference_key_row(const AttnShape& a, const float* q, const float* k, const
 void tiled_forward(const AttnShape& a, Tiles t, const float* q, const float* k, const float* v, float* o, float* lse) {
   check_shape(a);
   const int step = t.score_cols > 0 ? t.score_cols : t.cols;
-  GCB_CHECK(t.rows > 0 && t.cols > 0 && step > 0 && t.cols % step == 0, "tile sizes must be positive, score_cols | cols");
+  GCB_CHECK(t.rows > 0 && t.cols > 0 && step > 0 && t.cols % step == 0,
+            "tile sizes must be positive, score_cols | cols");
   const auto d = static_cast<size_t>(a.head_dim);
   const auto scale_log2 = static_cast<float>(a.scale() * kLog2e);  // exp(x) = exp2(x·log2 e)
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<float> s(static_cast<size_t>(step)), acc(d);
   for (size_t h = 0; h < heads_total(a); ++h)
-    for (int r0 = 0; r0 < a.seq; r0 += t.rows)        // one CTA per query block
+    for (int r0 = 0; r0 < a.seq; r0 += t.rows)                   // one CTA per query block
       for (int i = r0; i < std::min(r0 + t.rows, a.seq); ++i) {  // one row of the block
-        float m = neg_inf, l = 0;  // running max (log2 units) and sum
+        float m = neg_inf, l = 0;                                // running max (log2 units) and sum
         std::fill(acc.begin(), acc.end(), 0.0f);
         // Causal: key blocks past the last row of this query block are skipped whole.
         const int n_blocks = ((a.causal ? std::min(a.seq, r0 + t.rows) : a.seq) + t.cols - 1) / t.cols;
@@ -178,14 +180,15 @@ void tiled_forward(const AttnShape& a, Tiles t, const float* q, const float* k, 
               block_max = std::max(block_max, x);
             }
             const float m_new = std::max(m, block_max);
-            if (m_new == neg_inf) continue;  // every key so far masked: nothing to add
+            if (m_new == neg_inf) continue;            // every key so far masked: nothing to add
             const float alpha = std::exp2(m - m_new);  // rescales the earlier blocks (0 at the start)
             float block_sum = 0;
             for (auto& x : s) block_sum += (x = std::exp2(x - m_new));
             l = l * alpha + block_sum;
             for (size_t e = 0; e < d; ++e) {
               float pv = 0;
-              for (int j = c0; j < std::min(c0 + step, a.seq); ++j) pv += s[static_cast<size_t>(j - c0)] * v[at(a, h, j) + e];
+              for (int j = c0; j < std::min(c0 + step, a.seq); ++j)
+                pv += s[static_cast<size_t>(j - c0)] * v[at(a, h, j) + e];
               acc[e] = acc[e] * alpha + pv;
             }
             m = m_new;
@@ -218,7 +221,8 @@ void tiled_backward(const AttnShape& a, Tiles t, const float* q, const float* k,
       const int first_row = a.causal ? (c0 / t.rows) * t.rows : 0;
       for (int r0 = first_row; r0 < a.seq; r0 += t.rows)
         for (int i = r0; i < std::min(r0 + t.rows, a.seq); ++i) {
-          const float lse_log2 = lse[h * static_cast<size_t>(a.seq) + static_cast<size_t>(i)] * static_cast<float>(kLog2e);
+          const float lse_log2 =
+              lse[h * static_cast<size_t>(a.seq) + static_cast<size_t>(i)] * static_cast<float>(kLog2e);
           for (int j = c0; j < c1; ++j) {
             if (a.causal && j > i) continue;  // P = 0
             float s = 0, dp = 0;

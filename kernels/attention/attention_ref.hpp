@@ -37,9 +37,9 @@ void reference_key_row(const AttnShape& a, const float* q, const float* k, const
 // forward_tiles() and backward_tiles() in flash_tiling.hpp): Br query rows × Bc key columns,
 // the forward's online softmax stepping score_cols keys at a time (0: all Bc at once).
 struct Tiles {
-  int rows = 64;        // Br
-  int cols = 64;        // Bc
-  int score_cols = 0;   // forward only; divides Bc
+  int rows = 64;       // Br
+  int cols = 64;       // Bc
+  int score_cols = 0;  // forward only; divides Bc
 };
 
 // FP32 tiled forward, FlashAttention-2 online softmax (Dao 2023, Alg. 1), in the kernel's order:
@@ -52,9 +52,9 @@ void tiled_backward(const AttnShape& a, Tiles t, const float* q, const float* k,
 
 // Error of `got` against the FP64 reference `want` over n elements.
 struct ErrorStats {
-  double rmse = 0;      // sqrt(mean((got − want)²))
-  double max_abs = 0;   // max |got − want|
-  size_t worst = 0;     // index of max_abs
+  double rmse = 0;     // sqrt(mean((got − want)²))
+  double max_abs = 0;  // max |got − want|
+  size_t worst = 0;    // index of max_abs
   size_t non_finite = 0;
 };
 ErrorStats compare(const double* want, const float* got, size_t n);

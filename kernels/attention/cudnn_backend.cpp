@@ -89,7 +89,8 @@ struct CudnnGraphPlan::Descriptors {
   }
 };
 
-CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream) : keep_(std::make_unique<Descriptors>()), stream_(stream) {
+CudnnGraphPlan::CudnnGraphPlan(const SdpaGraph& g, void* stream)
+    : keep_(std::make_unique<Descriptors>()), stream_(stream) {
   if (const std::string bad = graph_problem(g); !bad.empty()) {
     unsupported_ = "malformed SDPA graph: " + bad;  // a bug in sdpa_graph.cpp, reported, not run
     return;
@@ -225,8 +226,9 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
     std::vector<cudnnBackendDescriptor_t> cfgs;
     for (int64_t i = 0; i < kRequested; ++i) cfgs.push_back(k.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR).get());
     int64_t returned = 0;
-    if (const cudnnStatus_t st = cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, kRequested, &returned, cfgs.data());
+    if (const cudnnStatus_t st =
+            cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     kRequested, &returned, cfgs.data());
         st != CUDNN_STATUS_SUCCESS) {
       reasons += fmt::format(" heuristics {} results: {};", mode_name, last_error(st));
       continue;
@@ -235,14 +237,15 @@ std::string CudnnGraphPlan::build(const SdpaGraph& g) {
     for (int64_t i = 0; i < returned; ++i) {
       Desc& plan = k.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set_one(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle_);
-      plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[static_cast<size_t>(i)]);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+               &cfgs[static_cast<size_t>(i)]);
       if (const cudnnStatus_t st = plan.finalize(); st != CUDNN_STATUS_SUCCESS) {
         reasons += fmt::format(" mode {} config {}: {};", mode_name, i, last_error(st));
         continue;
       }
       int64_t count = 0, workspace = 0;
       CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                          &count, &workspace));
+                                           &count, &workspace));
       // The graph's scratch starts after cuDNN's workspace, kept 256-byte aligned.
       cudnn_workspace_ = (static_cast<size_t>(workspace) + 255) / 256 * 256;
       engine_ = fmt::format("heuristic mode {} config #{}", mode_name, i);

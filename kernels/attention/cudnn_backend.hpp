@@ -27,7 +27,7 @@ class CudnnGraphPlan {
   CudnnGraphPlan& operator=(const CudnnGraphPlan&) = delete;
 
   const std::string& unsupported() const { return unsupported_; }  // "" when a plan exists
-  const std::string& engine() const { return engine_; }             // heuristic mode and config rank
+  const std::string& engine() const { return engine_; }            // heuristic mode and config rank
   // Bytes the caller provides to execute(): cuDNN's workspace, then the graph's FP32 scratch.
   size_t workspace_bytes() const { return cudnn_workspace_ + scratch_bytes_; }
   // Stream-ordered. `device`: a pointer for every device tensor of the graph, by uid. With cuDNN

@@ -27,8 +27,8 @@ const std::string& CudnnSdpaBackward::unsupported() const { return unsupported_;
 size_t CudnnSdpaBackward::workspace_bytes() const { return 0; }
 std::string CudnnSdpaBackward::engine() const { return {}; }
 std::string CudnnSdpaBackward::route() const { return {}; }
-void CudnnSdpaBackward::run(const void*, const void*, const void*, const void*, const void*, const float*, void*,
-                            void*, void*, void*) {
+void CudnnSdpaBackward::run(const void*, const void*, const void*, const void*, const void*, const float*, void*, void*,
+                            void*, void*) {
   GCB_CHECK(false, unsupported_);
 }
 

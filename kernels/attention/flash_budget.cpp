@@ -79,8 +79,8 @@ std::vector<std::string> check_flash_budgets(const std::vector<KernelResources>&
                                      b->max_registers, b->threads, b->ctas_per_sm));
     const long smem = k.static_smem_bytes + b->dynamic_smem_bytes;
     if (smem > kSm90SmemPerBlock)
-      failures.push_back(fmt::format("{}: {} B shared memory, the limit per block is {} B", where, smem,
-                                     kSm90SmemPerBlock));
+      failures.push_back(
+          fmt::format("{}: {} B shared memory, the limit per block is {} B", where, smem, kSm90SmemPerBlock));
   }
   for (size_t i = 0; i < budgets.size(); ++i)
     if (!seen[i])

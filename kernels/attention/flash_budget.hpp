@@ -12,11 +12,11 @@
 namespace gcb::kernels::attn {
 
 struct KernelBudget {
-  std::string kernel;      // unqualified name in gcb::kernels::attn: "flash_fwd_kernel"
-  int head_dim = 0;        // template argument D; 0: the kernel has none
-  int threads = 0;         // per block
-  int ctas_per_sm = 1;     // occupancy the design counts on
-  int max_registers = 0;   // per thread, register_budget(threads, ctas_per_sm)
+  std::string kernel;           // unqualified name in gcb::kernels::attn: "flash_fwd_kernel"
+  int head_dim = 0;             // template argument D; 0: the kernel has none
+  int threads = 0;              // per block
+  int ctas_per_sm = 1;          // occupancy the design counts on
+  int max_registers = 0;        // per thread, register_budget(threads, ctas_per_sm)
   long dynamic_smem_bytes = 0;  // per block, requested by the launcher
 };
 

@@ -79,10 +79,10 @@ struct BackwardSmem {
   using Cfg = BackwardTiling<D>;
   T* k;
   T* v;
-  T* q;    // kStages × [Br][kLd]
-  T* d_o;  // kStages × [Br][kLd]
-  T* p;    // [Br][kLdScores]: P of this query block, 16-bit
-  T* ds;   // [Br][kLdScores]: dS
+  T* q;             // kStages × [Br][kLd]
+  T* d_o;           // kStages × [Br][kLd]
+  T* p;             // [Br][kLdScores]: P of this query block, 16-bit
+  T* ds;            // [Br][kLdScores]: dS
   float* lse_log2;  // kStages × Br
   float* delta;     // kStages × Br
 
@@ -311,17 +311,26 @@ void launch_backward(const AttnShape& a, const void* q, const void* k, const voi
   auto* dq_accum = static_cast<float*>(workspace);
   float* delta = dq_accum + a.elements();
   const size_t chunks = a.elements() / 8;  // 16-byte chunks of 8 elements; d is a multiple of 8
-  flash_bwd_preprocess<T, D><<<static_cast<unsigned>(ceil_div(chunks, size_t{kPreprocessThreads})), kPreprocessThreads,
-                               0, stream>>>(static_cast<const T*>(o), static_cast<const T*>(d_o), delta, dq_accum,
-                                            a.rows());
+  flash_bwd_preprocess<T, D>
+      <<<static_cast<unsigned>(ceil_div(chunks, size_t{kPreprocessThreads})), kPreprocessThreads, 0, stream>>>(
+          static_cast<const T*>(o), static_cast<const T*>(d_o), delta, dq_accum, a.rows());
   CUDA_CHECK(cudaGetLastError());
 
   const auto kernel = flash_bwd_kernel<T, D>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, Cfg::kCols)), static_cast<unsigned>(a.batch * a.heads));
-  const BackwardArgs<T> args{static_cast<const T*>(q), static_cast<const T*>(k),    static_cast<const T*>(v),
-                             static_cast<const T*>(d_o), lse, delta, dq_accum, static_cast<T*>(dk),
-                             static_cast<T*>(dv), a.seq, static_cast<float>(a.scale()), a.causal};
+  const BackwardArgs<T> args{static_cast<const T*>(q),
+                             static_cast<const T*>(k),
+                             static_cast<const T*>(v),
+                             static_cast<const T*>(d_o),
+                             lse,
+                             delta,
+                             dq_accum,
+                             static_cast<T*>(dk),
+                             static_cast<T*>(dv),
+                             a.seq,
+                             static_cast<float>(a.scale()),
+                             a.causal};
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
   CUDA_CHECK(cudaGetLastError());
 

@@ -222,8 +222,14 @@ void launch_forward(const AttnShape& a, const void* q, const void* k, const void
   const auto kernel = flash_fwd_kernel<T, D>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, Cfg::kRows)), static_cast<unsigned>(a.batch * a.heads));
-  const ForwardArgs<T> args{static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-                            static_cast<T*>(o), lse, a.seq, static_cast<float>(a.scale()) * kLog2e, a.causal};
+  const ForwardArgs<T> args{static_cast<const T*>(q),
+                            static_cast<const T*>(k),
+                            static_cast<const T*>(v),
+                            static_cast<T*>(o),
+                            lse,
+                            a.seq,
+                            static_cast<float>(a.scale()) * kLog2e,
+                            a.causal};
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -247,7 +253,8 @@ void flash_forward(DType t, const AttnShape& a, const void* q, const void* k, co
     GCB_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0, "Q, K, V, O must be 16-byte aligned");
   const auto s = static_cast<cudaStream_t>(stream);
   if (t == DType::f16)
-    a.head_dim == 64 ? launch_forward<__half, 64>(a, q, k, v, o, lse, s) : launch_forward<__half, 128>(a, q, k, v, o, lse, s);
+    a.head_dim == 64 ? launch_forward<__half, 64>(a, q, k, v, o, lse, s)
+                     : launch_forward<__half, 128>(a, q, k, v, o, lse, s);
   else
     a.head_dim == 64 ? launch_forward<__nv_bfloat16, 64>(a, q, k, v, o, lse, s)
                      : launch_forward<__nv_bfloat16, 128>(a, q, k, v, o, lse, s);

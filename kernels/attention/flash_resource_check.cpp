@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
   std::string objects_path, out_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--objects") objects_path = argv[i + 1];
-    else if (flag == "--out") out_path = argv[i + 1];
+    if (flag == "--objects")
+      objects_path = argv[i + 1];
+    else if (flag == "--out")
+      out_path = argv[i + 1];
   }
   std::string list;
   if (objects_path.empty() || !read_file(objects_path, list)) {

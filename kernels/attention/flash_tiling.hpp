@@ -100,8 +100,8 @@ struct BackwardTiling {
   static constexpr int kLdScores = padded_row(kCols);
   static constexpr int kStages = 2;  // Q, dO, LSE and D of the next query block load during this one
   static constexpr int kSmemBytes = (2 * kCols + 2 * kStages * kRows) * kLd * 2  // K, V, Q and dO stages
-                                    + 2 * kRows * kLdScores * 2                   // P and dS
-                                    + 2 * kStages * kRows * 4;                    // LSE and D stages (FP32)
+                                    + 2 * kRows * kLdScores * 2                  // P and dS
+                                    + 2 * kStages * kRows * 4;                   // LSE and D stages (FP32)
   static constexpr int kCtasPerSm = 1;
   static constexpr int kRegisterBudget = register_budget(kThreads, kCtasPerSm);
 
@@ -125,7 +125,9 @@ template <int D>
 constexpr Tiles forward_tiles_of() {
   return Tiles{ForwardTiling<D>::kRows, ForwardTiling<D>::kCols, ForwardTiling<D>::kScoreCols};
 }
-constexpr Tiles forward_tiles(int head_dim) { return head_dim == 64 ? forward_tiles_of<64>() : forward_tiles_of<128>(); }
+constexpr Tiles forward_tiles(int head_dim) {
+  return head_dim == 64 ? forward_tiles_of<64>() : forward_tiles_of<128>();
+}
 constexpr Tiles backward_tiles(int head_dim) {
   return head_dim == 64 ? Tiles{BackwardTiling<64>::kRows, BackwardTiling<64>::kCols}
                         : Tiles{BackwardTiling<128>::kRows, BackwardTiling<128>::kCols};

@@ -152,7 +152,8 @@ GraphType graph_io_type(DType t) {
 SdpaGraph sdpa_unified_forward_graph(GraphType io, const AttnShape& a) {
   Builder b;
   const Dims x = bhsd(a), st = row_major(x);
-  for (const auto& [uid, name] : {std::pair{kUidQ, "Q"}, std::pair{kUidK, "K"}, std::pair{kUidV, "V"}, std::pair{kUidO, "O"}})
+  for (const auto& [uid, name] :
+       {std::pair{kUidQ, "Q"}, std::pair{kUidK, "K"}, std::pair{kUidV, "V"}, std::pair{kUidO, "O"}})
     b.add(uid, name, x, st, io, TensorKind::device);
   b.add(kUidStats, "Stats", stats_dims(a), row_major(stats_dims(a)), GraphType::f32, TensorKind::device);
   b.scalar("attn_scale", static_cast<float>(a.scale()), kUidScale);
@@ -205,7 +206,8 @@ SdpaGraph sdpa_composite_backward_graph(GraphType io, const AttnShape& a) {
   const int64_t one = b.scalar("one", 1.0f);
 
   // D = rowsum(dO∘O), kept in FP32 scratch (the frontend's softmax_sum: a non-virtual tensor).
-  const int64_t d_sum = b.reduce(ReductionMode::add, b.pw(PointwiseMode::mul, {kUidDO, kUidO}, "mul_dO_O"), "reduce_dO_O");
+  const int64_t d_sum =
+      b.reduce(ReductionMode::add, b.pw(PointwiseMode::mul, {kUidDO, kUidO}, "mul_dO_O"), "reduce_dO_O");
   const int64_t d = b.pw(PointwiseMode::mul, {d_sum, one}, "softmax_sum", b.scratch("softmax_sum", stats_dims(a)));
 
   // P recomputed from Stats: exp(scale·QKᵀ − Stats), the mask applied after the subtraction.
@@ -236,7 +238,8 @@ std::string graph_problem(const SdpaGraph& g) {
     for (int64_t in : o.inputs) {
       const auto it = by_uid.find(in);
       if (it == by_uid.end()) return fmt::format("op {} reads unknown uid {}", o.name, in);
-      const bool needs_producer = it->second->kind == TensorKind::virtual_tensor || it->second->kind == TensorKind::scratch;
+      const bool needs_producer =
+          it->second->kind == TensorKind::virtual_tensor || it->second->kind == TensorKind::scratch;
       if (needs_producer && !produced.count(in))
         return fmt::format("op {} reads {} before any op produces it", o.name, it->second->name);
       consumed.insert(in);
@@ -244,14 +247,17 @@ std::string graph_problem(const SdpaGraph& g) {
     for (int64_t out : o.outputs) {
       const auto it = by_uid.find(out);
       if (it == by_uid.end()) return fmt::format("op {} writes unknown uid {}", o.name, out);
-      if (it->second->kind == TensorKind::by_value) return fmt::format("op {} writes the by-value {}", o.name, it->second->name);
+      if (it->second->kind == TensorKind::by_value)
+        return fmt::format("op {} writes the by-value {}", o.name, it->second->name);
       if (consumed.count(out)) return fmt::format("op {} writes {} after it was read", o.name, it->second->name);
       if (!produced.insert(out).second) return fmt::format("{} is produced twice", it->second->name);
     }
   }
   for (const auto& t : g.tensors) {
-    if (t.kind == TensorKind::virtual_tensor && !produced.count(t.uid)) return fmt::format("virtual {} is never produced", t.name);
-    if (t.kind == TensorKind::virtual_tensor && !consumed.count(t.uid)) return fmt::format("virtual {} is never read", t.name);
+    if (t.kind == TensorKind::virtual_tensor && !produced.count(t.uid))
+      return fmt::format("virtual {} is never produced", t.name);
+    if (t.kind == TensorKind::virtual_tensor && !consumed.count(t.uid))
+      return fmt::format("virtual {} is never read", t.name);
     if (t.kind == TensorKind::scratch && !consumed.count(t.uid)) return fmt::format("scratch {} is never read", t.name);
   }
   return {};
@@ -260,7 +266,9 @@ std::string graph_problem(const SdpaGraph& g) {
 size_t tensor_bytes(const GraphTensor& t) {
   int64_t last = 0;  // offset of the last element + 1
   for (size_t i = 0; i < 4; ++i) last += (t.dims[i] - 1) * t.strides[i];
-  const size_t element = t.type == GraphType::f32 || t.type == GraphType::i32 ? 4 : t.type == GraphType::boolean ? 1 : 2;
+  const size_t element = t.type == GraphType::f32 || t.type == GraphType::i32 ? 4
+                         : t.type == GraphType::boolean                       ? 1
+                                                                              : 2;
   return static_cast<size_t>(last + 1) * element;
 }
 

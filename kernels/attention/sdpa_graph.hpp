@@ -31,7 +31,7 @@ struct GraphTensor {
   std::array<int64_t, 4> dims{}, strides{};
   GraphType type = GraphType::f32;
   TensorKind kind = TensorKind::virtual_tensor;
-  float value = 0;  // by_value only
+  float value = 0;           // by_value only
   bool accumulated = false;  // scratch only: the engine adds into it (the dQ accumulator)
 };
 

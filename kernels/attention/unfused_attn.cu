@@ -40,10 +40,12 @@ __global__ void __launch_bounds__(kThreads) softmax_rows(T* __restrict__ scores,
   T* s = scores + row * static_cast<size_t>(seq);
   float m = -INFINITY;
   for (int j = static_cast<int>(threadIdx.x); j < visible; j += kThreads) m = fmaxf(m, Half2<T>::to_float(s[j]));
-  m = block_reduce(m, [](float a, float b) { return fmaxf(a, b); }, scratch);
+  m = block_reduce(
+      m, [](float a, float b) { return fmaxf(a, b); }, scratch);
   float l = 0.0f;
   for (int j = static_cast<int>(threadIdx.x); j < visible; j += kThreads) l += __expf(Half2<T>::to_float(s[j]) - m);
-  l = block_reduce(l, [](float a, float b) { return a + b; }, scratch);
+  l = block_reduce(
+      l, [](float a, float b) { return a + b; }, scratch);
   const float inv = 1.0f / l;
   for (int j = static_cast<int>(threadIdx.x); j < seq; j += kThreads)
     s[j] = Half2<T>::from_float(j < visible ? __expf(Half2<T>::to_float(s[j]) - m) * inv : 0.0f);

@@ -18,8 +18,10 @@ RoundRobinTiming time_round_robin(int candidates, int rounds, const std::functio
       const auto i = static_cast<size_t>(c);
       if (failed[i]) continue;
       const double t = time_one(c);
-      if (std::isnan(t)) failed[i] = true;
-      else sum[i] += t;
+      if (std::isnan(t))
+        failed[i] = true;
+      else
+        sum[i] += t;
     }
   RoundRobinTiming out;
   out.mean_seconds.assign(n, std::numeric_limits<double>::quiet_NaN());

@@ -63,10 +63,10 @@ TuneCache& tune_cache() {
 }  // namespace
 
 std::string describe(const LtAlgoConfig& c) {
-  return fmt::format("algo={} tile={} stages={} splitk={} reduction={} swizzle={} custom={} inner={} cluster={} ws={} waves={:.2f} rank={}",
-                     c.algo_id, c.tile_id, c.stages_id, c.splitk_num, c.reduction_scheme, c.cta_swizzling,
-                     c.custom_option, c.inner_shape_id, c.cluster_shape_id, c.workspace_bytes, c.waves_count,
-                     c.heuristic_rank);
+  return fmt::format(
+      "algo={} tile={} stages={} splitk={} reduction={} swizzle={} custom={} inner={} cluster={} ws={} waves={:.2f} rank={}",
+      c.algo_id, c.tile_id, c.stages_id, c.splitk_num, c.reduction_scheme, c.cta_swizzling, c.custom_option,
+      c.inner_shape_id, c.cluster_shape_id, c.workspace_bytes, c.waves_count, c.heuristic_rank);
 }
 
 std::string cublaslt_version() { return fmt::format("cuBLASLt {}", cublasLtGetVersion()); }
@@ -139,8 +139,7 @@ const std::vector<LtAlgoConfig>& LtMatmul::heuristics(int requested) {
   CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(m.ctx->impl().handle, m.op, m.a, m.b, m.c, m.d, m.pref, requested,
                                               m.results.data(), &returned));
   m.results.resize(static_cast<size_t>(returned));
-  if (returned == 0)
-    throw Fault(fmt::format("cuBLASLt returned no algorithm for {}", lt_plan_key(m.plan)));
+  if (returned == 0) throw Fault(fmt::format("cuBLASLt returned no algorithm for {}", lt_plan_key(m.plan)));
   m.configs.clear();
   for (int r = 0; r < returned; ++r) m.configs.push_back(config_of(m.results[static_cast<size_t>(r)], r));
   return m.configs;
@@ -213,7 +212,9 @@ LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream
       time_round_robin(static_cast<int>(out.candidates.size()), kLtAutotuneRounds, [&](int i) {
         mm.use_heuristic(out.candidates[static_cast<size_t>(i)].heuristic_rank);
         try {
-          return measure(*timer, [&] { mm.run(p, stream); }, h).stats.median;
+          return measure(
+                     *timer, [&] { mm.run(p, stream); }, h)
+              .stats.median;
         } catch (const Fault&) {
           // A candidate the heuristic offered but that fails to launch is skipped, not fatal.
           CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));

@@ -125,7 +125,8 @@ GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::v
       if (!std::isfinite(load_as(v.output, v.d, e)) && c.non_finite++ == 0) first = e;
     if (c.non_finite > 0) {
       c.failure = fmt::format("{} non-finite outputs, first at (i={}, j={}) = {}", c.non_finite,
-                              first / static_cast<size_t>(s.n), first % static_cast<size_t>(s.n), load_as(v.output, v.d, first));
+                              first / static_cast<size_t>(s.n), first % static_cast<size_t>(s.n),
+                              load_as(v.output, v.d, first));
       return c;
     }
   }
@@ -144,7 +145,8 @@ GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::v
       sum_sq += prod * prod;
     }
     const double norm = std::sqrt(sum_sq);
-    const double got = load_as(v.output, v.d, static_cast<size_t>(p.i) * static_cast<size_t>(s.n) + static_cast<size_t>(p.j));
+    const double got =
+        load_as(v.output, v.d, static_cast<size_t>(p.i) * static_cast<size_t>(s.n) + static_cast<size_t>(p.j));
     const double err = std::fabs(got - ref);
     const double allowed = bound.output * std::fabs(ref) + bound.accumulation * norm;
     const double vs_bound = ratio(err, allowed);
@@ -155,9 +157,10 @@ GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::v
       c.worst_j = p.j;
     }
     if (vs_bound > 1 && c.failure.empty())
-      c.failure = fmt::format("D[{}][{}] = {} but FP64 reference = {} (|error| {:.3g} > allowed {:.3g} = {:.3g}·|ref| + "
-                              "{:.3g}·sqrt(sum (a*b)^2))",
-                              p.i, p.j, got, ref, err, allowed, bound.output, bound.accumulation);
+      c.failure = fmt::format(
+          "D[{}][{}] = {} but FP64 reference = {} (|error| {:.3g} > allowed {:.3g} = {:.3g}·|ref| + "
+          "{:.3g}·sqrt(sum (a*b)^2))",
+          p.i, p.j, got, ref, err, allowed, bound.output, bound.accumulation);
   }
   return c;
 }

@@ -50,16 +50,16 @@ struct GemmOperandsView {
   double a_dequant = 1.0;     // value = stored · dequant (FP8 per-tensor scaling)
   double b_dequant = 1.0;
   DType output = DType::f32;
-  const void* d = nullptr;    // row-major [M, N]
+  const void* d = nullptr;  // row-major [M, N]
 };
 
 struct GemmCheck {
-  double max_rel_error = 0;   // over the samples: |d − ref| / ‖a∘b‖₂
+  double max_rel_error = 0;       // over the samples: |d − ref| / ‖a∘b‖₂
   double max_error_vs_bound = 0;  // over the samples: |d − ref| / allowed (≤ 1 passes)
   GemmErrorBound bound;
   int64_t worst_i = -1, worst_j = -1;  // the sample with the largest error vs its bound
-  size_t non_finite = 0;      // over the whole output
-  std::string failure;        // "" when the check passed, else the first offending indices
+  size_t non_finite = 0;               // over the whole output
+  std::string failure;                 // "" when the check passed, else the first offending indices
 };
 
 GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::vector<GemmSample>& samples,

@@ -71,9 +71,11 @@ LtGemmPlan make_lt_gemm_plan(const GemmShape& s, DType input, bool fast_accum) {
   const DType out = gemm_output_type(input);
   p.a = {gemm_b_type(input), s.k, s.n, s.k};  // our B[N,K] row-major = K×N column-major
   p.b = {storage, s.k, s.m, s.k};             // our A[M,K] row-major = K×M column-major
-  p.c = {out, s.n, s.m, s.n};      // our D[M,N] row-major = N×M column-major
+  p.c = {out, s.n, s.m, s.n};                 // our D[M,N] row-major = N×M column-major
   p.d = p.c;
-  p.compute = input == DType::tf32 ? GemmCompute::f32_fast_tf32 : input == DType::i8 ? GemmCompute::i32 : GemmCompute::f32;
+  p.compute = input == DType::tf32 ? GemmCompute::f32_fast_tf32
+              : input == DType::i8 ? GemmCompute::i32
+                                   : GemmCompute::f32;
   p.scale_type = input == DType::i8 ? DType::i32 : DType::f32;
   p.fp8 = fp8;
   p.fast_accum = fp8 && fast_accum;

@@ -43,9 +43,9 @@ struct LtGemmPlan {
   bool trans_a = true, trans_b = false;  // TN
   LtLayout a, b, c, d;                   // cuBLASLt's A (= our B), B (= our A), C, D
   GemmCompute compute = GemmCompute::f32;
-  DType scale_type = DType::f32;         // type of alpha/beta (and of FP8 scale factors)
-  bool fp8 = false;                      // A/B scale pointers apply; TN is mandatory
-  bool fast_accum = false;               // CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8 only)
+  DType scale_type = DType::f32;  // type of alpha/beta (and of FP8 scale factors)
+  bool fp8 = false;               // A/B scale pointers apply; TN is mandatory
+  bool fast_accum = false;        // CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8 only)
 };
 
 // The output type each input type writes in our benchmarks: fp32/tf32 → fp32, fp16 → fp16,

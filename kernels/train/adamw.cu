@@ -43,11 +43,12 @@ void adamw(DType t, void* params, const void* grads, float* m, float* v, float* 
   const NvtxRange range("adamw");
   GCB_CHECK(master != nullptr || t == DType::f32, "adamw: bf16 parameters need fp32 master weights");
   if (n == 0) return;
-  const bool vec = aligned16(params) && aligned16(grads) && aligned16(m) && aligned16(v) && (master == nullptr || aligned16(master));
+  const bool vec =
+      aligned16(params) && aligned16(grads) && aligned16(m) && aligned16(v) && (master == nullptr || aligned16(master));
   dispatch(t, "adamw", [&](auto tag) {
     using T = decltype(tag);
-    adamw_kernel<T><<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(static_cast<T*>(params), static_cast<const T*>(grads),
-                                                                       m, v, master, n, a, vec);
+    adamw_kernel<T><<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(
+        static_cast<T*>(params), static_cast<const T*>(grads), m, v, master, n, a, vec);
   });
   check_launch();
 }

@@ -89,7 +89,8 @@ __global__ void rowdot_kernel(float* D, const T* dout, const T* out, HeadView v)
 }
 
 template <typename T>
-__global__ void dq_kernel(T* dqkv, const T* dout, const T* qkv, const float* lse, const float* D, HeadView v, float scale) {
+__global__ void dq_kernel(T* dqkv, const T* dout, const T* qkv, const float* lse, const float* D, HeadView v,
+                          float scale) {
   const int i = blockIdx.x * kWarps + threadIdx.x / 32, h = blockIdx.y, b = blockIdx.z;
   if (i >= v.T) return;
   float q[kMaxPerLane], d_o[kMaxPerLane], kj[kMaxPerLane], dq[kMaxPerLane] = {};
@@ -110,7 +111,8 @@ __global__ void dq_kernel(T* dqkv, const T* dout, const T* qkv, const float* lse
 }
 
 template <typename T>
-__global__ void dkv_kernel(T* dqkv, const T* dout, const T* qkv, const float* lse, const float* D, HeadView v, float scale) {
+__global__ void dkv_kernel(T* dqkv, const T* dout, const T* qkv, const float* lse, const float* D, HeadView v,
+                           float scale) {
   const int j = blockIdx.x * kWarps + threadIdx.x / 32, h = blockIdx.y, b = blockIdx.z;
   if (j >= v.T) return;
   float kj[kMaxPerLane], vj[kMaxPerLane], qi[kMaxPerLane], d_o[kMaxPerLane], dk[kMaxPerLane] = {}, dv[kMaxPerLane] = {};
@@ -137,7 +139,9 @@ __global__ void dkv_kernel(T* dqkv, const T* dout, const T* qkv, const float* ls
   store_row(dqkv + v.qkv(b, j, 2, h), dv, v.hs, 1.0f);
 }
 
-dim3 grid_of(int B, int T, int NH) { return dim3(static_cast<unsigned>(ceil_div(T, kWarps)), static_cast<unsigned>(NH), static_cast<unsigned>(B)); }
+dim3 grid_of(int B, int T, int NH) {
+  return dim3(static_cast<unsigned>(ceil_div(T, kWarps)), static_cast<unsigned>(NH), static_cast<unsigned>(B));
+}
 
 void check_shape(int B, int T, int C, int NH) {
   GCB_CHECK(B > 0 && T > 0 && NH > 0 && C % NH == 0, "simple attention: C must be a multiple of the head count");
@@ -147,7 +151,8 @@ void check_shape(int B, int T, int C, int NH) {
 
 }  // namespace
 
-void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, int B, int T, int C, int NH, void* stream) {
+void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
+                              void* stream) {
   const NvtxRange range("simple_attention_forward");
   check_shape(B, T, C, NH);
   const HeadView v{T, C, NH, C / NH};
@@ -160,8 +165,8 @@ void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, i
   check_launch();
 }
 
-void simple_attention_backward(DType t, void* dqkv, const void* dout, const void* qkv, const void* out, const float* lse,
-                               int B, int T, int C, int NH, float* workspace, void* stream) {
+void simple_attention_backward(DType t, void* dqkv, const void* dout, const void* qkv, const void* out,
+                               const float* lse, int B, int T, int C, int NH, float* workspace, void* stream) {
   const NvtxRange range("simple_attention_backward");
   check_shape(B, T, C, NH);
   const HeadView v{T, C, NH, C / NH};

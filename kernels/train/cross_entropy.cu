@@ -167,8 +167,8 @@ void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int
   if (rows == 0) return;
   dispatch(t, "cross_entropy_backward", [&](auto tag) {
     using T = decltype(tag);
-    backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(static_cast<T*>(dlogits),
-                                                                                static_cast<const T*>(probs), targets, v0, V, dloss);
+    backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
+        static_cast<T*>(dlogits), static_cast<const T*>(probs), targets, v0, V, dloss);
   });
   check_launch();
 }

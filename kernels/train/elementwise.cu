@@ -71,7 +71,8 @@ __global__ void gelu_forward_kernel(T* out, const T* x, size_t n, bool vec) {
   float v[kChunk];
   load_chunk(x, i, n, vec, v);
 #pragma unroll
-  for (int k = 0; k < kChunk; ++k) v[k] = 0.5f * v[k] * (1.0f + tanhf(kGeluScale * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
+  for (int k = 0; k < kChunk; ++k)
+    v[k] = 0.5f * v[k] * (1.0f + tanhf(kGeluScale * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
   store_chunk(out, i, n, vec, v);
 }
 
@@ -99,7 +100,8 @@ void fill(DType t, void* x, size_t n, float value, void* stream) {
   const NvtxRange range("fill");
   if (n == 0) return;
   if (t == DType::f64) {
-    fill_f64_kernel<<<static_cast<unsigned>(ceil_div<size_t>(n, 256)), 256, 0, st(stream)>>>(static_cast<double*>(x), n, value);
+    fill_f64_kernel<<<static_cast<unsigned>(ceil_div<size_t>(n, 256)), 256, 0, st(stream)>>>(static_cast<double*>(x), n,
+                                                                                             value);
     check_launch();
     return;
   }
@@ -116,9 +118,11 @@ void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, void* 
   const bool vec = aligned16(dst) && aligned16(src);
   const unsigned blocks = chunk_blocks(n);
   if (dst_t == DType::bf16 && src_t == DType::f32) {
-    cast_kernel<bf16, float><<<blocks, kChunkThreads, 0, st(stream)>>>(static_cast<bf16*>(dst), static_cast<const float*>(src), n, vec);
+    cast_kernel<bf16, float>
+        <<<blocks, kChunkThreads, 0, st(stream)>>>(static_cast<bf16*>(dst), static_cast<const float*>(src), n, vec);
   } else if (dst_t == DType::f32 && src_t == DType::bf16) {
-    cast_kernel<float, bf16><<<blocks, kChunkThreads, 0, st(stream)>>>(static_cast<float*>(dst), static_cast<const bf16*>(src), n, vec);
+    cast_kernel<float, bf16>
+        <<<blocks, kChunkThreads, 0, st(stream)>>>(static_cast<float*>(dst), static_cast<const bf16*>(src), n, vec);
   } else {
     throw Fault("cast: the CUDA training kernels convert fp32 ↔ bf16, not " + std::string(dtype_name(src_t)) + " → " +
                 std::string(dtype_name(dst_t)));
@@ -142,13 +146,15 @@ void scale(DType t, void* x, double s, size_t n, void* stream) {
   const NvtxRange range("scale");
   if (n == 0) return;
   if (t == DType::f64) {
-    scale_f64_kernel<<<static_cast<unsigned>(ceil_div<size_t>(n, 256)), 256, 0, st(stream)>>>(static_cast<double*>(x), s, n);
+    scale_f64_kernel<<<static_cast<unsigned>(ceil_div<size_t>(n, 256)), 256, 0, st(stream)>>>(static_cast<double*>(x),
+                                                                                              s, n);
     check_launch();
     return;
   }
   dispatch(t, "scale", [&](auto tag) {
     using T = decltype(tag);
-    scale_kernel<T><<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(static_cast<T*>(x), static_cast<float>(s), n, aligned16(x));
+    scale_kernel<T>
+        <<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(static_cast<T*>(x), static_cast<float>(s), n, aligned16(x));
   });
   check_launch();
 }
@@ -159,7 +165,8 @@ void gelu_forward(DType t, void* out, const void* x, size_t n, void* stream) {
   const bool vec = aligned16(out) && aligned16(x);
   dispatch(t, "gelu_forward", [&](auto tag) {
     using T = decltype(tag);
-    gelu_forward_kernel<T><<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(static_cast<T*>(out), static_cast<const T*>(x), n, vec);
+    gelu_forward_kernel<T>
+        <<<chunk_blocks(n), kChunkThreads, 0, st(stream)>>>(static_cast<T*>(out), static_cast<const T*>(x), n, vec);
   });
   check_launch();
 }

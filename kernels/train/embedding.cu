@@ -19,8 +19,8 @@ __device__ size_t at(int r, int C) { return static_cast<size_t>(r) * static_cast
 
 // One thread per (row, chunk of kChunk columns); a row's last chunk may be partial.
 template <typename T>
-__global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T* wte, int v0, int V, const T* wpe, int T_,
-                                         int rows, int C, bool vec) {
+__global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T* wte, int v0, int V, const T* wpe,
+                                         int T_, int rows, int C, bool vec) {
   const int chunks = (C + kChunk - 1) / kChunk;
   const size_t id = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= static_cast<size_t>(rows) * static_cast<size_t>(chunks)) return;
@@ -80,8 +80,9 @@ int key_bits(int V) {
 
 size_t sort_temp_bytes(int rows) {
   size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
-                                             static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), rows));
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const int32_t*>(nullptr),
+                                             static_cast<int32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                             static_cast<int32_t*>(nullptr), rows));
   return bytes;
 }
 
@@ -97,9 +98,10 @@ void embedding_forward(DType t, void* out, const int32_t* tokens, const void* wt
   const size_t threads = static_cast<size_t>(rows) * static_cast<size_t>(ceil_div(C, kChunk));
   dispatch(t, "embedding_forward", [&](auto tag) {
     using E = decltype(tag);
-    embedding_forward_kernel<E><<<static_cast<unsigned>(ceil_div<size_t>(threads, kChunkThreads)), kChunkThreads, 0,
-                                  st(stream)>>>(static_cast<E*>(out), tokens, static_cast<const E*>(wte), v0, V,
-                                                static_cast<const E*>(wpe), T, rows, C, vec);
+    embedding_forward_kernel<E>
+        <<<static_cast<unsigned>(ceil_div<size_t>(threads, kChunkThreads)), kChunkThreads, 0, st(stream)>>>(
+            static_cast<E*>(out), tokens, static_cast<const E*>(wte), v0, V, static_cast<const E*>(wpe), T, rows, C,
+            vec);
   });
   check_launch();
 }
@@ -108,8 +110,8 @@ size_t embedding_backward_workspace(int rows) {
   return 4 * aligned(static_cast<size_t>(rows) * sizeof(int32_t)) + aligned(sort_temp_bytes(rows));
 }
 
-void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V,
-                        int B, int T, int C, void* workspace, size_t workspace_bytes, void* stream) {
+void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V, int B,
+                        int T, int C, void* workspace, size_t workspace_bytes, void* stream) {
   const NvtxRange range("embedding_backward");
   GCB_CHECK(B > 0 && T > 0 && C > 0 && V >= 0, "embedding_backward: bad shape");
   const int rows = B * T;
@@ -127,9 +129,11 @@ void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const
     using E = decltype(tag);
     const unsigned col_blocks = static_cast<unsigned>(ceil_div(C, kThreads));
     if (V > 0) {
-      shard_keys_kernel<<<static_cast<unsigned>(ceil_div(rows, kThreads)), kThreads, 0, s>>>(keys_in, rows_in, tokens, v0, V, rows);
+      shard_keys_kernel<<<static_cast<unsigned>(ceil_div(rows, kThreads)), kThreads, 0, s>>>(keys_in, rows_in, tokens,
+                                                                                             v0, V, rows);
       check_launch();
-      CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys, rows_in, rows_of, rows, 0, key_bits(V), s));
+      CUDA_CHECK(
+          cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys, rows_in, rows_of, rows, 0, key_bits(V), s));
       embedding_wte_kernel<E><<<dim3(static_cast<unsigned>(rows), col_blocks), kThreads, 0, s>>>(
           static_cast<E*>(dwte), static_cast<const E*>(dout), keys, rows_of, V, rows, C);
       check_launch();

@@ -41,7 +41,8 @@ Layout layout(int width, int col, int B, int T, int NH, int hs) {
 
 }  // namespace
 
-void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream) {
+void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   void* stream) {
   const NvtxRange range("rows_to_heads");
   const Layout l = layout(width, col, B, T, NH, hs);
   const size_t n = l.elements();
@@ -53,7 +54,8 @@ void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int 
   check_launch();
 }
 
-void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream) {
+void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   void* stream) {
   const NvtxRange range("heads_to_rows");
   const Layout l = layout(width, col, B, T, NH, hs);
   const size_t n = l.elements();

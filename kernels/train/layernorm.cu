@@ -72,7 +72,9 @@ __global__ void layernorm_dwdb_kernel(T* dw, T* db, const T* dout, const T* x, c
     const size_t k = row_at(r, C) + static_cast<size_t>(c);
     return (to_float(x[k]) - mean[r]) * rstd[r] * to_float(dout[k]);
   };
-  const auto db_term = [&](int r, int c) { return c < C ? to_float(dout[row_at(r, C) + static_cast<size_t>(c)]) : 0.0f; };
+  const auto db_term = [&](int r, int c) {
+    return c < C ? to_float(dout[row_at(r, C) + static_cast<size_t>(c)]) : 0.0f;
+  };
   const float sw = column_sum(rows, col, dw_term, scratch);
   const float sb = column_sum(rows, col, db_term, scratch);
   if (threadIdx.y == 0 && col < C) {
@@ -105,8 +107,8 @@ void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout,
   dispatch(t, "layernorm_backward", [&](auto tag) {
     using T = decltype(tag);
     layernorm_dx_kernel<T><<<static_cast<unsigned>(ceil_div(rows, kRowWarps)), 32 * kRowWarps, 0, st(stream)>>>(
-        static_cast<T*>(dx), static_cast<const T*>(dout), static_cast<const T*>(x), static_cast<const T*>(w), mean, rstd,
-        rows, C);
+        static_cast<T*>(dx), static_cast<const T*>(dout), static_cast<const T*>(x), static_cast<const T*>(w), mean,
+        rstd, rows, C);
     check_launch();
     layernorm_dwdb_kernel<T><<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, kColRows), 0, st(stream)>>>(
         static_cast<T*>(dw), static_cast<T*>(db), static_cast<const T*>(dout), static_cast<const T*>(x), mean, rstd,

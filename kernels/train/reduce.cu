@@ -24,7 +24,8 @@ __global__ void bias_backward_kernel(T* dbias, const T* dout, int rows, int cols
   __shared__ float scratch[kColRows][33];
   const int col = blockIdx.x * 32 + threadIdx.x;
   const auto term = [&](int r, int c) {
-    return c < cols ? to_float(dout[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)]) : 0.0f;
+    return c < cols ? to_float(dout[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)])
+                    : 0.0f;
   };
   const float s = column_sum(rows, col, term, scratch);
   if (threadIdx.y == 0 && col < cols) dbias[col] = from_float<T>(to_float(dbias[col]) + s);

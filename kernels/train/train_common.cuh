@@ -62,9 +62,7 @@ __device__ inline bf16 from_float<bf16>(float x) {
 inline constexpr int kChunk = 8;
 inline constexpr int kChunkThreads = 256;
 
-__device__ inline size_t chunk_start() {
-  return (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kChunk;
-}
+__device__ inline size_t chunk_start() { return (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kChunk; }
 inline unsigned chunk_blocks(size_t n) {
   return static_cast<unsigned>(ceil_div<size_t>(ceil_div<size_t>(n, kChunk), kChunkThreads));
 }

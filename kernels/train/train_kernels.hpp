@@ -49,8 +49,8 @@ size_t embedding_backward_workspace(int rows);
 // dwte[tok − v0] += dout[row] for the shard's tokens, summed per token in row order after a
 // stable radix sort of the tokens (deterministic, no atomics); dwpe[t] += Σ_b dout[b, t] when
 // dwpe is not null.
-void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V,
-                        int B, int T, int C, void* workspace, size_t workspace_bytes, void* stream);
+void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V, int B,
+                        int T, int C, void* workspace, size_t workspace_bytes, void* stream);
 
 // --- softmax cross-entropy over a vocabulary shard (cross_entropy.cu); logits of type t ---------
 // Rows have stride V; columns [valid, V) are vocabulary padding: read by no pass, probability 0.
@@ -77,8 +77,8 @@ void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const 
                                    const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
                                    float dloss, void* stream);
 // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
-void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows,
-                            int V, float dloss, void* stream);
+void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows, int V,
+                            float dloss, void* stream);
 
 // --- AdamW (adamw.cu) --------------------------------------------------------------------------
 // Bias corrections c1 = 1 − β1^step, c2 = 1 − β2^step are computed by the caller (in float, as
@@ -109,9 +109,7 @@ void simple_attention_backward(DType t, void* dqkv, const void* dout, const void
 
 // --- head layouts for the flash and cuDNN kernels (heads.cu), bf16 ------------------------------
 // Columns [col, col + NH·hs) of a [B, T, width] tensor to [B, NH, T, hs], and back.
-void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
-                   void* stream);
-void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
-                   void* stream);
+void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream);
+void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream);
 
 }  // namespace gcb::kernels::train

@@ -164,8 +164,8 @@ void add_calibration(Calibration& cal, const ResultDocument& doc, const Calibrat
       if (!a || !b || !a->value || !b->value || *b->value <= 0) continue;
       cal.coll.push_back({param<std::string>(r, "op", ""), param<int>(r, "ranks", 0), param<int>(r, "nodes", 1),
                           *a->value * 1e-6, *b->value * 1e9, backend});
-    } else if (fam == "mem" && (r.key == "mem/host/triad") == f.cpu && (r.key == "mem/hbm/triad") != f.cpu &&
-               s > 0 && r.model.contains("bytes")) {
+    } else if (fam == "mem" && (r.key == "mem/host/triad") == f.cpu && (r.key == "mem/hbm/triad") != f.cpu && s > 0 &&
+               r.model.contains("bytes")) {
       triad.push_back(r.model.at("bytes").get<double>() / s);
       cal.triad.push_back({triad.back(), param<int>(r, "threads", 1), param<double>(r, "array_bytes", 0)});
     } else {

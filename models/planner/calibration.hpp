@@ -54,8 +54,8 @@ struct Calibration {
 };
 
 struct CalibrationFilter {
-  bool cpu = true;            // host results (device "cpu", host communicators) or GPU ones
-  std::string dtype = "fp32"; // gemm/attn element type of the training precision
+  bool cpu = true;             // host results (device "cpu", host communicators) or GPU ones
+  std::string dtype = "fp32";  // gemm/attn element type of the training precision
 };
 
 // The bandwidth one of `ranks` ranks of `threads_per_rank` threads each streams while all stream

@@ -38,7 +38,8 @@ Cluster gpu_cluster(const GpuSpec& spec, const GpuClusterArgs& a) {
   c.peak_flops = *tflops * 1e12;
   c.peak_source = fmt::format("spec:{} dense {}", spec.sku, dtype_name(dt));
   c.memory_bytes = a.memory_limit_bytes > 0 ? a.memory_limit_bytes : spec.memory_gib * 1024.0 * 1024 * 1024;
-  c.memory_source = a.memory_limit_bytes > 0 ? "flag:--memory-limit" : fmt::format("spec:{} {} GiB", spec.sku, spec.memory_gib);
+  c.memory_source =
+      a.memory_limit_bytes > 0 ? "flag:--memory-limit" : fmt::format("spec:{} {} GiB", spec.sku, spec.memory_gib);
   c.memory_bandwidth = spec.hbm_gbps * 1e9;
   c.memory_bandwidth_source = fmt::format("spec:{} HBM {} GB/s", spec.sku, spec.hbm_gbps);
 
@@ -62,7 +63,8 @@ Cluster gpu_cluster(const GpuSpec& spec, const GpuClusterArgs& a) {
     c.inter.busbw_bytes_per_s = *spec.node_nic_gbps * 1e9;
     c.inter.source = fmt::format("spec:{} reference node, {} GB/s per GPU", spec.sku, *spec.node_nic_gbps);
   } else if (c.nodes() > 1) {
-    throw UsageError(fmt::format("{} has no reference node in the spec table: give --inter-gbps (NIC GB/s per GPU)", spec.sku));
+    throw UsageError(
+        fmt::format("{} has no reference node in the spec table: give --inter-gbps (NIC GB/s per GPU)", spec.sku));
   }
   c.intra.source += "; latency NCCL ring/Simple model";
   c.inter.source += "; latency NCCL ring/Simple model";

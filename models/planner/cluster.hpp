@@ -65,8 +65,8 @@ Cluster gpu_cluster(const GpuSpec& spec, const GpuClusterArgs& a);
 // GPU (active RDMA/network ports' Gb/s summed, / 8, / GPUs).
 struct TopologyFacts {
   int gpus_per_node = 0;
-  std::string gpu_name;       // as the driver names it ("NVIDIA H100 80GB HBM3"); "" = unknown
-  int nvlinks_per_gpu = 0;    // 0 = none seen
+  std::string gpu_name;         // as the driver names it ("NVIDIA H100 80GB HBM3"); "" = unknown
+  int nvlinks_per_gpu = 0;      // 0 = none seen
   double nic_gbps_per_gpu = 0;  // GB/s; 0 = no NIC rate known
 };
 TopologyFacts topology_facts(const topo::Topology& t);

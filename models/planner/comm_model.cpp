@@ -9,7 +9,8 @@
 namespace gcb::models::planner {
 
 std::optional<Collective> parse_collective(std::string_view op) {
-  for (Collective c : {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather, Collective::send_recv})
+  for (Collective c :
+       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather, Collective::send_recv})
     if (op == collective_name(c)) return c;
   return std::nullopt;
 }
@@ -76,8 +77,9 @@ AlphaBeta CommModel::model(Collective op, int ranks, Tier tier) const {
     }
   }
   if (same > 0) {
-    ab = {alpha / same, same / inv_beta, fmt::format("coll/{}/fit at {} ranks ({} fit{})", collective_name(op), ranks,
-                                                     same, same > 1 ? "s, mean" : "")};
+    ab = {
+        alpha / same, same / inv_beta,
+        fmt::format("coll/{}/fit at {} ranks ({} fit{})", collective_name(op), ranks, same, same > 1 ? "s, mean" : "")};
   } else {
     // 2 and 3: the nearest group size (log distance) of the same op, else of any op, on this tier.
     const CollFit* best = nullptr;

@@ -64,10 +64,12 @@ double ComputeModel::gemm_seconds(const GemmShape& s) const {
     std::vector<RatePoint> pts;
     for (const GemmPoint& p : cal_.gemm) {
       const double f = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-      pts.push_back({{log2d(static_cast<double>(p.m)), log2d(static_cast<double>(p.n)), log2d(static_cast<double>(p.k))},
-                     f / p.seconds});
+      pts.push_back(
+          {{log2d(static_cast<double>(p.m)), log2d(static_cast<double>(p.n)), log2d(static_cast<double>(p.k))},
+           f / p.seconds});
     }
-    rate = interpolate(pts, {log2d(static_cast<double>(s.m)), log2d(static_cast<double>(s.n)), log2d(static_cast<double>(s.k))});
+    rate = interpolate(
+        pts, {log2d(static_cast<double>(s.m)), log2d(static_cast<double>(s.n)), log2d(static_cast<double>(s.k))});
   }
   const double t = rate > 0 ? flops / rate : 0.0;
   gemm_cache_.emplace(s, t);
@@ -80,9 +82,11 @@ double ComputeModel::attention_seconds(const AttnShapeCall& a) const {
   std::vector<RatePoint> pts;
   for (const AttnPoint& p : cal_.attn) {
     if (p.causal != a.causal || p.backward != a.backward) continue;
-    pts.push_back({{log2d(static_cast<double>(p.batch) * p.heads), log2d(p.seq), log2d(p.head_dim)}, p.flops / p.seconds});
+    pts.push_back(
+        {{log2d(static_cast<double>(p.batch) * p.heads), log2d(p.seq), log2d(p.head_dim)}, p.flops / p.seconds});
   }
-  if (!pts.empty()) rate = interpolate(pts, {log2d(static_cast<double>(a.batch) * a.heads), log2d(a.seq), log2d(a.head_dim)});
+  if (!pts.empty())
+    rate = interpolate(pts, {log2d(static_cast<double>(a.batch) * a.heads), log2d(a.seq), log2d(a.head_dim)});
   const double t = rate > 0 ? a.flops() / rate : 0.0;
   attn_cache_.emplace(a, t);
   return t;

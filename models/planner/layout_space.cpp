@@ -37,7 +37,9 @@ std::string candidate_error(const PlanModel& pm, const Candidate& c, bool tp_acr
   if (l.dp * l.tp * l.pp != pm.cluster.gpus) {
     return fmt::format("dp {} × tp {} × pp {} = {} ≠ {} GPUs", l.dp, l.tp, l.pp, l.dp * l.tp * l.pp, pm.cluster.gpus);
   }
-  if (std::string e = layout_error(pm.model, pm.cluster, pm.global_batch, l.dp, l.tp, l.pp, tp_across_nodes); !e.empty()) return e;
+  if (std::string e = layout_error(pm.model, pm.cluster, pm.global_batch, l.dp, l.tp, l.pp, tp_across_nodes);
+      !e.empty())
+    return e;
   if (c.micro_batch < 1 || pm.global_batch % (l.dp * c.micro_batch) != 0) {
     return fmt::format("global batch {} not divisible by dp {} × micro-batch {}", pm.global_batch, l.dp, c.micro_batch);
   }
@@ -55,14 +57,16 @@ std::string candidate_error(const PlanModel& pm, const Candidate& c, bool tp_acr
   return "";
 }
 
-std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpace& space, std::vector<Rejection>& rejected) {
+std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpace& space,
+                                            std::vector<Rejection>& rejected) {
   std::vector<Candidate> out;
   const int gpus = pm.cluster.gpus;
   for (int tp : divisors(gpus)) {
     for (int pp : divisors(gpus / tp)) {
       const int dp = gpus / (tp * pp);
       const std::string shape = fmt::format("dp{}-tp{}-pp{}", dp, tp, pp);
-      if (std::string e = layout_error(pm.model, pm.cluster, pm.global_batch, dp, tp, pp, space.tp_across_nodes); !e.empty()) {
+      if (std::string e = layout_error(pm.model, pm.cluster, pm.global_batch, dp, tp, pp, space.tp_across_nodes);
+          !e.empty()) {
         rejected.push_back({shape, e, 1});
         continue;
       }
@@ -78,8 +82,15 @@ std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpa
                 if (v > 1 && (pp == 1 || sched != PipeSchedule::one_f_one_b)) continue;
                 for (int mb : space.micro_batches) {
                   for (Recompute rc : space.recompute) {
-                    const Candidate c = make_candidate(
-                        {.name = {}, .dp = dp, .tp = tp, .pp = pp, .sp = sp, .zero = z, .schedule = sched, .overlap = overlap}, mb, rc, v);
+                    const Candidate c = make_candidate({.name = {},
+                                                        .dp = dp,
+                                                        .tp = tp,
+                                                        .pp = pp,
+                                                        .sp = sp,
+                                                        .zero = z,
+                                                        .schedule = sched,
+                                                        .overlap = overlap},
+                                                       mb, rc, v);
                     if (std::string e = candidate_error(pm, c, space.tp_across_nodes); !e.empty()) {
                       rejected.push_back({c.name(), e, 1});
                     } else {

@@ -37,6 +37,7 @@ std::string layout_error(const GptConfig& model, const Cluster& cluster, int glo
 std::string candidate_error(const PlanModel& pm, const Candidate& c, bool tp_across_nodes);
 
 // The candidates of the space that can run, in a fixed order; `rejected` gets the rest.
-std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpace& space, std::vector<Rejection>& rejected);
+std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpace& space,
+                                            std::vector<Rejection>& rejected);
 
 }  // namespace gcb::models::planner

@@ -24,12 +24,19 @@ PlanModel plan_model(const PlanRequest& r) {
   if (cl.peak_flops <= 0) {
     // No spec peak (the CPU): the best calibrated GEMM rate.
     for (const GemmPoint& g : r.calibration.gemm) {
-      cl.peak_flops = std::max(cl.peak_flops, 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / g.seconds);
+      cl.peak_flops = std::max(cl.peak_flops, 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                                                  static_cast<double>(g.k) / g.seconds);
     }
     cl.peak_source = "calibration: best GEMM rate";
   }
-  PlanModel pm{r.model, r.global_batch, r.precision, r.attention, r.pp_scatter_gather, cl,
-               ComputeModel(cl.peak_flops, r.efficiency, cl.memory_bandwidth, r.calibration), CommModel(cl, r.calibration)};
+  PlanModel pm{r.model,
+               r.global_batch,
+               r.precision,
+               r.attention,
+               r.pp_scatter_gather,
+               cl,
+               ComputeModel(cl.peak_flops, r.efficiency, cl.memory_bandwidth, r.calibration),
+               CommModel(cl, r.calibration)};
   pm.compute.set_shared_host(r.shared);
   return pm;
 }
@@ -42,7 +49,8 @@ PlanOutcome make_plan(const PlanRequest& r) {
   std::vector<Candidate> cands;
   if (!r.only.empty()) {
     for (const Candidate& c : r.only) {
-      if (std::string e = candidate_error(pm, c, true); !e.empty()) throw UsageError(fmt::format("{}: {}", c.name(), e));
+      if (std::string e = candidate_error(pm, c, true); !e.empty())
+        throw UsageError(fmt::format("{}: {}", c.name(), e));
       cands.push_back(c);
     }
   } else {
@@ -75,7 +83,8 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   r.status = Status::pass;
   if (!p.fits()) {
     r.status = Status::waived;
-    r.reason = fmt::format("out of memory: {:.2f} GiB > limit {:.2f} GiB", p.memory.total() / (1 << 30), p.memory_limit / (1 << 30));
+    r.reason = fmt::format("out of memory: {:.2f} GiB > limit {:.2f} GiB", p.memory.total() / (1 << 30),
+                           p.memory_limit / (1 << 30));
   }
   r.stop_reason = "predicted";
   r.timer = "none (prediction)";
@@ -95,7 +104,8 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
              {"vocab", o.model.vocab}};
   const TimeBreakdown& t = p.time;
   nlohmann::json mem = nlohmann::json::object();
-  for (size_t k = 0; k < kMemCategories; ++k) mem[std::string(mem_category_name(static_cast<MemCategory>(k)))] = p.memory.peak[k];
+  for (size_t k = 0; k < kMemCategories; ++k)
+    mem[std::string(mem_category_name(static_cast<MemCategory>(k)))] = p.memory.peak[k];
   r.extra = {
       {"breakdown",
        {{"forward", t.forward},

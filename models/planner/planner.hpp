@@ -20,7 +20,7 @@ struct PlanRequest {
   bool pp_scatter_gather = false;
   Cluster cluster;
   Calibration calibration;
-  double efficiency = 0;  // of uncalibrated GEMM / attention calls (compute_model.hpp)
+  double efficiency = 0;   // of uncalibrated GEMM / attention calls (compute_model.hpp)
   SharedHostRates shared;  // cpu: what ranks sharing the host's cores see (compute_model.hpp)
   SearchSpace space;
   std::vector<Candidate> only;  // non-empty: predict just these (`--layout`)
@@ -30,7 +30,7 @@ struct PlanOutcome {
   std::vector<Prediction> fits;  // fastest first
   std::vector<Prediction> oom;   // smallest overshoot first
   std::vector<Rejection> invalid;
-  size_t candidates = 0;         // predicted (fits + oom)
+  size_t candidates = 0;  // predicted (fits + oom)
 };
 
 // The models a prediction needs, from the request (the calibration replaces the cluster's

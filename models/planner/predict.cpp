@@ -73,8 +73,9 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
       case CommKind::pp_send: {
         // A send and its partner's receive are one transfer; interleaving multiplies the messages.
         if (pm.pp_scatter_gather && lay.tp > 1 && !o.sp) {
-          t.pp += v * c.calls * (comm.seconds(Collective::send_recv, c.bytes / lay.tp, 2, g.pp) +
-                                 comm.seconds(Collective::all_gather, c.bytes, lay.tp, g.tp));
+          t.pp += v * c.calls *
+                  (comm.seconds(Collective::send_recv, c.bytes / lay.tp, 2, g.pp) +
+                   comm.seconds(Collective::all_gather, c.bytes, lay.tp, g.tp));
         } else {
           t.pp += v * c.calls * comm.seconds(Collective::send_recv, c.bytes, 2, g.pp);
         }
@@ -193,7 +194,8 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
     }
     // After the schedule: gradient reductions (overlapped with the last micro-batch's backward,
     // all but the first layer's, when the layout overlaps), parameter gathers, optimizer.
-    const double hidden = c.layout.overlap ? std::min(st.dp_reduce, std::max(0.0, st.backward - st.backward_one_layer)) : 0.0;
+    const double hidden =
+        c.layout.overlap ? std::min(st.dp_reduce, std::max(0.0, st.backward - st.backward_one_layer)) : 0.0;
     const double post = st.dp_reduce - hidden + st.dp_reduce_embed + st.dp_gather + st.other + st.optimizer;
     if (post > worst_after) {
       worst_after = post;

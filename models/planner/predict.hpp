@@ -25,7 +25,7 @@ struct Candidate {
   LayoutSpec layout;  // dp, tp, pp, sp, zero, schedule, overlap
   int micro_batch = 1;
   Recompute recompute = Recompute::none;
-  int virtual_stages = 1;  // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
+  int virtual_stages = 1;    // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
   std::string name() const;  // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full"
 };
 
@@ -71,8 +71,8 @@ struct TimeBreakdown {
 
 struct Prediction {
   Candidate candidate;
-  TrainOptions options;      // as the engine would run it (vocabulary padded when tp needs it)
-  StageMemory memory;        // the stage with the most bytes
+  TrainOptions options;  // as the engine would run it (vocabulary padded when tp needs it)
+  StageMemory memory;    // the stage with the most bytes
   TimeBreakdown time;
   int bottleneck_stage = 0;  // the stage with the longest micro-batch
   double tokens_per_s = 0;

@@ -80,7 +80,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.aggregate_pflops = number("aggregate_pflops");
     validate(r.config);
     if (r.dp * r.tp * r.pp != r.gpus) {
-      throw UsageError(fmt::format("'{}' line {}: dp {} × tp {} × pp {} ≠ {} GPUs", path, line_no, r.dp, r.tp, r.pp, r.gpus));
+      throw UsageError(
+          fmt::format("'{}' line {}: dp {} × tp {} × pp {} ≠ {} GPUs", path, line_no, r.dp, r.tp, r.pp, r.gpus));
     }
     runs.push_back(r);
   }
@@ -88,8 +89,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
 }
 
 Candidate published_candidate(const PublishedRun& run) {
-  return make_candidate({.name = {}, .dp = run.dp, .tp = run.tp, .pp = run.pp, .schedule = PipeSchedule::one_f_one_b}, run.micro_batch,
-                        run.recompute, run.virtual_stages);
+  return make_candidate({.name = {}, .dp = run.dp, .tp = run.tp, .pp = run.pp, .schedule = PipeSchedule::one_f_one_b},
+                        run.micro_batch, run.recompute, run.virtual_stages);
 }
 
 PlanRequest published_request(const PublishedRun& run, const GpuSpec& spec, int gpus_per_node, double e) {
@@ -97,7 +98,7 @@ PlanRequest published_request(const PublishedRun& run, const GpuSpec& spec, int 
   r.model = run.config;
   r.global_batch = run.global_batch;
   r.precision = Precision::bf16;  // fp16 mixed precision: the same bytes per tensor and peak
-  r.attention.flash = false;  // 2021: softmax and dropout materialised
+  r.attention.flash = false;      // 2021: softmax and dropout materialised
   r.attention.dropout = true;
   r.pp_scatter_gather = true;
   GpuClusterArgs a;
@@ -110,7 +111,8 @@ PlanRequest published_request(const PublishedRun& run, const GpuSpec& spec, int 
   return r;
 }
 
-std::vector<PublishedCheck> check_published(const std::vector<PublishedRun>& runs, const GpuSpec& spec, int gpus_per_node) {
+std::vector<PublishedCheck> check_published(const std::vector<PublishedRun>& runs, const GpuSpec& spec,
+                                            int gpus_per_node) {
   std::vector<PublishedCheck> out;
   auto step_at = [&](const PublishedRun& run, double e) {
     const PlanModel pm = plan_model(published_request(run, spec, gpus_per_node, e));

@@ -27,11 +27,11 @@ std::vector<PublishedRun> read_published_runs(const std::string& path);
 
 struct PublishedCheck {
   PublishedRun run;
-  double params_billion = 0;  // param_count() of our GPT-2 layout
-  double flops = 0;           // per iteration, eq. (3) (with recomputation)
-  double iteration_time = 0;  // F / (GPUs · teraFLOP/s per GPU)
-  double hfu = 0;             // %: eq. (3) FLOPs / (time · GPUs · peak) — the paper's percentage
-  double mfu = 0;             // %: the same without the recomputed forward (72… form of eq. 3)
+  double params_billion = 0;     // param_count() of our GPT-2 layout
+  double flops = 0;              // per iteration, eq. (3) (with recomputation)
+  double iteration_time = 0;     // F / (GPUs · teraFLOP/s per GPU)
+  double hfu = 0;                // %: eq. (3) FLOPs / (time · GPUs · peak) — the paper's percentage
+  double mfu = 0;                // %: the same without the recomputed forward (72… form of eq. 3)
   double fitted_efficiency = 0;  // that makes the predicted step equal iteration_time
   double loo_efficiency = 0;     // mean fitted efficiency of the other runs
   double predicted_time = 0;     // at loo_efficiency
@@ -42,7 +42,8 @@ struct PublishedCheck {
 // Every run on `spec` nodes of `gpus_per_node` (flash attention off, attention dropout on,
 // Megatron's pipeline scatter/gather, no ZeRO, no overlap: the paper's setting; the paper's
 // "percentage of peak" is taken of spec's dense 16-bit rate).
-std::vector<PublishedCheck> check_published(const std::vector<PublishedRun>& runs, const GpuSpec& spec, int gpus_per_node);
+std::vector<PublishedCheck> check_published(const std::vector<PublishedRun>& runs, const GpuSpec& spec,
+                                            int gpus_per_node);
 
 // The planner's request for one published run at compute efficiency `e`.
 PlanRequest published_request(const PublishedRun& run, const GpuSpec& spec, int gpus_per_node, double e);

@@ -30,7 +30,9 @@ void add_comm(std::vector<CommCall>& v, CommKind k, double bytes, double calls, 
 
 double PassWork::flops() const {
   double f = 0;
-  for (const GemmCall& g : gemm) f += g.count * 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) * static_cast<double>(g.shape.k);
+  for (const GemmCall& g : gemm)
+    f += g.count * 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) *
+         static_cast<double>(g.shape.k);
   for (const AttnCall& a : attn) f += a.count * a.shape.flops();
   return f;
 }
@@ -130,7 +132,9 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
     const double boundaries = (s.first ? 0 : 1) + (s.last ? 0 : 1);
     add_comm(w.per_micro_batch, CommKind::pp_send, A * Rs * C, boundaries);
     add_comm(w.per_micro_batch, CommKind::pp_recv, A * Rs * C, boundaries);
-    if (s.first || s.last) add_comm(w.per_step, CommKind::pp_embed, G * (static_cast<double>(o.model.vocab) * C / lay.tp + o.model.seq * C + 2.0 * C), 1);
+    if (s.first || s.last)
+      add_comm(w.per_step, CommKind::pp_embed,
+               G * (static_cast<double>(o.model.vocab) * C / lay.tp + o.model.seq * C + 2.0 * C), 1);
   }
   const PaddedUnits u = padded_units(o.model, lay);
   const double layer_u = static_cast<double>(u.layer), embed_u = static_cast<double>(u.embed);

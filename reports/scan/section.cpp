@@ -264,7 +264,8 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
       std::map<std::string, int> n;
       for (const auto& v : vs)
         if (v.stage == stage && (v.kind == "node" || v.kind == "job")) ++n[v.verdict];
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(stage), n["OK"], n["SLOW"], n["FAIL"], n["MISSING"]);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(stage), n["OK"], n["SLOW"], n["FAIL"],
+                         n["MISSING"]);
     }
     const auto list = ranked(vs);
     if (list.empty()) {
@@ -273,8 +274,8 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
     }
     out += "\n| # | verdict | stage | subject | evidence |\n| ---: | --- | --- | --- | --- |\n";
     for (const Verdict* v : list)
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", v->rank, markdown_text(v->verdict), markdown_text(v->stage), markdown_text(v->subject),
-                         markdown_text(v->evidence));
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", v->rank, markdown_text(v->verdict), markdown_text(v->stage),
+                         markdown_text(v->subject), markdown_text(v->evidence));
   }
   return out;
 }

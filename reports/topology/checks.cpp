@@ -30,12 +30,13 @@ std::string pcie_text(const PcieLink& p) {
 
 void check_pcie(const std::string& device, const PcieLink& p, std::vector<std::string>& out) {
   if (p.gen > 0 && p.max_gen > 0 && p.gen < p.max_gen)
-    out.push_back(fmt::format("{}: PCIe link runs at Gen{} below its maximum Gen{} (GPUs lower the "
-                              "generation when idle: re-check under load)", device, p.gen,
-                              p.max_gen));
+    out.push_back(
+        fmt::format("{}: PCIe link runs at Gen{} below its maximum Gen{} (GPUs lower the "
+                    "generation when idle: re-check under load)",
+                    device, p.gen, p.max_gen));
   if (p.width > 0 && p.max_width > 0 && p.width < p.max_width)
-    out.push_back(fmt::format("{}: PCIe link runs at x{} below its maximum width x{} ({})", device,
-                              p.width, p.max_width, pcie_text(p)));
+    out.push_back(fmt::format("{}: PCIe link runs at x{} below its maximum width x{} ({})", device, p.width,
+                              p.max_width, pcie_text(p)));
 }
 
 // A GPU's NVLink total: from the NCCL link list when known, else the widest NV# in its row.
@@ -57,8 +58,7 @@ std::string topology_fingerprint(const Topology& topo) {
   for (const Nic& n : topo.nics)
     canon += fmt::format("nic {} {}\n", canonical_name(n.name), detail::format_double(n.rate_gbps));
   for (std::size_t a = 0; a < topo.device_count(); ++a) {
-    for (std::size_t b = 0; b < topo.device_count(); ++b)
-      canon += fmt::format("{} ", to_string(topo.link(a, b)));
+    for (std::size_t b = 0; b < topo.device_count(); ++b) canon += fmt::format("{} ", to_string(topo.link(a, b)));
     canon += '\n';
   }
   return fmt::format("{:016x}", fnv1a64(canon));
@@ -69,13 +69,11 @@ std::vector<std::string> health_checks(const Topology& topo) {
   const std::size_t g = topo.gpus.size();
   for (std::size_t i = 0; i < g; ++i) check_pcie(topo.device_label(i), topo.gpus[i].pcie, out);
   for (std::size_t k = 0; k < topo.nics.size(); ++k)
-    check_pcie(fmt::format("{} ({})", topo.device_label(g + k), topo.nics[k].name),
-               topo.nics[k].pcie, out);
+    check_pcie(fmt::format("{} ({})", topo.device_label(g + k), topo.nics[k].name), topo.nics[k].pcie, out);
 
   // GPUDirect RDMA wants a NIC behind the same PCIe switch (PIX/PXB); further away the traffic
   // crosses the CPU root complex.
-  if (g > 0 && topo.nics.empty())
-    out.push_back("no NICs found: inter-node traffic cannot use GPUDirect RDMA");
+  if (g > 0 && topo.nics.empty()) out.push_back("no NICs found: inter-node traffic cannot use GPUDirect RDMA");
   for (std::size_t i = 0; i < g && !topo.nics.empty(); ++i) {
     bool close = false;
     for (std::size_t k = 0; k < topo.nics.size(); ++k) {
@@ -83,8 +81,10 @@ std::vector<std::string> health_checks(const Topology& topo) {
       close = close || t == PathType::PIX || t == PathType::PXB;
     }
     if (!close)
-      out.push_back(fmt::format("{}: no NIC at PIX or PXB (GPUDirect RDMA traffic crosses the "
-                                "host bridge)", topo.device_label(i)));
+      out.push_back(
+          fmt::format("{}: no NIC at PIX or PXB (GPUDirect RDMA traffic crosses the "
+                      "host bridge)",
+                      topo.device_label(i)));
   }
 
   for (std::size_t a = 0; a < g; ++a)
@@ -92,19 +92,16 @@ std::vector<std::string> health_checks(const Topology& topo) {
       const Link ab = topo.link(a, b);
       const Link ba = topo.link(b, a);
       if ((ab.type == PathType::NV || ba.type == PathType::NV) && !(ab == ba))
-        out.push_back(fmt::format("{}-{}: asymmetric NVLink ({} one way, {} the other)",
-                                  topo.device_label(a), topo.device_label(b), to_string(ab),
-                                  to_string(ba)));
+        out.push_back(fmt::format("{}-{}: asymmetric NVLink ({} one way, {} the other)", topo.device_label(a),
+                                  topo.device_label(b), to_string(ab), to_string(ba)));
     }
   std::set<int> totals;
   for (std::size_t i = 0; i < g; ++i) totals.insert(nvlink_total(topo, i));
   if (totals.size() > 1 && *totals.rbegin() > 0) {
     std::string detail_text;
     for (std::size_t i = 0; i < g; ++i)
-      detail_text +=
-          fmt::format("{}{}={}", i ? ", " : "", topo.device_label(i), nvlink_total(topo, i));
-    out.push_back(fmt::format("GPUs have different NVLink totals ({}): a link may be down",
-                              detail_text));
+      detail_text += fmt::format("{}{}={}", i ? ", " : "", topo.device_label(i), nvlink_total(topo, i));
+    out.push_back(fmt::format("GPUs have different NVLink totals ({}): a link may be down", detail_text));
   }
   return out;
 }
@@ -123,8 +120,7 @@ std::vector<std::string> compare_topology(const Topology& expected, const Topolo
     const std::string label = fmt::format("GPU{}", i);
     // A side that does not know a field (empty name, NUMA -1) does not count as a difference.
     if (!e.name.empty() && !a.name.empty()) differ(label + " name", e.name, a.name);
-    if (e.numa_node >= 0 && a.numa_node >= 0)
-      differ(label + " NUMA node", e.numa_node, a.numa_node);
+    if (e.numa_node >= 0 && a.numa_node >= 0) differ(label + " NUMA node", e.numa_node, a.numa_node);
     if (!e.cpu_affinity.empty() && !a.cpu_affinity.empty())
       differ(label + " CPU affinity", e.cpu_affinity, a.cpu_affinity);
   }
@@ -134,8 +130,7 @@ std::vector<std::string> compare_topology(const Topology& expected, const Topolo
     const std::string label = fmt::format("NIC{}", k);
     differ(label + " name", e.name, a.name);
     if (e.rate_gbps > 0 && a.rate_gbps > 0)
-      differ(label + " rate (Gb/s)", detail::format_double(e.rate_gbps),
-             detail::format_double(a.rate_gbps));
+      differ(label + " rate (Gb/s)", detail::format_double(e.rate_gbps), detail::format_double(a.rate_gbps));
   }
   // The matrix only where both have the device, so one missing GPU is one line, not dozens.
   const std::size_t common_gpus = std::min(expected.gpus.size(), actual.gpus.size());
@@ -149,8 +144,8 @@ std::vector<std::string> compare_topology(const Topology& expected, const Topolo
       const Link e_ba = expected.link(device(expected, b), device(expected, a));
       const Link a_ab = actual.link(device(actual, a), device(actual, b));
       const Link a_ba = actual.link(device(actual, b), device(actual, a));
-      const std::string name = fmt::format("{}-{}", expected.device_label(device(expected, a)),
-                                           expected.device_label(device(expected, b)));
+      const std::string name =
+          fmt::format("{}-{}", expected.device_label(device(expected, a)), expected.device_label(device(expected, b)));
       differ(name, to_string(e_ab), to_string(a_ab));
       // The reverse direction only matters when one side is asymmetric.
       if (!(e_ba == e_ab) || !(a_ba == a_ab))

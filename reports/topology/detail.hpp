@@ -36,8 +36,8 @@ std::string pcie_speed_name(int gen);
 // under the same known host bridge, else NODE; shared switch with both devices directly below
 // the deepest shared one -> PIX, otherwise PXB. Identical non-empty bus ids (ports of one card)
 // -> PIX.
-PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int numa_a,
-                           const std::string& bus_b, const PciPlacement& b, int numa_b);
+PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int numa_a, const std::string& bus_b,
+                           const PciPlacement& b, int numa_b);
 
 // Fills topo.links from the devices' bus ids, PCI placements, NUMA nodes and NVLink lists.
 void derive_links_from_pci(Topology& topo);

@@ -44,8 +44,7 @@ int read_int(const fs::path& path, int fallback) {
 std::vector<fs::path> list_dir(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    out.push_back(it->path());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -80,9 +79,7 @@ void read_netdev(const fs::path& netdev, Nic& nic) {
   nic.link_layer = "Ethernet";
 }
 
-std::string pci_gpu_name(const std::string& pci_device) {
-  return fmt::format("NVIDIA PCI device {}", pci_device);
-}
+std::string pci_gpu_name(const std::string& pci_device) { return fmt::format("NVIDIA PCI device {}", pci_device); }
 
 std::vector<std::string> switches_from_bridges(const std::vector<std::string>& bridges) {
   std::vector<std::string> switches;
@@ -136,8 +133,7 @@ void read_numa(const fs::path& sys, Topology& topo) {
     }
     topo.numa.push_back(std::move(n));
   }
-  std::sort(topo.numa.begin(), topo.numa.end(),
-            [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  std::sort(topo.numa.begin(), topo.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
 }
 
 void read_cpu(const fs::path& proc, Topology& topo) {
@@ -308,10 +304,10 @@ std::string hwloc_xml_version(std::string_view text) {
 
 #if !GCB_HAVE_HWLOC
 Topology discover_hwloc(const std::string& xml_path) {
-  throw UsageError(xml_path.empty()
-                       ? std::string("this gcbench was built without hwloc")
-                       : fmt::format("cannot read hwloc XML '{}': this gcbench was built without "
-                                     "hwloc (install libhwloc-dev and reconfigure)", xml_path));
+  throw UsageError(xml_path.empty() ? std::string("this gcbench was built without hwloc")
+                                    : fmt::format("cannot read hwloc XML '{}': this gcbench was built without "
+                                                  "hwloc (install libhwloc-dev and reconfigure)",
+                                                  xml_path));
 }
 #endif
 

@@ -78,9 +78,7 @@ std::string cpulist(hwloc_const_bitmap_t set) {  // "0-47,96-143"
   return out;
 }
 
-int count(hwloc_topology_t topo, hwloc_obj_type_t type) {
-  return std::max(0, hwloc_get_nbobjs_by_type(topo, type));
-}
+int count(hwloc_topology_t topo, hwloc_obj_type_t type) { return std::max(0, hwloc_get_nbobjs_by_type(topo, type)); }
 
 void read_cpu(hwloc_topology_t topo, Topology& out) {
   out.cpu.packages = count(topo, HWLOC_OBJ_PACKAGE);
@@ -89,21 +87,17 @@ void read_cpu(hwloc_topology_t topo, Topology& out) {
   const hwloc_obj_t package = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
   out.cpu.vendor = info(package, "CPUVendor");
   out.cpu.model_name = info(package, "CPUModel");
-  out.cpu.family = static_cast<int>(
-      detail::parse_integer(info(package, "CPUFamilyNumber")).value_or(0));
-  out.cpu.model = static_cast<int>(
-      detail::parse_integer(info(package, "CPUModelNumber")).value_or(0));
+  out.cpu.family = static_cast<int>(detail::parse_integer(info(package, "CPUFamilyNumber")).value_or(0));
+  out.cpu.model = static_cast<int>(detail::parse_integer(info(package, "CPUModelNumber")).value_or(0));
   out.cpu.arch = info(hwloc_get_root_obj(topo), "Architecture");
-  for (hwloc_obj_t node = nullptr;
-       (node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)) != nullptr;) {
+  for (hwloc_obj_t node = nullptr; (node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)) != nullptr;) {
     NumaNode n;
     n.id = static_cast<int>(node->os_index);
     n.memory_bytes = node->attr ? node->attr->numanode.local_memory : 0;
     n.cpulist = cpulist(node->cpuset);
     out.numa.push_back(std::move(n));
   }
-  std::sort(out.numa.begin(), out.numa.end(),
-            [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  std::sort(out.numa.begin(), out.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
 }
 
 bool is_pci_bridge(hwloc_obj_t obj) {
@@ -111,9 +105,8 @@ bool is_pci_bridge(hwloc_obj_t obj) {
 }
 
 std::string bus_id(const PciAttr& pci) {  // "0000:a4:00.0", as sysfs names it
-  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", static_cast<unsigned>(pci.domain),
-                     static_cast<unsigned>(pci.bus), static_cast<unsigned>(pci.dev),
-                     static_cast<unsigned>(pci.func));
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", static_cast<unsigned>(pci.domain), static_cast<unsigned>(pci.bus),
+                     static_cast<unsigned>(pci.dev), static_cast<unsigned>(pci.func));
 }
 
 // The same convention as discover.cpp's placement_of: the host bridge is named as Linux names it
@@ -167,8 +160,7 @@ void read_gpus(hwloc_topology_t topo, bool live, Topology& out) {
     out.gpus.push_back(std::move(gpu));
   }
   // sysfs order (bus id), so that both routes number the GPUs alike.
-  std::sort(out.gpus.begin(), out.gpus.end(),
-            [](const Gpu& a, const Gpu& b) { return a.bus_id < b.bus_id; });
+  std::sort(out.gpus.begin(), out.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.bus_id < b.bus_id; });
   for (std::size_t i = 0; i < out.gpus.size(); ++i) out.gpus[i].index = static_cast<int>(i);
 }
 

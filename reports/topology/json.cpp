@@ -14,32 +14,38 @@ using nlohmann::json;
 constexpr const char* kSchema = "gcbench.topology/1";
 
 json pcie_json(const PcieLink& p) {
-  return {{"gen", p.gen},           {"width", p.width},       {"max_gen", p.max_gen},
-          {"max_width", p.max_width}, {"speed_gbs", p.speed_gbs}};
+  return {{"gen", p.gen},
+          {"width", p.width},
+          {"max_gen", p.max_gen},
+          {"max_width", p.max_width},
+          {"speed_gbs", p.speed_gbs}};
 }
 PcieLink pcie_from(const json& j) {
   // speed_gbs came with the hwloc route; documents written before it have none.
-  return {j.at("gen").get<int>(), j.at("width").get<int>(), j.at("max_gen").get<int>(),
-          j.at("max_width").get<int>(), j.value("speed_gbs", 0.0)};
+  return {j.at("gen").get<int>(), j.at("width").get<int>(), j.at("max_gen").get<int>(), j.at("max_width").get<int>(),
+          j.value("speed_gbs", 0.0)};
 }
-json placement_json(const PciPlacement& p) {
-  return {{"host_bridge", p.host_bridge}, {"switches", p.switches}};
-}
+json placement_json(const PciPlacement& p) { return {{"host_bridge", p.host_bridge}, {"switches", p.switches}}; }
 PciPlacement placement_from(const json& j) {
-  return {j.at("host_bridge").get<std::string>(),
-          j.at("switches").get<std::vector<std::string>>()};
+  return {j.at("host_bridge").get<std::string>(), j.at("switches").get<std::vector<std::string>>()};
 }
 
 json gpu_json(const Gpu& g) {
   json nvlinks = json::array();
   for (const NvLink& l : g.nvlinks)
     nvlinks.push_back({{"target", l.target}, {"count", l.count}, {"tclass", l.target_class}});
-  return {{"index", g.index},        {"name", g.name},
-          {"bus_id", g.bus_id},      {"pci_device", g.pci_device},
-          {"sm", g.sm},              {"rank", g.rank},
-          {"gdr", g.gdr},            {"numa_node", g.numa_node},
-          {"cpu_affinity", g.cpu_affinity}, {"gpu_numa_id", g.gpu_numa_id},
-          {"pcie", pcie_json(g.pcie)}, {"nvlinks", nvlinks},
+  return {{"index", g.index},
+          {"name", g.name},
+          {"bus_id", g.bus_id},
+          {"pci_device", g.pci_device},
+          {"sm", g.sm},
+          {"rank", g.rank},
+          {"gdr", g.gdr},
+          {"numa_node", g.numa_node},
+          {"cpu_affinity", g.cpu_affinity},
+          {"gpu_numa_id", g.gpu_numa_id},
+          {"pcie", pcie_json(g.pcie)},
+          {"nvlinks", nvlinks},
           {"pci", placement_json(g.pci)}};
 }
 Gpu gpu_from(const json& j) {
@@ -56,17 +62,16 @@ Gpu gpu_from(const json& j) {
   g.gpu_numa_id = j.at("gpu_numa_id").get<int>();
   g.pcie = pcie_from(j.at("pcie"));
   for (const json& l : j.at("nvlinks"))
-    g.nvlinks.push_back({l.at("target").get<std::string>(), l.at("count").get<int>(),
-                         l.at("tclass").get<std::string>()});
+    g.nvlinks.push_back(
+        {l.at("target").get<std::string>(), l.at("count").get<int>(), l.at("tclass").get<std::string>()});
   g.pci = placement_from(j.at("pci"));
   return g;
 }
 
 json nic_json(const Nic& n) {
-  return {{"name", n.name},           {"bus_id", n.bus_id},     {"numa_node", n.numa_node},
-          {"rate_gbps", n.rate_gbps}, {"port", n.port},         {"state", n.state},
-          {"link_layer", n.link_layer}, {"guid", n.guid},       {"gdr", n.gdr},
-          {"pcie", pcie_json(n.pcie)}, {"pci", placement_json(n.pci)}};
+  return {{"name", n.name}, {"bus_id", n.bus_id},        {"numa_node", n.numa_node},    {"rate_gbps", n.rate_gbps},
+          {"port", n.port}, {"state", n.state},          {"link_layer", n.link_layer},  {"guid", n.guid},
+          {"gdr", n.gdr},   {"pcie", pcie_json(n.pcie)}, {"pci", placement_json(n.pci)}};
 }
 Nic nic_from(const json& j) {
   Nic n;
@@ -94,9 +99,8 @@ json to_json(const Topology& topo) {
   doc["hostname"] = topo.hostname;
   doc["fingerprint"] = topology_fingerprint(topo);
   const CpuInfo& c = topo.cpu;
-  doc["cpu"] = {{"vendor", c.vendor}, {"model_name", c.model_name}, {"arch", c.arch},
-                {"family", c.family}, {"model", c.model},           {"packages", c.packages},
-                {"cores", c.cores},   {"threads", c.threads}};
+  doc["cpu"] = {{"vendor", c.vendor}, {"model_name", c.model_name}, {"arch", c.arch},   {"family", c.family},
+                {"model", c.model},   {"packages", c.packages},     {"cores", c.cores}, {"threads", c.threads}};
   doc["numa"] = json::array();
   for (const NumaNode& n : topo.numa)
     doc["numa"].push_back({{"id", n.id}, {"memory_bytes", n.memory_bytes}, {"cpulist", n.cpulist}});
@@ -131,21 +135,19 @@ Topology from_json(const json& doc) {
                 c.at("model").get<int>(),          c.at("packages").get<int>(),
                 c.at("cores").get<int>(),          c.at("threads").get<int>()};
     for (const json& n : doc.at("numa"))
-      topo.numa.push_back({n.at("id").get<int>(), n.at("memory_bytes").get<std::uint64_t>(),
-                           n.at("cpulist").get<std::string>()});
+      topo.numa.push_back(
+          {n.at("id").get<int>(), n.at("memory_bytes").get<std::uint64_t>(), n.at("cpulist").get<std::string>()});
     for (const json& g : doc.at("gpus")) topo.gpus.push_back(gpu_from(g));
     for (const json& n : doc.at("nics")) topo.nics.push_back(nic_from(n));
     topo.reset_links();
     const json& matrix = doc.at("matrix");
     const std::size_t n = topo.device_count();
     if (!matrix.is_array() || matrix.size() != n)
-      throw UsageError(fmt::format("topology JSON: matrix has {} rows for {} devices",
-                                   matrix.size(), n));
+      throw UsageError(fmt::format("topology JSON: matrix has {} rows for {} devices", matrix.size(), n));
     for (std::size_t a = 0; a < n; ++a) {
       if (!matrix[a].is_array() || matrix[a].size() != n)
         throw UsageError(fmt::format("topology JSON: matrix row {} does not have {} cells", a, n));
-      for (std::size_t b = 0; b < n; ++b)
-        topo.link(a, b) = parse_link(matrix[a][b].get<std::string>());
+      for (std::size_t b = 0; b < n; ++b) topo.link(a, b) = parse_link(matrix[a][b].get<std::string>());
     }
     return topo;
   } catch (const json::exception& e) {

@@ -37,8 +37,10 @@ Link parse_link(std::string_view cell) {
   if (cell == "SYS" || cell == "SOC") return {PathType::SYS, 0};
   if (cell == "N/A") return {PathType::unknown, 0};
   if (const auto n = detail::label_number(cell, "NV"); n && *n > 0) return {PathType::NV, *n};
-  throw UsageError(fmt::format("unknown topology path type '{}' (expected X, NV#, PIX, PXB, PHB, "
-                               "NODE or SYS)", cell));
+  throw UsageError(
+      fmt::format("unknown topology path type '{}' (expected X, NV#, PIX, PXB, PHB, "
+                  "NODE or SYS)",
+                  cell));
 }
 
 std::string Topology::device_label(std::size_t device) const {
@@ -104,9 +106,7 @@ std::string strip_ansi(std::string_view s) {
   return out;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::optional<long long> parse_integer(std::string_view s) {
   s = trim(s);
@@ -151,8 +151,7 @@ std::vector<int> cpulist_to_cpus(std::string_view cpulist) {
     const std::size_t dash = range.find('-');
     const auto lo = parse_integer(range.substr(0, dash));
     const auto hi = dash == std::string_view::npos ? lo : parse_integer(range.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > 1 << 20)
-      throw UsageError(fmt::format("bad cpulist '{}'", cpulist));
+    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > 1 << 20) throw UsageError(fmt::format("bad cpulist '{}'", cpulist));
     for (long long c = *lo; c <= *hi; ++c) cpus.push_back(static_cast<int>(c));
   }
   std::sort(cpus.begin(), cpus.end());
@@ -223,23 +222,20 @@ int pcie_gen_from_speed(std::string_view speed) {
 }
 
 std::string pcie_speed_name(int gen) {
-  static constexpr const char* kNames[] = {"2.5 GT/s PCIe",  "5.0 GT/s PCIe",  "8.0 GT/s PCIe",
-                                           "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe",
-                                           "128.0 GT/s PCIe"};
+  static constexpr const char* kNames[] = {"2.5 GT/s PCIe",  "5.0 GT/s PCIe",  "8.0 GT/s PCIe",  "16.0 GT/s PCIe",
+                                           "32.0 GT/s PCIe", "64.0 GT/s PCIe", "128.0 GT/s PCIe"};
   if (gen < 1 || gen > 7) return "";
   return kNames[gen - 1];
 }
 
-PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int numa_a,
-                           const std::string& bus_b, const PciPlacement& b, int numa_b) {
+PathType classify_pci_path(const std::string& bus_a, const PciPlacement& a, int numa_a, const std::string& bus_b,
+                           const PciPlacement& b, int numa_b) {
   if (!bus_a.empty() && bus_a == bus_b) return PathType::PIX;
   if (numa_a >= 0 && numa_b >= 0 && numa_a != numa_b) return PathType::SYS;
   const bool bridges_known = !a.host_bridge.empty() && !b.host_bridge.empty();
   if (bridges_known && a.host_bridge != b.host_bridge) return PathType::NODE;
   std::size_t common = 0;
-  while (common < a.switches.size() && common < b.switches.size() &&
-         a.switches[common] == b.switches[common])
-    ++common;
+  while (common < a.switches.size() && common < b.switches.size() && a.switches[common] == b.switches[common]) ++common;
   if (common == 0) return bridges_known ? PathType::PHB : PathType::NODE;
   const bool both_directly_below = a.switches.size() == common && b.switches.size() == common;
   return both_directly_below ? PathType::PIX : PathType::PXB;

@@ -24,8 +24,7 @@ constexpr std::string_view kNvSwitchClass = "0x068000";
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -66,8 +65,8 @@ std::string link_layer_of(const std::string& pci_class) {
   return "";
 }
 
-void add_nics(const xml::Element& nic, const xml::Element* pci, const CpuScope& cpu,
-              const PciPlacement& placement, Devices& out) {
+void add_nics(const xml::Element& nic, const xml::Element* pci, const CpuScope& cpu, const PciPlacement& placement,
+              Devices& out) {
   for (const xml::Element& net : nic.children) {
     if (net.name != "net") continue;
     Nic n;
@@ -114,8 +113,7 @@ void add_gpu(const xml::Element& gpu_element, const xml::Element& pci, const Cpu
 }
 
 // Walks one <pci>: a GPU, a NIC, or a switch whose children are walked with it on the path.
-void walk_pci(const xml::Element& pci, const CpuScope& cpu, PciPlacement placement,
-              Devices& out) {
+void walk_pci(const xml::Element& pci, const CpuScope& cpu, PciPlacement placement, Devices& out) {
   if (pci.get("busid").empty()) fail(pci, "lacks the busid attribute");
   bool is_device = false;
   for (const xml::Element& child : pci.children) {
@@ -144,8 +142,7 @@ int nvlinks_between(const Gpu& a, const Gpu& b) {
     }
     if (la.target_class != kNvSwitchClass) continue;
     for (const NvLink& lb : b.nvlinks)
-      if (lb.target == la.target && lb.target_class == kNvSwitchClass)
-        total += std::min(la.count, lb.count);
+      if (lb.target == la.target && lb.target_class == kNvSwitchClass) total += std::min(la.count, lb.count);
   }
   return total;
 }
@@ -161,9 +158,7 @@ void detail::derive_links_from_pci(Topology& topo) {
   const auto placement = [&](std::size_t d) -> const PciPlacement& {
     return d < g ? topo.gpus[d].pci : topo.nics[d - g].pci;
   };
-  const auto numa = [&](std::size_t d) {
-    return d < g ? topo.gpus[d].numa_node : topo.nics[d - g].numa_node;
-  };
+  const auto numa = [&](std::size_t d) { return d < g ? topo.gpus[d].numa_node : topo.nics[d - g].numa_node; };
   for (std::size_t a = 0; a < topo.device_count(); ++a)
     for (std::size_t b = 0; b < topo.device_count(); ++b) {
       if (a == b) continue;
@@ -173,9 +168,7 @@ void detail::derive_links_from_pci(Topology& topo) {
           continue;
         }
       }
-      topo.link(a, b) = {detail::classify_pci_path(bus(a), placement(a), numa(a), bus(b),
-                                                   placement(b), numa(b)),
-                         0};
+      topo.link(a, b) = {detail::classify_pci_path(bus(a), placement(a), numa(a), bus(b), placement(b), numa(b)), 0};
     }
 }
 
@@ -192,8 +185,7 @@ Topology parse_nccl_topo_xml(const std::string& text) {
     CpuScope scope;
     scope.numa = static_cast<int>(int_attr(cpu, "numaid", -1));
     try {
-      if (const std::string* mask = cpu.find("affinity"))
-        scope.cpulist = detail::cpumask_to_cpulist(*mask);
+      if (const std::string* mask = cpu.find("affinity")) scope.cpulist = detail::cpumask_to_cpulist(*mask);
     } catch (const UsageError& e) {
       fail(cpu, e.what());
     }
@@ -209,15 +201,13 @@ Topology parse_nccl_topo_xml(const std::string& text) {
       if (child.name == "nic") add_nics(child, nullptr, scope, {}, devices);  // virtual NICs
     }
   }
-  std::sort(topo.numa.begin(), topo.numa.end(),
-            [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  std::sort(topo.numa.begin(), topo.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
 
-  std::sort(devices.gpus.begin(), devices.gpus.end(),
-            [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+  std::sort(devices.gpus.begin(), devices.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
   for (std::size_t i = 0; i < devices.gpus.size(); ++i)
     if (devices.gpus[i].index != static_cast<int>(i))
-      throw UsageError(fmt::format("{}: GPU dev numbers are not 0..{} (found dev={})", kWhat,
-                                   devices.gpus.size() - 1, devices.gpus[i].index));
+      throw UsageError(fmt::format("{}: GPU dev numbers are not 0..{} (found dev={})", kWhat, devices.gpus.size() - 1,
+                                   devices.gpus[i].index));
   std::stable_sort(devices.nics.begin(), devices.nics.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   topo.gpus = std::move(devices.gpus);

@@ -56,8 +56,7 @@ Header parse_header(const std::string& line) {
     found.emplace_back(at, extra);
     device_end = std::min(device_end, at);
   }
-  std::sort(found.begin(), found.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& f : found) header.extras.push_back(f.second);
   header.devices = split_whitespace(std::string_view(line).substr(0, device_end));
   return header;
@@ -89,8 +88,7 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
     return !next.empty() && next[0] == tokens[0];
   };
   while (at < lines.size() && !header_at(at)) ++at;
-  if (at == lines.size())
-    throw UsageError("nvidia-smi topo -m: no matrix header found (a line starting with GPU0)");
+  if (at == lines.size()) throw UsageError("nvidia-smi topo -m: no matrix header found (a line starting with GPU0)");
   const Header header = parse_header(lines[at]);
   const std::size_t n = header.devices.size();
 
@@ -99,11 +97,15 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
     const std::vector<std::string> tokens = split_whitespace(lines[at]);
     if (tokens.empty() || tokens[0] == "Legend:") break;
     if (std::find(header.devices.begin(), header.devices.end(), tokens[0]) == header.devices.end())
-      throw UsageError(fmt::format("nvidia-smi topo -m: line {}: row '{}' is not a column of the "
-                                   "header", at + 1, tokens[0]));
+      throw UsageError(
+          fmt::format("nvidia-smi topo -m: line {}: row '{}' is not a column of the "
+                      "header",
+                      at + 1, tokens[0]));
     if (tokens.size() < n + 1)
-      throw UsageError(fmt::format("nvidia-smi topo -m: line {}: row {} has {} cells, the header "
-                                   "has {} devices", at + 1, tokens[0], tokens.size() - 1, n));
+      throw UsageError(
+          fmt::format("nvidia-smi topo -m: line {}: row {} has {} cells, the header "
+                      "has {} devices",
+                      at + 1, tokens[0], tokens.size() - 1, n));
     Row row;
     for (std::size_t c = 0; c < n; ++c) {
       try {
@@ -114,8 +116,7 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
     }
     row.extras.assign(tokens.begin() + static_cast<std::ptrdiff_t>(n + 1), tokens.end());
     if (!rows.emplace(tokens[0], std::move(row)).second)
-      throw UsageError(fmt::format("nvidia-smi topo -m: line {}: row {} appears twice", at + 1,
-                                   tokens[0]));
+      throw UsageError(fmt::format("nvidia-smi topo -m: line {}: row {} appears twice", at + 1, tokens[0]));
   }
 
   // "NIC Legend:" maps NICk columns to device names.
@@ -130,8 +131,7 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
       }
       const std::size_t colon = line.find(':');
       if (colon == std::string_view::npos) break;
-      nic_names[std::string(detail::trim(line.substr(0, colon)))] =
-          std::string(detail::trim(line.substr(colon + 1)));
+      nic_names[std::string(detail::trim(line.substr(0, colon)))] = std::string(detail::trim(line.substr(colon + 1)));
     }
     break;
   }
@@ -142,8 +142,7 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
   std::vector<std::size_t> order;  // model device -> header column
   for (std::size_t c = 0; c < n; ++c) {
     const std::string& label = header.devices[c];
-    if (!rows.count(label))
-      throw UsageError(fmt::format("nvidia-smi topo -m: no row for column {}", label));
+    if (!rows.count(label)) throw UsageError(fmt::format("nvidia-smi topo -m: no row for column {}", label));
     if (const auto index = detail::label_number(label, "GPU")) {
       Gpu gpu;
       gpu.index = *index;
@@ -168,8 +167,7 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
   }
   topo.reset_links();
   for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = 0; b < n; ++b)
-      topo.link(a, b) = rows.at(header.devices[order[a]]).cells[order[b]];
+    for (std::size_t b = 0; b < n; ++b) topo.link(a, b) = rows.at(header.devices[order[a]]).cells[order[b]];
 
   // NIC NUMA nodes are not printed; a NIC at PIX/PXB/PHB/NODE to a GPU shares its node.
   for (std::size_t k = 0; k < topo.nics.size(); ++k)
@@ -183,12 +181,11 @@ Topology parse_nvidia_smi_topo(const std::string& raw_text) {
   // NUMA nodes as far as the GPUs' affinity tells.
   for (const Gpu& gpu : topo.gpus) {
     if (gpu.numa_node < 0) continue;
-    const bool known = std::any_of(topo.numa.begin(), topo.numa.end(),
-                                   [&](const NumaNode& node) { return node.id == gpu.numa_node; });
+    const bool known =
+        std::any_of(topo.numa.begin(), topo.numa.end(), [&](const NumaNode& node) { return node.id == gpu.numa_node; });
     if (!known) topo.numa.push_back({gpu.numa_node, 0, gpu.cpu_affinity});
   }
-  std::sort(topo.numa.begin(), topo.numa.end(),
-            [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  std::sort(topo.numa.begin(), topo.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
   return topo;
 }
 

@@ -45,8 +45,7 @@ GraphView graph_view(const Topology& topo) {
 std::string numa_title(const Topology& topo, int numa) {
   if (numa < 0) return "NUMA unknown";
   for (const NumaNode& n : topo.numa)
-    if (n.id == numa && !n.cpulist.empty())
-      return fmt::format("NUMA {} (CPUs {})", numa, n.cpulist);
+    if (n.id == numa && !n.cpulist.empty()) return fmt::format("NUMA {} (CPUs {})", numa, n.cpulist);
   return fmt::format("NUMA {}", numa);
 }
 
@@ -54,8 +53,7 @@ std::string device_caption(const Topology& topo, std::size_t d) {
   const std::size_t g = topo.gpus.size();
   if (d < g) {
     const Gpu& gpu = topo.gpus[d];
-    return gpu.name.empty() ? topo.device_label(d)
-                            : fmt::format("{} {}", topo.device_label(d), gpu.name);
+    return gpu.name.empty() ? topo.device_label(d) : fmt::format("{} {}", topo.device_label(d), gpu.name);
   }
   const Nic& nic = topo.nics[d - g];
   std::string caption = fmt::format("{} {}", topo.device_label(d), nic.name);
@@ -70,9 +68,8 @@ std::string render_markdown(const Topology& topo) {
   const std::size_t n = topo.device_count();
   std::string out =
       fmt::format("### Topology{}{}\n\n", topo.hostname.empty() ? "" : " of ", markdown_text(topo.hostname));
-  out += fmt::format("{} GPUs, {} NICs, {} NUMA nodes; source {}; fingerprint `{}`\n\n",
-                     topo.gpus.size(), topo.nics.size(), topo.numa.size(), markdown_text(topo.source),
-                     topology_fingerprint(topo));
+  out += fmt::format("{} GPUs, {} NICs, {} NUMA nodes; source {}; fingerprint `{}`\n\n", topo.gpus.size(),
+                     topo.nics.size(), topo.numa.size(), markdown_text(topo.source), topology_fingerprint(topo));
   out += "| |";
   for (std::size_t d = 0; d < n; ++d) out += fmt::format(" {} |", topo.device_label(d));
   out += " CPU Affinity | NUMA Affinity |\n|---|";
@@ -107,13 +104,11 @@ std::string render_markdown(const Topology& topo) {
   }
   if (view.nvlink_hub > 0) {
     out += fmt::format("  nvlink{{{{\"NVLink NV{}\"}}}}\n", view.nvlink_hub);
-    for (std::size_t g = 0; g < topo.gpus.size(); ++g)
-      out += fmt::format("  {} === nvlink\n", topo.device_label(g));
+    for (std::size_t g = 0; g < topo.gpus.size(); ++g) out += fmt::format("  {} === nvlink\n", topo.device_label(g));
   }
   for (const detail::GraphEdge& e : view.edges)
-    out += fmt::format("  {} {}|{}| {}\n", topo.device_label(e.a),
-                       e.link.type == PathType::NV ? "===" : "---", to_string(e.link),
-                       topo.device_label(e.b));
+    out += fmt::format("  {} {}|{}| {}\n", topo.device_label(e.a), e.link.type == PathType::NV ? "===" : "---",
+                       to_string(e.link), topo.device_label(e.b));
   out += "```\n";
   return out;
 }
@@ -122,11 +117,10 @@ std::string render_dot(const Topology& topo) {
   const detail::GraphView view = detail::graph_view(topo);
   std::string out = "graph topology {\n  node [shape=box, fontname=\"Helvetica\"];\n";
   for (const auto& [numa, devices] : view.devices_by_numa) {
-    out += fmt::format("  subgraph cluster_numa{} {{\n    label=\"{}\";\n",
-                       numa < 0 ? 99999 : numa, dot_label(detail::numa_title(topo, numa)));
+    out += fmt::format("  subgraph cluster_numa{} {{\n    label=\"{}\";\n", numa < 0 ? 99999 : numa,
+                       dot_label(detail::numa_title(topo, numa)));
     for (const std::size_t d : devices)
-      out += fmt::format("    {} [label=\"{}\"{}];\n", topo.device_label(d),
-                         dot_label(detail::device_caption(topo, d)),
+      out += fmt::format("    {} [label=\"{}\"{}];\n", topo.device_label(d), dot_label(detail::device_caption(topo, d)),
                          d < topo.gpus.size() ? ", style=filled, fillcolor=\"#d9f2d9\"" : "");
     out += "  }\n";
   }
@@ -136,9 +130,8 @@ std::string render_dot(const Topology& topo) {
       out += fmt::format("  {} -- nvlink [penwidth=2];\n", topo.device_label(g));
   }
   for (const detail::GraphEdge& e : view.edges)
-    out += fmt::format("  {} -- {} [label=\"{}\"{}];\n", topo.device_label(e.a),
-                       topo.device_label(e.b), to_string(e.link),
-                       e.link.type == PathType::NV ? ", penwidth=2" : "");
+    out += fmt::format("  {} -- {} [label=\"{}\"{}];\n", topo.device_label(e.a), topo.device_label(e.b),
+                       to_string(e.link), e.link.type == PathType::NV ? ", penwidth=2" : "");
   out += "}\n";
   return out;
 }

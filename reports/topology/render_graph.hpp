@@ -18,7 +18,7 @@ struct GraphEdge {
 
 struct GraphView {
   std::map<int, std::vector<std::size_t>> devices_by_numa;  // NUMA -1 = unknown
-  int nvlink_hub = 0;  // NV# when every GPU pair has the same one: drawn as one fabric node
+  int nvlink_hub = 0;            // NV# when every GPU pair has the same one: drawn as one fabric node
   std::vector<GraphEdge> edges;  // NVLink pairs (without a hub) and PIX/PXB links
 };
 

@@ -16,7 +16,6 @@
 namespace gcb::topo {
 namespace {
 
-
 // One PCIe switch (or the CPU root at depth 0) and what hangs below it.
 struct SwitchNode {
   std::string bus_id;
@@ -32,14 +31,12 @@ struct SwitchNode {
 };
 
 // Placeholder bus ids for sources that have none, in the style of hand-written NCCL files.
-std::string placeholder_device_bus(std::size_t device) {
-  return fmt::format("ffff:{:02x}:00.0", device);
-}
+std::string placeholder_device_bus(std::size_t device) { return fmt::format("ffff:{:02x}:00.0", device); }
 std::string placeholder_switch_bus(std::size_t n) { return fmt::format("ffff:ff:{:02x}.0", n + 1); }
 
 struct Placed {
-  std::vector<std::string> bus;       // per device
-  std::vector<PciPlacement> pci;      // per device
+  std::vector<std::string> bus;              // per device
+  std::vector<PciPlacement> pci;             // per device
   std::vector<std::vector<NvLink>> nvlinks;  // per GPU
 };
 
@@ -71,9 +68,7 @@ Placed place_devices(const Topology& topo) {
     if (bus.empty() && p.pci.back().switches.empty()) synthetic.push_back(d);
   }
   // Outer switches join PIX/PXB neighbours, inner switches PIX neighbours.
-  const auto outer = components(topo, synthetic, [](PathType t) {
-    return t == PathType::PIX || t == PathType::PXB;
-  });
+  const auto outer = components(topo, synthetic, [](PathType t) { return t == PathType::PIX || t == PathType::PXB; });
   const auto inner = components(topo, synthetic, [](PathType t) { return t == PathType::PIX; });
   std::map<std::size_t, std::size_t> outer_size, inner_size;
   std::map<std::size_t, std::set<std::size_t>> inner_groups_of_outer;
@@ -143,27 +138,25 @@ class Writer {
  private:
   static std::string pcie_attrs(const PcieLink& p) {
     const std::string speed = detail::pcie_speed_name(p.gen);
-    return (speed.empty() ? "" : fmt::format(" link_speed=\"{}\"", speed)) +
-           fmt::format(" link_width=\"{}\"", p.width);
+    return (speed.empty() ? "" : fmt::format(" link_speed=\"{}\"", speed)) + fmt::format(" link_width=\"{}\"", p.width);
   }
 
-  void device(std::size_t d, const std::string& bus, const std::vector<std::size_t>& siblings,
-              int depth) {
+  void device(std::size_t d, const std::string& bus, const std::vector<std::size_t>& siblings, int depth) {
     const std::size_t g = topo_.gpus.size();
     if (d < g) {
       const Gpu& gpu = topo_.gpus[d];
       const std::string device_attr =
           gpu.pci_device.empty() ? "" : fmt::format(" device=\"{}\"", xml_escape(gpu.pci_device));
-      line(depth, fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}{}>",
-                              xml_escape(bus), device_attr, pcie_attrs(gpu.pcie)));
+      line(depth, fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}{}>", xml_escape(bus),
+                              device_attr, pcie_attrs(gpu.pcie)));
       std::string attrs = fmt::format("dev=\"{}\"", gpu.index);
       if (gpu.sm > 0) attrs += fmt::format(" sm=\"{}\"", gpu.sm);
       if (gpu.rank >= 0) attrs += fmt::format(" rank=\"{}\"", gpu.rank);
       attrs += fmt::format(" gdr=\"{}\"", gpu.gdr ? 1 : 0);
       line(depth + 1, fmt::format("<gpu {}>", attrs));
       for (const NvLink& l : placed_.nvlinks[d])
-        line(depth + 2, fmt::format("<nvlink target=\"{}\" count=\"{}\" tclass=\"{}\"/>",
-                                    xml_escape(l.target), l.count, xml_escape(l.target_class)));
+        line(depth + 2, fmt::format("<nvlink target=\"{}\" count=\"{}\" tclass=\"{}\"/>", xml_escape(l.target), l.count,
+                                    xml_escape(l.target_class)));
       line(depth + 1, "</gpu>");
       line(depth, "</pci>");
       return;
@@ -171,14 +164,13 @@ class Writer {
     const Nic& first = topo_.nics[d - g];
     // PCI class 0x0207 InfiniBand controller, 0x0200 Ethernet controller.
     const char* pci_class = first.link_layer == "InfiniBand" ? "0x020700" : "0x020000";
-    line(depth, fmt::format("<pci busid=\"{}\" class=\"{}\"{}>", xml_escape(bus), pci_class,
-                            pcie_attrs(first.pcie)));
+    line(depth, fmt::format("<pci busid=\"{}\" class=\"{}\"{}>", xml_escape(bus), pci_class, pcie_attrs(first.pcie)));
     line(depth + 1, "<nic>");
     for (const std::size_t s : siblings) {
       if (s < g || placed_.bus[s] != bus) continue;
       const Nic& nic = topo_.nics[s - g];
-      std::string attrs = fmt::format("name=\"{}\" dev=\"{}\" speed=\"{}\"", xml_escape(nic.name),
-                                      s - g, std::llround(nic.rate_gbps * 1000.0));  // Mb/s
+      std::string attrs = fmt::format("name=\"{}\" dev=\"{}\" speed=\"{}\"", xml_escape(nic.name), s - g,
+                                      std::llround(nic.rate_gbps * 1000.0));  // Mb/s
       if (nic.port > 0) attrs += fmt::format(" port=\"{}\"", nic.port);
       if (!nic.guid.empty()) attrs += fmt::format(" guid=\"{}\"", xml_escape(nic.guid));
       attrs += fmt::format(" gdr=\"{}\"", nic.gdr ? 1 : 0);
@@ -221,11 +213,9 @@ std::string render_nccl_xml(const Topology& topo) {
   w.line(0, "<system version=\"1\">");
   for (const auto& [numa, cpulist] : cpus) {
     std::string attrs = fmt::format("numaid=\"{}\"", numa);
-    if (!cpulist.empty())
-      attrs += fmt::format(" affinity=\"{}\"", detail::cpulist_to_cpumask(cpulist, groups));
+    if (!cpulist.empty()) attrs += fmt::format(" affinity=\"{}\"", detail::cpulist_to_cpumask(cpulist, groups));
     if (!topo.cpu.arch.empty()) attrs += fmt::format(" arch=\"{}\"", xml_escape(topo.cpu.arch));
-    if (!topo.cpu.vendor.empty())
-      attrs += fmt::format(" vendor=\"{}\"", xml_escape(topo.cpu.vendor));
+    if (!topo.cpu.vendor.empty()) attrs += fmt::format(" vendor=\"{}\"", xml_escape(topo.cpu.vendor));
     if (topo.cpu.family > 0) attrs += fmt::format(" familyid=\"{}\"", topo.cpu.family);
     if (topo.cpu.model > 0) attrs += fmt::format(" modelid=\"{}\"", topo.cpu.model);
     w.line(1, fmt::format("<cpu {}>", attrs));

@@ -117,8 +117,7 @@ std::string render_nvidia_smi(const Topology& topo, const SmiRenderOptions& opti
   out += kLegend;
   if (!topo.nics.empty()) {
     out += "\nNIC Legend:\n\n";
-    for (std::size_t k = 0; k < topo.nics.size(); ++k)
-      out += fmt::format("  NIC{}: {}\n", k, topo.nics[k].name);
+    for (std::size_t k = 0; k < topo.nics.size(); ++k) out += fmt::format("  NIC{}: {}\n", k, topo.nics[k].name);
     out += "\n";
   }
   return out;

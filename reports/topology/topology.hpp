@@ -46,8 +46,8 @@ struct PcieLink {  // 0 = unknown
   bool operator==(const PcieLink&) const = default;
 };
 
-struct NvLink {  // one <nvlink> of the NCCL XML: `count` links to the device at `target`
-  std::string target;        // bus id of an NVSwitch or peer GPU; "fffffff:ff:ff.0" = unseen switch
+struct NvLink {        // one <nvlink> of the NCCL XML: `count` links to the device at `target`
+  std::string target;  // bus id of an NVSwitch or peer GPU; "fffffff:ff:ff.0" = unseen switch
   int count = 0;
   std::string target_class;  // "0x068000" NVSwitch, "0x030200" GPU
 
@@ -56,11 +56,11 @@ struct NvLink {  // one <nvlink> of the NCCL XML: `count` links to the device at
 
 struct Gpu {
   int index = 0;
-  std::string name;          // "NVIDIA H100 80GB HBM3"; empty when the source does not say
-  std::string bus_id;        // "0000:a4:00.0"
-  std::string pci_device;    // PCI device id "0x2330"
-  int sm = 0;                // compute capability x10 (90 = Hopper), 0 = unknown
-  int rank = -1;             // NCCL rank in the XML dump, -1 = unknown
+  std::string name;        // "NVIDIA H100 80GB HBM3"; empty when the source does not say
+  std::string bus_id;      // "0000:a4:00.0"
+  std::string pci_device;  // PCI device id "0x2330"
+  int sm = 0;              // compute capability x10 (90 = Hopper), 0 = unknown
+  int rank = -1;           // NCCL rank in the XML dump, -1 = unknown
   bool gdr = false;
   int numa_node = -1;        // NUMA node of the attached CPU ("NUMA Affinity")
   std::string cpu_affinity;  // cpulist "0-47,96-143"; empty = unknown
@@ -73,10 +73,10 @@ struct Gpu {
 };
 
 struct Nic {
-  std::string name;        // "mlx5_0" (RDMA device) or "eth0" (plain netdev)
+  std::string name;  // "mlx5_0" (RDMA device) or "eth0" (plain netdev)
   std::string bus_id;
   int numa_node = -1;
-  double rate_gbps = 0;    // port rate in Gb/s (1e9 bit/s), 0 = unknown
+  double rate_gbps = 0;  // port rate in Gb/s (1e9 bit/s), 0 = unknown
   int port = 0;
   std::string state;       // "ACTIVE", "DOWN", "up", ...; empty = unknown
   std::string link_layer;  // "InfiniBand" or "Ethernet"
@@ -99,7 +99,7 @@ struct NumaNode {
 struct CpuInfo {
   std::string vendor;  // "GenuineIntel"
   std::string model_name;
-  std::string arch;    // "x86_64"
+  std::string arch;  // "x86_64"
   int family = 0, model = 0;
   int packages = 0, cores = 0, threads = 0;  // 0 = unknown
 
@@ -145,7 +145,7 @@ struct SmiRenderOptions {
 };
 // Matrix, legend and NIC legend laid out exactly as `nvidia-smi topo -m` prints them.
 std::string render_nvidia_smi(const Topology& topo, const SmiRenderOptions& options = {});
-nlohmann::json to_json(const Topology& topo);  // schema "gcbench.topology/1"
+nlohmann::json to_json(const Topology& topo);       // schema "gcbench.topology/1"
 std::string render_markdown(const Topology& topo);  // summary, matrix table, mermaid graph
 std::string render_dot(const Topology& topo);       // Graphviz
 std::string render_svg(const Topology& topo);       // self-contained SVG drawing

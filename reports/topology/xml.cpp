@@ -57,8 +57,8 @@ class Reader {
   char peek() const { return at_end() ? '\0' : s_[pos_]; }
   bool starts(std::string_view token) const { return s_.substr(pos_, token.size()) == token; }
   void expect(std::string_view token) {
-    if (!starts(token)) fail(at_end() ? fmt::format("truncated, expected '{}'", token)
-                                      : fmt::format("expected '{}'", token));
+    if (!starts(token))
+      fail(at_end() ? fmt::format("truncated, expected '{}'", token) : fmt::format("expected '{}'", token));
     pos_ += token.size();
   }
   void skip_space() {
@@ -86,8 +86,7 @@ class Reader {
   }
 
   static bool name_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' ||
-           c == ':';
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == ':';
   }
   std::string name() {
     const std::size_t start = pos_;
@@ -107,11 +106,16 @@ class Reader {
       const std::size_t semi = raw.find(';', i);
       if (semi == std::string_view::npos) fail("'&' without ';'");
       const std::string_view entity = raw.substr(i + 1, semi - i - 1);
-      if (entity == "lt") out += '<';
-      else if (entity == "gt") out += '>';
-      else if (entity == "amp") out += '&';
-      else if (entity == "quot") out += '"';
-      else if (entity == "apos") out += '\'';
+      if (entity == "lt")
+        out += '<';
+      else if (entity == "gt")
+        out += '>';
+      else if (entity == "amp")
+        out += '&';
+      else if (entity == "quot")
+        out += '"';
+      else if (entity == "apos")
+        out += '\'';
       else if (!entity.empty() && entity[0] == '#') {
         const bool hex = entity.size() > 1 && (entity[1] == 'x' || entity[1] == 'X');
         const std::string digits(entity.substr(hex ? 2 : 1));
@@ -152,8 +156,7 @@ class Reader {
         ++pos_;
         break;
       }
-      if (pos_ == before)
-        fail(fmt::format("expected whitespace between attributes of <{}>", e.name));
+      if (pos_ == before) fail(fmt::format("expected whitespace between attributes of <{}>", e.name));
       std::string key = name();
       skip_space();
       expect("=");
@@ -175,8 +178,7 @@ class Reader {
       if (starts("</")) {
         pos_ += 2;
         const std::string closing = name();
-        if (closing != e.name)
-          fail(fmt::format("</{}> closes <{}> from line {}", closing, e.name, e.line));
+        if (closing != e.name) fail(fmt::format("</{}> closes <{}> from line {}", closing, e.name, e.line));
         skip_space();
         expect(">");
         return e;
@@ -206,9 +208,7 @@ class Reader {
 
 }  // namespace
 
-Element parse(std::string_view text, std::string_view what) {
-  return Reader(text, what).document();
-}
+Element parse(std::string_view text, std::string_view what) { return Reader(text, what).document(); }
 
 std::string without_comments_and_doctype(std::string_view text, std::string_view what, int max_depth) {
   std::string out;

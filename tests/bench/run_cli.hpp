@@ -45,8 +45,8 @@ inline std::string gcbench_binary() {
 inline CliRun run_gcbench(const std::string& args, bool merge_stderr = false, const std::string& prefix = "") {
   namespace fs = std::filesystem;
   const fs::path err_file = fs::temp_directory_path() / ("gcb-cli-err-" + std::to_string(getpid()));
-  const std::string cmd = prefix + " " + gcbench_binary() + " " + args +
-                          (merge_stderr ? std::string(" 2>&1") : " 2>" + err_file.string());
+  const std::string cmd =
+      prefix + " " + gcbench_binary() + " " + args + (merge_stderr ? std::string(" 2>&1") : " 2>" + err_file.string());
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

@@ -40,10 +40,10 @@ const std::string kFast =
 
 TEST_F(Cli, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const std::string outs = " --json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv");
-  for (const std::string bad : {"mem --size 12Q", "mem --bogus-flag", "mem --device gpu:7", "mem --device tpu",
-                                "mem --dtype int8", "mem --kernels triad,fly", "mem --min-samples 5 --max-samples 2",
-                                "mem --noise 0", "mem --device cpu --size 1P", "mem --device cpu --size 64T",
-                                "nosuchcommand"}) {
+  for (const std::string bad :
+       {"mem --size 12Q", "mem --bogus-flag", "mem --device gpu:7", "mem --device tpu", "mem --dtype int8",
+        "mem --kernels triad,fly", "mem --min-samples 5 --max-samples 2", "mem --noise 0", "mem --device cpu --size 1P",
+        "mem --device cpu --size 64T", "nosuchcommand"}) {
     const CliRun r = gcbench(bad + outs);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
@@ -91,8 +91,8 @@ TEST_F(Cli, HelpSaysWhatItRuns) {
 }
 
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {
-  const CliRun r = gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " +
-                        path("r.csv"));
+  const CliRun r =
+      gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("mem/host/triad"), std::string::npos);
   const ResultDocument doc = load_document(path("r.json"));

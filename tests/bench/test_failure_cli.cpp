@@ -125,8 +125,7 @@ TEST_F(FailureCli, AFullDiskAtTheEndKeepsWhatWasMeasured) {
 
   // A regular file that cannot grow (a 2 KiB file size limit stands in for the full disk):
   // nothing half-written at the target, the JSONL line kept, exit 3.
-  r = gcbench("mem" + kFast + "--jsonl " + path("small.jsonl") + " --json " + path("big.json"),
-              "ulimit -f 4 &&");
+  r = gcbench("mem" + kFast + "--jsonl " + path("small.jsonl") + " --json " + path("big.json"), "ulimit -f 4 &&");
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_FALSE(fs::exists(path("big.json")));
   EXPECT_EQ(load_document(path("small.jsonl")).results.size(), 1u);
@@ -151,18 +150,18 @@ TEST_F(FailureCli, HostileInputsAreBadInputNeverACrashOrAHang) {
   struct Case {
     std::string args, expect;
   };
-  for (const Case& c : {Case{"report " + path("fifo") + " --md " + path("r.md"), "a FIFO"},
-                        Case{"report /dev/zero --md " + path("r.md"), "a character device"},
-                        Case{"export --format csv " + path("folder"), "a folder"},
-                        Case{"topo --from " + path("fifo"), "a FIFO"},
-                        Case{"report " + path("deep.json") + " --md " + path("r.md"), "nested more than"},
-                        Case{"compare " + base + " " + path("deep.json"), "nested more than"},
-                        Case{"export --format bmf " + path("deep.json"), "nested more than"},
-                        Case{"topo --from " + path("deep.xml"), "nested more than 64"},
-                        Case{"export --format csv " + path("big.json"), "number overflow"},
-                        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"},
-                        Case{"train --model tiny --steps 1 --data " + path("fifo"), "a FIFO"},
-                        Case{"train --init-from " + path("fifo") + " --steps 1", "a FIFO"}}) {
+  for (const Case& c :
+       {Case{"report " + path("fifo") + " --md " + path("r.md"), "a FIFO"},
+        Case{"report /dev/zero --md " + path("r.md"), "a character device"},
+        Case{"export --format csv " + path("folder"), "a folder"}, Case{"topo --from " + path("fifo"), "a FIFO"},
+        Case{"report " + path("deep.json") + " --md " + path("r.md"), "nested more than"},
+        Case{"compare " + base + " " + path("deep.json"), "nested more than"},
+        Case{"export --format bmf " + path("deep.json"), "nested more than"},
+        Case{"topo --from " + path("deep.xml"), "nested more than 64"},
+        Case{"export --format csv " + path("big.json"), "number overflow"},
+        Case{"train --model " + path("deep.json") + " --steps 1", "nested more than"},
+        Case{"train --model tiny --steps 1 --data " + path("fifo"), "a FIFO"},
+        Case{"train --init-from " + path("fifo") + " --steps 1", "a FIFO"}}) {
     const auto start = std::chrono::steady_clock::now();
     const CliRun r = gcbench(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
@@ -189,10 +188,10 @@ TEST_F(FailureCli, MalformedButParseableDocumentsAreBadInputInEveryReader) {
     nlohmann::json bad = good;
     bad[nlohmann::json::json_pointer(pointer)] = value;
     std::ofstream(path("bad.json"), std::ios::trunc) << bad.dump();
-    for (const std::string& args : {"report " + path("bad.json") + " --md " + path("r.md"),
-                                    "compare " + path("base.json") + " " + path("bad.json"),
-                                    "export --format gbench " + path("bad.json"),
-                                    "topo --from " + path("base.json") + " --results " + path("bad.json")}) {
+    for (const std::string& args :
+         {"report " + path("bad.json") + " --md " + path("r.md"),
+          "compare " + path("base.json") + " " + path("bad.json"), "export --format gbench " + path("bad.json"),
+          "topo --from " + path("base.json") + " --results " + path("bad.json")}) {
       const CliRun r = gcbench(args);
       EXPECT_EQ(r.code, 2) << pointer << ": " << args << "\n" << r.err;
     }
@@ -306,8 +305,8 @@ TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
     EXPECT_EQ(text.find(script), std::string::npos) << what << "\n" << text;
     EXPECT_EQ(text.find(img), std::string::npos) << what << "\n" << text;
   };
-  ASSERT_EQ(gcbench("compare " + path("base.json") + " " + path("crafted.json") + " --md " + path("c.md") + " --junit " +
-                    path("c.xml") + " -q")
+  ASSERT_EQ(gcbench("compare " + path("base.json") + " " + path("crafted.json") + " --md " + path("c.md") +
+                    " --junit " + path("c.xml") + " -q")
                 .code,
             0);
   clean("c.md", "compare --md");
@@ -319,7 +318,8 @@ TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
   clean("r.md", "report --md");
   clean("r.html", "report -o");
   // No CSV cell a spreadsheet would run: the formula key is a quoted text starting with '.
-  for (const std::string& csv : {read_file(path("r.csv")), gcbench("export --format csv " + path("crafted.json")).out}) {
+  for (const std::string& csv :
+       {read_file(path("r.csv")), gcbench("export --format csv " + path("crafted.json")).out}) {
     EXPECT_EQ(csv.find(",=HYPERLINK"), std::string::npos) << csv;
     EXPECT_EQ(csv.find("\n=HYPERLINK"), std::string::npos) << csv;
     EXPECT_NE(csv.find("'=HYPERLINK"), std::string::npos) << csv;

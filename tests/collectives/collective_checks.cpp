@@ -199,8 +199,7 @@ const std::vector<DType>& checked_dtypes() {
 }
 
 const std::vector<ReduceOp>& checked_ops() {
-  static const std::vector<ReduceOp> ops{ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
-                                         ReduceOp::avg};
+  static const std::vector<ReduceOp> ops{ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
   return ops;
 }
 

@@ -1,6 +1,7 @@
 // MpiCommunicator under mpirun (ctest cases mpi_np2, mpi_np4): the same exact checks as the
 // threads backend over MPI_COMM_WORLD and a split, in both reduction orders, plus bitwise
-// equality with ThreadCommunicator for non-integer fp32/fp16/bf16 reductions (rank order). Exit code 0 only if every rank saw no mismatch.
+// equality with ThreadCommunicator for non-integer fp32/fp16/bf16 reductions (rank order). Exit code 0 only if every
+// rank saw no mismatch.
 #include <mpi.h>
 
 #include <cstdio>
@@ -76,8 +77,7 @@ gcb::test::CheckTally check_matches_threads(gcb::MpiCommunicator& world) {
             ++tally.failed;
             tally.failures.push_back(std::string("mpi != threads bitwise: ") + names[static_cast<int>(kind)] + " " +
                                      std::string(gcb::dtype_name(t)) + " " + std::string(gcb::reduce_op_name(op)) +
-                                     " count " + std::to_string(count) + " on rank " +
-                                     std::to_string(world.rank()));
+                                     " count " + std::to_string(count) + " on rank " + std::to_string(world.rank()));
           }
         }
       }

@@ -17,7 +17,7 @@ using test_support::FakeClock;
 struct FakeStream {
   long done_after = 0;  // polls until the stream reports done (< 0: never)
   long polls = 0, yields = 0, error_checks = 0;
-  long error_at = -1;   // poll from which the async error is set (< 0: never)
+  long error_at = -1;  // poll from which the async error is set (< 0: never)
   FakeClock* clock = nullptr;
   double seconds_per_yield = 0;
   StreamPoll poll() {

@@ -173,7 +173,7 @@ TEST(ThreadCommunicator, SplitIntoTpDpGrid) {
 // --- faults -----------------------------------------------------------------------------------
 
 struct FaultOutcome {
-  std::string rethrown;            // what run_ranks threw
+  std::string rethrown;           // what run_ranks threw
   std::vector<std::string> seen;  // what the other ranks caught
   double seconds = 0;
 };
@@ -184,15 +184,18 @@ FaultOutcome run_faulty(const std::function<void(Communicator&)>& fn) {
   std::mutex mu;
   const auto start = std::chrono::steady_clock::now();
   try {
-    run_ranks(8, [&](Communicator& c) {
-      try {
-        fn(c);
-      } catch (const Fault& f) {
-        std::lock_guard lk(mu);
-        out.seen.emplace_back(f.what());
-        throw;
-      }
-    }, 2s);
+    run_ranks(
+        8,
+        [&](Communicator& c) {
+          try {
+            fn(c);
+          } catch (const Fault& f) {
+            std::lock_guard lk(mu);
+            out.seen.emplace_back(f.what());
+            throw;
+          }
+        },
+        2s);
   } catch (const Fault& f) {
     out.rethrown = f.what();
   }
@@ -350,7 +353,8 @@ TEST(ThreadCommunicatorFaults, FaultInSubgroupReachesParentCollective) {
 }
 
 TEST(ThreadCommunicatorFaults, UsageErrorIsRethrownUnchanged) {
-  EXPECT_THROW(run_ranks(2, [](Communicator& c) { c.broadcast(nullptr, nullptr, 0, DType::f32, 7); }, 2s),
+  EXPECT_THROW(run_ranks(
+                   2, [](Communicator& c) { c.broadcast(nullptr, nullptr, 0, DType::f32, 7); }, 2s),
                UsageError);
   EXPECT_THROW(ThreadWorld(0), UsageError);
 }

@@ -27,8 +27,10 @@ LauncherInfo detect(const Env& env) {
 TEST(Launcher, NothingSetMeansNotLaunched) { EXPECT_FALSE(detect({}).launched); }
 
 TEST(Launcher, OpenMpiVariables) {
-  const auto l = detect({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"},
-                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+  const auto l = detect({{"OMPI_COMM_WORLD_SIZE", "4"},
+                         {"OMPI_COMM_WORLD_RANK", "3"},
+                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
   EXPECT_TRUE(l.launched);
   EXPECT_EQ(l.size, 4);
   EXPECT_EQ(l.rank, 3);
@@ -48,7 +50,8 @@ TEST(Launcher, PmiVariables) {
 TEST(Launcher, SrunTaskButNotABatchScript) {
   // A plain command in an sbatch script sees SLURM_NTASKS/SLURM_PROCID but no task step.
   EXPECT_FALSE(detect({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "0"}}).launched);
-  const auto l = detect({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "9"}, {"SLURM_STEP_ID", "0"}, {"SLURM_LOCALID", "1"}});
+  const auto l =
+      detect({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "9"}, {"SLURM_STEP_ID", "0"}, {"SLURM_LOCALID", "1"}});
   EXPECT_TRUE(l.launched);
   EXPECT_EQ(l.size, 16);
   EXPECT_EQ(l.rank, 9);

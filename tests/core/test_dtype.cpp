@@ -24,9 +24,9 @@ TEST(DType, NamesSizesAndParsing) {
 TEST(DType, Bf16KnownPatterns) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
-  EXPECT_EQ(float_to_bf16(3.14159274f), 0x4049);             // 0x40490FDB: low half < tie
-  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3F80);          // tie, even stays
-  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);      // tie, odd rounds up
+  EXPECT_EQ(float_to_bf16(3.14159274f), 0x4049);                        // 0x40490FDB: low half < tie
+  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3F80);                     // tie, even stays
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);                 // tie, odd rounds up
   EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::max()), 0x7F80);  // rounds to +Inf
   EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
   EXPECT_EQ(bf16_to_float(0x3F80), 1.0f);
@@ -35,13 +35,13 @@ TEST(DType, Bf16KnownPatterns) {
 TEST(DType, Fp16KnownPatterns) {
   EXPECT_EQ(float_to_fp16(1.0f), 0x3C00);
   EXPECT_EQ(float_to_fp16(0.1f), 0x2E66);
-  EXPECT_EQ(float_to_fp16(65504.0f), 0x7BFF);                 // largest finite
-  EXPECT_EQ(float_to_fp16(65520.0f), 0x7C00);                 // tie above max → Inf (IEEE)
-  EXPECT_EQ(float_to_fp16(0x1p-24f), 0x0001);                 // smallest subnormal
-  EXPECT_EQ(float_to_fp16(0x1p-25f), 0x0000);                 // tie with 0 → even (0)
+  EXPECT_EQ(float_to_fp16(65504.0f), 0x7BFF);  // largest finite
+  EXPECT_EQ(float_to_fp16(65520.0f), 0x7C00);  // tie above max → Inf (IEEE)
+  EXPECT_EQ(float_to_fp16(0x1p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_fp16(0x1p-25f), 0x0000);  // tie with 0 → even (0)
   EXPECT_EQ(float_to_fp16(-0.0f), 0x8000);
-  EXPECT_EQ(float_to_fp16(1.0f + 0x1p-11f), 0x3C00);          // tie, even
-  EXPECT_EQ(float_to_fp16(1.0f + 3 * 0x1p-11f), 0x3C02);      // tie, odd rounds up
+  EXPECT_EQ(float_to_fp16(1.0f + 0x1p-11f), 0x3C00);      // tie, even
+  EXPECT_EQ(float_to_fp16(1.0f + 3 * 0x1p-11f), 0x3C02);  // tie, odd rounds up
   EXPECT_EQ(fp16_to_float(0x7BFF), 65504.0f);
   EXPECT_EQ(fp16_to_float(0x0001), 0x1p-24f);
   EXPECT_TRUE(std::isinf(fp16_to_float(0x7C00)));
@@ -51,9 +51,9 @@ TEST(DType, Fp8KnownPatterns) {
   EXPECT_EQ(float_to_fp8_e4m3(1.0f), 0x38);
   EXPECT_EQ(float_to_fp8_e4m3(-2.0f), 0xC0);
   EXPECT_EQ(float_to_fp8_e4m3(448.0f), 0x7E);
-  EXPECT_EQ(float_to_fp8_e4m3(1000.0f), 0x7E);                // saturates (no Inf in E4M3)
+  EXPECT_EQ(float_to_fp8_e4m3(1000.0f), 0x7E);  // saturates (no Inf in E4M3)
   EXPECT_EQ(float_to_fp8_e4m3(std::numeric_limits<float>::infinity()), 0x7E);
-  EXPECT_EQ(float_to_fp8_e4m3(0x1p-9f), 0x01);                // smallest subnormal
+  EXPECT_EQ(float_to_fp8_e4m3(0x1p-9f), 0x01);  // smallest subnormal
   EXPECT_EQ(fp8_e4m3_to_float(0x7E), 448.0f);
   EXPECT_TRUE(std::isnan(fp8_e4m3_to_float(0x7F)));
   EXPECT_EQ(float_to_fp8_e5m2(1.0f), 0x3C);
@@ -90,7 +90,7 @@ TEST(DType, RoundTripsEveryEncoding) {
 }
 
 TEST(DType, Tf32AndTypedStores) {
-  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f);            // tie, even
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f);  // tie, even
   EXPECT_EQ(round_to_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);
   uint16_t buf[4];
   store_as(DType::bf16, buf, 2, 1.5);

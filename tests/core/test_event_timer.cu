@@ -88,10 +88,13 @@ TEST_F(EventTimerTest, NeverLaunchedKernelDoesNotStall) {
   o.noise = 0.05;
   o.batch = 0;  // calibrated on the first warm-up: a 10 s stall there would make the batch 1
   const auto t0 = std::chrono::steady_clock::now();
-  const Measurement m = measure(*timer, [&] {
-    fresh_spin_kernel<<<1, 1, 0, stream()>>>(kSpinNs);
-    CUDA_CHECK(cudaGetLastError());
-  }, o);
+  const Measurement m = measure(
+      *timer,
+      [&] {
+        fresh_spin_kernel<<<1, 1, 0, stream()>>>(kSpinNs);
+        CUDA_CHECK(cudaGetLastError());
+      },
+      o);
   EXPECT_LT(seconds_since(t0), 5.0);
   EXPECT_EQ(m.latch_retakes, 0);
   EXPECT_TRUE(m.latch_timeouts.empty());

@@ -50,7 +50,8 @@ TEST(Harness, ConstantSamplesConvergeAtMinSamples) {
   FakeClock clock;
   FakeTimer timer(clock, {1e-3});
   int launches = 0;
-  const Measurement m = measure(timer, [&] { ++launches; }, quiet_options(), {}, clock);
+  const Measurement m = measure(
+      timer, [&] { ++launches; }, quiet_options(), {}, clock);
   EXPECT_EQ(m.stop, StopReason::converged);
   ASSERT_EQ(m.samples.size(), 5u);
   EXPECT_EQ(launches, 2 + 5);  // warm-up launches are not samples
@@ -63,7 +64,8 @@ TEST(Harness, MinTimeKeepsSampling) {
   FakeTimer timer(clock, {1e-3});
   HarnessOptions o = quiet_options();
   o.min_time = 0.02;  // 20 samples of 1 ms
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.stop, StopReason::converged);
   EXPECT_EQ(m.samples.size(), 20u);
 }
@@ -71,7 +73,8 @@ TEST(Harness, MinTimeKeepsSampling) {
 TEST(Harness, NoisySamplesStopAtMaxSamples) {
   FakeClock clock;
   FakeTimer timer(clock, {1e-3, 2e-3});  // CV ≈ 0.47, never below 1 %
-  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, quiet_options(), {}, clock);
   EXPECT_EQ(m.stop, StopReason::max_samples);
   EXPECT_EQ(m.samples.size(), 50u);
   EXPECT_DOUBLE_EQ(m.stats.min, 1e-3);
@@ -84,7 +87,8 @@ TEST(Harness, NoisySamplesStopAtMaxTime) {
   HarnessOptions o = quiet_options();
   // Seconds of fake wall time: warm-up 1+2, then samples 1+2+1+2+1 = 10 after 5 samples.
   o.max_time = 10;
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.stop, StopReason::max_time);
   EXPECT_EQ(m.samples.size(), 5u);
   EXPECT_DOUBLE_EQ(m.wall_seconds, 7.0);  // the sampling part
@@ -97,7 +101,8 @@ TEST(Harness, WarmUpStopsWhenTheBudgetIsSpent) {
   o.warmup = 10;
   o.max_time = 2.5;
   int launches = 0;
-  const Measurement m = measure(timer, [&] { ++launches; }, o, {}, clock);
+  const Measurement m = measure(
+      timer, [&] { ++launches; }, o, {}, clock);
   // Warm-up launches start at 0, 1 and 2 s; at 3 s the budget is spent: one sample, then stop.
   EXPECT_EQ(launches, 3 + 1);
   EXPECT_EQ(m.samples.size(), 1u);
@@ -113,7 +118,8 @@ TEST(Harness, AFixedBatchIsCutToWhatIsLeftOfTheBudget) {
   o.warmup = 1;
   o.batch = 20;
   o.max_time = 0.5;
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.batch, 4);  // 0.4 s left after the 0.1 s warm-up launch
   EXPECT_EQ(m.samples.size(), 1u);
   EXPECT_NEAR(clock.t, 0.5, 1e-12);
@@ -121,14 +127,18 @@ TEST(Harness, AFixedBatchIsCutToWhatIsLeftOfTheBudget) {
   FakeClock roomy_clock;
   FakeTimer roomy(roomy_clock, {0.1});
   o.max_time = 100;
-  EXPECT_EQ(measure(roomy, [] {}, o, {}, roomy_clock).batch, 20);
+  EXPECT_EQ(measure(
+                roomy, [] {}, o, {}, roomy_clock)
+                .batch,
+            20);
 }
 
 TEST(Harness, NoiseRuleUsesRelativeStddev) {
   FakeClock clock;
   // Alternating 1.00 / 1.01 ms: relative stddev ≈ 0.5 %, below a 1 % target.
   FakeTimer timer(clock, {1.00e-3, 1.01e-3});
-  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, quiet_options(), {}, clock);
   EXPECT_EQ(m.stop, StopReason::converged);
   EXPECT_EQ(m.samples.size(), 5u);
   EXPECT_LT(m.stats.cv, 0.01);
@@ -140,7 +150,8 @@ TEST(Harness, AutoBatchReachesTargetSampleTime) {
   HarnessOptions o = quiet_options();
   o.batch = 0;
   o.target_sample_time = 1e-3;
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.batch, 1000);
   EXPECT_DOUBLE_EQ(m.stats.median, 1e-6);  // per launch, not per batch
 }
@@ -151,7 +162,8 @@ TEST(Harness, ColdModeFlushesBeforeEverySampleAndTimesSingleLaunches) {
   HarnessOptions o = quiet_options();
   o.cold = true;
   o.batch = 8;
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.batch, 1);
   EXPECT_EQ(timer.flushes, 2 + 5);  // each warm-up and each sample
 }
@@ -164,7 +176,8 @@ TEST(Harness, ProbeFlagsAndRegionHook) {
   HarnessHooks hooks;
   hooks.probe = [&] { return ++calls == 3 ? uint64_t{0x8} : uint64_t{0}; };
   hooks.region = [&](bool entering) { region.push_back(entering); };
-  const Measurement m = measure(timer, [] {}, quiet_options(), hooks, clock);
+  const Measurement m = measure(
+      timer, [] {}, quiet_options(), hooks, clock);
   ASSERT_EQ(m.sample_flags.size(), m.samples.size());
   EXPECT_EQ(m.sample_flags[2], 0x8u);
   EXPECT_EQ(region, (std::vector<bool>{true, false}));
@@ -180,7 +193,8 @@ TEST(Harness, SampleStartBracketsEverySampleWithTheProbe) {
     order += ']';
     return uint64_t{0};
   };
-  const Measurement m = measure(timer, [] {}, quiet_options(), hooks, clock);
+  const Measurement m = measure(
+      timer, [] {}, quiet_options(), hooks, clock);
   ASSERT_EQ(m.samples.size(), 5u);
   EXPECT_EQ(order, "[][][][][]");  // one pair per sample; warm-ups are not bracketed
 }
@@ -190,10 +204,14 @@ TEST(Harness, RejectsImpossibleOptions) {
   FakeTimer timer(clock, {1e-3});
   HarnessOptions o = quiet_options();
   o.max_samples = 2;  // below min_samples
-  EXPECT_THROW(measure(timer, [] {}, o, {}, clock), UsageError);
+  EXPECT_THROW(measure(
+                   timer, [] {}, o, {}, clock),
+               UsageError);
   o = quiet_options();
   o.noise = 0;
-  EXPECT_THROW(measure(timer, [] {}, o, {}, clock), UsageError);
+  EXPECT_THROW(measure(
+                   timer, [] {}, o, {}, clock),
+               UsageError);
 }
 
 // A timer whose latch times out on scripted calls of time_batch (warm-ups included, in order).
@@ -230,7 +248,8 @@ TEST(Harness, PrimesTheTimerOnceBeforeWarmup) {
   FakeClock clock;
   LatchTimer timer(clock, {});
   int launches = 0;
-  const Measurement m = measure(timer, [&] { ++launches; }, quiet_options(), {}, clock);
+  const Measurement m = measure(
+      timer, [&] { ++launches; }, quiet_options(), {}, clock);
   EXPECT_EQ(timer.primes, 1);
   EXPECT_TRUE(timer.primed_before_first_batch);
   EXPECT_EQ(launches, 1 + 2 + 5);  // prime, warm-up, samples
@@ -243,7 +262,8 @@ TEST(Harness, SampleWhoseLatchTimedOutIsRetaken) {
   // Calls 0-1 are warm-ups (batch fixed at 1: not retaken), call 2 is sample 0: it times out once,
   // the retake (call 3) is clean.
   LatchTimer timer(clock, {false, false, true, false});
-  const Measurement m = measure(timer, [] {}, quiet_options(), {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, quiet_options(), {}, clock);
   EXPECT_EQ(m.latch_retakes, 1);
   EXPECT_TRUE(m.latch_timeouts.empty());
   ASSERT_EQ(m.samples.size(), 5u);
@@ -258,7 +278,8 @@ TEST(Harness, PersistentLatchTimeoutIsKeptAndListed) {
   o.latch_retries = 2;
   // Sample 1 (calls 3, 4, 5 with its two retakes) times out every time.
   LatchTimer timer(clock, {false, false, false, true, true, true});
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.latch_retakes, 2);
   EXPECT_EQ(m.latch_timeouts, (std::vector<size_t>{1}));
   ASSERT_GE(m.samples.size(), 2u);
@@ -273,7 +294,8 @@ TEST(Harness, CalibrationIsRetakenAfterLatchTimeout) {
   // The calibrating warm-up (call 0) times out: calibrated on its 5 ms it would pick batch 2;
   // the retake's 1 ms gives 10.
   LatchTimer timer(clock, {true, false});
-  const Measurement m = measure(timer, [] {}, o, {}, clock);
+  const Measurement m = measure(
+      timer, [] {}, o, {}, clock);
   EXPECT_EQ(m.batch, 10);
   EXPECT_EQ(m.latch_retakes, 1);
 }
@@ -281,7 +303,11 @@ TEST(Harness, CalibrationIsRetakenAfterLatchTimeout) {
 TEST(Harness, HostTimerMeasuresRealWork) {
   HostTimer timer;
   volatile double sink = 0;
-  const double t = timer.time_batch([&] { for (int i = 0; i < 100000; ++i) sink = sink + 1.0; }, 3);
+  const double t = timer.time_batch(
+      [&] {
+        for (int i = 0; i < 100000; ++i) sink = sink + 1.0;
+      },
+      3);
   EXPECT_GT(t, 0);
   EXPECT_EQ(sink, 300000.0);
 }

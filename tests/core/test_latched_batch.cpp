@@ -27,14 +27,21 @@ struct Recorder {
 TEST(LatchedBatch, AtMostTwoLaunchesWaitBehindTheLatch) {
   Recorder r;
   int launches = 0;
-  enqueue_latched_batch(r.steps(true), [&] { r.log += 'L'; ++launches; }, 6);
+  enqueue_latched_batch(
+      r.steps(true),
+      [&] {
+        r.log += 'L';
+        ++launches;
+      },
+      6);
   EXPECT_EQ(r.log, "HSLLRLLLLE");
   EXPECT_EQ(launches, 6);
 }
 
 TEST(LatchedBatch, SingleLaunchIsReleasedAfterIt) {
   Recorder r;
-  enqueue_latched_batch(r.steps(true), [&] { r.log += 'L'; }, 1);
+  enqueue_latched_batch(
+      r.steps(true), [&] { r.log += 'L'; }, 1);
   EXPECT_EQ(r.log, "HSLRE");
 }
 
@@ -44,24 +51,29 @@ TEST(LatchedBatch, LargeBatchNeverQueuesMoreThanTwoBehindTheLatch) {
   bool released = false;
   LatchSteps s = r.steps(true);
   s.release = [&] { released = true; };
-  enqueue_latched_batch(s, [&] { before_release += released ? 0 : 1; }, 100000);
+  enqueue_latched_batch(
+      s, [&] { before_release += released ? 0 : 1; }, 100000);
   EXPECT_TRUE(released);
   EXPECT_EQ(before_release, 2);
 }
 
 TEST(LatchedBatch, HostSynchronousWorkHasNoLatch) {
   Recorder r;
-  enqueue_latched_batch(r.steps(false), [&] { r.log += 'L'; }, 3);
+  enqueue_latched_batch(
+      r.steps(false), [&] { r.log += 'L'; }, 3);
   EXPECT_EQ(r.log, "SLLLE");
 }
 
 TEST(LatchedBatch, ThrowingLaunchBehindTheLatchReleasesIt) {
   Recorder r;
   int n = 0;
-  EXPECT_THROW(enqueue_latched_batch(r.steps(true), [&] {
-                 if (++n == 2) throw std::runtime_error("launch failed");
-                 r.log += 'L';
-               }, 5),
+  EXPECT_THROW(enqueue_latched_batch(
+                   r.steps(true),
+                   [&] {
+                     if (++n == 2) throw std::runtime_error("launch failed");
+                     r.log += 'L';
+                   },
+                   5),
                std::runtime_error);
   EXPECT_EQ(r.log, "HSLR");  // released once, on unwind; no stop event
 }
@@ -69,10 +81,13 @@ TEST(LatchedBatch, ThrowingLaunchBehindTheLatchReleasesIt) {
 TEST(LatchedBatch, ThrowingLaunchAfterReleaseDoesNotReleaseTwice) {
   Recorder r;
   int n = 0;
-  EXPECT_THROW(enqueue_latched_batch(r.steps(true), [&] {
-                 if (++n == 4) throw std::runtime_error("launch failed");
-                 r.log += 'L';
-               }, 5),
+  EXPECT_THROW(enqueue_latched_batch(
+                   r.steps(true),
+                   [&] {
+                     if (++n == 4) throw std::runtime_error("launch failed");
+                     r.log += 'L';
+                   },
+                   5),
                std::runtime_error);
   EXPECT_EQ(r.log, "HSLLRL");
 }

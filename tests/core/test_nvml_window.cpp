@@ -24,7 +24,8 @@ DeviceCounters reading(double t, uint64_t energy_mj, uint64_t power_ns, uint64_t
 
 TEST(NvmlWindow, IntegratesEnergyAndViolationTimeOverTheSample) {
   // 0.5 s, 200 J → 400 W; power held the clocks down for 0.1 s of it.
-  const SampleWindow w = integrate(reading(10.0, 1'000'000, 5'000, 0, 5'000), reading(10.5, 1'200'000, 100'005'000, 0, 100'005'000));
+  const SampleWindow w =
+      integrate(reading(10.0, 1'000'000, 5'000, 0, 5'000), reading(10.5, 1'200'000, 100'005'000, 0, 100'005'000));
   EXPECT_DOUBLE_EQ(w.seconds, 0.5);
   EXPECT_DOUBLE_EQ(*w.mean_power_w, 400.0);
   EXPECT_DOUBLE_EQ(*w.throttled_fraction, 0.2);
@@ -42,8 +43,8 @@ TEST(NvmlWindow, ASlowdownInTheMiddleIsSeenThoughItEndedBeforeTheSample) {
 
 TEST(NvmlWindow, MonitorAddsWindowsUpAndFallsBackWithoutCounters) {
   std::vector<std::optional<DeviceCounters>> script = {
-      reading(0, 0, 0, 0, 0),          reading(1, 300'000, 0, 0, 0),              // 300 W, clean
-      reading(2, 300'000, 0, 0, 0),    reading(3, 800'000, 500'000'000, 0, 500'000'000)};  // 500 W, half throttled
+      reading(0, 0, 0, 0, 0), reading(1, 300'000, 0, 0, 0),                             // 300 W, clean
+      reading(2, 300'000, 0, 0, 0), reading(3, 800'000, 500'000'000, 0, 500'000'000)};  // 500 W, half throttled
   size_t next = 0;
   WindowMonitor m([&] { return script[next++]; });
   m.start();

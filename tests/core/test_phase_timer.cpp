@@ -37,15 +37,15 @@ TEST(PhaseTimer, NestedPhasesAreExclusiveAndResolvedOnlyWhenRead) {
   // forward [0, 10) with comm [2, 5) inside it; backward [10, 16) with a matmul span [11, 14).
   ScriptedTimeline tl({0, 2, 5, 10, 10, 11, 14, 16});
   PhaseTimer t(tl);
-  t.push("forward");     // mark 0 @ 0
-  t.push("comm:x");      // mark 1 @ 2
-  t.pop();               // mark 2 @ 5
-  t.pop();               // mark 3 @ 10
-  t.push("backward");    // mark 4 @ 10
+  t.push("forward");   // mark 0 @ 0
+  t.push("comm:x");    // mark 1 @ 2
+  t.pop();             // mark 2 @ 5
+  t.pop();             // mark 3 @ 10
+  t.push("backward");  // mark 4 @ 10
   {
     const SpanScope s(&t, "matmul");  // marks 5 @ 11 and 6 @ 14
   }
-  t.pop();               // mark 7 @ 16
+  t.pop();                 // mark 7 @ 16
   EXPECT_EQ(tl.reads, 0);  // nothing waited for while the work was issued
   EXPECT_DOUBLE_EQ(t.exclusive().at("forward"), 2.0 + 5.0);
   EXPECT_DOUBLE_EQ(t.exclusive().at("comm:x"), 3.0);

@@ -16,7 +16,7 @@ TEST(Stats, SummaryMatchesHandComputedValues) {
   EXPECT_DOUBLE_EQ(s.max, 5);
   EXPECT_DOUBLE_EQ(s.mean, 3);
   EXPECT_DOUBLE_EQ(s.median, 3);
-  EXPECT_DOUBLE_EQ(s.p5, 1.2);   // NumPy linear: 1 + 0.05·4·(2 − 1)
+  EXPECT_DOUBLE_EQ(s.p5, 1.2);  // NumPy linear: 1 + 0.05·4·(2 − 1)
   EXPECT_DOUBLE_EQ(s.p95, 4.8);
   EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(2.5));
   EXPECT_DOUBLE_EQ(s.cv, std::sqrt(2.5) / 3);

@@ -32,7 +32,8 @@ class CpuGemm : public ::testing::Test {
 };
 
 TEST_F(CpuGemm, SgemmMatchesFp64Reference) {
-  for (const GemmShape s : {GemmShape{1, 1, 1}, GemmShape{17, 33, 65}, GemmShape{128, 96, 257}, GemmShape{1, 512, 1024}}) {
+  for (const GemmShape s :
+       {GemmShape{1, 1, 1}, GemmShape{17, 33, 65}, GemmShape{128, 96, 257}, GemmShape{1, 512, 1024}}) {
     SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
     const GemmCheck c = run_and_check<float>(DType::f32, s);
     EXPECT_EQ(c.failure, "");

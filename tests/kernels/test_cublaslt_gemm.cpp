@@ -30,7 +30,8 @@ class LtGemmTest : public ::testing::Test {
   GemmCheck run(DType t, const GemmShape& s, bool tune, bool fast_accum = false) {
     const LtGemmPlan plan = make_lt_gemm_plan(s, t, fast_accum);
     const size_t mk = size_t(s.m * s.k), nk = size_t(s.n * s.k), mn = size_t(s.m * s.n);
-    std::vector<unsigned char> a(mk * dtype_size(plan.b.type)), b(nk * dtype_size(plan.a.type)), d(mn * dtype_size(plan.d.type));
+    std::vector<unsigned char> a(mk * dtype_size(plan.b.type)), b(nk * dtype_size(plan.a.type)),
+        d(mn * dtype_size(plan.d.type));
     double sa = 1, sb = 1;
     if (plan.fp8) {
       sa = fp8_scale_from_amax(gemm_input_amax(mk, 1), plan.b.type);
@@ -70,7 +71,8 @@ class LtGemmTest : public ::testing::Test {
 
 TEST_F(LtGemmTest, EveryDtypeMatchesReference) {
   for (DType t : {DType::f32, DType::tf32, DType::f16, DType::bf16, DType::i8})
-    for (const GemmShape s : {GemmShape{64, 64, 64}, GemmShape{17, 33, 100}, GemmShape{1, 257, 1028}, GemmShape{300, 200, 4096}}) {
+    for (const GemmShape s :
+         {GemmShape{64, 64, 64}, GemmShape{17, 33, 100}, GemmShape{1, 257, 1028}, GemmShape{300, 200, 4096}}) {
       SCOPED_TRACE(testing::Message() << dtype_name(t) << " " << s.m << "x" << s.n << "x" << s.k);
       EXPECT_EQ(run(t, s, false).failure, "");
     }

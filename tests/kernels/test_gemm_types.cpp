@@ -17,7 +17,8 @@ TEST(GemmTypes, FlopsAndBytes) {
   EXPECT_DOUBLE_EQ(gemm_flops({1024, 1024, 1024}), 2.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(gemm_flops({8192, 50304, 768}), 2.0 * 8192 * 50304 * 768);
   // bf16 in, bf16 out: 2·(MK + NK) + 2·MN.
-  EXPECT_DOUBLE_EQ(gemm_bytes({16, 8192, 8192}, DType::bf16, DType::bf16), 2.0 * (16 * 8192 + 8192 * 8192) + 2.0 * 16 * 8192);
+  EXPECT_DOUBLE_EQ(gemm_bytes({16, 8192, 8192}, DType::bf16, DType::bf16),
+                   2.0 * (16 * 8192 + 8192 * 8192) + 2.0 * 16 * 8192);
   // fp8 in (1 B), bf16 out (2 B).
   EXPECT_DOUBLE_EQ(gemm_bytes({32, 64, 128}, DType::fp8_e4m3, DType::bf16), 32 * 128 + 64 * 128 + 2.0 * 32 * 64);
 }
@@ -47,14 +48,15 @@ TEST(GemmTypes, PlanPerDtype) {
     DType scale;
     bool fp8;
   };
-  for (const Want& w : {Want{DType::f32, DType::f32, DType::f32, DType::f32, GemmCompute::f32, DType::f32, false},
-                        Want{DType::tf32, DType::f32, DType::f32, DType::f32, GemmCompute::f32_fast_tf32, DType::f32, false},
-                        Want{DType::f16, DType::f16, DType::f16, DType::f16, GemmCompute::f32, DType::f32, false},
-                        Want{DType::bf16, DType::bf16, DType::bf16, DType::bf16, GemmCompute::f32, DType::f32, false},
-                        Want{DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3, DType::bf16, GemmCompute::f32, DType::f32, true},
-                        // E5M2 × E5M2 has no kernel: the weight side (cuBLASLt's A) is E4M3.
-                        Want{DType::fp8_e5m2, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, GemmCompute::f32, DType::f32, true},
-                        Want{DType::i8, DType::i8, DType::i8, DType::i32, GemmCompute::i32, DType::i32, false}}) {
+  for (const Want& w :
+       {Want{DType::f32, DType::f32, DType::f32, DType::f32, GemmCompute::f32, DType::f32, false},
+        Want{DType::tf32, DType::f32, DType::f32, DType::f32, GemmCompute::f32_fast_tf32, DType::f32, false},
+        Want{DType::f16, DType::f16, DType::f16, DType::f16, GemmCompute::f32, DType::f32, false},
+        Want{DType::bf16, DType::bf16, DType::bf16, DType::bf16, GemmCompute::f32, DType::f32, false},
+        Want{DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3, DType::bf16, GemmCompute::f32, DType::f32, true},
+        // E5M2 × E5M2 has no kernel: the weight side (cuBLASLt's A) is E4M3.
+        Want{DType::fp8_e5m2, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, GemmCompute::f32, DType::f32, true},
+        Want{DType::i8, DType::i8, DType::i8, DType::i32, GemmCompute::i32, DType::i32, false}}) {
     SCOPED_TRACE(std::string(dtype_name(w.in)));
     const LtGemmPlan p = make_lt_gemm_plan(s, w.in, true);
     EXPECT_EQ(p.a.type, w.a);
@@ -83,7 +85,8 @@ TEST(GemmTypes, PlanKeyNamesEveryDistinguishingField) {
   const auto key = lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::fp8_e4m3, true));
   EXPECT_EQ(key, "tn/m=32/n=16/k=64/a=fp8_e4m3/b=fp8_e4m3/d=bf16/compute=32F/fast_accum=1");
   EXPECT_NE(key, lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::fp8_e4m3, false)));
-  EXPECT_NE(lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::f32)), lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::tf32)));
+  EXPECT_NE(lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::f32)),
+            lt_plan_key(make_lt_gemm_plan({16, 32, 64}, DType::tf32)));
 }
 
 TEST(Fp8Scaling, ScaleFromAmax) {
@@ -174,7 +177,8 @@ TEST_P(GemmCheckDroppedK, DroppingFivePercentOfKFails) {
   EXPECT_GT(share, t == DType::bf16 ? 0.9 : 0.4) << dtype_name(t) << ": " << failing << " of " << samples.size();
 }
 
-INSTANTIATE_TEST_SUITE_P(Bf16AndFp8, GemmCheckDroppedK, ::testing::Values(DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2),
+INSTANTIATE_TEST_SUITE_P(Bf16AndFp8, GemmCheckDroppedK,
+                         ::testing::Values(DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2),
                          [](const ::testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(GemmCheck, InputsAreSeededAndDeterministic) {

@@ -56,8 +56,7 @@ class GpuMemTest : public ::testing::Test {
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess || n == 0)
-      GTEST_SKIP() << "no CUDA device: "
-                   << (err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
+      GTEST_SKIP() << "no CUDA device: " << (err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
   }
 };
 
@@ -83,8 +82,8 @@ void PrintTo(const StreamCase& c, std::ostream* os) {
 std::vector<StreamCase> all_stream_cases() {
   std::vector<StreamCase> cases;
   for (const DType t : {DType::f64, DType::f32, DType::bf16})
-    for (const StreamOp op : {StreamOp::copy, StreamOp::scale, StreamOp::add, StreamOp::triad,
-                              StreamOp::dot, StreamOp::read, StreamOp::write})
+    for (const StreamOp op : {StreamOp::copy, StreamOp::scale, StreamOp::add, StreamOp::triad, StreamOp::dot,
+                              StreamOp::read, StreamOp::write})
       for (const int vb : {4, 8, 16})
         if (static_cast<size_t>(vb) >= dtype_size(t)) cases.push_back({t, op, vb});
   return cases;
@@ -112,8 +111,7 @@ double reference_element(DType t, StreamOp op, double a, double b, double c) {
     case StreamOp::triad: r = std::fma(s, cf, bf); break;
     default: break;
   }
-  return t == DType::bf16 ? static_cast<double>(bf16_to_float(float_to_bf16(r)))
-                          : static_cast<double>(r);
+  return t == DType::bf16 ? static_cast<double>(bf16_to_float(float_to_bf16(r))) : static_cast<double>(r);
 }
 
 // Index of the array each element-wise op writes (0 = a, 1 = b, 2 = c).
@@ -129,20 +127,18 @@ int output_array(StreamOp op) {
 // Compares element by element as raw bytes (so -0 vs +0 and NaN poison both count), and names
 // the first few offending indices.
 ::testing::AssertionResult arrays_equal(DType t, const std::vector<unsigned char>& got,
-                                        const std::vector<unsigned char>& want, size_t n,
-                                        const char* what) {
+                                        const std::vector<unsigned char>& want, size_t n, const char* what) {
   const size_t width = dtype_size(t);
   size_t wrong = 0;
   std::string first;
   for (size_t i = 0; i < n; ++i) {
     if (std::memcmp(got.data() + i * width, want.data() + i * width, width) == 0) continue;
     if (++wrong <= 5)
-      first += " [" + std::to_string(i) + "] got " + std::to_string(load_as(t, got.data(), i)) +
-               " want " + std::to_string(load_as(t, want.data(), i)) + ";";
+      first += " [" + std::to_string(i) + "] got " + std::to_string(load_as(t, got.data(), i)) + " want " +
+               std::to_string(load_as(t, want.data(), i)) + ";";
   }
   if (wrong == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << wrong << " of " << n
-                                       << " elements differ:" << first;
+  return ::testing::AssertionFailure() << what << ": " << wrong << " of " << n << " elements differ:" << first;
 }
 
 class GpuStreamTest : public GpuMemTest, public ::testing::WithParamInterface<StreamCase> {};
@@ -166,14 +162,12 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
   std::vector<unsigned char> init[3];
   for (int which = 0; which < 3; ++which) {
     init[which].resize(bytes);
-    for (size_t i = 0; i < n; ++i)
-      store_as(tc.dtype, init[which].data(), i, stream_input(seed, which, i));
+    for (size_t i = 0; i < n; ++i) store_as(tc.dtype, init[which].data(), i, stream_input(seed, which, i));
   }
   gpu_stream_init(arrays, seed, stream.get());
   stream.sync();
   for (int which = 0; which < 3; ++which)
-    ASSERT_TRUE(arrays_equal(tc.dtype, to_host(device_arrays[which]->get(), bytes), init[which],
-                             n, "gpu_stream_init"));
+    ASSERT_TRUE(arrays_equal(tc.dtype, to_host(device_arrays[which]->get(), bytes), init[which], n, "gpu_stream_init"));
 
   const bool reduction = tc.op == StreamOp::dot || tc.op == StreamOp::read;
   std::vector<unsigned char> expected[3] = {init[0], init[1], init[2]};
@@ -181,8 +175,7 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
   if (reduction) {
     for (size_t i = 0; i < n; ++i) {
       const double term = tc.op == StreamOp::dot
-                              ? load_as(tc.dtype, init[0].data(), i) *
-                                    load_as(tc.dtype, init[1].data(), i)
+                              ? load_as(tc.dtype, init[0].data(), i) * load_as(tc.dtype, init[1].data(), i)
                               : load_as(tc.dtype, init[0].data(), i);
       expected_sum += term;
       sum_of_magnitudes += std::fabs(term);
@@ -192,8 +185,7 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
     for (size_t i = 0; i < n; ++i)
       store_as(tc.dtype, out.data(), i,
                reference_element(tc.dtype, tc.op, load_as(tc.dtype, init[0].data(), i),
-                                 load_as(tc.dtype, init[1].data(), i),
-                                 load_as(tc.dtype, init[2].data(), i)));
+                                 load_as(tc.dtype, init[1].data(), i), load_as(tc.dtype, init[2].data(), i)));
   }
 
   // Two passes: every op is idempotent on its inputs, so the second must give the same answer
@@ -204,16 +196,16 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
     if (reduction)
       CUDA_CHECK(cudaMemsetAsync(sum.get(), 0xFF, sizeof(double), stream.get()));
     else
-      CUDA_CHECK(cudaMemsetAsync(device_arrays[output_array(tc.op)]->get(), 0xFF, bytes,
-                                 stream.get()));
+      CUDA_CHECK(cudaMemsetAsync(device_arrays[output_array(tc.op)]->get(), 0xFF, bytes, stream.get()));
     gpu_stream_launch(tc.op, arrays, tc.vector_bytes, sum.get(), stream.get());
     stream.sync();
 
     // All three arrays: the output must match the reference, the others must be untouched.
     for (int which = 0; which < 3; ++which)
-      EXPECT_TRUE(arrays_equal(tc.dtype, to_host(device_arrays[which]->get(), bytes),
-                               expected[which], n, "array after the op"))
-          << "array " << "abc"[which];
+      EXPECT_TRUE(
+          arrays_equal(tc.dtype, to_host(device_arrays[which]->get(), bytes), expected[which], n, "array after the op"))
+          << "array "
+          << "abc"[which];
     if (reduction) {
       double got = 0.0;
       CUDA_CHECK(cudaMemcpy(&got, sum.get(), sizeof(double), cudaMemcpyDeviceToHost));
@@ -227,13 +219,12 @@ TEST_P(GpuStreamTest, MatchesHostReferenceOnEveryElement) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllTypesOpsWidths, GpuStreamTest, ::testing::ValuesIn(all_stream_cases()),
-    [](const ::testing::TestParamInfo<StreamCase>& case_info) {  // not `info`: -Wshadow
-      const StreamCase& c = case_info.param;
-      return std::string(dtype_name(c.dtype)) + "_" + std::string(stream_op_name(c.op)) + "_v" +
-             std::to_string(c.vector_bytes);
-    });
+INSTANTIATE_TEST_SUITE_P(AllTypesOpsWidths, GpuStreamTest, ::testing::ValuesIn(all_stream_cases()),
+                         [](const ::testing::TestParamInfo<StreamCase>& case_info) {  // not `info`: -Wshadow
+                           const StreamCase& c = case_info.param;
+                           return std::string(dtype_name(c.dtype)) + "_" + std::string(stream_op_name(c.op)) + "_v" +
+                                  std::to_string(c.vector_bytes);
+                         });
 
 // Argument checks come before any CUDA call, so these run without a device too.
 TEST(GpuStreamArguments, RejectsVectorNarrowerThanElementOrOddWidth) {
@@ -254,10 +245,9 @@ TEST(GpuChaseArguments, RejectsStrideThatCannotHoldAPointer) {
 
 // Copies `bytes` from src+src_offset to dst+dst_offset and checks the copied range byte for
 // byte and the guard bytes around it untouched.
-void check_sm_copy(void* dst_base, size_t dst_size, size_t dst_offset, size_t src_offset,
-                   size_t bytes) {
-  SCOPED_TRACE("bytes " + std::to_string(bytes) + ", dst+" + std::to_string(dst_offset) +
-               ", src+" + std::to_string(src_offset));
+void check_sm_copy(void* dst_base, size_t dst_size, size_t dst_offset, size_t src_offset, size_t bytes) {
+  SCOPED_TRACE("bytes " + std::to_string(bytes) + ", dst+" + std::to_string(dst_offset) + ", src+" +
+               std::to_string(src_offset));
   std::vector<unsigned char> pattern(src_offset + bytes);
   for (size_t i = 0; i < pattern.size(); ++i)
     pattern[i] = static_cast<unsigned char>(mix64(i) & 0x7Fu);  // never 0xFF, the poison
@@ -266,8 +256,7 @@ void check_sm_copy(void* dst_base, size_t dst_size, size_t dst_offset, size_t sr
   CUDA_CHECK(cudaMemset(dst_base, 0xFF, dst_size));
 
   Stream stream;
-  gpu_sm_copy(static_cast<unsigned char*>(dst_base) + dst_offset, src.bytes_ptr() + src_offset,
-              bytes, stream.get());
+  gpu_sm_copy(static_cast<unsigned char*>(dst_base) + dst_offset, src.bytes_ptr() + src_offset, bytes, stream.get());
   stream.sync();
 
   const std::vector<unsigned char> got = to_host(dst_base, dst_size);
@@ -341,8 +330,8 @@ TEST_F(GpuMemTest, ChaseIsOneCycleThroughEverySlot) {
   Stream stream;
   const auto chase = [&](uint64_t n_steps) {
     CUDA_CHECK(cudaMemsetAsync(sink.get(), 0, sizeof(void*), stream.get()));
-    gpu_chase_launch(buffer.get(), n_steps, static_cast<void**>(sink.get()),
-                     static_cast<long long*>(cycles.get()), stream.get());
+    gpu_chase_launch(buffer.get(), n_steps, static_cast<void**>(sink.get()), static_cast<long long*>(cycles.get()),
+                     stream.get());
     stream.sync();
     void* end = nullptr;
     long long elapsed = 0;

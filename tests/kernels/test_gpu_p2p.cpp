@@ -18,23 +18,25 @@ namespace gcb::kernels {
 namespace {
 
 // Skips unless devices 0 and 1 exist and can reach each other; enables peer access both ways.
-#define REQUIRE_TWO_PEER_GPUS()                                                                 \
-  do {                                                                                          \
-    int n = 0;                                                                                  \
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 2) {                                       \
-      (void)cudaGetLastError();                                                                 \
-      GTEST_SKIP() << "needs two CUDA devices (found " << n << ")";                              \
-    }                                                                                           \
-    int a = 0, b = 0;                                                                           \
-    CUDA_CHECK(cudaDeviceCanAccessPeer(&a, 0, 1));                                              \
-    CUDA_CHECK(cudaDeviceCanAccessPeer(&b, 1, 0));                                              \
-    if (!a || !b) GTEST_SKIP() << "devices 0 and 1 have no peer access";                        \
-    for (int d : {0, 1}) {                                                                      \
-      CUDA_CHECK(cudaSetDevice(d));                                                             \
-      const cudaError_t e = cudaDeviceEnablePeerAccess(1 - d, 0);                               \
-      if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();                     \
-      else CUDA_CHECK(e);                                                                       \
-    }                                                                                           \
+#define REQUIRE_TWO_PEER_GPUS()                                          \
+  do {                                                                   \
+    int n = 0;                                                           \
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 2) {                \
+      (void)cudaGetLastError();                                          \
+      GTEST_SKIP() << "needs two CUDA devices (found " << n << ")";      \
+    }                                                                    \
+    int a = 0, b = 0;                                                    \
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&a, 0, 1));                       \
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&b, 1, 0));                       \
+    if (!a || !b) GTEST_SKIP() << "devices 0 and 1 have no peer access"; \
+    for (int d : {0, 1}) {                                               \
+      CUDA_CHECK(cudaSetDevice(d));                                      \
+      const cudaError_t e = cudaDeviceEnablePeerAccess(1 - d, 0);        \
+      if (e == cudaErrorPeerAccessAlreadyEnabled)                        \
+        (void)cudaGetLastError();                                        \
+      else                                                               \
+        CUDA_CHECK(e);                                                   \
+    }                                                                    \
   } while (0)
 
 void* alloc_on(int device, size_t bytes) {
@@ -54,8 +56,12 @@ TEST(GpuP2p, PingPongEndsWhereTheHostReferenceEnds) {
   CUDA_CHECK(cudaStreamCreate(&s0));
   CUDA_CHECK(cudaSetDevice(1));
   CUDA_CHECK(cudaStreamCreate(&s1));
-  GpuPingPong p{0, 1, reinterpret_cast<unsigned long long*>(init_mem), reinterpret_cast<unsigned long long*>(resp_mem),
-                reinterpret_cast<long long*>(init_mem + 8), reinterpret_cast<int*>(init_mem + 16)};
+  GpuPingPong p{0,
+                1,
+                reinterpret_cast<unsigned long long*>(init_mem),
+                reinterpret_cast<unsigned long long*>(resp_mem),
+                reinterpret_cast<long long*>(init_mem + 8),
+                reinterpret_cast<int*>(init_mem + 16)};
   uint64_t base = 0;
   for (uint32_t trips : {1u, 100u, 1000u}) {
     gpu_pingpong_launch(p, base, trips, s0, s1);

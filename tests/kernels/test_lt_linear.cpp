@@ -20,7 +20,8 @@ double at(const std::vector<double>& mem, const LtLayout& l, bool trans, int64_t
 }
 
 // D (column-major lt_m × lt_n, ld = plan.d.ld) = op(A)·op(B) as cuBLASLt computes it.
-std::vector<double> cublaslt_semantics(const LtGemmPlan& p, const std::vector<double>& lt_a, const std::vector<double>& lt_b) {
+std::vector<double> cublaslt_semantics(const LtGemmPlan& p, const std::vector<double>& lt_a,
+                                       const std::vector<double>& lt_b) {
   std::vector<double> d(static_cast<size_t>(p.d.ld * p.lt_n), 0.0);
   for (int64_t i = 0; i < p.lt_m; ++i)
     for (int64_t j = 0; j < p.lt_n; ++j) {
@@ -47,15 +48,20 @@ TEST(LtLinearPlan, ColumnMajorPlanComputesTheRowMajorProductForEveryTranspose) {
       std::vector<double> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
       for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<double>(i % 7) - 3.0 + 0.5 * static_cast<double>(i);
       for (size_t i = 0; i < B.size(); ++i) B[i] = 2.0 - static_cast<double>(i % 5) + 0.25 * static_cast<double>(i);
-      const auto a = [&](int64_t i, int64_t k) { return ta ? A[static_cast<size_t>(k * M + i)] : A[static_cast<size_t>(i * K + k)]; };
-      const auto b = [&](int64_t k, int64_t j) { return tb ? B[static_cast<size_t>(j * K + k)] : B[static_cast<size_t>(k * N + j)]; };
+      const auto a = [&](int64_t i, int64_t k) {
+        return ta ? A[static_cast<size_t>(k * M + i)] : A[static_cast<size_t>(i * K + k)];
+      };
+      const auto b = [&](int64_t k, int64_t j) {
+        return tb ? B[static_cast<size_t>(j * K + k)] : B[static_cast<size_t>(k * N + j)];
+      };
       const std::vector<double> d = cublaslt_semantics(p, B, A);  // cuBLASLt's A is our B
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
           double want = 0;
           for (int64_t k = 0; k < K; ++k) want += a(i, k) * b(k, j);
           // Row-major C[i,j] is column-major element (j, i) of D, ld N.
-          EXPECT_DOUBLE_EQ(d[static_cast<size_t>(i * p.d.ld + j)], want) << "ta=" << ta << " tb=" << tb << " i=" << i << " j=" << j;
+          EXPECT_DOUBLE_EQ(d[static_cast<size_t>(i * p.d.ld + j)], want)
+              << "ta=" << ta << " tb=" << tb << " i=" << i << " j=" << j;
         }
       EXPECT_EQ(p.d.ld, N);
       EXPECT_EQ(p.compute, GemmCompute::f32);  // fp32 accumulation, never TF32

@@ -36,7 +36,7 @@ class FakeDeviceOps final : public DeviceOps {
     DeviceStream stream;
     Clock ts;
     std::vector<std::pair<const char*, size_t>> ranges;  // a collective's buffers, a free's allocation
-    uint64_t compute_before = 0;                          // compute-stream ops issued before this one
+    uint64_t compute_before = 0;                         // compute-stream ops issued before this one
     std::string what;
   };
 
@@ -95,7 +95,9 @@ class FakeDeviceOps final : public DeviceOps {
     ++syncs;
     merge(host_, clock_[s]);
   }
-  double elapsed_seconds(DeviceEvent from, DeviceEvent to) override { return 1e-3 * (times_[id(to)] - times_[id(from)]); }
+  double elapsed_seconds(DeviceEvent from, DeviceEvent to) override {
+    return 1e-3 * (times_[id(to)] - times_[id(from)]);
+  }
   PoolCounters pool() const override { return {used_, high_, high_}; }
 
   // A kernel on `s` (the fake backend's ops) and a collective on a communicator's stream.
@@ -141,7 +143,8 @@ class FakeDeviceOps final : public DeviceOps {
   // that other device, or fail: a stream and an event belong to one device).
   const std::vector<std::string>& wrong_thread() const { return wrong_thread_; }
   size_t collectives() const {
-    return static_cast<size_t>(std::count_if(log_.begin(), log_.end(), [](const Op& o) { return o.kind == Op::collective; }));
+    return static_cast<size_t>(
+        std::count_if(log_.begin(), log_.end(), [](const Op& o) { return o.kind == Op::collective; }));
   }
   const std::vector<Op>& log() const { return log_; }
   int syncs = 0;
@@ -246,7 +249,10 @@ class FakeStreamComm final : public Communicator {
  private:
   FakeStreamComm(std::unique_ptr<Communicator> owned, Communicator& inner, FakeDeviceOps& ops,
                  std::shared_ptr<uintptr_t> next)
-      : own_(std::move(owned)), inner_(inner), ops_(ops), stream_(reinterpret_cast<DeviceStream>((*next)++)),
+      : own_(std::move(owned)),
+        inner_(inner),
+        ops_(ops),
+        stream_(reinterpret_cast<DeviceStream>((*next)++)),
         next_(std::move(next)) {}
   void log(std::vector<std::pair<const void*, size_t>> b, const char* what) {
     std::vector<std::pair<const char*, size_t>> ranges;
@@ -276,36 +282,70 @@ class FakeDeviceBackend final : public DeviceBackend {
     if (broken_ != Broken::comm_end) DeviceBackend::comm_end(c);
   }
 
-  void fill(View x, size_t n, float v) override { k("fill"); cpu_.fill(x, n, v); }
-  void copy(View d, View s, size_t n) override { k("copy"); cpu_.copy(d, s, n); }
-  void add(View o, View a, View b, size_t n) override { k("add"); cpu_.add(o, a, b, n); }
-  void scale(View x, double s, size_t n) override { k("scale"); cpu_.scale(x, s, n); }
-  void init_normal(View x, size_t n, uint64_t seed, uint64_t st, uint64_t first, float sd) override {
-    k("init"); cpu_.init_normal(x, n, seed, st, first, sd);
+  void fill(View x, size_t n, float v) override {
+    k("fill");
+    cpu_.fill(x, n, v);
   }
-  void sum(View o, View in, size_t n, bool acc) override { k("sum"); cpu_.sum(o, in, n, acc); }
-  void gemm(const GemmArgs& a) override { k("gemm"); cpu_.gemm(a); }
-  void bias_backward(View db, View d, int M, int N) override { k("bias_backward"); cpu_.bias_backward(db, d, M, N); }
+  void copy(View d, View s, size_t n) override {
+    k("copy");
+    cpu_.copy(d, s, n);
+  }
+  void add(View o, View a, View b, size_t n) override {
+    k("add");
+    cpu_.add(o, a, b, n);
+  }
+  void scale(View x, double s, size_t n) override {
+    k("scale");
+    cpu_.scale(x, s, n);
+  }
+  void init_normal(View x, size_t n, uint64_t seed, uint64_t st, uint64_t first, float sd) override {
+    k("init");
+    cpu_.init_normal(x, n, seed, st, first, sd);
+  }
+  void sum(View o, View in, size_t n, bool acc) override {
+    k("sum");
+    cpu_.sum(o, in, n, acc);
+  }
+  void gemm(const GemmArgs& a) override {
+    k("gemm");
+    cpu_.gemm(a);
+  }
+  void bias_backward(View db, View d, int M, int N) override {
+    k("bias_backward");
+    cpu_.bias_backward(db, d, M, N);
+  }
   void layernorm_forward(View o, float* m, float* r, View x, View w, View b, int rows, int C) override {
-    k("layernorm_forward"); cpu_.layernorm_forward(o, m, r, x, w, b, rows, C);
+    k("layernorm_forward");
+    cpu_.layernorm_forward(o, m, r, x, w, b, rows, C);
   }
   void layernorm_backward(View dx, View dw, View db, View d, View x, View w, const float* m, const float* r, int rows,
                           int C) override {
-    k("layernorm_backward"); cpu_.layernorm_backward(dx, dw, db, d, x, w, m, r, rows, C);
+    k("layernorm_backward");
+    cpu_.layernorm_backward(dx, dw, db, d, x, w, m, r, rows, C);
   }
-  void gelu_forward(View o, View x, size_t n) override { k("gelu_forward"); cpu_.gelu_forward(o, x, n); }
-  void gelu_backward(View dx, View x, View d, size_t n) override { k("gelu_backward"); cpu_.gelu_backward(dx, x, d, n); }
+  void gelu_forward(View o, View x, size_t n) override {
+    k("gelu_forward");
+    cpu_.gelu_forward(o, x, n);
+  }
+  void gelu_backward(View dx, View x, View d, size_t n) override {
+    k("gelu_backward");
+    cpu_.gelu_backward(dx, x, d, n);
+  }
   void attention_forward(View o, float* lse, View qkv, int B, int T, int C, int NH) override {
-    k("attention_forward"); cpu_.attention_forward(o, lse, qkv, B, T, C, NH);
+    k("attention_forward");
+    cpu_.attention_forward(o, lse, qkv, B, T, C, NH);
   }
   void attention_backward(View dqkv, View d, View qkv, View o, const float* lse, int B, int T, int C, int NH) override {
-    k("attention_backward"); cpu_.attention_backward(dqkv, d, qkv, o, lse, B, T, C, NH);
+    k("attention_backward");
+    cpu_.attention_backward(dqkv, d, qkv, o, lse, B, T, C, NH);
   }
   void embedding_forward(View o, const int32_t* t, View wte, int v0, int V, View wpe, int B, int T, int C) override {
-    k("embedding_forward"); cpu_.embedding_forward(o, t, wte, v0, V, wpe, B, T, C);
+    k("embedding_forward");
+    cpu_.embedding_forward(o, t, wte, v0, V, wpe, B, T, C);
   }
   void embedding_backward(View dwte, View dwpe, View d, const int32_t* t, int v0, int V, int B, int T, int C) override {
-    k("embedding_backward"); cpu_.embedding_backward(dwte, dwpe, d, t, v0, V, B, T, C);
+    k("embedding_backward");
+    cpu_.embedding_backward(dwte, dwpe, d, t, v0, V, B, T, C);
   }
   void cross_entropy_max(float* m, View l, int rows, int V, int valid) override {
     k("ce_max");
@@ -322,10 +362,12 @@ class FakeDeviceBackend final : public DeviceBackend {
     cpu_.cross_entropy_finish(loss, p, l, m, s, rows, V, valid);
   }
   void cross_entropy_backward(View d, View p, const int32_t* t, int v0, int rows, int V, float dl) override {
-    k("ce_backward"); cpu_.cross_entropy_backward(d, p, t, v0, rows, V, dl);
+    k("ce_backward");
+    cpu_.cross_entropy_backward(d, p, t, v0, rows, V, dl);
   }
   void adamw(View p, View g, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override {
-    k("adamw"); cpu_.adamw(p, g, m, v, master, n, a);
+    k("adamw");
+    cpu_.adamw(p, g, m, v, master, n, a);
   }
 
  private:

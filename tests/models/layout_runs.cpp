@@ -14,8 +14,8 @@ namespace {
 // Tensor kinds of the canonical layout: a layer's tensors (each summed over layers), then the
 // embedding unit.
 const std::vector<const char*>& kind_names() {
-  static const std::vector<const char*> names = {"ln1", "qkvw.q", "qkvw.k", "qkvw.v", "qkvb",     "proj",
-                                                 "ln2", "fc",     "fcproj", "embedding"};
+  static const std::vector<const char*> names = {"ln1",  "qkvw.q", "qkvw.k", "qkvw.v", "qkvb",
+                                                 "proj", "ln2",    "fc",     "fcproj", "embedding"};
   return names;
 }
 
@@ -24,8 +24,15 @@ size_t tensor_kind(const GptConfig& c, size_t i) {
   const auto emb = static_cast<size_t>(embedding_param_count(c));
   const auto layer = static_cast<size_t>(layer_param_count(c));
   if (i < emb) return kind_names().size() - 1;
-  const size_t ends[] = {2 * C,  2 * C + C * C, 2 * C + 2 * C * C, 2 * C + 3 * C * C, 5 * C + 3 * C * C,
-                         6 * C + 4 * C * C, 8 * C + 4 * C * C, 12 * C + 8 * C * C, 13 * C + 12 * C * C};
+  const size_t ends[] = {2 * C,
+                         2 * C + C * C,
+                         2 * C + 2 * C * C,
+                         2 * C + 3 * C * C,
+                         5 * C + 3 * C * C,
+                         6 * C + 4 * C * C,
+                         8 * C + 4 * C * C,
+                         12 * C + 8 * C * C,
+                         13 * C + 12 * C * C};
   const size_t w = (i - emb) % layer;
   size_t k = 0;
   while (w >= ends[k]) ++k;

@@ -13,8 +13,8 @@ struct RankOutcome {
   std::vector<double> losses;
   std::vector<float> params;
   std::vector<float> initial_params;  // before the first step
-  MemoryStats mem;  // between steps, engine alive: current = the persistent bytes
-  CommStats comm;   // of the last step
+  MemoryStats mem;                    // between steps, engine alive: current = the persistent bytes
+  CommStats comm;                     // of the last step
   size_t padded = 0;
   int dp_rank = 0, tp_rank = 0, pp_rank = 0;
   double lane_busy = 0, bucket_wait = 0;  // phase timer figures over all steps

@@ -49,8 +49,7 @@ TEST(ModelConfig, InvalidConfigsAreUsageErrors) {
   EXPECT_THROW(named_config("gpt5"), UsageError);
   EXPECT_THROW(apply_overrides(named_config("tiny"), {.heads = 5}), UsageError);
   EXPECT_THROW(config_from_json("{\"layers\": 2"), UsageError);
-  EXPECT_THROW(config_from_json(R"({"layers": "two", "hidden": 8, "heads": 2, "vocab": 4, "seq": 4})"),
-               UsageError);
+  EXPECT_THROW(config_from_json(R"({"layers": "two", "hidden": 8, "heads": 2, "vocab": 4, "seq": 4})"), UsageError);
   EXPECT_THROW(load_config_file("/nonexistent/model.json"), UsageError);
 }
 

@@ -191,7 +191,8 @@ std::vector<float> heads_of(const std::vector<float>& qkv, int part, int B, int 
     for (int h = 0; h < NH; ++h)
       for (int t = 0; t < T; ++t)
         for (int e = 0; e < hs; ++e)
-          out[((static_cast<size_t>(b) * NH + h) * T + t) * hs + e] = qkv[(static_cast<size_t>(b) * T + t) * 3 * C + part * C + h * hs + e];
+          out[((static_cast<size_t>(b) * NH + h) * T + t) * hs + e] =
+              qkv[(static_cast<size_t>(b) * T + t) * 3 * C + part * C + h * hs + e];
   return out;
 }
 
@@ -219,11 +220,12 @@ TEST(CpuBackend, FlashAttentionIsTheTiledReferenceBitForBitAndMatchesFp64) {
     for (int h = 0; h < NH; ++h)
       for (int t = 0; t < T; ++t)
         for (int e = 0; e < hs; ++e)
-          d_o[((static_cast<size_t>(b) * NH + h) * T + t) * hs + e] = dout[(static_cast<size_t>(b) * T + t) * C + h * hs + e];
+          d_o[((static_cast<size_t>(b) * NH + h) * T + t) * hs + e] =
+              dout[(static_cast<size_t>(b) * T + t) * C + h * hs + e];
   std::vector<float> o(a.elements()), l(a.rows()), dq(a.elements()), dk(a.elements()), dv(a.elements());
   attn::tiled_forward(a, attn::forward_tiles(hs), q.data(), k.data(), v.data(), o.data(), l.data());
-  attn::tiled_backward(a, attn::backward_tiles(hs), q.data(), k.data(), v.data(), o.data(), d_o.data(), l.data(), dq.data(),
-                       dk.data(), dv.data());
+  attn::tiled_backward(a, attn::backward_tiles(hs), q.data(), k.data(), v.data(), o.data(), d_o.data(), l.data(),
+                       dq.data(), dk.data(), dv.data());
   // Same algorithm, same tiles, same fp32 operations: bitwise equal.
   EXPECT_EQ(lse, l);
   for (int b = 0; b < B; ++b)
@@ -238,7 +240,8 @@ TEST(CpuBackend, FlashAttentionIsTheTiledReferenceBitForBitAndMatchesFp64) {
           ASSERT_EQ(dqkv[row * 3 * C + 2 * C + h * hs + e], dv[ref]);
         }
   // And the exact FP64 attention: fp32 online softmax over ≤ 150 keys errs ~1e-6 on O(1) values.
-  std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end()), vd(v.begin(), v.end()), dod(d_o.begin(), d_o.end());
+  std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end()), vd(v.begin(), v.end()),
+      dod(d_o.begin(), d_o.end());
   std::vector<double> od(a.elements()), ld(a.rows()), dqd(a.elements()), dkd(a.elements()), dvd(a.elements());
   attn::naive_forward(a, qd.data(), kd.data(), vd.data(), od.data(), ld.data());
   attn::naive_backward(a, qd.data(), kd.data(), vd.data(), dod.data(), dqd.data(), dkd.data(), dvd.data());

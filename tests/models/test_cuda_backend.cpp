@@ -50,7 +50,9 @@ class CudaOps : public ::testing::Test {
   Pair random(DType t, size_t n, double scale = 1.0) {
     return tensor(t, n, [&](size_t) { return scale * dist_(rng_); });
   }
-  Pair zeros(DType t, size_t n) { return tensor(t, n, [](size_t) { return 0.0; }); }
+  Pair zeros(DType t, size_t n) {
+    return tensor(t, n, [](size_t) { return 0.0; });
+  }
   Pair ints(size_t n, int lo, int hi) {
     std::uniform_int_distribution<int> d(lo, hi);
     return tensor(DType::i32, n, [&](size_t) { return d(rng_); });
@@ -70,7 +72,8 @@ class CudaOps : public ::testing::Test {
     for (size_t i = 0; i < p.n; ++i) {
       const double err = std::fabs(got[i] - want[i]);
       if (!(err <= tol.bound(want[i])) && ++bad <= 5)
-        ADD_FAILURE() << what << "[" << i << "]: gpu " << got[i] << " cpu " << want[i] << " |Δ| " << err << " > " << tol.bound(want[i]);
+        ADD_FAILURE() << what << "[" << i << "]: gpu " << got[i] << " cpu " << want[i] << " |Δ| " << err << " > "
+                      << tol.bound(want[i]);
     }
     EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << p.n << " outside the tolerance";
   }
@@ -138,12 +141,14 @@ TEST_F(CudaOps, GemmEveryTransposeBiasAndAccumulation) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         for (bool acc : {false, true}) {
-          Pair A = random(t, size_t(M) * K), B = random(t, size_t(K) * N), C = random(t, size_t(M) * N), bias = random(t, N);
+          Pair A = random(t, size_t(M) * K), B = random(t, size_t(K) * N), C = random(t, size_t(M) * N),
+               bias = random(t, N);
           cpu_.gemm({ta, tb, M, N, K, A.c(), B.c(), C.c(), acc ? 1.0f : 0.0f, acc ? View{} : bias.c()});
           gpu_->gemm({ta, tb, M, N, K, A.g(), B.g(), C.g(), acc ? 1.0f : 0.0f, acc ? View{} : bias.g()});
           // K products of N(0,1) values, each below 4σ·4σ: Σ|a·b| ≤ 16K (plus C and the bias).
-          expect_close(C, {t, size_t(K) + 2, 16.0 * K + 8}, "gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
-                                                            " acc=" + std::to_string(acc) + " " + std::string(dtype_name(t)));
+          expect_close(C, {t, size_t(K) + 2, 16.0 * K + 8},
+                       "gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " acc=" + std::to_string(acc) +
+                           " " + std::string(dtype_name(t)));
         }
       }
     }
@@ -169,8 +174,7 @@ TEST_F(CudaOps, BiasBackwardAndLayerNorm) {
     expect_close(out, {t, size_t(C), 20.0 + 12.0, 1}, "layernorm out");
     Pair dx = random(t, size_t(rows) * C), dw = random(t, C), dbb = random(t, C);
     cpu_.layernorm_backward(dx.c(), dw.c(), dbb.c(), dout.c(), x.c(), w.c(), mean.cpu.f32(), rstd.cpu.f32(), rows, C);
-    gpu_->layernorm_backward(dx.g(), dw.g(), dbb.g(), dout.g(), x.g(), w.g(), mean.gpu.f32(),
-                             rstd.gpu.f32(), rows, C);
+    gpu_->layernorm_backward(dx.g(), dw.g(), dbb.g(), dout.g(), x.g(), w.g(), mean.gpu.f32(), rstd.gpu.f32(), rows, C);
     // dx: the two row means of |dnorm·norm| ≤ 64, times (1 + |norm|)·rstd, plus dx itself.
     expect_close(dx, {t, size_t(C), 64.0 * 5 + 4}, "layernorm dx");
     expect_close(dw, {t, size_t(rows) + 1, 16.0 * rows + 4}, "layernorm dw");
@@ -200,7 +204,8 @@ TEST_F(CudaOps, CrossEntropyOverAShardWithTheOnlinePass) {
   const int rows = 67, V = 1000, v0 = 500, valid = 987;
   for (DType t : kTypes) {
     Pair logits = random(t, size_t(rows) * V, 3.0), targets = ints(rows, 0, v0 + valid - 1);
-    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)), losses = zeros(DType::f32, rows);
+    Pair rowmax = zeros(DType::f32, rows), stats = zeros(DType::f32, 2 * size_t(rows)),
+         losses = zeros(DType::f32, rows);
     cpu_.cross_entropy_max(rowmax.cpu.f32(), logits.c(), rows, V, valid);
     gpu_->cross_entropy_max(rowmax.gpu.f32(), logits.g(), rows, V, valid);
     expect_equal(rowmax, "cross_entropy_max");  // a maximum has no rounding
@@ -294,7 +299,8 @@ TEST_F(CudaOps, AttentionForwardAndBackward) {
     gpu_->attention_forward(out.g(), lse.gpu.f32(), qkv.g(), B, T, k.C, k.NH);
     const bool half = k.t == DType::bf16;
     const double v_max = 0.5 * 5;  // |N(0, 0.5²)| below 5σ
-    expect_close(out, {k.t, size_t(T), v_max, 2, half ? 0x1p-8 * v_max : 0.0}, "attention out hd " + std::to_string(hs));
+    expect_close(out, {k.t, size_t(T), v_max, 2, half ? 0x1p-8 * v_max : 0.0},
+                 "attention out hd " + std::to_string(hs));
     expect_close(lse, {DType::f32, size_t(T), 1.0, 2, half ? 0x1p-8 : 0.0}, "attention lse");
     Pair dout = random(k.t, size_t(B) * T * k.C, 0.5), dqkv = zeros(k.t, size_t(B) * T * 3 * k.C);
     cpu_.attention_backward(dqkv.c(), dout.c(), qkv.c(), out.c(), lse.cpu.f32(), B, T, k.C, k.NH);
@@ -302,7 +308,8 @@ TEST_F(CudaOps, AttentionForwardAndBackward) {
     // |dP − D| ≤ 2·hs·max|dO|·max|V| and Σ_j P_ij ≤ 1, so |dQ| ≤ scale·max|K|·2·hs·v_max² = 2√hs·v_max³
     // (dK, dV alike); sums of hs then T terms.
     const double g_scale = 2.0 * std::sqrt(double(hs)) * v_max * v_max * v_max;
-    expect_close(dqkv, {k.t, size_t(T + hs), g_scale, 3, half ? 0x1p-8 * g_scale : 0.0}, "attention dqkv hd " + std::to_string(hs));
+    expect_close(dqkv, {k.t, size_t(T + hs), g_scale, 3, half ? 0x1p-8 * g_scale : 0.0},
+                 "attention dqkv hd " + std::to_string(hs));
   }
 }
 
@@ -383,7 +390,8 @@ TEST_F(CudaSteps, Bf16ThreeStepsTrackTheCpuOracle) {
   const StepRun g = run_on_gpu(o, one, 3);
   const RankOutcome want = single_rank_reference(one, o, 3);
   ASSERT_EQ(g.losses.size(), want.losses.size());
-  for (size_t s = 0; s < g.losses.size(); ++s) EXPECT_NEAR(g.losses[s], want.losses[s], 0x1p-7 * want.losses[s]) << "step " << s;
+  for (size_t s = 0; s < g.losses.size(); ++s)
+    EXPECT_NEAR(g.losses[s], want.losses[s], 0x1p-7 * want.losses[s]) << "step " << s;
   RankOutcome got;
   got.params = g.params;
   got.initial_params = g.initial;

@@ -35,7 +35,8 @@ TEST(AttentionChoice, AskedImplementationsWinWhenTheyTakeTheShape) {
 TEST(AttentionChoice, AutoTimesBothAndKeepsTheFaster) {
   const AttentionChoice first = choose_attention(AttentionImpl::automatic, DType::bf16, "", "");
   EXPECT_TRUE(first.needs_timing);
-  const AttentionChoice cudnn = choose_attention(AttentionImpl::automatic, DType::bf16, "", "", AttentionTimes{2e-3, 1.5e-3});
+  const AttentionChoice cudnn =
+      choose_attention(AttentionImpl::automatic, DType::bf16, "", "", AttentionTimes{2e-3, 1.5e-3});
   EXPECT_EQ(cudnn.path, AttentionPath::cudnn);
   EXPECT_FALSE(cudnn.needs_timing);
   EXPECT_NE(cudnn.why.find("ours 2.000 ms, cudnn 1.500 ms"), std::string::npos) << cudnn.why;

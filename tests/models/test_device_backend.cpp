@@ -117,7 +117,8 @@ TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
   });
   if (k.broken != FakeDeviceBackend::Broken::none) {
     bool caught = false;
-    for (const auto& v : k.broken == FakeDeviceBackend::Broken::comm_end ? racing : missing) caught = caught || !v.empty();
+    for (const auto& v : k.broken == FakeDeviceBackend::Broken::comm_end ? racing : missing)
+      caught = caught || !v.empty();
     EXPECT_TRUE(caught) << "a plan missing half of its ordering must be caught";
     return;
   }
@@ -144,10 +145,20 @@ INSTANTIATE_TEST_SUITE_P(
                       EngineCase{"pp2_gpipe", {1, 1, 2}, ZeroStage::none, false, false, PipeSchedule::gpipe},
                       EngineCase{"dp2_tp2_zero3_overlap", {2, 2, 1}, ZeroStage::three, true, false},
                       EngineCase{"dp2_pp2_zero2_overlap", {2, 1, 2}, ZeroStage::two, true, false},
-                      EngineCase{"dp2_zero3_overlap_without_comm_end", {2, 1, 1}, ZeroStage::three, true, false,
-                                 PipeSchedule::one_f_one_b, FakeDeviceBackend::Broken::comm_end},
-                      EngineCase{"tp2_sp_without_comm_begin", {1, 2, 1}, ZeroStage::none, false, true,
-                                 PipeSchedule::one_f_one_b, FakeDeviceBackend::Broken::comm_begin}),
+                      EngineCase{"dp2_zero3_overlap_without_comm_end",
+                                 {2, 1, 1},
+                                 ZeroStage::three,
+                                 true,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::comm_end},
+                      EngineCase{"tp2_sp_without_comm_begin",
+                                 {1, 2, 1},
+                                 ZeroStage::none,
+                                 false,
+                                 true,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::comm_begin}),
     [](const ::testing::TestParamInfo<EngineCase>& i) { return std::string(i.param.name); });
 
 TEST(DeviceBackend, AllocationsAreZeroedInStreamOrderAndFreedOnTheComputeStream) {

@@ -161,7 +161,8 @@ TEST(Engines, CommunicatedBytesMatchTheory) {
       const auto r = run_layout(dp(2), o, 2);
       const auto th = comm_bytes(o, dp(2), 0);
       for (size_t k = 0; k < kCommKinds; ++k) {
-        EXPECT_EQ(r[0].comm.by_kind[k].bytes, th[k]) << static_cast<int>(z) << " " << comm_kind_name(static_cast<CommKind>(k));
+        EXPECT_EQ(r[0].comm.by_kind[k].bytes, th[k])
+            << static_cast<int>(z) << " " << comm_kind_name(static_cast<CommKind>(k));
       }
       // The ZeRO paper's per-step volumes (§7): DP all-reduces Ψ, ZeRO-1/2 reduce-scatter Ψ and
       // all-gather Ψ, ZeRO-3 all-gathers 2·m·Ψ (forward and backward of every micro-batch).
@@ -181,7 +182,8 @@ TEST(Engines, RingWireBytesGiveTwoPsiAndThreePsi) {
   // Per rank on the wire, n = 8, Ψ = 1000 bytes: DP 2·(7/8)Ψ; ZeRO-3 (2 AG + 1 RS) 3·(7/8)Ψ.
   const double psi = 1000.0;
   EXPECT_DOUBLE_EQ(ring_wire_bytes(CommKind::all_reduce, psi, 8), 1750.0);
-  const double z3 = ring_wire_bytes(CommKind::all_gather, 2 * psi, 8) + ring_wire_bytes(CommKind::reduce_scatter, psi, 8);
+  const double z3 =
+      ring_wire_bytes(CommKind::all_gather, 2 * psi, 8) + ring_wire_bytes(CommKind::reduce_scatter, psi, 8);
   EXPECT_DOUBLE_EQ(z3, 2625.0);
   EXPECT_DOUBLE_EQ(ring_wire_bytes(CommKind::all_gather, psi, 1), 0.0);
 }
@@ -193,8 +195,8 @@ TEST(Engines, RankContextUsesMegatronOrder) {
   run_ranks(8, [&](Communicator& world) {
     RankContext ctx = make_rank_context(world, ParallelLayout{2, 2, 2});
     std::lock_guard<std::mutex> lock(mu);
-    seen[static_cast<size_t>(world.rank())] = {ctx.tp_rank, ctx.dp_rank, ctx.pp_rank, ctx.tp->rank(), ctx.dp->rank(),
-                                               ctx.pp->rank()};
+    seen[static_cast<size_t>(world.rank())] = {ctx.tp_rank,    ctx.dp_rank,    ctx.pp_rank,
+                                               ctx.tp->rank(), ctx.dp->rank(), ctx.pp->rank()};
   });
   for (int r = 0; r < 8; ++r) {
     const auto& s = seen[static_cast<size_t>(r)];

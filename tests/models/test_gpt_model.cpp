@@ -165,15 +165,26 @@ TEST(GptModel, ParameterGradientsMatchFiniteDifferences) {
   const EmbedUnit& e = pl.embed();
   const LayerUnit& l = pl.layer();
   const size_t L0 = pl.unit_offset(1), L1 = pl.unit_offset(2);
-  const std::pair<const char*, size_t> probes[] = {
-      {"wte", e.wte + 5},         {"wte", e.wte + 32 * 17 + 3}, {"wpe", e.wpe + 40},
-      {"lnf.w", e.lnfw + 7},      {"lnf.b", e.lnfb + 2},         {"ln1.w", L1 + l.ln1w + 1},
-      {"ln1.b", L1 + l.ln1b + 9}, {"qkv.w q", L1 + l.qkvw + 10}, {"qkv.w k", L1 + l.qkvw + 32 * 32 + 77},
-      {"qkv.w v", L1 + l.qkvw + 2 * 32 * 32 + 5}, {"qkv.b", L1 + l.qkvb + 70},
-      {"proj.w", L1 + l.projw + 100}, {"proj.b", L1 + l.projb + 4}, {"ln2.w", L1 + l.ln2w + 3},
-      {"fc.w", L1 + l.fcw + 500},  {"fc.b", L1 + l.fcb + 12},     {"fcproj.w", L1 + l.fcprojw + 900},
-      {"fcproj.b", L1 + l.fcprojb + 31}, {"layer0 qkv.w", L0 + l.qkvw + 2000},
-      {"layer0 fc.w", L0 + l.fcw + 1234}};
+  const std::pair<const char*, size_t> probes[] = {{"wte", e.wte + 5},
+                                                   {"wte", e.wte + 32 * 17 + 3},
+                                                   {"wpe", e.wpe + 40},
+                                                   {"lnf.w", e.lnfw + 7},
+                                                   {"lnf.b", e.lnfb + 2},
+                                                   {"ln1.w", L1 + l.ln1w + 1},
+                                                   {"ln1.b", L1 + l.ln1b + 9},
+                                                   {"qkv.w q", L1 + l.qkvw + 10},
+                                                   {"qkv.w k", L1 + l.qkvw + 32 * 32 + 77},
+                                                   {"qkv.w v", L1 + l.qkvw + 2 * 32 * 32 + 5},
+                                                   {"qkv.b", L1 + l.qkvb + 70},
+                                                   {"proj.w", L1 + l.projw + 100},
+                                                   {"proj.b", L1 + l.projb + 4},
+                                                   {"ln2.w", L1 + l.ln2w + 3},
+                                                   {"fc.w", L1 + l.fcw + 500},
+                                                   {"fc.b", L1 + l.fcb + 12},
+                                                   {"fcproj.w", L1 + l.fcprojw + 900},
+                                                   {"fcproj.b", L1 + l.fcprojb + 31},
+                                                   {"layer0 qkv.w", L0 + l.qkvw + 2000},
+                                                   {"layer0 fc.w", L0 + l.fcw + 1234}};
   const double eps = 1e-2;
   for (const auto& [name, i] : probes) {
     const float orig = params[i];

@@ -52,7 +52,7 @@ TEST(CommLane, OverlapsTheCallerAndCountsBusyTime) {
   release = true;
   lane.wait();
   const double busy = lane.take_busy_seconds();
-  EXPECT_GE(busy, 0.015);  // the operation ran ≥ 20 ms (sleep granularity margin)
+  EXPECT_GE(busy, 0.015);                    // the operation ran ≥ 20 ms (sleep granularity margin)
   EXPECT_EQ(lane.take_busy_seconds(), 0.0);  // taken
 }
 
@@ -104,15 +104,15 @@ TEST(Overlap, EveryZeroStageAndLayoutIsBitwiseEqualToBlockingRuns) {
     int accum;
     bool sp;
   };
-  for (const Case& k : {Case{"dp2", {2, 1, 1}, ZeroStage::none, 1, false},
-                        Case{"dp4-accum2", {4, 1, 1}, ZeroStage::none, 2, false},
-                        Case{"zero1-dp2-accum2", {2, 1, 1}, ZeroStage::one, 2, false},
-                        Case{"zero2-dp2-accum2", {2, 1, 1}, ZeroStage::two, 2, false},
-                        Case{"zero3-dp2", {2, 1, 1}, ZeroStage::three, 1, false},
-                        Case{"zero3-dp2-accum2", {2, 1, 1}, ZeroStage::three, 2, false},
-                        Case{"dp2-tp2-sp-zero2", {2, 2, 1}, ZeroStage::two, 2, true},
-                        Case{"dp2-pp2-zero1-1f1b", {2, 1, 2}, ZeroStage::one, 3, false},
-                        Case{"dp2-tp2-pp2-zero3", {2, 2, 2}, ZeroStage::three, 2, false}}) {
+  for (const Case& k :
+       {Case{"dp2", {2, 1, 1}, ZeroStage::none, 1, false}, Case{"dp4-accum2", {4, 1, 1}, ZeroStage::none, 2, false},
+        Case{"zero1-dp2-accum2", {2, 1, 1}, ZeroStage::one, 2, false},
+        Case{"zero2-dp2-accum2", {2, 1, 1}, ZeroStage::two, 2, false},
+        Case{"zero3-dp2", {2, 1, 1}, ZeroStage::three, 1, false},
+        Case{"zero3-dp2-accum2", {2, 1, 1}, ZeroStage::three, 2, false},
+        Case{"dp2-tp2-sp-zero2", {2, 2, 1}, ZeroStage::two, 2, true},
+        Case{"dp2-pp2-zero1-1f1b", {2, 1, 2}, ZeroStage::one, 3, false},
+        Case{"dp2-tp2-pp2-zero3", {2, 2, 2}, ZeroStage::three, 2, false}}) {
     const auto blocking = test::run_layout(k.lay, overlap_options(k.zero, k.accum, k.sp, false));
     const auto overlapped = test::run_layout(k.lay, overlap_options(k.zero, k.accum, k.sp, true));
     EXPECT_EQ(overlapped[0].losses, blocking[0].losses) << k.name;

@@ -39,8 +39,7 @@ using Case = test::LayoutCase;
 using test::case_options;
 
 constexpr auto G = PipeSchedule::gpipe, F = PipeSchedule::one_f_one_b;
-constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one, Z2 = ZeroStage::two,
-               Z3 = ZeroStage::three;
+constexpr auto Z0 = ZeroStage::none, Z1 = ZeroStage::one, Z2 = ZeroStage::two, Z3 = ZeroStage::three;
 constexpr auto RN = Recompute::none, RS = Recompute::selective, RF = Recompute::full;
 
 std::vector<RankOutcome> check_case(const Case& k) {
@@ -54,20 +53,19 @@ std::vector<RankOutcome> check_case(const Case& k) {
 }
 
 TEST(Parallel, TensorParallelMatchesSingleRank) {
-  for (const Case& k : {Case{"tp2", {1, 2, 1}, 2, 2, 1, false, Z0, G, RN},
-                        Case{"tp4", {1, 4, 1}, 2, 2, 1, false, Z0, G, RN},
-                        Case{"tp2-sp", {1, 2, 1}, 2, 2, 2, true, Z0, G, RN},
-                        Case{"tp4-sp", {1, 4, 1}, 2, 1, 1, true, Z0, G, RN},
-                        Case{"sp-tp1-dp2", {2, 1, 1}, 2, 2, 1, true, Z0, G, RN}}) {
+  for (const Case& k :
+       {Case{"tp2", {1, 2, 1}, 2, 2, 1, false, Z0, G, RN}, Case{"tp4", {1, 4, 1}, 2, 2, 1, false, Z0, G, RN},
+        Case{"tp2-sp", {1, 2, 1}, 2, 2, 2, true, Z0, G, RN}, Case{"tp4-sp", {1, 4, 1}, 2, 1, 1, true, Z0, G, RN},
+        Case{"sp-tp1-dp2", {2, 1, 1}, 2, 2, 1, true, Z0, G, RN}}) {
     check_case(k);
   }
 }
 
 TEST(Parallel, PipelineParallelMatchesSingleRank) {
-  for (const Case& k : {Case{"pp2-gpipe", {1, 1, 2}, 2, 1, 4, false, Z0, G, RN},
-                        Case{"pp2-1f1b", {1, 1, 2}, 3, 1, 4, false, Z0, F, RN},
-                        Case{"pp4-1f1b", {1, 1, 4}, 4, 1, 6, false, Z0, F, RN},
-                        Case{"pp4-gpipe-m2", {1, 1, 4}, 4, 2, 2, false, Z0, G, RN}}) {
+  for (const Case& k :
+       {Case{"pp2-gpipe", {1, 1, 2}, 2, 1, 4, false, Z0, G, RN}, Case{"pp2-1f1b", {1, 1, 2}, 3, 1, 4, false, Z0, F, RN},
+        Case{"pp4-1f1b", {1, 1, 4}, 4, 1, 6, false, Z0, F, RN},
+        Case{"pp4-gpipe-m2", {1, 1, 4}, 4, 2, 2, false, Z0, G, RN}}) {
     check_case(k);
   }
 }
@@ -131,14 +129,14 @@ TEST(Parallel, GpipeAnd1f1bAndRecomputeAreBitwiseEqualAndRerunsAreBitwise) {
 }
 
 TEST(Parallel, StateAndActivationBytesMatchFormulas) {
-  for (const Case& k : {Case{"tp2", {1, 2, 1}, 2, 2, 1, false, Z0, G, RN},
-                        Case{"tp4-sp-sel", {1, 4, 1}, 2, 1, 2, true, Z0, G, RS},
-                        Case{"pp2-1f1b", {1, 1, 2}, 3, 1, 4, false, Z0, F, RN},
-                        Case{"pp4-gpipe-full", {1, 1, 4}, 4, 1, 3, false, Z0, G, RF},
-                        Case{"dp2-tp2-pp2-zero1-sp", {2, 2, 2}, 2, 1, 3, true, Z1, F, RN},
-                        Case{"dp2-tp2-zero2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
-                        Case{"dp2-pp2-zero3-1f1b", {2, 1, 2}, 3, 1, 3, false, Z3, F, RF},
-                        Case{"dp2-tp2-pp2-zero3-sp", {2, 2, 2}, 2, 1, 2, true, Z3, G, RN}}) {
+  for (const Case& k :
+       {Case{"tp2", {1, 2, 1}, 2, 2, 1, false, Z0, G, RN}, Case{"tp4-sp-sel", {1, 4, 1}, 2, 1, 2, true, Z0, G, RS},
+        Case{"pp2-1f1b", {1, 1, 2}, 3, 1, 4, false, Z0, F, RN},
+        Case{"pp4-gpipe-full", {1, 1, 4}, 4, 1, 3, false, Z0, G, RF},
+        Case{"dp2-tp2-pp2-zero1-sp", {2, 2, 2}, 2, 1, 3, true, Z1, F, RN},
+        Case{"dp2-tp2-zero2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
+        Case{"dp2-pp2-zero3-1f1b", {2, 1, 2}, 3, 1, 3, false, Z3, F, RF},
+        Case{"dp2-tp2-pp2-zero3-sp", {2, 2, 2}, 2, 1, 2, true, Z3, G, RN}}) {
     const TrainOptions o = case_options(k);
     const auto got = run(k.lay, o, 1);
     const GptConfig& c = o.model;
@@ -156,9 +154,7 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
         const size_t Ls = static_cast<size_t>(stage_layers(c.layers, k.lay.pp, r.pp_rank));
         const bool ends = r.pp_rank == 0 || r.pp_rank == k.lay.pp - 1;
         const size_t psi = Ls * (12 * C * C / t + 7 * C / t + 6 * C) +
-                           (ends ? static_cast<size_t>(c.vocab) * C / t +
-                                       static_cast<size_t>(c.seq) * C + 2 * C
-                                 : 0);
+                           (ends ? static_cast<size_t>(c.vocab) * C / t + static_cast<size_t>(c.seq) * C + 2 * C : 0);
         EXPECT_EQ(want.params, 4 * psi) << k.name;
       }
       EXPECT_EQ(r.mem[MemCategory::activations].peak, th.activation_bytes) << k.name << " stage " << r.pp_rank;
@@ -189,15 +185,14 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
 }
 
 TEST(Parallel, CommunicatedBytesMatchTheory) {
-  for (const Case& k : {Case{"tp2", {1, 2, 1}, 2, 2, 2, false, Z0, G, RN},
-                        Case{"tp2-full", {1, 2, 1}, 2, 2, 1, false, Z0, G, RF},
-                        Case{"tp4-sp", {1, 4, 1}, 2, 1, 2, true, Z0, G, RN},
-                        Case{"pp4-1f1b", {1, 1, 4}, 4, 1, 3, false, Z0, F, RN},
-                        Case{"dp2-tp2-pp2-sp-zero1", {2, 2, 2}, 2, 1, 2, true, Z1, F, RN},
-                        Case{"dp2-tp2-zero2-m2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
-                        Case{"dp2-tp2-sp-zero3-m2-full", {2, 2, 1}, 2, 1, 2, true, Z3, G, RF},
-                        Case{"dp2-pp2-zero3-1f1b-m3", {2, 1, 2}, 3, 1, 3, false, Z3, F, RN},
-                        Case{"dp2-tp2-pp2-zero2", {2, 2, 2}, 2, 1, 2, false, Z2, G, RN}}) {
+  for (const Case& k :
+       {Case{"tp2", {1, 2, 1}, 2, 2, 2, false, Z0, G, RN}, Case{"tp2-full", {1, 2, 1}, 2, 2, 1, false, Z0, G, RF},
+        Case{"tp4-sp", {1, 4, 1}, 2, 1, 2, true, Z0, G, RN}, Case{"pp4-1f1b", {1, 1, 4}, 4, 1, 3, false, Z0, F, RN},
+        Case{"dp2-tp2-pp2-sp-zero1", {2, 2, 2}, 2, 1, 2, true, Z1, F, RN},
+        Case{"dp2-tp2-zero2-m2", {2, 2, 1}, 2, 1, 2, false, Z2, G, RN},
+        Case{"dp2-tp2-sp-zero3-m2-full", {2, 2, 1}, 2, 1, 2, true, Z3, G, RF},
+        Case{"dp2-pp2-zero3-1f1b-m3", {2, 1, 2}, 3, 1, 3, false, Z3, F, RN},
+        Case{"dp2-tp2-pp2-zero2", {2, 2, 2}, 2, 1, 2, false, Z2, G, RN}}) {
     const TrainOptions o = case_options(k);
     const auto got = run(k.lay, o, 1);
     for (const auto& r : got) {

@@ -24,11 +24,10 @@ TEST(Theory, HardwareFlopsWithRecompute) {
   const double lct = 2.0 * 32 * 16;
   const double mf = model_flops_per_token(c, FlopsConvention::causal);
   EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::causal, Recompute::none), mf);
-  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::causal, Recompute::selective),
-                   mf + 2 * lct);
-  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::palm, Recompute::full),
-                   model_flops_per_token(c, FlopsConvention::palm) +
-                       2.0 * 2 * static_cast<double>(layer_param_count(c)) + 4 * lct);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(c, FlopsConvention::causal, Recompute::selective), mf + 2 * lct);
+  EXPECT_DOUBLE_EQ(
+      hardware_flops_per_token(c, FlopsConvention::palm, Recompute::full),
+      model_flops_per_token(c, FlopsConvention::palm) + 2.0 * 2 * static_cast<double>(layer_param_count(c)) + 4 * lct);
 }
 
 TEST(Theory, ZeroStateBytesAreThePapersRowsInMixedPrecision) {

@@ -25,7 +25,8 @@ TEST(TokenData, SyntheticSequencesAreSeededAndShifted) {
   EXPECT_EQ(a, b);
   ASSERT_EQ(a.size(), 32u);
   for (int s = 0; s < 2; ++s)
-    for (int t = 0; t + 1 < 16; ++t) EXPECT_EQ(at[static_cast<size_t>(s * 16 + t)], a[static_cast<size_t>(s * 16 + t + 1)]);
+    for (int t = 0; t + 1 < 16; ++t)
+      EXPECT_EQ(at[static_cast<size_t>(s * 16 + t)], a[static_cast<size_t>(s * 16 + t + 1)]);
   std::vector<int32_t> one, onet;
   synthetic_tokens(42, 64)->read(6, 1, 16, one, onet);  // sequence 6 = the second of the pair
   EXPECT_EQ(std::vector<int32_t>(a.begin() + 16, a.end()), one);

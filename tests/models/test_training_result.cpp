@@ -68,7 +68,8 @@ TEST(TrainingResult, ThrottleFlagsAndTheLowestClockOverRanksAndTheBackendNotes) 
 
 TEST(TrainingResult, WaivedRowCarriesTheLayoutAndTheReason) {
   const LayoutSpec l = parse_sweep("tp2", 2)[0];
-  const Result r = waived_training_result(l, apply_layout(test::tiny_options(2, 1, 1), l), 4, "cuda", "no GPU: no driver");
+  const Result r =
+      waived_training_result(l, apply_layout(test::tiny_options(2, 1, 1), l), 4, "cuda", "no GPU: no driver");
   EXPECT_EQ(r.key, "train/" + l.name);
   EXPECT_EQ(r.status, Status::waived);
   EXPECT_EQ(r.reason, "no GPU: no driver");

@@ -33,7 +33,9 @@ TEST(MannWhitney, MatchesScipyAsymptotic) {
     double u, p;
   };
   const std::vector<Case> cases = {
-      {{1.1, 2.2, 3.3, 4.4, 5.5, 6.6, 7.7, 8.8, 9.9}, {3.0, 4.5, 6.0, 7.5, 9.0, 10.5, 12.0, 13.5, 15.0}, 20.0,
+      {{1.1, 2.2, 3.3, 4.4, 5.5, 6.6, 7.7, 8.8, 9.9},
+       {3.0, 4.5, 6.0, 7.5, 9.0, 10.5, 12.0, 13.5, 15.0},
+       20.0,
        0.07738861114200664},
       // ties: the tie-corrected variance matters here
       {{1, 2, 2, 3, 3, 3, 4, 5, 6}, {2, 3, 4, 4, 5, 6, 6, 7, 8}, 19.0, 0.060552067813171816},
@@ -80,7 +82,8 @@ TEST(RelativeChange, DirectionAndZeroBase) {
 TEST(Compare, IdenticalIsAllSame) {
   const CompareReport r = compare_documents(fixture("base.json"), fixture("new_identical.json"), {});
   ASSERT_EQ(r.comparisons.size(), 5u);  // triad ×2, host copy ×2, latency
-  for (const auto& c : r.comparisons) EXPECT_EQ(c.verdict, Verdict::same) << c.key << " " << c.metric << ": " << c.reason;
+  for (const auto& c : r.comparisons)
+    EXPECT_EQ(c.verdict, Verdict::same) << c.key << " " << c.metric << ": " << c.reason;
   EXPECT_FALSE(r.regressed());
   EXPECT_TRUE(r.environment.empty());
   EXPECT_FALSE(r.topology_mismatch);
@@ -267,7 +270,8 @@ TEST(CompareRender, MarkdownStaysUnderTheCommentLimit) {
   EXPECT_NE(md.find("REGRESSION"), std::string::npos);
   EXPECT_NE(md.find("more rows (not SAME) are not shown"), std::string::npos);
   // A small report is complete.
-  const std::string small = render_compare_markdown(compare_documents(fixture("base.json"), fixture("new_regression.json"), {}), {});
+  const std::string small =
+      render_compare_markdown(compare_documents(fixture("base.json"), fixture("new_regression.json"), {}), {});
   EXPECT_EQ(std::count(small.begin(), small.end(), '\n') > 5, true);
   EXPECT_NE(small.find("| **SLOWER** | mem/hbm/triad |"), std::string::npos) << small;
   EXPECT_EQ(small.find("not shown"), std::string::npos);
@@ -345,7 +349,8 @@ TEST(CompareUnits, AnOverflowingChangeIsSkippedAndNoInfinityIsWritten) {
   const Comparison& c = find(r, "mem/host/copy", "bandwidth");
   EXPECT_EQ(c.verdict, Verdict::skipped);
   EXPECT_FALSE(c.change);
-  for (const std::string& text : {render_compare_markdown(r, {}), render_compare_junit(r), render_compare_console(r, {})})
+  for (const std::string& text :
+       {render_compare_markdown(r, {}), render_compare_junit(r), render_compare_console(r, {})})
     EXPECT_EQ(text.find("inf"), std::string::npos) << text;
 }
 

@@ -14,7 +14,10 @@ TEST(Escape, XmlLeavesNoTagAndNoControlCharacter) {
   EXPECT_EQ(xml_escape(kScript), "&lt;script&gt;alert(1)&lt;/script&gt;");
   EXPECT_EQ(xml_escape("<a & 'b' \"c\">"), "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;");
   EXPECT_EQ(xml_escape("plain ×—"), "plain ×—");
-  EXPECT_EQ(xml_escape(std::string("a\0b\x1b" "c\td\n", 8)), "a b c\td\n");
+  EXPECT_EQ(xml_escape(std::string("a\0b\x1b"
+                                   "c\td\n",
+                                   8)),
+            "a b c\td\n");
 }
 
 TEST(Escape, MarkdownTextOpensNoTagLinkCodeOrCell) {
@@ -29,7 +32,8 @@ TEST(Escape, MarkdownTextOpensNoTagLinkCodeOrCell) {
 TEST(Escape, DotAndMermaidLabelsCannotEndEarly) {
   EXPECT_EQ(dot_label("GPU\"]; evil [label=\"x"), "GPU\\\"]; evil [label=\\\"x");
   EXPECT_EQ(dot_label("a\\b\nc"), "a\\\\b c");
-  EXPECT_EQ(mermaid_label("H100\"] --> X[\"" + kScript), "H100#quot;] --#gt; X[#quot;#lt;script#gt;alert(1)#lt;/script#gt;");
+  EXPECT_EQ(mermaid_label("H100\"] --> X[\"" + kScript),
+            "H100#quot;] --#gt; X[#quot;#lt;script#gt;alert(1)#lt;/script#gt;");
   EXPECT_EQ(mermaid_label("#1 & 2"), "#35;1 #amp; 2");
 }
 

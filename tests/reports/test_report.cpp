@@ -48,14 +48,16 @@ TEST(Report, SingleRunHtmlHasOneSvgPerExpectedChartAndNoScript) {
   // memory stacks (2); roofline of the H100 (1).
   EXPECT_EQ(count_of(html, "<svg"), 8u);
   EXPECT_EQ(count_of(html, "<script"), 0u);
-  EXPECT_EQ(count_of(html, "http://") + count_of(html, "https://"), count_of(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(count_of(html, "http://") + count_of(html, "https://"),
+            count_of(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   // Both α–β fits are drawn on both of their charts.
   EXPECT_EQ(count_of(html, "α–β fit of"), 4u);
   // The attn params hold < & ' " and must come out escaped.
   EXPECT_NE(html.find("causal&lt;mask&gt;&amp;&apos;&quot;"), std::string::npos);
   EXPECT_EQ(html.find("causal<mask>"), std::string::npos);
   EXPECT_NE(html.find("needs cuDNN &gt;= 9.1 &lt;and&gt; sm_90"), std::string::npos);  // the WAIVED reason
-  for (const char* section : {"id=\"coll\"", "id=\"p2p\"", "id=\"train\"", "id=\"gemm\"", "id=\"attn\"", "id=\"roofline\""})
+  for (const char* section :
+       {"id=\"coll\"", "id=\"p2p\"", "id=\"train\"", "id=\"gemm\"", "id=\"attn\"", "id=\"roofline\""})
     EXPECT_NE(html.find(section), std::string::npos) << section;
   EXPECT_EQ(html.find("environments differ"), std::string::npos);
 }
@@ -117,7 +119,7 @@ TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   const std::string md = render_markdown(runs);
   EXPECT_NE(md.find("- driver: base.json = `570.86.15`, new.json = `575.51.03`"), std::string::npos) << md;
   EXPECT_EQ(count_of(md, " 1.100× |"), 4u);
-  EXPECT_NE(md.find("causal\\<mask\\>&'\"") , std::string::npos);  // '<' and '>' escaped (reports/escape.hpp)
+  EXPECT_NE(md.find("causal\\<mask\\>&'\""), std::string::npos);  // '<' and '>' escaped (reports/escape.hpp)
   EXPECT_EQ(md.find("rows shown"), std::string::npos);
 }
 

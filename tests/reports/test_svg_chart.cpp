@@ -33,7 +33,8 @@ TEST(SvgChart, ScaleMapsLinearAndLog) {
 }
 
 TEST(SvgChart, LinearTicksUseNiceSteps) {
-  EXPECT_EQ(values(make_ticks(0, 100, Scale::linear, TickFormat::number)), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+  EXPECT_EQ(values(make_ticks(0, 100, Scale::linear, TickFormat::number)),
+            (std::vector<double>{0, 20, 40, 60, 80, 100}));
   EXPECT_EQ(labels(make_ticks(0, 0.9, Scale::linear, TickFormat::number)),
             (std::vector<std::string>{"0", "0.2", "0.4", "0.6", "0.8", "1"}));
   EXPECT_EQ(labels(make_ticks(0, 3e9, Scale::linear, TickFormat::number)),
@@ -54,7 +55,8 @@ TEST(SvgChart, LogTicksForBytesArePowersOfTwo) {
 }
 
 TEST(SvgChart, LogTicksForNumbersAreDecadesOr125) {
-  EXPECT_EQ(labels(make_ticks(1, 1000, Scale::log, TickFormat::number)), (std::vector<std::string>{"1", "10", "100", "1k"}));
+  EXPECT_EQ(labels(make_ticks(1, 1000, Scale::log, TickFormat::number)),
+            (std::vector<std::string>{"1", "10", "100", "1k"}));
   EXPECT_EQ(values(make_ticks(3, 40, Scale::log, TickFormat::number)), (std::vector<double>{2, 5, 10, 20, 50}));
   EXPECT_EQ(labels(make_ticks(1e12, 1e15, Scale::log, TickFormat::number)),
             (std::vector<std::string>{"1T", "10T", "100T", "1P"}));
@@ -79,7 +81,7 @@ TEST(SvgChart, LineChartIsWellFormedAndPlacesPoints) {
   EXPECT_EQ(xml_check(s), "");
   EXPECT_EQ(count_of(s, "<svg"), 1u);
   EXPECT_EQ(count_of(s, "<polyline"), 2u);
-  EXPECT_EQ(count_of(s, "<circle"), 2u);  // the fit has no markers
+  EXPECT_EQ(count_of(s, "<circle"), 2u);           // the fit has no markers
   EXPECT_EQ(count_of(s, "stroke-dasharray"), 2u);  // the fit's line and its legend swatch
   EXPECT_NE(s.find("a&lt;b"), std::string::npos);
   EXPECT_EQ(s.find("a<b"), std::string::npos);
@@ -124,8 +126,8 @@ TEST(SvgChart, HeatmapHasOneCellPerEntry) {
   h.values = {{std::nullopt, 370.4}, {25.0, std::nullopt}};
   const std::string s = render_heatmap(h);
   EXPECT_EQ(xml_check(s), "");
-  EXPECT_EQ(count_of(s, "<rect"), 5u);  // background + 4 cells
-  EXPECT_EQ(count_of(s, "fill=\"#eeeeee\""), 2u);  // the empty diagonal
+  EXPECT_EQ(count_of(s, "<rect"), 5u);                  // background + 4 cells
+  EXPECT_EQ(count_of(s, "fill=\"#eeeeee\""), 2u);       // the empty diagonal
   EXPECT_NE(s.find(">370</text>"), std::string::npos);  // ≥ 100: no decimals
   EXPECT_NE(s.find(">25.0</text>"), std::string::npos);
   EXPECT_NE(s.find("fill=\"#08519c\""), std::string::npos);  // the maximum takes the darkest colour

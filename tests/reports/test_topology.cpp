@@ -85,9 +85,7 @@ TEST(TopologySmi, ParsesHgxFixture) {
   // One PIX NIC per GPU, the other NICs of the same socket NODE, the other socket SYS.
   for (std::size_t g = 0; g < 8; ++g)
     for (std::size_t k = 0; k < 8; ++k) {
-      const PathType expected = g == k ? PathType::PIX
-                                : g / 4 == k / 4 ? PathType::NODE
-                                                 : PathType::SYS;
+      const PathType expected = g == k ? PathType::PIX : g / 4 == k / 4 ? PathType::NODE : PathType::SYS;
       EXPECT_EQ(t.link(g, nic(t, k)).type, expected) << "GPU" << g << " NIC" << k;
       EXPECT_EQ(t.link(nic(t, k), g).type, expected) << "NIC" << k << " GPU" << g;
     }
@@ -104,9 +102,7 @@ TEST(TopologySmi, ParsesHgxFixture) {
   EXPECT_EQ(t.numa[1].cpulist, "48-95,144-191");
 }
 
-TEST(TopologySmi, RendersTheFixtureByteForByte) {
-  EXPECT_EQ(render_nvidia_smi(smi()), smi_capture());
-}
+TEST(TopologySmi, RendersTheFixtureByteForByte) { EXPECT_EQ(render_nvidia_smi(smi()), smi_capture()); }
 
 TEST(TopologySmi, RoundTripsThroughItsOwnRendering) {
   const Topology t = smi();
@@ -128,11 +124,9 @@ TEST(TopologySmi, TabsSpacesAndAnsiGiveTheSameResult) {
   ansi.insert(header_start, "\x1b[4m");
   ansi = std::regex_replace(ansi, std::regex("PIX"), "\x1b[1;32mPIX\x1b[0m");
   EXPECT_EQ(parse_nvidia_smi_topo(ansi), expected);
-  EXPECT_EQ(parse_nvidia_smi_topo("\r\n" + std::regex_replace(spaces, std::regex("\n"), "\r\n")),
-            expected);
+  EXPECT_EQ(parse_nvidia_smi_topo("\r\n" + std::regex_replace(spaces, std::regex("\n"), "\r\n")), expected);
   // Leading whitespace lost in a copy-paste and text around the block.
-  std::string trimmed = "GPU0 is busy\n$ nvidia-smi topo -m\n" + spaces.substr(spaces.find("GPU0")) +
-                        "$ exit\n";
+  std::string trimmed = "GPU0 is busy\n$ nvidia-smi topo -m\n" + spaces.substr(spaces.find("GPU0")) + "$ exit\n";
   EXPECT_EQ(parse_nvidia_smi_topo(trimmed), expected);
 }
 
@@ -218,10 +212,8 @@ TEST(TopologyNcclXml, RoundTripsThroughRenderNcclXml) {
   const Topology t = xml();
   const std::string rendered = render_nccl_xml(t);
   EXPECT_NE(rendered.find("<system version=\"1\">"), std::string::npos);
-  EXPECT_NE(rendered.find("affinity=\"00000000,00000000,0000ffff,ffffffff,ffffffff\""),
-            std::string::npos);
-  EXPECT_NE(rendered.find("<net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" port=\"1\""),
-            std::string::npos);
+  EXPECT_NE(rendered.find("affinity=\"00000000,00000000,0000ffff,ffffffff,ffffffff\""), std::string::npos);
+  EXPECT_NE(rendered.find("<net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" port=\"1\""), std::string::npos);
   EXPECT_EQ(parse_nccl_topo_xml(rendered), t);
 }
 
@@ -247,8 +239,7 @@ TEST(TopologyNcclXml, MalformedInputThrowsUsageError) {
   EXPECT_THROW(parse_nccl_topo_xml("<graphs version=\"1\"/>"), UsageError);
   EXPECT_THROW(parse_nccl_topo_xml("<system><cpu numaid=\"zero\"/></system>"), UsageError);
   EXPECT_THROW(parse_nccl_topo_xml("<!-- unterminated <system/>"), UsageError);
-  const std::string gpu_without_dev =
-      "<system><cpu><pci busid=\"0000:01:00.0\"><gpu sm=\"90\"/></pci></cpu></system>";
+  const std::string gpu_without_dev = "<system><cpu><pci busid=\"0000:01:00.0\"><gpu sm=\"90\"/></pci></cpu></system>";
   EXPECT_THROW(parse_nccl_topo_xml(gpu_without_dev), UsageError);
 }
 
@@ -365,10 +356,9 @@ TEST(TopologyHealth, FlagsDowngradedPcieAndGpuWithoutCloseNic) {
   t.gpus[0].pcie = {4, 8, 5, 16};  // Gen4 x8 on a Gen5 x16 slot
   const std::vector<std::string> warnings = health_checks(t);
   ASSERT_EQ(warnings.size(), 3U);
-  EXPECT_NE(warnings[0].find("GPU0: PCIe link runs at Gen4 below its maximum Gen5"),
-            std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[1].find("GPU0: PCIe link runs at x8 below its maximum width x16"),
-            std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[0].find("GPU0: PCIe link runs at Gen4 below its maximum Gen5"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("GPU0: PCIe link runs at x8 below its maximum width x16"), std::string::npos)
+      << warnings[1];
   EXPECT_NE(warnings[2].find("GPU1: no NIC at PIX or PXB"), std::string::npos) << warnings[2];
 }
 
@@ -378,8 +368,8 @@ TEST(TopologyHealth, FlagsAsymmetricNvlink) {
   t.link(0, 1) = {PathType::NV, 12};
   const std::vector<std::string> warnings = health_checks(t);
   ASSERT_EQ(warnings.size(), 2U);
-  EXPECT_NE(warnings[0].find("GPU0-GPU1: asymmetric NVLink (NV12 one way, NV18 the other)"),
-            std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("GPU0-GPU1: asymmetric NVLink (NV12 one way, NV18 the other)"), std::string::npos)
+      << warnings[0];
   EXPECT_NE(warnings[1].find("different NVLink totals"), std::string::npos) << warnings[1];
 }
 
@@ -425,19 +415,23 @@ TEST(TopologyRender, MarkdownDotSvgMentionEveryDevice) {
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("gcb_topo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-             std::to_string(reinterpret_cast<std::uintptr_t>(this)));
+    root_ =
+        fs::temp_directory_path() / ("gcb_topo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                     "_" + std::to_string(reinterpret_cast<std::uintptr_t>(this)));
     fs::remove_all(root_);
     const fs::path host = root_ / "sys/devices/pci0000:00";
     const fs::path sw = host / "0000:00:01.0/0000:01:00.0";
     add_pci(sw / "0000:02:00.0/0000:03:00.0", "0x030200", "0x10de", "0x2330", "0");
     add_pci(sw / "0000:02:01.0/0000:04:00.0", "0x020700", "0x15b3", "0x1021", "0");
     add_pci(host / "0000:00:02.0/0000:05:00.0", "0x030200", "0x10de", "0x2330", "0");
-    write(root_ / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/"
-                  "max_link_width", "16");
-    write(root_ / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/"
-                  "current_link_width", "8");
+    write(root_ /
+              "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/"
+              "max_link_width",
+          "16");
+    write(root_ /
+              "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/"
+              "current_link_width",
+          "8");
     const fs::path ib = root_ / "sys/class/infiniband/mlx5_0";
     fs::create_directories(ib / "ports/1");
     fs::create_directory_symlink(sw / "0000:02:01.0/0000:04:00.0", ib / "device");
@@ -458,8 +452,8 @@ class FakeSysfs : public ::testing::Test {
     fs::create_directories(path.parent_path());
     std::ofstream(path) << text << "\n";
   }
-  void add_pci(const fs::path& dir, const std::string& cls, const std::string& vendor,
-               const std::string& device, const std::string& numa) {
+  void add_pci(const fs::path& dir, const std::string& cls, const std::string& vendor, const std::string& device,
+               const std::string& numa) {
     write(dir / "class", cls);
     write(dir / "vendor", vendor);
     write(dir / "device", device);

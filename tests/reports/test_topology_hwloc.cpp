@@ -103,9 +103,8 @@ TEST(TopologyHwlocXml, ReadsTheP4dGpusNicsAndPaths) {
   EXPECT_EQ(t.numa[1].cpulist, "24-47,72-95");
 
   // Eight A100s (class 0302); the six NVSwitches (class 0680, same vendor) are not GPUs.
-  const std::vector<std::string> buses = {"0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0",
-                                          "0000:20:1d.0", "0000:90:1c.0", "0000:90:1d.0",
-                                          "0000:a0:1c.0", "0000:a0:1d.0"};
+  const std::vector<std::string> buses = {"0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0",
+                                          "0000:90:1c.0", "0000:90:1d.0", "0000:a0:1c.0", "0000:a0:1d.0"};
   ASSERT_EQ(t.gpus.size(), buses.size());
   for (std::size_t i = 0; i < buses.size(); ++i) {
     const Gpu& g = t.gpus[i];
@@ -124,9 +123,8 @@ TEST(TopologyHwlocXml, ReadsTheP4dGpusNicsAndPaths) {
 
   // RDMA (OpenFabrics) devices first, then the ENA netdevs, each sorted by name.
   const std::vector<std::pair<std::string, std::string>> nics = {
-      {"rdmap144s27", "0000:90:1b.0"}, {"rdmap160s27", "0000:a0:1b.0"},
-      {"rdmap16s27", "0000:10:1b.0"},  {"rdmap32s27", "0000:20:1b.0"},
-      {"ens129", "0000:90:01.0"},      {"ens161", "0000:a0:01.0"},
+      {"rdmap144s27", "0000:90:1b.0"}, {"rdmap160s27", "0000:a0:1b.0"}, {"rdmap16s27", "0000:10:1b.0"},
+      {"rdmap32s27", "0000:20:1b.0"},  {"ens129", "0000:90:01.0"},      {"ens161", "0000:a0:01.0"},
       {"ens32", "0000:10:00.0"},       {"ens65", "0000:20:01.0"}};
   ASSERT_EQ(t.nics.size(), nics.size());
   for (std::size_t k = 0; k < nics.size(); ++k) {
@@ -188,9 +186,9 @@ constexpr const char* kSwitchTreeXml = R"(<?xml version="1.0" encoding="UTF-8"?>
 )";
 
 TEST(TopologyHwlocXml, SwitchTreeGivesTheSysfsRoutesPlacementsAndPaths) {
-  const fs::path path = fs::temp_directory_path() /
-                        ("gcb_hwloc_switch_" +
-                         std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".xml");
+  const fs::path path =
+      fs::temp_directory_path() /
+      ("gcb_hwloc_switch_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".xml");
   std::ofstream(path) << kSwitchTreeXml;
   const Topology t = discover_hwloc(path.string());
   fs::remove(path);

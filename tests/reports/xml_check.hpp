@@ -53,7 +53,8 @@ inline std::string xml_check(std::string_view s) {
       const std::string name(s.substr(i + 2, j - i - 2));
       if (j >= s.size() || s[j] != '>') return "malformed end tag" + where(i);
       if (open.empty() || open.back() != name)
-        return "end tag </" + name + "> does not match <" + (open.empty() ? std::string("nothing") : open.back()) + ">" + where(i);
+        return "end tag </" + name + "> does not match <" + (open.empty() ? std::string("nothing") : open.back()) +
+               ">" + where(i);
       open.pop_back();
       i = j + 1;
     } else {

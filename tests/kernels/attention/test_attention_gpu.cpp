@@ -1,9 +1,9 @@
 // Our CUDA attention kernels (flash_fwd.cu, flash_bwd.cu), the unfused baseline and cuDNN SDPA (fwd, bwd) against the
 // FP64 reference on random inputs, causal and not, both head dims and both 16-bit types, with
 // sequences that fit one block (1, 64, 100), end inside a second one (200) or span several with
-// a ragged end (333 = 2·128 + 77 query rows; 5·64 + 13 or 2·128 + 77 keys; flash_tiling.hpp). Outputs are poisoned with 0xFF bytes (NaN in fp16,
-// bf16 and fp32) before each run, so an element the kernel never writes fails the check.
-// Needs a CUDA device; without one every test skips with the reason.
+// a ragged end (333 = 2·128 + 77 query rows; 5·64 + 13 or 2·128 + 77 keys; flash_tiling.hpp). Outputs are poisoned with
+// 0xFF bytes (NaN in fp16, bf16 and fp32) before each run, so an element the kernel never writes fails the check. Needs
+// a CUDA device; without one every test skips with the reason.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -189,7 +189,8 @@ TEST_P(AttentionGpu, CausalFlagChangesTheOutput) {
   AttnShape flipped = shape;
   flipped.causal = !shape.causal;
   Device o(e * dtype_size(type)), lse(shape.rows() * sizeof(float));
-  flash_forward(type, flipped, q->dev.get(), k->dev.get(), v->dev.get(), o.get(), static_cast<float*>(lse.get()), stream);
+  flash_forward(type, flipped, q->dev.get(), k->dev.get(), v->dev.get(), o.get(), static_cast<float*>(lse.get()),
+                stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   EXPECT_NE(check_error("O", relative_error(ref_o.data(), download(type, o.get(), e).data(), e),
                         attention_tolerance(type, false)),

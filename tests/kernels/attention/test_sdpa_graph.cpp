@@ -61,7 +61,7 @@ void expect_transposed(const GraphTensor& t, GraphType io) {
   SCOPED_TRACE(t.name);
   EXPECT_EQ(t.kind, TensorKind::device);
   EXPECT_EQ(t.type, io);
-  EXPECT_EQ(t.dims, (std::array<int64_t, 4>{2, 3, 8, 5}));                  // [b,h,d,s]
+  EXPECT_EQ(t.dims, (std::array<int64_t, 4>{2, 3, 8, 5}));                 // [b,h,d,s]
   EXPECT_EQ(t.strides, (std::array<int64_t, 4>{3 * 5 * 8, 5 * 8, 1, 8}));  // same BHSD memory
 }
 void expect_stats(const GraphTensor& t) {
@@ -73,17 +73,17 @@ void expect_stats(const GraphTensor& t) {
 
 TEST(SdpaGraph, CausalForwardHasTheCompositeOpsInOrder) {
   const SdpaGraph g = sdpa_composite_forward_graph(GraphType::bf16, causal_shape());
-  const std::vector<std::string> want = {"matmul",     "mul",  "gen_index_2", "gen_index_3", "cmp_ge",
-                                         "binary_select", "reduce_max", "sub", "exp", "reduce_add",
-                                         "log",        "add",  "div",         "matmul"};
+  const std::vector<std::string> want = {"matmul",        "mul",        "gen_index_2", "gen_index_3", "cmp_ge",
+                                         "binary_select", "reduce_max", "sub",         "exp",         "reduce_add",
+                                         "log",           "add",        "div",         "matmul"};
   EXPECT_EQ(labels(g), want);
   EXPECT_EQ(graph_problem(g), "");
 }
 
 TEST(SdpaGraph, NonCausalForwardHasNoMask) {
   const SdpaGraph g = sdpa_composite_forward_graph(GraphType::f16, kShape);
-  const std::vector<std::string> want = {"matmul", "mul", "reduce_max", "sub", "exp", "reduce_add",
-                                         "log",    "add", "div",        "matmul"};
+  const std::vector<std::string> want = {"matmul",     "mul", "reduce_max", "sub", "exp",
+                                         "reduce_add", "log", "add",        "div", "matmul"};
   EXPECT_EQ(labels(g), want);
   EXPECT_EQ(graph_problem(g), "");
 }
@@ -137,8 +137,8 @@ TEST(SdpaGraph, ForwardStatsIsMaxPlusLogSumAndPIsInTheIoType) {
 TEST(SdpaGraph, BackwardHasTheCompositeOpsInOrder) {
   const std::vector<std::string> head = {"mul", "reduce_add", "mul", "matmul", "mul", "sub"};
   const std::vector<std::string> mask = {"gen_index_2", "gen_index_3", "cmp_ge", "binary_select"};
-  const std::vector<std::string> tail = {"exp", "reshape", "matmul", "matmul", "sub", "mul", "mul",
-                                         "reshape", "matmul", "reshape", "matmul", "identity"};
+  const std::vector<std::string> tail = {"exp", "reshape", "matmul", "matmul",  "sub",    "mul",
+                                         "mul", "reshape", "matmul", "reshape", "matmul", "identity"};
   std::vector<std::string> plain = head, causal = head;
   plain.insert(plain.end(), tail.begin(), tail.end());
   causal.insert(causal.end(), mask.begin(), mask.end());

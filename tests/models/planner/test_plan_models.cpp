@@ -114,7 +114,7 @@ TEST(PlanModels, GroupTiersFollowMegatronOrder) {
 
 TEST(PlanModels, ComputeRatesFromCalibrationPoints) {
   Calibration cal;
-  cal.gemm.push_back({256, 256, 256, 2.0 * 256 * 256 * 256 / 1e10});  // 10 GFLOP/s
+  cal.gemm.push_back({256, 256, 256, 2.0 * 256 * 256 * 256 / 1e10});        // 10 GFLOP/s
   cal.gemm.push_back({1024, 1024, 1024, 2.0 * 1024 * 1024 * 1024 / 4e10});  // 40 GFLOP/s
   const ComputeModel cm(1e12, 0.5, 1e10, cal);
   EXPECT_DOUBLE_EQ(cm.gemm_seconds({256, 256, 256}), 2.0 * 256 * 256 * 256 / 1e10);  // a measured shape: its rate
@@ -134,7 +134,8 @@ TEST(PlanModels, MixedPrecisionAdamIsSixteenBytesPerParameterWithoutZero) {
   const PlanModel pm = plan_model(r);
   const Prediction p = predict(pm, candidate(1, 1, 1, 1));
   const double states = p.memory.at(MemCategory::params) + p.memory.at(MemCategory::grads) +
-                        p.memory.at(MemCategory::master) + p.memory.at(MemCategory::adam_m) + p.memory.at(MemCategory::adam_v);
+                        p.memory.at(MemCategory::master) + p.memory.at(MemCategory::adam_m) +
+                        p.memory.at(MemCategory::adam_v);
   EXPECT_EQ(states, 16.0 * static_cast<double>(stage_padded_params(m, {1, 1, 1}, 0)));
   // ZeRO-3 over 8 divides all 16 bytes by 8 (the gathered unit aside, counted once).
   const PlanModel pm8 = plan_model([&] {
@@ -165,7 +166,8 @@ TEST(PlanModels, EnumerationExplainsEveryRejection) {
       if (r.what == what) return r.reason;
     return std::string();
   };
-  EXPECT_EQ(rejected_for("dp1-tp32-pp1"), "tp 32 > 8 GPUs per node (tp all-reduces in every layer need the intra-node links)");
+  EXPECT_EQ(rejected_for("dp1-tp32-pp1"),
+            "tp 32 > 8 GPUs per node (tp all-reduces in every layer need the intra-node links)");
   EXPECT_EQ(rejected_for("dp1-tp4-pp8"), "pp 8 > 4 layers");
   EXPECT_EQ(rejected_for("dp32-tp1-pp1"), "global batch 8 not divisible by dp 32");
   EXPECT_EQ(rejected_for("dp8-tp2-pp2-1f1b-mb16-none"), "global batch 8 not divisible by dp 8 × micro-batch 16");

@@ -23,7 +23,8 @@ TEST(PlanPublished, ReadsTheTable) {
 }
 
 TEST(PlanPublished, EquationThreeAndThePercentOfPeakFromThePublishedRates) {
-  const std::vector<PublishedCheck> checks = check_published(read_published_runs(kTable), gpu_spec_by_name("a100-sxm4-80gb"), 8);
+  const std::vector<PublishedCheck> checks =
+      check_published(read_published_runs(kTable), gpu_spec_by_name("a100-sxm4-80gb"), 8);
   for (const PublishedCheck& c : checks) {
     const PublishedRun& r = c.run;
     // The paper's percentage is its teraFLOP/s over 312 (eq. 3 counts the recomputed forward),
@@ -32,7 +33,8 @@ TEST(PlanPublished, EquationThreeAndThePercentOfPeakFromThePublishedRates) {
     EXPECT_NEAR(c.hfu, 100.0 * r.tflops_per_gpu / 312.0, 1e-9) << r.model;
     // MFU leaves the recomputed forward out: 72…(1 + s/6h + V/12lh) over 96…(1 + s/6h + V/16lh).
     const double s = r.config.seq, h = r.config.hidden, l = r.config.layers, V = r.config.vocab;
-    EXPECT_NEAR(c.mfu / c.hfu, 72.0 * (1 + s / (6 * h) + V / (12 * l * h)) / (96.0 * (1 + s / (6 * h) + V / (16 * l * h))), 1e-12);
+    EXPECT_NEAR(c.mfu / c.hfu,
+                72.0 * (1 + s / (6 * h) + V / (12 * l * h)) / (96.0 * (1 + s / (6 * h) + V / (16 * l * h))), 1e-12);
     // Aggregate petaFLOP/s = per-GPU rate × GPUs, within the rounding of the per-GPU column (±0.5).
     EXPECT_NEAR(r.aggregate_pflops, r.tflops_per_gpu * r.gpus / 1000.0, 0.5 * r.gpus / 1000.0 + 0.05) << r.model;
     // Our parameter count (GPT-2 layout: biases, LayerNorms, position embeddings) against the
@@ -42,12 +44,14 @@ TEST(PlanPublished, EquationThreeAndThePercentOfPeakFromThePublishedRates) {
 }
 
 TEST(PlanPublished, EveryRunWithin15PercentLeaveOneOut) {
-  const std::vector<PublishedCheck> checks = check_published(read_published_runs(kTable), gpu_spec_by_name("a100-sxm4-80gb"), 8);
+  const std::vector<PublishedCheck> checks =
+      check_published(read_published_runs(kTable), gpu_spec_by_name("a100-sxm4-80gb"), 8);
   for (const PublishedCheck& c : checks) {
-    fmt::print("{:<11} time {:7.2f} s  predicted {:7.2f} s  error {:+6.1f} %  efficiency fitted {:.3f}, left-one-out {:.3f}, "
-               "memory {:.1f} GiB\n",
-               c.run.model, c.iteration_time, c.predicted_time, 100 * c.error, c.fitted_efficiency, c.loo_efficiency,
-               c.prediction.memory.total() / (1 << 30));
+    fmt::print(
+        "{:<11} time {:7.2f} s  predicted {:7.2f} s  error {:+6.1f} %  efficiency fitted {:.3f}, left-one-out {:.3f}, "
+        "memory {:.1f} GiB\n",
+        c.run.model, c.iteration_time, c.predicted_time, 100 * c.error, c.fitted_efficiency, c.loo_efficiency,
+        c.prediction.memory.total() / (1 << 30));
     EXPECT_LT(std::abs(c.error), 0.15) << c.run.model;
     EXPECT_TRUE(c.prediction.fits()) << c.run.model;  // the runs ran on 80 GB GPUs
   }
