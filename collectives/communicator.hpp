@@ -6,11 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "collectives/coll_op.hpp"
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
 
@@ -46,6 +48,27 @@ enum class ThreadSupport : uint8_t {
   creating_thread,  // only the thread that created it (MPI_THREAD_SINGLE / FUNNELED)
   serialized,       // any thread, one at a time across the process (MPI_THREAD_SERIALIZED)
   concurrent,       // different communicators from different threads at once (MPI_THREAD_MULTIPLE)
+};
+
+// One collective with its arguments, as Communicator's methods take them: all_reduce,
+// all_gather, reduce_scatter, broadcast, reduce or alltoall (redop and root where the op has them).
+struct CollCall {
+  CollOp op = CollOp::all_reduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  DType dtype = DType::f32;
+  ReduceOp redop = ReduceOp::sum;
+  int root = 0;
+};
+
+// A CollCall bound once for a loop that repeats it (Communicator::bind). `launch` runs it once.
+// When `watch` is set, launch opens no watch scope of its own (core/watchdog.hpp) although the
+// backend's methods do: a scope per call was a measurable share of a sub-microsecond MPI call. The
+// caller then holds a WatchScope named `watch` around every batch of launches (RankTimer does).
+struct BoundCall {
+  std::function<void()> launch;
+  const char* watch = nullptr;
 };
 
 class Communicator {
@@ -89,6 +112,11 @@ class Communicator {
   // ordered by key (then by old rank), as MPI_Comm_split.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
   virtual ThreadSupport thread_support() const { return ThreadSupport::concurrent; }
+
+  // `call` resolved once into a launch with the same effect as the matching method above; a
+  // backend whose dispatch per call (types, ops, placement) costs time against the op itself
+  // resolves it here. Default: a launch that calls the method. The buffers must outlive it.
+  virtual BoundCall bind(const CollCall& call);
 };
 
 }  // namespace gcb

@@ -30,6 +30,78 @@ inline int to_int(size_t n, const char* what) {
 std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
 const std::byte* at(const void* base, size_t offset) { return static_cast<const std::byte*>(base) + offset; }
 
+// The calls as an application makes them, their arguments resolved: a method below builds one
+// and runs it at once (inside its watch scope), bind() builds one per timed loop. `how` is the
+// MPI type and op of a reduction (MpiCommunicator::library_reduction).
+using Reduction = std::pair<MPI_Datatype, MPI_Op>;
+
+auto all_reduce_call(const void* send, void* recv, int count, Reduction how, DType t, ReduceOp op, int size,
+                     MPI_Comm comm) {
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  const bool avg = op == ReduceOp::avg;
+  return [=] {
+    MPI_CHECK(MPI_Allreduce(in, recv, count, how.first, how.second, comm));
+    if (avg) finish_reduction(t, ReduceOp::avg, recv, static_cast<size_t>(count), size);
+  };
+}
+
+auto reduce_scatter_call(const void* send, void* recv, int count, Reduction how, DType t, ReduceOp op, int rank,
+                         int size, MPI_Comm comm) {
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(t);
+  auto* mine = static_cast<std::byte*>(recv);
+  // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result at
+  // the start of the buffer instead.
+  const bool in_place = mine == at(send, static_cast<size_t>(rank) * bytes);
+  auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
+  const bool move = in_place && rank != 0 && bytes > 0, avg = op == ReduceOp::avg;
+  return [=] {
+    if (in_place)
+      MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, count, how.first, how.second, comm));
+    else
+      MPI_CHECK(MPI_Reduce_scatter_block(send, recv, count, how.first, how.second, comm));
+    if (move) std::memmove(mine, whole, bytes);
+    if (avg) finish_reduction(t, ReduceOp::avg, recv, static_cast<size_t>(count), size);
+  };
+}
+
+auto reduce_call(const void* send, void* recv, int count, Reduction how, DType t, ReduceOp op, int root, int rank,
+                 int size, MPI_Comm comm) {
+  const bool is_root = rank == root;
+  const void* in = is_root && send == recv ? MPI_IN_PLACE : send;
+  void* out = is_root ? recv : nullptr;
+  const bool avg = is_root && op == ReduceOp::avg;
+  return [=] {
+    MPI_CHECK(MPI_Reduce(in, out, count, how.first, how.second, root, comm));
+    if (avg) finish_reduction(t, ReduceOp::avg, out, static_cast<size_t>(count), size);
+  };
+}
+
+auto all_gather_call(const void* send, void* recv, int count, MPI_Datatype type, size_t element, int rank,
+                     MPI_Comm comm) {
+  const bool in_place =
+      send == at(static_cast<const void*>(recv), static_cast<size_t>(rank) * static_cast<size_t>(count) * element);
+  const void* in = in_place ? MPI_IN_PLACE : send;
+  return [=] { MPI_CHECK(MPI_Allgather(in, count, type, recv, count, type, comm)); };
+}
+
+auto broadcast_call(const void* send, void* recv, int count, MPI_Datatype type, size_t element, int root, int rank,
+                    MPI_Comm comm) {
+  // The root's data starts in send: MPI_Bcast is in place, so it moves to recv first.
+  const size_t copy = rank == root && send != recv ? static_cast<size_t>(count) * element : 0;
+  return [=] {
+    if (copy > 0) std::memcpy(recv, send, copy);
+    MPI_CHECK(MPI_Bcast(recv, count, type, root, comm));
+  };
+}
+
+auto all_to_all_call(const void* send, void* recv, int count, MPI_Datatype type, MPI_Comm comm) {
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  return [=] { MPI_CHECK(MPI_Alltoall(in, count, type, recv, count, type, comm)); };
+}
+
+// The scope a caller of bind()'s launches holds around each batch of them.
+constexpr const char* kBoundWatch = "MPI collectives";
+
 // count elements split as evenly as possible, the first count % n ranks one element more.
 void partition(size_t count, int n, std::vector<int>& counts, std::vector<int>& displs) {
   counts.assign(static_cast<size_t>(n), 0);
@@ -193,9 +265,7 @@ void MpiCommunicator::gather_reduce(const void* send, size_t count, size_t first
 void MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI all_reduce");
   if (order_ != ReductionOrder::library) return ranked_all_reduce(send, recv, count, t, op);
-  const auto [type, mpi_op] = library_reduction(t, op);
-  MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, to_int(count, "all_reduce"), type, mpi_op, comm_));
-  if (op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+  all_reduce_call(send, recv, to_int(count, "all_reduce"), library_reduction(t, op), t, op, size_, comm_)();
 }
 
 void MpiCommunicator::ranked_all_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
@@ -215,20 +285,8 @@ void MpiCommunicator::ranked_all_reduce(const void* send, void* recv, size_t cou
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
   const WatchScope watch("MPI reduce_scatter");
   if (order_ != ReductionOrder::library) return ranked_reduce_scatter(send, recv, count, t, op);
-  const auto [type, mpi_op] = library_reduction(t, op);
-  const size_t bytes = count * dtype_size(t);
-  auto* mine = static_cast<std::byte*>(recv);
-  if (mine == at(send, static_cast<size_t>(rank_) * bytes)) {
-    // In place the NCCL way (recv = send + rank·count); MPI's in-place form leaves the result
-    // at the start of the buffer instead.
-    auto* whole = const_cast<std::byte*>(static_cast<const std::byte*>(send));
-    MPI_CHECK(
-        MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
-    if (rank_ != 0 && bytes > 0) std::memmove(mine, whole, bytes);
-  } else {
-    MPI_CHECK(MPI_Reduce_scatter_block(send, recv, to_int(count, "reduce_scatter block"), type, mpi_op, comm_));
-  }
-  if (op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+  reduce_scatter_call(send, recv, to_int(count, "reduce_scatter block"), library_reduction(t, op), t, op, rank_, size_,
+                      comm_)();
 }
 
 void MpiCommunicator::ranked_reduce_scatter(const void* send, void* recv, size_t count, DType t, ReduceOp op) {
@@ -249,11 +307,7 @@ void MpiCommunicator::ranked_reduce_scatter(const void* send, void* recv, size_t
 void MpiCommunicator::reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
   const WatchScope watch("MPI reduce");
   if (order_ != ReductionOrder::library) return ranked_reduce(send, recv, count, t, op, root);
-  const auto [type, mpi_op] = library_reduction(t, op);
-  const bool is_root = rank_ == root;
-  MPI_CHECK(MPI_Reduce(is_root && send == recv ? MPI_IN_PLACE : send, is_root ? recv : nullptr, to_int(count, "reduce"),
-                       type, mpi_op, root, comm_));
-  if (is_root && op == ReduceOp::avg) finish_reduction(t, op, recv, count, size_);
+  reduce_call(send, recv, to_int(count, "reduce"), library_reduction(t, op), t, op, root, rank_, size_, comm_)();
 }
 
 void MpiCommunicator::ranked_reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, int root) {
@@ -272,24 +326,53 @@ void MpiCommunicator::ranked_reduce(const void* send, void* recv, size_t count, 
 
 void MpiCommunicator::all_gather(const void* send, void* recv, size_t count, DType t) {
   const WatchScope watch("MPI all_gather");
-  const int c = to_int(count, "all_gather block");
-  const MPI_Datatype type = element_type(t);
-  const bool in_place = send == at(static_cast<const void*>(recv), static_cast<size_t>(rank_) * count * dtype_size(t));
-  MPI_CHECK(MPI_Allgather(in_place ? MPI_IN_PLACE : send, c, type, recv, c, type, comm_));
+  all_gather_call(send, recv, to_int(count, "all_gather block"), element_type(t), dtype_size(t), rank_, comm_)();
 }
 
 void MpiCommunicator::broadcast(const void* send, void* recv, size_t count, DType t, int root) {
   const WatchScope watch("MPI broadcast");
-  const int c = to_int(count, "broadcast");
-  if (rank_ == root && send != recv && count > 0) std::memcpy(recv, send, count * dtype_size(t));
-  MPI_CHECK(MPI_Bcast(recv, c, element_type(t), root, comm_));
+  broadcast_call(send, recv, to_int(count, "broadcast"), element_type(t), dtype_size(t), root, rank_, comm_)();
 }
 
 void MpiCommunicator::all_to_all(const void* send, void* recv, size_t count, DType t) {
   const WatchScope watch("MPI all_to_all");
-  const int c = to_int(count, "all_to_all block");
-  const MPI_Datatype type = element_type(t);
-  MPI_CHECK(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, c, type, recv, c, type, comm_));
+  all_to_all_call(send, recv, to_int(count, "all_to_all block"), element_type(t), comm_)();
+}
+
+BoundCall MpiCommunicator::bind(const CollCall& c) {
+  const bool library = order_ == ReductionOrder::library;
+  const DType t = c.dtype;
+  switch (c.op) {
+    case CollOp::all_reduce:
+      if (!library) break;
+      return {all_reduce_call(c.send, c.recv, to_int(c.count, "all_reduce"), library_reduction(t, c.redop), t, c.redop,
+                              size_, comm_),
+              kBoundWatch};
+    case CollOp::reduce_scatter:
+      if (!library) break;
+      return {reduce_scatter_call(c.send, c.recv, to_int(c.count, "reduce_scatter block"),
+                                  library_reduction(t, c.redop), t, c.redop, rank_, size_, comm_),
+              kBoundWatch};
+    case CollOp::reduce:
+      if (!library) break;
+      return {reduce_call(c.send, c.recv, to_int(c.count, "reduce"), library_reduction(t, c.redop), t, c.redop, c.root,
+                          rank_, size_, comm_),
+              kBoundWatch};
+    // Data movement is the library's call in either order.
+    case CollOp::all_gather:
+      return {all_gather_call(c.send, c.recv, to_int(c.count, "all_gather block"), element_type(t), dtype_size(t),
+                              rank_, comm_),
+              kBoundWatch};
+    case CollOp::broadcast:
+      return {broadcast_call(c.send, c.recv, to_int(c.count, "broadcast"), element_type(t), dtype_size(t), c.root,
+                             rank_, comm_),
+              kBoundWatch};
+    case CollOp::alltoall:
+      return {all_to_all_call(c.send, c.recv, to_int(c.count, "all_to_all block"), element_type(t), comm_),
+              kBoundWatch};
+    default: break;
+  }
+  return Communicator::bind(c);  // rank-ordered reductions: the methods, as every call
 }
 
 void MpiCommunicator::barrier() {

@@ -57,6 +57,10 @@ class MpiCommunicator final : public Communicator {
   void recv(void* buf, size_t count, DType t, int peer) override;
   void barrier() override;
   void synchronize() override {}
+  // Library-order reductions and every data-movement call, resolved once into the bare MPI call
+  // (type, op, placement, int count), watched per batch by the caller (BoundCall::watch) instead
+  // of per call; rank-ordered reductions call the methods.
+  BoundCall bind(const CollCall& call) override;
   // MPI_Comm_split (same reduction order); color < 0 (MPI_UNDEFINED) returns nullptr.
   std::unique_ptr<Communicator> split(int color, int key) override;
   // From MPI_Query_thread(): MULTIPLE → concurrent, SERIALIZED → serialized.

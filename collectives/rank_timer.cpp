@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/watchdog.hpp"
 
 namespace gcb {
 
@@ -64,6 +66,8 @@ RankTimer::RankTimer(Communicator& world_comm, Communicator& host_comm, TimingMo
                         host_comm.size())) {}
 
 double RankTimer::time_batch(const std::function<void()>& launch, int batch) {
+  std::optional<WatchScope> watch;  // one scope per batch, not per op (BoundCall::watch)
+  if (watch_ != nullptr) watch.emplace(watch_);
   double local = 0;
   if (mode_ == TimingMode::isolated) {
     for (int i = 0; i < batch; ++i) {

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/watchdog.hpp"
 
 namespace gcb {
 
@@ -118,6 +119,7 @@ CollCase::CollCase(RankContext& ctx, const CollCaseSpec& spec) : ctx_(ctx), spec
     host_send_.assign(std::max<size_t>(base_bytes, e), std::byte{0});
     if (!spec_.in_place) host_recv_.assign(std::max<size_t>(recv_bytes, e), std::byte{0});
   }
+  bound_ = bind();  // the buffers are final from here
 }
 
 CollCase::~CollCase() {
@@ -172,46 +174,51 @@ void CollCase::init_inputs() {
   upload(send_ptr(), in.data(), count * elem());
 }
 
-void CollCase::launch() {
+BoundCall CollCase::bind() {
   Communicator& c = ctx_.world_comm;
   const size_t n = spec_.shape.count;
   const DType t = spec_.dtype;
   const int rank = ctx_.rank, size = ctx_.size, root = spec_.root;
   std::byte* s = send_ptr();
   std::byte* r = recv_ptr();
-  // Nothing here that the bare call has not: this runs once per timed op.
   switch (spec_.op) {
-    case CollOp::all_reduce: return c.all_reduce(s, r, n, t, spec_.redop);
-    case CollOp::all_gather: return c.all_gather(s, r, n, t);
-    case CollOp::reduce_scatter: return c.reduce_scatter(s, r, n, t, spec_.redop);
-    case CollOp::broadcast: return c.broadcast(s, r, n, t, root);
-    case CollOp::reduce: return c.reduce(s, r, n, t, spec_.redop, root);
-    case CollOp::alltoall: return c.all_to_all(s, r, n, t);
+    case CollOp::all_reduce:
+    case CollOp::all_gather:
+    case CollOp::reduce_scatter:
+    case CollOp::broadcast:
+    case CollOp::reduce:
+    case CollOp::alltoall: return c.bind(CollCall{spec_.op, s, r, n, t, spec_.redop, root});
     case CollOp::sendrecv:  // ring shift: send to rank+1, receive from rank−1 (nccl-tests sendrecv_perf)
-      c.group_start();
-      c.send(s, n, t, (rank + 1) % size);
-      c.recv(r, n, t, (rank - 1 + size) % size);
-      c.group_end();
-      return;
-    case CollOp::gather: {  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
-      const size_t block = n * elem();
-      c.group_start();
-      c.send(s, n, t, root);
-      if (rank == root)
-        for (int q = 0; q < size; ++q) c.recv(r + static_cast<size_t>(q) * block, n, t, q);
-      c.group_end();
-      return;
-    }
-    case CollOp::scatter: {
-      const size_t block = n * elem();
-      c.group_start();
-      if (rank == root)
-        for (int q = 0; q < size; ++q) c.send(s + static_cast<size_t>(q) * block, n, t, q);
-      c.recv(r, n, t, root);
-      c.group_end();
-      return;
-    }
+      return {[&c, s, r, n, t, rank, size] {
+        c.group_start();
+        c.send(s, n, t, (rank + 1) % size);
+        c.recv(r, n, t, (rank - 1 + size) % size);
+        c.group_end();
+      }};
+    case CollOp::gather:  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
+      return {[&c, s, r, n, t, rank, size, root, block = n * elem()] {
+        c.group_start();
+        c.send(s, n, t, root);
+        if (rank == root)
+          for (int q = 0; q < size; ++q) c.recv(r + static_cast<size_t>(q) * block, n, t, q);
+        c.group_end();
+      }};
+    case CollOp::scatter:
+      return {[&c, s, r, n, t, rank, size, root, block = n * elem()] {
+        c.group_start();
+        if (rank == root)
+          for (int q = 0; q < size; ++q) c.send(s + static_cast<size_t>(q) * block, n, t, q);
+        c.recv(r, n, t, root);
+        c.group_end();
+      }};
   }
+  throw Fault("coll: no launch for this op");
+}
+
+void CollCase::launch() {
+  std::optional<WatchScope> watch;
+  if (bound_.watch != nullptr) watch.emplace(bound_.watch);
+  bound_.launch();
 }
 
 size_t CollCase::output_count() const {

@@ -42,8 +42,12 @@ class CollCase {
 
   // Writes this rank's seeded inputs into the send region (blocking).
   void init_inputs();
-  // One op on ctx.world_comm (stream-ordered for NCCL; the caller synchronizes).
+  // One op on ctx.world_comm (stream-ordered for NCCL; the caller synchronizes), watched.
   void launch();
+  // The same op bound once (Communicator::bind): what a timed loop repeats, with nothing per op
+  // that the bare library call has not. Its watch, if any, is the caller's to hold around a batch
+  // (RankTimer::watch_batches).
+  const BoundCall& bound() const { return bound_; }
   // Fresh inputs, one op, synchronize, compare this rank's output with the host reference
   // bit for bit. Returns the number of wrong elements on this rank. `corrupt_index` ≥ 0 flips
   // that output element before comparing (test hook).
@@ -55,6 +59,7 @@ class CollCase {
 
  private:
   size_t elem() const;
+  BoundCall bind();
   size_t output_count() const;  // elements this rank checks (0: nothing defined here)
   // This rank's reference output: a view into a reference the process's rank threads share
   // (reductions, gathers, broadcast) or one built for this rank alone; `owner` keeps it alive.
@@ -72,6 +77,7 @@ class CollCase {
   std::vector<std::byte> host_send_, host_recv_;
   DeviceBuffer dev_send_, dev_recv_;
   gpu::Stream stream_ = nullptr;
+  BoundCall bound_;  // after the buffers: bound to them
 };
 
 }  // namespace gcb

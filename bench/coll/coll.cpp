@@ -150,10 +150,12 @@ class CollRun {
     if (o_.mode == TimingMode::graph)
       graph = capture_graph(
           ctx_.world_comm, [&c] { c.launch(); }, o_.iters);
+    // Otherwise the op as bound once (CollCase::bound): per op only what the bare library call
+    // does; its watch scope, if any, is opened per sample.
+    timer.watch_batches(c.bound().watch);
     const Measurement m = graph ? measure(
                                       timer, [&graph] { graph->replay(); }, harness(), {}, clock)
-                                : measure(
-                                      timer, [&c] { c.launch(); }, harness(), {}, clock);
+                                : measure(timer, c.bound().launch, harness(), {}, clock);
     const auto& per_rank = timer.per_rank();
     const std::vector<std::vector<double>> sampled(per_rank.end() - static_cast<long>(m.samples.size()),
                                                    per_rank.end());

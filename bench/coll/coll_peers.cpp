@@ -1,7 +1,7 @@
 // gcbench's collective backends against the MPI library in one run. Under mpirun -np N, for each
 // collective and size, in interleaved rounds (the order alternating, so drift hits every side):
 //   bare       the MPI call itself (MPI_Allreduce, MPI_Allgather, …) in a loop: the peer
-//   library    `gcbench coll --backend mpi`'s own launch (CollCase on MpiCommunicator in library
+//   library    `gcbench coll --backend mpi`'s own timed launch (CollCase::bound on MpiCommunicator in library
 //              order, seeded inputs; its result is checked exactly after the rounds: #wrong)
 //   ranked     MpiCommunicator in rank order (what the training engines use: bitwise = threads)
 //   threads    ThreadCommunicator with N rank threads inside rank 0's process, the other
@@ -90,9 +90,10 @@ std::function<void()> comm_call(CollOp op, const CollShape& s, float* in, float*
   throw UsageError(fmt::format("coll_peers: no call for {}", coll_op_name(op)));
 }
 
-// Median seconds per op of `launch` on every rank of `comm`.
-double time_on(Communicator& comm, const std::function<void()>& launch) {
+// Median seconds per op of `launch` on every rank of `comm`; `watch`: the scope held per sample.
+double time_on(Communicator& comm, const std::function<void()>& launch, const char* watch = nullptr) {
   RankTimer timer(comm, comm, TimingMode::pipelined, RankCombine::max, false);
+  timer.watch_batches(watch);
   AgreedClock clock(comm);
   return measure(timer, launch, fixed_samples(), {}, clock).stats.median;
 }
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
         auto* in = reinterpret_cast<float*>(lib_case.send_ptr());
         auto* out = reinterpret_cast<float*>(lib_case.recv_ptr());
         const auto bare = bare_call(op, s, in, out, MPI_COMM_WORLD);
-        const std::function<void()> lib = [&lib_case] { lib_case.launch(); };
+        const BoundCall& lib = lib_case.bound();  // what `gcbench coll` times (bench/coll/coll.cpp)
         const auto rk = comm_call(op, s, in, out, ranked);
         Row row;
         std::vector<double> lib_ratio, rank_ratio, thread_ratio;
@@ -186,13 +187,13 @@ int main(int argc, char** argv) {
           auto threads = [&] { park_until(rank == 0, [&] { t_threads = threads_time(op, bytes, size); }); };
           if (round % 2 == 0) {
             t_bare = time_on(library, bare);
-            t_lib = time_on(library, lib);
+            t_lib = time_on(library, lib.launch, lib.watch);
             t_rank = time_on(library, rk);
             threads();
           } else {
             threads();
             t_rank = time_on(library, rk);
-            t_lib = time_on(library, lib);
+            t_lib = time_on(library, lib.launch, lib.watch);
             t_bare = time_on(library, bare);
           }
           row.bare.push_back(t_bare);

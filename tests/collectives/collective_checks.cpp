@@ -8,6 +8,9 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
+
+#include "core/watchdog.hpp"
 
 namespace gcb::test {
 
@@ -227,6 +230,15 @@ CheckTally check_ring_shift(Communicator& comm, size_t count) {
   Checker check(comm, tally);
   for (DType t : checked_dtypes()) check.ring_shift(t, count);
   return tally;
+}
+
+void BoundCalls::run(const CollCall& call) {
+  const BoundCall b = c_.bind(call);
+  std::optional<WatchScope> watch;
+  if (b.watch != nullptr) watch.emplace(b.watch);
+  b.launch();
+  ++bound_calls;
+  if (b.watch != nullptr) ++watched;
 }
 
 std::vector<float> fractional_input(int rank, size_t count) {

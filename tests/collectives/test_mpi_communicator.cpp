@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fmt/format.h>
 
 #include "collectives/mpi_communicator.hpp"
 #include "collectives/thread_communicator.hpp"
@@ -126,6 +127,28 @@ gcb::test::CheckTally run_library_checks() {
     return tally;
   }
   tally.add(gcb::test::check_collectives(*half, 5));
+  // The bound path `gcbench coll` times: the same checks, every call through bind(), and each of
+  // them resolved into the bare MPI call (so watched per batch by the caller, not per call).
+  for (size_t count : {size_t{1}, size_t{37}, size_t{5000}}) {
+    gcb::test::BoundCalls bound(world);
+    tally.add(gcb::test::check_collectives(bound, count));
+    const bool all_direct = bound.bound_calls > 0 && bound.watched == bound.bound_calls;
+    ++(all_direct ? tally.passed : tally.failed);
+    if (!all_direct)
+      tally.failures.push_back(fmt::format("library order, count {}: {} of {} bound calls are the bare MPI call", count,
+                                           bound.watched, bound.bound_calls));
+  }
+  return tally;
+}
+
+// Rank order: bind() keeps the rank-ordered reductions (the methods) and binds data movement.
+gcb::test::CheckTally run_ranked_bound_checks() {
+  gcb::test::CheckTally tally;
+  gcb::MpiCommunicator world(MPI_COMM_WORLD, false, gcb::ReductionOrder::rank_ordered);
+  for (size_t count : {size_t{1}, size_t{37}, size_t{5000}}) {
+    gcb::test::BoundCalls bound(world);
+    tally.add(gcb::test::check_collectives(bound, count));
+  }
   return tally;
 }
 
@@ -141,6 +164,7 @@ int main(int argc, char** argv) {
     gcb::MpiCommunicator world(MPI_COMM_WORLD);
     tally = run_all_checks(world);
     tally.add(run_library_checks());
+    tally.add(run_ranked_bound_checks());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, gcb::kExitFault);

@@ -1,6 +1,8 @@
 // ThreadCommunicator: every op against an exact reference on 1..8 ranks, bitwise determinism,
 // grouped point-to-point, split into sub-groups, and fault propagation (no rank may hang).
 #include <gtest/gtest.h>
+
+#include <atomic>
 #include <pthread.h>
 #include <sched.h>
 
@@ -48,6 +50,23 @@ TEST_P(ThreadCollectives, EveryOpDtypeAndReduceOpIsExact) {
     // 6 dtypes × 2 placements × (5 ops × 4 reduction checks + 4 movement checks), per rank.
     EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
   }
+}
+
+// The default Communicator::bind (the threads backend's): a launch that calls the method, nothing
+// for the caller to watch, the same exact results.
+TEST_P(ThreadCollectives, BoundCallsAreExact) {
+  const int n = GetParam();
+  std::atomic<int> watched{0};
+  const auto tally = run_check(n, [&](Communicator& c) {
+    test::BoundCalls bound(c);
+    test::CheckTally t = test::check_collectives(bound, 37);
+    if (bound.bound_calls != 6 * 2 * (5 * 4 + 4)) ++t.failed;
+    watched += bound.watched;
+    return t;
+  });
+  EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+  EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
+  EXPECT_EQ(watched.load(), 0);
 }
 
 TEST_P(ThreadCollectives, GroupedRingShift) {

@@ -6,13 +6,17 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
 #include "collectives/rank_timer.hpp"
+#include "collectives/thread_communicator.hpp"
 #include "collectives/verifiable_case.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/watchdog.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -223,6 +227,31 @@ TEST(CollTiming, EveryRankSeesTheSameSamples) {
   EXPECT_GE(samples[0].size(), 5u);
   EXPECT_EQ(samples[0], samples[1]);
   EXPECT_EQ(samples[0], samples[2]);
+}
+
+// Bound launches watch no call of their own (BoundCall::watch): the timer holds one scope per
+// batch, so a launch that never returns still ends the run within the timeout, named as the
+// bound call asked; without watch_batches the same stall is not watched.
+TEST(CollTiming, WatchedBatchesEndAStalledLaunch) {
+  using namespace std::chrono_literals;
+  ThreadWorld world(1);
+  const auto comm = world.communicator(0);
+  std::mutex mu;
+  std::vector<WatchExpiry> seen;
+  arm_watchdog(100ms, [&](const WatchExpiry& e) {
+    std::lock_guard lk(mu);
+    seen.push_back(e);
+  });
+  const std::function<void()> stall = [] { std::this_thread::sleep_for(600ms); };
+  RankTimer unwatched(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
+  unwatched.time_batch(stall, 1);
+  RankTimer timer(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
+  timer.watch_batches("MPI collectives");
+  timer.time_batch(stall, 1);
+  disarm_watchdog();
+  std::lock_guard lk(mu);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].what, "MPI collectives");
 }
 
 TEST(CollTiming, CombineAndSkew) {
