@@ -145,12 +145,13 @@ void finish_reduction(DType t, ReduceOp op, void* acc, size_t count, int nranks)
 BoundCall Communicator::bind(const CollCall& call) {
   const CollCall c = call;
   switch (c.op) {
-    case CollOp::all_reduce: return {[c, this] { all_reduce(c.send, c.recv, c.count, c.dtype, c.redop); }};
-    case CollOp::all_gather: return {[c, this] { all_gather(c.send, c.recv, c.count, c.dtype); }};
-    case CollOp::reduce_scatter: return {[c, this] { reduce_scatter(c.send, c.recv, c.count, c.dtype, c.redop); }};
-    case CollOp::broadcast: return {[c, this] { broadcast(c.send, c.recv, c.count, c.dtype, c.root); }};
-    case CollOp::reduce: return {[c, this] { reduce(c.send, c.recv, c.count, c.dtype, c.redop, c.root); }};
-    case CollOp::alltoall: return {[c, this] { all_to_all(c.send, c.recv, c.count, c.dtype); }};
+    case CollOp::all_reduce: return bound_loop([c, this] { all_reduce(c.send, c.recv, c.count, c.dtype, c.redop); });
+    case CollOp::all_gather: return bound_loop([c, this] { all_gather(c.send, c.recv, c.count, c.dtype); });
+    case CollOp::reduce_scatter:
+      return bound_loop([c, this] { reduce_scatter(c.send, c.recv, c.count, c.dtype, c.redop); });
+    case CollOp::broadcast: return bound_loop([c, this] { broadcast(c.send, c.recv, c.count, c.dtype, c.root); });
+    case CollOp::reduce: return bound_loop([c, this] { reduce(c.send, c.recv, c.count, c.dtype, c.redop, c.root); });
+    case CollOp::alltoall: return bound_loop([c, this] { all_to_all(c.send, c.recv, c.count, c.dtype); });
     default: break;
   }
   throw UsageError(fmt::format("{} is not one call of a communicator", coll_op_name(c.op)));

@@ -62,14 +62,27 @@ struct CollCall {
   int root = 0;
 };
 
-// A CollCall bound once for a loop that repeats it (Communicator::bind). `launch` runs it once.
-// When `watch` is set, launch opens no watch scope of its own (core/watchdog.hpp) although the
-// backend's methods do: a scope per call was a measurable share of a sub-microsecond MPI call. The
-// caller then holds a WatchScope named `watch` around every batch of launches (RankTimer does).
+// A CollCall bound once for a loop that repeats it (Communicator::bind). `launch` runs it once;
+// `repeat(n)` runs it n times in one loop with the call inlined, as a bare loop of the library call
+// does (no indirect call per op); empty: call launch n times. When `watch` is set, neither opens a
+// watch scope of its own (core/watchdog.hpp) although the backend's methods do: a scope per call was
+// a measurable share of a sub-microsecond MPI call. The caller then holds a WatchScope named `watch`
+// around every batch (RankTimer::use_bound does).
 struct BoundCall {
   std::function<void()> launch;
+  std::function<void(int)> repeat;
   const char* watch = nullptr;
 };
+
+// The BoundCall of `call` (a callable run once per launch), its repeat a plain loop over it.
+template <class F>
+BoundCall bound_loop(F call, const char* watch = nullptr) {
+  return {call,
+          [call](int n) {
+            for (int i = 0; i < n; ++i) call();
+          },
+          watch};
+}
 
 class Communicator {
  public:

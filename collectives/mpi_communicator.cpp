@@ -345,31 +345,31 @@ BoundCall MpiCommunicator::bind(const CollCall& c) {
   switch (c.op) {
     case CollOp::all_reduce:
       if (!library) break;
-      return {all_reduce_call(c.send, c.recv, to_int(c.count, "all_reduce"), library_reduction(t, c.redop), t, c.redop,
-                              size_, comm_),
-              kBoundWatch};
+      return bound_loop(all_reduce_call(c.send, c.recv, to_int(c.count, "all_reduce"), library_reduction(t, c.redop), t,
+                                        c.redop, size_, comm_),
+                        kBoundWatch);
     case CollOp::reduce_scatter:
       if (!library) break;
-      return {reduce_scatter_call(c.send, c.recv, to_int(c.count, "reduce_scatter block"),
-                                  library_reduction(t, c.redop), t, c.redop, rank_, size_, comm_),
-              kBoundWatch};
+      return bound_loop(reduce_scatter_call(c.send, c.recv, to_int(c.count, "reduce_scatter block"),
+                                            library_reduction(t, c.redop), t, c.redop, rank_, size_, comm_),
+                        kBoundWatch);
     case CollOp::reduce:
       if (!library) break;
-      return {reduce_call(c.send, c.recv, to_int(c.count, "reduce"), library_reduction(t, c.redop), t, c.redop, c.root,
-                          rank_, size_, comm_),
-              kBoundWatch};
+      return bound_loop(reduce_call(c.send, c.recv, to_int(c.count, "reduce"), library_reduction(t, c.redop), t,
+                                    c.redop, c.root, rank_, size_, comm_),
+                        kBoundWatch);
     // Data movement is the library's call in either order.
     case CollOp::all_gather:
-      return {all_gather_call(c.send, c.recv, to_int(c.count, "all_gather block"), element_type(t), dtype_size(t),
-                              rank_, comm_),
-              kBoundWatch};
+      return bound_loop(all_gather_call(c.send, c.recv, to_int(c.count, "all_gather block"), element_type(t),
+                                        dtype_size(t), rank_, comm_),
+                        kBoundWatch);
     case CollOp::broadcast:
-      return {broadcast_call(c.send, c.recv, to_int(c.count, "broadcast"), element_type(t), dtype_size(t), c.root,
-                             rank_, comm_),
-              kBoundWatch};
+      return bound_loop(broadcast_call(c.send, c.recv, to_int(c.count, "broadcast"), element_type(t), dtype_size(t),
+                                       c.root, rank_, comm_),
+                        kBoundWatch);
     case CollOp::alltoall:
-      return {all_to_all_call(c.send, c.recv, to_int(c.count, "all_to_all block"), element_type(t), comm_),
-              kBoundWatch};
+      return bound_loop(all_to_all_call(c.send, c.recv, to_int(c.count, "all_to_all block"), element_type(t), comm_),
+                        kBoundWatch);
     default: break;
   }
   return Communicator::bind(c);  // rank-ordered reductions: the methods, as every call

@@ -66,7 +66,7 @@ RankTimer::RankTimer(Communicator& world_comm, Communicator& host_comm, TimingMo
                         host_comm.size())) {}
 
 double RankTimer::time_batch(const std::function<void()>& launch, int batch) {
-  std::optional<WatchScope> watch;  // one scope per batch, not per op (BoundCall::watch)
+  std::optional<WatchScope> watch;  // one scope per batch, not per op (use_bound)
   if (watch_ != nullptr) watch.emplace(watch_);
   double local = 0;
   if (mode_ == TimingMode::isolated) {
@@ -80,11 +80,15 @@ double RankTimer::time_batch(const std::function<void()>& launch, int batch) {
   } else {
     host_.barrier();
     const double t0 = clock_.now();
-    for (int i = 0; i < batch; ++i) {
-      launch();
-      if (blocking_) {  // nccl-tests -z 1: synchronize and barrier after every op, timed
-        world_.synchronize();
-        host_.barrier();
+    if (repeat_ && !blocking_) {
+      repeat_(batch);
+    } else {
+      for (int i = 0; i < batch; ++i) {
+        launch();
+        if (blocking_) {  // nccl-tests -z 1: synchronize and barrier after every op, timed
+          world_.synchronize();
+          host_.barrier();
+        }
       }
     }
     world_.synchronize();

@@ -42,9 +42,14 @@ class RankTimer final : public Timer {
   // host clock spans the batch (nccl-tests BenchTime). isolated: per launch barrier (untimed),
   // launch, synchronize, summed. Blocking and collective over host_comm.
   double time_batch(const std::function<void()>& launch, int batch) override;
-  // From now on every batch, barrier included, runs inside a WatchScope named `what` (a string
-  // literal): for launches that watch no call of their own (BoundCall::watch). nullptr: none.
-  void watch_batches(const char* what) { watch_ = what; }
+  // Times `bound` from now on; the launch time_batch() is given must be bound.launch. Pipelined
+  // batches without -z run bound.repeat(batch) when it is set (one indirect call per batch, as a
+  // bare loop of the library call), isolated and blocking ones call the launch; every batch, its
+  // barrier included, runs inside a WatchScope named bound.watch when that is set.
+  void use_bound(const BoundCall& bound) {
+    repeat_ = bound.repeat;
+    watch_ = bound.watch;
+  }
 
   // Per call of time_batch (warm-up calls included, in order): each rank's seconds per op.
   const std::vector<std::vector<double>>& per_rank() const { return per_rank_; }
@@ -58,6 +63,7 @@ class RankTimer final : public Timer {
   int ops_per_launch_;
   const Clock& clock_;
   std::string kind_;
+  std::function<void(int)> repeat_;
   const char* watch_ = nullptr;
   std::vector<std::vector<double>> per_rank_;
 };

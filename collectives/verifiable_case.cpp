@@ -189,28 +189,28 @@ BoundCall CollCase::bind() {
     case CollOp::reduce:
     case CollOp::alltoall: return c.bind(CollCall{spec_.op, s, r, n, t, spec_.redop, root});
     case CollOp::sendrecv:  // ring shift: send to rank+1, receive from rank−1 (nccl-tests sendrecv_perf)
-      return {[&c, s, r, n, t, rank, size] {
+      return bound_loop([&c, s, r, n, t, rank, size] {
         c.group_start();
         c.send(s, n, t, (rank + 1) % size);
         c.recv(r, n, t, (rank - 1 + size) % size);
         c.group_end();
-      }};
+      });
     case CollOp::gather:  // grouped send/recv, as nccl-tests gather_perf before NCCL 2.28
-      return {[&c, s, r, n, t, rank, size, root, block = n * elem()] {
+      return bound_loop([&c, s, r, n, t, rank, size, root, block = n * elem()] {
         c.group_start();
         c.send(s, n, t, root);
         if (rank == root)
           for (int q = 0; q < size; ++q) c.recv(r + static_cast<size_t>(q) * block, n, t, q);
         c.group_end();
-      }};
+      });
     case CollOp::scatter:
-      return {[&c, s, r, n, t, rank, size, root, block = n * elem()] {
+      return bound_loop([&c, s, r, n, t, rank, size, root, block = n * elem()] {
         c.group_start();
         if (rank == root)
           for (int q = 0; q < size; ++q) c.send(s + static_cast<size_t>(q) * block, n, t, q);
         c.recv(r, n, t, root);
         c.group_end();
-      }};
+      });
   }
   throw Fault("coll: no launch for this op");
 }

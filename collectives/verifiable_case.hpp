@@ -45,8 +45,8 @@ class CollCase {
   // One op on ctx.world_comm (stream-ordered for NCCL; the caller synchronizes), watched.
   void launch();
   // The same op bound once (Communicator::bind): what a timed loop repeats, with nothing per op
-  // that the bare library call has not. Its watch, if any, is the caller's to hold around a batch
-  // (RankTimer::watch_batches).
+  // that a bare loop of the library call has not. Its watch, if any, is the caller's to hold
+  // around a batch (RankTimer::use_bound).
   const BoundCall& bound() const { return bound_; }
   // Fresh inputs, one op, synchronize, compare this rank's output with the host reference
   // bit for bit. Returns the number of wrong elements on this rank. `corrupt_index` ≥ 0 flips

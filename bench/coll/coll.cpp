@@ -150,9 +150,9 @@ class CollRun {
     if (o_.mode == TimingMode::graph)
       graph = capture_graph(
           ctx_.world_comm, [&c] { c.launch(); }, o_.iters);
-    // Otherwise the op as bound once (CollCase::bound): per op only what the bare library call
-    // does; its watch scope, if any, is opened per sample.
-    timer.watch_batches(c.bound().watch);
+    // Otherwise the op as bound once (CollCase::bound): per op only what a bare loop of the
+    // library call does; its watch scope, if any, is opened per sample.
+    if (!graph) timer.use_bound(c.bound());
     const Measurement m = graph ? measure(
                                       timer, [&graph] { graph->replay(); }, harness(), {}, clock)
                                 : measure(timer, c.bound().launch, harness(), {}, clock);

@@ -7,7 +7,9 @@
 //   threads    ThreadCommunicator with N rank threads inside rank 0's process, the other
 //              processes parked in a sleeping MPI_Ibarrier so they take no core
 // Bare, library and ranked run on the same buffers. Every side is timed by the same harness and
-// RankTimer (pipelined, max over ranks, the same warm-up and sample count). Printed: the
+// RankTimer (pipelined, max over ranks, the same warm-up and sample count); a sample of bare and
+// library is one plain loop over the call (BoundCall::repeat), of ranked and threads a
+// Communicator call per op through the harness' launch. Printed: the
 // median per op of each side and, as median of per-round ratios, bare ÷ library and bare ÷ ranked
 // (≥ 1 means gcbench is as fast as the bare loop) and MPI's time ÷ threads' time (≥ 1 means the
 // threads backend is faster; for sizes ≥ 1 MiB this is also the busbw ratio threads ÷ MPI).
@@ -59,17 +61,20 @@ struct Buffers {
   std::vector<float> send, recv;
 };
 
-// One launch of `op` through the bare MPI call, on `in` and `out`.
-std::function<void()> bare_call(CollOp op, const CollShape& s, float* in, float* out, MPI_Comm comm) {
+// `op` as a bare MPI program calls it, on `in` and `out`: a timed batch is a plain loop of the
+// MPI call (bound_loop), as in OSU's osu_allreduce and the other OSU collective tests.
+BoundCall bare_call(CollOp op, const CollShape& s, float* in, float* out, MPI_Comm comm) {
   const int n = static_cast<int>(s.count);
   switch (op) {
-    case CollOp::all_reduce: return [=] { MPI_CHECK(MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, comm)); };
-    case CollOp::all_gather: return [=] { MPI_CHECK(MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); };
+    case CollOp::all_reduce: return bound_loop([=] { MPI_CHECK(MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, comm)); });
+    case CollOp::all_gather:
+      return bound_loop([=] { MPI_CHECK(MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); });
     case CollOp::reduce_scatter:
-      return [=] { MPI_CHECK(MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, comm)); };
-    case CollOp::broadcast: return [=] { MPI_CHECK(MPI_Bcast(out, n, MPI_FLOAT, 0, comm)); };
-    case CollOp::reduce: return [=] { MPI_CHECK(MPI_Reduce(in, out, n, MPI_FLOAT, MPI_SUM, 0, comm)); };
-    case CollOp::alltoall: return [=] { MPI_CHECK(MPI_Alltoall(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); };
+      return bound_loop([=] { MPI_CHECK(MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, comm)); });
+    case CollOp::broadcast: return bound_loop([=] { MPI_CHECK(MPI_Bcast(out, n, MPI_FLOAT, 0, comm)); });
+    case CollOp::reduce: return bound_loop([=] { MPI_CHECK(MPI_Reduce(in, out, n, MPI_FLOAT, MPI_SUM, 0, comm)); });
+    case CollOp::alltoall:
+      return bound_loop([=] { MPI_CHECK(MPI_Alltoall(in, n, MPI_FLOAT, out, n, MPI_FLOAT, comm)); });
     default: break;
   }
   throw UsageError(fmt::format("coll_peers: no bare call for {}", coll_op_name(op)));
@@ -90,12 +95,12 @@ std::function<void()> comm_call(CollOp op, const CollShape& s, float* in, float*
   throw UsageError(fmt::format("coll_peers: no call for {}", coll_op_name(op)));
 }
 
-// Median seconds per op of `launch` on every rank of `comm`; `watch`: the scope held per sample.
-double time_on(Communicator& comm, const std::function<void()>& launch, const char* watch = nullptr) {
+// Median seconds per op of `call` on every rank of `comm` (a batch is call.repeat where set).
+double time_on(Communicator& comm, const BoundCall& call) {
   RankTimer timer(comm, comm, TimingMode::pipelined, RankCombine::max, false);
-  timer.watch_batches(watch);
+  timer.use_bound(call);
   AgreedClock clock(comm);
-  return measure(timer, launch, fixed_samples(), {}, clock).stats.median;
+  return measure(timer, call.launch, fixed_samples(), {}, clock).stats.median;
 }
 
 // MPI ranks other than 0 sleep until rank 0 has timed the threads backend: a sleeping
@@ -126,7 +131,7 @@ double threads_time(CollOp op, uint64_t bytes, int ranks) {
     const CollShape s = coll_shape(op, bytes, DType::f32, ranks);
     Buffers b(s);
     spread_rank_threads(c);  // a fresh world per cell, as run_threads does once per run
-    const double t = time_on(c, comm_call(op, s, b.send.data(), b.recv.data(), c));
+    const double t = time_on(c, BoundCall{comm_call(op, s, b.send.data(), b.recv.data(), c), {}, nullptr});
     if (r == 0) seconds = t;
   });
   return seconds;
@@ -178,7 +183,7 @@ int main(int argc, char** argv) {
         auto* out = reinterpret_cast<float*>(lib_case.recv_ptr());
         const auto bare = bare_call(op, s, in, out, MPI_COMM_WORLD);
         const BoundCall& lib = lib_case.bound();  // what `gcbench coll` times (bench/coll/coll.cpp)
-        const auto rk = comm_call(op, s, in, out, ranked);
+        const BoundCall rk{comm_call(op, s, in, out, ranked), {}, nullptr};  // a virtual call per op, as training
         Row row;
         std::vector<double> lib_ratio, rank_ratio, thread_ratio;
         for (int round = 0; round < rounds; ++round) {
@@ -187,13 +192,13 @@ int main(int argc, char** argv) {
           auto threads = [&] { park_until(rank == 0, [&] { t_threads = threads_time(op, bytes, size); }); };
           if (round % 2 == 0) {
             t_bare = time_on(library, bare);
-            t_lib = time_on(library, lib.launch, lib.watch);
+            t_lib = time_on(library, lib);
             t_rank = time_on(library, rk);
             threads();
           } else {
             threads();
             t_rank = time_on(library, rk);
-            t_lib = time_on(library, lib.launch, lib.watch);
+            t_lib = time_on(library, lib);
             t_bare = time_on(library, bare);
           }
           row.bare.push_back(t_bare);

@@ -236,7 +236,10 @@ void BoundCalls::run(const CollCall& call) {
   const BoundCall b = c_.bind(call);
   std::optional<WatchScope> watch;
   if (b.watch != nullptr) watch.emplace(b.watch);
-  b.launch();
+  if (b.repeat)
+    b.repeat(1);  // what a timed batch runs
+  else
+    b.launch();
   ++bound_calls;
   if (b.watch != nullptr) ++watched;
 }

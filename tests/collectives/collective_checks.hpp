@@ -30,9 +30,9 @@ CheckTally check_collectives(Communicator& comm, size_t count);
 // Grouped ring shift (send to rank+1, recv from rank-1, recv posted first) for every dtype.
 CheckTally check_ring_shift(Communicator& comm, size_t count);
 
-// `comm` whose collectives each run through comm.bind(): one bound launch per call, inside the
-// scope its BoundCall::watch names. check_collectives on it checks the bound path, which `gcbench
-// coll` times, exactly as the methods are checked. Everything else is comm's own.
+// `comm` whose collectives each run through comm.bind(): one bound call per call (its repeat(1),
+// what a timed batch runs, else its launch), inside the scope its BoundCall::watch names. check_collectives on it
+// checks the bound path, which `gcbench coll` times, exactly as the methods are checked. Everything else is comm's own.
 class BoundCalls final : public Communicator {
  public:
   explicit BoundCalls(Communicator& comm) : c_(comm) {}

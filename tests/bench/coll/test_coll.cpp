@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
@@ -231,7 +232,7 @@ TEST(CollTiming, EveryRankSeesTheSameSamples) {
 
 // Bound launches watch no call of their own (BoundCall::watch): the timer holds one scope per
 // batch, so a launch that never returns still ends the run within the timeout, named as the
-// bound call asked; without watch_batches the same stall is not watched.
+// bound call asked; without use_bound the same stall is not watched.
 TEST(CollTiming, WatchedBatchesEndAStalledLaunch) {
   using namespace std::chrono_literals;
   ThreadWorld world(1);
@@ -246,12 +247,31 @@ TEST(CollTiming, WatchedBatchesEndAStalledLaunch) {
   RankTimer unwatched(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
   unwatched.time_batch(stall, 1);
   RankTimer timer(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
-  timer.watch_batches("MPI collectives");
+  timer.use_bound(BoundCall{stall, {}, "MPI collectives"});
   timer.time_batch(stall, 1);
   disarm_watchdog();
   std::lock_guard lk(mu);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].what, "MPI collectives");
+}
+
+// A pipelined batch of a bound call is one repeat(batch), as a bare loop; isolated and blocking
+// batches call the launch once per op.
+TEST(CollTiming, PipelinedBatchesOfABoundCallRunItsLoop) {
+  ThreadWorld world(1);
+  const auto comm = world.communicator(0);
+  int launches = 0, repeated = 0;
+  const BoundCall counted{[&] { ++launches; }, [&](int n) { repeated += n; }, nullptr};
+  for (auto [mode, blocking, want_launches, want_repeated] :
+       {std::tuple{TimingMode::pipelined, false, 0, 7}, std::tuple{TimingMode::pipelined, true, 7, 0},
+        std::tuple{TimingMode::isolated, false, 7, 0}}) {
+    launches = repeated = 0;
+    RankTimer timer(*comm, *comm, mode, RankCombine::max, blocking);
+    timer.use_bound(counted);
+    timer.time_batch(counted.launch, 7);
+    EXPECT_EQ(launches, want_launches) << timing_mode_name(mode) << (blocking ? " -z 1" : "");
+    EXPECT_EQ(repeated, want_repeated) << timing_mode_name(mode) << (blocking ? " -z 1" : "");
+  }
 }
 
 TEST(CollTiming, CombineAndSkew) {
