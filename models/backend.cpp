@@ -14,6 +14,10 @@ void Backend::cross_entropy_finish_backward(float* losses, View dlogits, View lo
   cross_entropy_backward(dlogits, dlogits, targets, v0, rows, V, dloss);
 }
 
+void Backend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
+  for (const AdamWBuffers& x : tensors) adamw(x.params, x.grads, x.m, x.v, x.master, x.n, a);
+}
+
 void Backend::gemm_then_gelu(const GemmArgs& a) {
   GCB_CHECK(a.gelu_aux && a.beta == 0.0f, "a GEMM with a GELU needs gelu_aux and beta = 0");
   const size_t n = static_cast<size_t>(a.M) * static_cast<size_t>(a.N);

@@ -137,6 +137,15 @@ struct AdamWArgs {
   int step = 1;  // 1-based, for bias correction
 };
 
+// One tensor of an optimizer step over several (Backend::adamw_multi): what adamw takes.
+struct AdamWBuffers {
+  View params, grads;
+  float* m = nullptr;
+  float* v = nullptr;
+  float* master = nullptr;
+  size_t n = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -234,6 +243,10 @@ class Backend {
   // w −= lr·(m̂/(√v̂ + eps) + wd·w). Mixed precision: w is the fp32 `master` and params receives
   // w rounded to its type; fp32: master is null and params (fp32) is w.
   virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) = 0;
+  // adamw on every tensor of the list (each element's update is independent of the others, so any
+  // grouping gives the same bits). By default one adamw per tensor (the CPU oracle); a device
+  // backend updates the list in multi-tensor launches (kernels/train/multi_tensor_plan.hpp).
+  virtual void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a);
 
   // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
   // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.

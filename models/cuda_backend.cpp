@@ -212,11 +212,18 @@ void CudaBackend::cross_entropy_backward(View dlogits, View probs, const int32_t
 }
 
 void CudaBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) {
-  // The bias corrections in float, as the CPU oracle computes them.
-  const float c1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
-  const float c2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
-  k::adamw(same_type("adamw", {params, grads}), params.data, grads.data, m, v, master, n,
-           {a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, c1, c2}, compute_stream());
+  adamw_multi({{params, grads, m, v, master, n}}, a);
+}
+
+void CudaBackend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
+  if (tensors.empty()) return;
+  const DType t = tensors.front().params.dtype;
+  std::vector<k::AdamWTensor> list;
+  for (const AdamWBuffers& x : tensors) {
+    GCB_CHECK(same_type("adamw", {x.params, x.grads}) == t, "CudaBackend::adamw_multi: one element type per list");
+    list.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+  }
+  k::adamw_multi(t, list, k::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step), compute_stream());
 }
 
 }  // namespace gcb::models

@@ -7,7 +7,7 @@
 //   attention       our flash kernels or cuDNN SDPA on the head-major layout (--attn, default:
 //                   the faster measured on this GPU), or the exact fp32 row kernel (attention_choice.hpp)
 //   everything else kernels/train (LayerNorm, GELU, cross-entropy with the online max/sum pass,
-//                   deterministic embedding backward, AdamW, casts, sums)
+//                   deterministic embedding backward, multi-tensor AdamW, casts, sums)
 // Memory, ordering against communicators, copies and the event timeline are DeviceBackend's
 // (device_backend.hpp). init_normal runs on the host (the same counter-based values as the CPU
 // oracle, bit for bit) and is uploaded: it runs once, at start-up. Built with CUDA and cuBLASLt
@@ -92,6 +92,7 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                               float dloss) override;
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override;
+  void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) override;
 
  private:
   // One attention problem (B, T, NH, head dim) and its kernels (cuda_backend_attention.cpp).

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "kernels/train/adamw_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/device_backend.hpp"
 
@@ -369,6 +370,22 @@ class FakeDeviceBackend final : public DeviceBackend {
     k("adamw");
     cpu_.adamw(p, g, m, v, master, n, a);
   }
+  // The multi-tensor kernel's CPU reference walking the kernel's own chunk table (small limits, so
+  // that a run has several launches and tensors split between them), one logged kernel per launch.
+  void adamw_multi(const std::vector<AdamWBuffers>& list, const AdamWArgs& a) override {
+    namespace kt = kernels::train;
+    std::vector<kt::AdamWTensor> tensors;
+    std::vector<size_t> sizes;
+    for (const AdamWBuffers& x : list) {
+      tensors.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+      sizes.push_back(x.n);
+    }
+    const auto plan = kt::plan_multi_tensor(sizes, kMultiTensorLimits);
+    for (size_t l = 0; l < plan.size(); ++l) k("adamw_multi");
+    const kt::AdamWStep step = kt::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step);
+    if (!list.empty()) kt::adamw_multi_tensor_host(list.front().params.dtype, tensors, plan, step);
+  }
+  static constexpr kernels::train::MultiTensorLimits kMultiTensorLimits{3, 5, 64};
 
  private:
   void k(const char* what) { fake_.kernel(compute_stream(), what); }
