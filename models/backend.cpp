@@ -18,6 +18,10 @@ void Backend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWA
   for (const AdamWBuffers& x : tensors) adamw(x.params, x.grads, x.m, x.v, x.master, x.n, a);
 }
 
+std::optional<AttentionTimes> Backend::measure_attention(DType, int, int, int, int) { return std::nullopt; }
+
+void Backend::adopt_attention(DType, int, int, int, int, const AttentionTimes&, int) {}
+
 void Backend::gemm_then_gelu(const GemmArgs& a) {
   GCB_CHECK(a.gelu_aux && a.beta == 0.0f, "a GEMM with a GELU needs gelu_aux and beta = 0");
   const size_t n = static_cast<size_t>(a.M) * static_cast<size_t>(a.N);

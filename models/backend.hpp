@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "core/dtype.hpp"
 #include "core/phase_timer.hpp"
 #include "core/timeline.hpp"
+#include "models/attention_choice.hpp"
 
 namespace gcb {
 class Communicator;
@@ -247,6 +249,15 @@ class Backend {
   // grouping gives the same bits). By default one adamw per tensor (the CPU oracle); a device
   // backend updates the list in multi-tensor launches (kernels/train/multi_tensor_plan.hpp).
   virtual void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a);
+
+  // --- choices made by measuring, one for the whole run ------------------------------------------
+  // Before the first step every rank's engine calls measure_attention on its attention problem,
+  // the times are combined over the world (agreed_attention_times) and every rank calls
+  // adopt_attention with the same times (attention_agreement.hpp), so every rank runs the same
+  // implementation. nullopt: nothing to measure (the CPU oracle, an explicit --attn, fp32, only
+  // one implementation usable). `ranks`: how many ranks the agreed times come from.
+  virtual std::optional<AttentionTimes> measure_attention(DType t, int B, int T, int C, int NH);
+  virtual void adopt_attention(DType t, int B, int T, int C, int NH, const AttentionTimes& agreed, int ranks);
 
   // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
   // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.

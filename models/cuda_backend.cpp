@@ -74,6 +74,15 @@ BackendNotes CudaBackend::notes() const {
                           kernels::cublaslt_version(), options_.lt_gelu ? ", GELU epilogues (unvalidated)" : ""));
   n.text.emplace_back("attn_asked", std::string(attention_impl_name(options_.attn)));
   n.text.emplace_back("attention", attn_note_.empty() ? "not run" : attn_note_);
+  // --attn auto: the times the run chose from (per implementation the slowest rank's) and this rank's own.
+  if (agreed_attn_times_) {
+    n.figures.emplace_back("attn_ours_s", agreed_attn_times_->ours);
+    n.figures.emplace_back("attn_cudnn_s", agreed_attn_times_->cudnn);
+  }
+  if (own_attn_times_) {
+    n.figures.emplace_back("attn_ours_s_this_rank", own_attn_times_->ours);
+    n.figures.emplace_back("attn_cudnn_s_this_rank", own_attn_times_->cudnn);
+  }
   const PoolCounters p = ops().pool();
   n.figures.emplace_back("pool_used_peak", static_cast<double>(p.used_high));
   n.figures.emplace_back("pool_reserved_peak", static_cast<double>(p.reserved_high));

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -333,12 +334,29 @@ class FakeDeviceBackend final : public DeviceBackend {
     cpu_.gelu_backward(dx, x, d, n);
   }
   void attention_forward(View o, float* lse, View qkv, int B, int T, int C, int NH) override {
-    k("attention_forward");
+    k(attention_kernel("attention_forward").c_str());
     cpu_.attention_forward(o, lse, qkv, B, T, C, NH);
   }
   void attention_backward(View dqkv, View d, View qkv, View o, const float* lse, int B, int T, int C, int NH) override {
-    k("attention_backward");
+    k(attention_kernel("attention_backward").c_str());
     cpu_.attention_backward(dqkv, d, qkv, o, lse, B, T, C, NH);
+  }
+  // --attn auto on a fake device: the times this rank measures (nullopt: nothing to measure), and
+  // the choice made from the agreed times as a bf16 run makes it (choose_attention), which the
+  // attention kernels then log as the path they run and notes() records.
+  std::optional<AttentionTimes> fake_attention_times;
+  std::optional<AttentionChoice> adopted;
+  int adopted_calls = 0;
+  std::optional<AttentionTimes> measure_attention(DType, int, int, int, int) override { return fake_attention_times; }
+  void adopt_attention(DType, int, int, int, int, const AttentionTimes& agreed, int ranks) override {
+    adopted = choose_attention(AttentionImpl::automatic, DType::bf16, "", "", agreed, ranks);
+    ++adopted_calls;
+  }
+  BackendNotes notes() const override {
+    BackendNotes n;
+    if (adopted)
+      n.text.emplace_back("attention", std::string(attention_path_name(adopted->path)) + " (" + adopted->why + ")");
+    return n;
   }
   void embedding_forward(View o, const int32_t* t, View wte, int v0, int V, View wpe, int B, int T, int C) override {
     k("embedding_forward");
@@ -389,6 +407,9 @@ class FakeDeviceBackend final : public DeviceBackend {
 
  private:
   void k(const char* what) { fake_.kernel(compute_stream(), what); }
+  std::string attention_kernel(const char* op) const {
+    return adopted ? std::string(op) + ":" + std::string(attention_path_name(adopted->path)) : std::string(op);
+  }
   FakeDeviceOps& fake_;
   Broken broken_;
   CpuBackend cpu_;
