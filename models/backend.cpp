@@ -81,26 +81,36 @@ int32_t* Buffer::i32() const {
   return static_cast<int32_t*>(view_.data);
 }
 
-Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
-  const size_t bytes = count * dtype_size(dtype);
-  void* p = raw_alloc(bytes);
-  auto& c = mem_.by_category[static_cast<size_t>(cat)];
+void MemoryStats::add(MemCategory cat, size_t bytes) {
+  auto& c = by_category[static_cast<size_t>(cat)];
   c.current += bytes;
   c.peak = std::max(c.peak, c.current);
-  mem_.total.current += bytes;
-  mem_.total.peak = std::max(mem_.total.peak, mem_.total.current);
+  total.current += bytes;
+  total.peak = std::max(total.peak, total.current);
+}
+
+void MemoryStats::remove(MemCategory cat, size_t bytes) {
+  by_category[static_cast<size_t>(cat)].current -= bytes;
+  total.current -= bytes;
+}
+
+void MemoryStats::reset_peaks() {
+  for (auto& c : by_category) c.peak = c.current;
+  total.peak = total.current;
+}
+
+Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
+  const size_t bytes = count * dtype_size(dtype);
+  void* p = raw_alloc(bytes, cat);
+  mem_.add(cat, bytes);
   return Buffer(this, View{p, dtype}, count, cat);
 }
 
 void Backend::release(void* p, size_t bytes, MemCategory cat) {
   raw_free(p);
-  mem_.by_category[static_cast<size_t>(cat)].current -= bytes;
-  mem_.total.current -= bytes;
+  mem_.remove(cat, bytes);
 }
 
-void Backend::reset_peaks() {
-  for (auto& c : mem_.by_category) c.peak = c.current;
-  mem_.total.peak = mem_.total.current;
-}
+void Backend::reset_peaks() { mem_.reset_peaks(); }
 
 }  // namespace gcb::models

@@ -54,6 +54,9 @@ struct MemoryStats {
   std::array<MemCounter, kMemCategories> by_category{};
   MemCounter total;
   const MemCounter& operator[](MemCategory c) const { return by_category[static_cast<size_t>(c)]; }
+  void add(MemCategory c, size_t bytes);  // current += bytes; peaks follow
+  void remove(MemCategory c, size_t bytes);
+  void reset_peaks();  // peak = current
 };
 
 // A typed, non-owning view of backend memory: an address and the element type stored there.
@@ -159,7 +162,10 @@ class Backend {
   // Zero-initialised allocation of `count` elements of `dtype` in category `cat`.
   Buffer alloc(MemCategory cat, DType dtype, size_t count);
   const MemoryStats& memory() const { return mem_; }
-  void reset_peaks();
+  // The bytes the device allocator actually took for the allocations of each category, measured
+  // at each allocation (DeviceBackend); nullptr where the memory is not a device's (the CPU oracle).
+  virtual const MemoryStats* device_memory() const { return nullptr; }
+  virtual void reset_peaks();
   // Synchronous copies between host memory and backend memory.
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
@@ -276,7 +282,7 @@ class Backend {
   // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
   // stream-ordered on a device backend (cudaMallocAsync/cudaFreeAsync on the compute stream), so
   // ZeRO-3 may free a gathered unit right after enqueuing the last op that reads it.
-  virtual void* raw_alloc(size_t bytes) = 0;
+  virtual void* raw_alloc(size_t bytes, MemCategory cat) = 0;
   virtual void raw_free(void* p) = 0;
 
  private:

@@ -30,7 +30,7 @@ size_t at(int r, int C) { return static_cast<size_t>(r) * static_cast<size_t>(C)
 
 }  // namespace
 
-void* CpuBackend::raw_alloc(size_t bytes) {
+void* CpuBackend::raw_alloc(size_t bytes, MemCategory) {
   // 64-byte alignment for vector loads; zeroed, as Backend::alloc promises.
   const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, rounded);

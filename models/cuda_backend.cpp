@@ -86,6 +86,9 @@ BackendNotes CudaBackend::notes() const {
   const PoolCounters p = ops().pool();
   n.figures.emplace_back("pool_used_peak", static_cast<double>(p.used_high));
   n.figures.emplace_back("pool_reserved_peak", static_cast<double>(p.reserved_high));
+  const DeviceMemoryInfo d = ops().memory_info();  // the whole device, other processes included
+  n.figures.emplace_back("device_free", static_cast<double>(d.free));
+  n.figures.emplace_back("device_total", static_cast<double>(d.total));
   n.figures.emplace_back("cublaslt_workspace", static_cast<double>(lt_->workspace_bytes()));
   return n;
 }

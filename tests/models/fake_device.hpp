@@ -24,6 +24,7 @@
 #include "kernels/train/adamw_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/device_backend.hpp"
+#include "models/rank_context.hpp"
 
 namespace gcb::models::test {
 
@@ -53,7 +54,7 @@ class FakeDeviceOps final : public DeviceOps {
   void* alloc_async(size_t bytes, DeviceStream s) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     live_[p] = bytes;
-    used_ += bytes;
+    used_ += taken(bytes);
     high_ = std::max(high_, used_);
     issue(Op::compute, s, {}, "alloc");
     return p;
@@ -63,7 +64,7 @@ class FakeDeviceOps final : public DeviceOps {
     issue(Op::free, s, {{static_cast<const char*>(p), bytes}}, "free");
     freed_.push_back(p);  // kept, so that a later allocation cannot reuse the address
     live_.erase(p);
-    used_ -= bytes;
+    used_ -= taken(bytes);
   }
   void zero_async(void* p, size_t bytes, DeviceStream s) override {
     std::memset(p, 0, bytes);
@@ -101,6 +102,11 @@ class FakeDeviceOps final : public DeviceOps {
     return 1e-3 * (times_[id(to)] - times_[id(from)]);
   }
   PoolCounters pool() const override { return {used_, high_, high_}; }
+  size_t pool_used() const override { return used_; }
+  DeviceMemoryInfo memory_info() const override { return {kTotal - used_, kTotal}; }
+  static constexpr size_t kTotal = size_t{80} << 30;
+  size_t granularity = 1;  // the fake pool's allocation unit, set before the first allocation
+  size_t taken(size_t bytes) const { return (bytes + granularity - 1) / granularity * granularity; }
 
   // A kernel on `s` (the fake backend's ops) and a collective on a communicator's stream.
   void kernel(DeviceStream s, const char* what) { issue(Op::compute, s, {}, what); }
@@ -266,6 +272,16 @@ class FakeStreamComm final : public Communicator {
   FakeDeviceOps& ops_;
   DeviceStream stream_;
   std::shared_ptr<uintptr_t> next_;
+};
+
+// What every rank thread of an engine test on fake devices sets up first: its own fake device, its
+// world on that device's streams, and its place in `lay`.
+struct FakeRankDevice {
+  FakeRankDevice(Communicator& w, const ParallelLayout& lay, DeviceStream compute, uintptr_t first_comm_stream)
+      : ops(compute), world(FakeStreamComm::wrap(w, ops, first_comm_stream)), ctx(make_rank_context(*world, lay)) {}
+  FakeDeviceOps ops;
+  std::unique_ptr<FakeStreamComm> world;
+  RankContext ctx;
 };
 
 // DeviceBackend bookkeeping over the fake device, computing with the CPU oracle: each op is one

@@ -59,16 +59,14 @@ TEST(AttentionAgreement, RanksThatWouldDisagreeRunTheSameRecordedChoice) {
   std::vector<RankRun> runs(static_cast<size_t>(n));
   run_ranks(n, [&](Communicator& world) {
     const auto r = static_cast<size_t>(world.rank());
-    FakeDeviceOps ops(kCompute);
-    auto w = FakeStreamComm::wrap(world, ops, kFirstCommStream);
-    RankContext ctx = make_rank_context(*w, lay);
-    FakeDeviceBackend be(ops, kCompute);
+    FakeRankDevice d(world, lay, kCompute, kFirstCommStream);
+    FakeDeviceBackend be(d.ops, kCompute);
     be.fake_attention_times = measured[r];
-    auto engine = make_training_step(be, ctx, o);
+    auto engine = make_training_step(be, d.ctx, o);
     for (int s = 0; s < 2; ++s) runs[r].losses.push_back(engine->step());
     runs[r].adopted = be.adopted;
     runs[r].adopted_calls = be.adopted_calls;
-    for (const auto& op : ops.log())
+    for (const auto& op : d.ops.log())
       if (op.what.starts_with("attention_")) runs[r].attention_kernels.insert(op.what.substr(op.what.find(':') + 1));
     for (const auto& [k, v] : be.notes().text)
       if (k == "attention") runs[r].recorded = v;
@@ -92,12 +90,9 @@ TEST(AttentionAgreement, NoRankMeasuringAdoptsNothing) {
   const TrainOptions o = tiny_options(2, 2, 1);
   std::vector<int> adopted(2, -1);
   run_ranks(lay.world(), [&](Communicator& world) {
-    FakeDeviceOps ops(kCompute);
-    auto w = FakeStreamComm::wrap(world, ops, kFirstCommStream);
-    RankContext ctx = make_rank_context(*w, lay);
-    FakeDeviceBackend be(ops, kCompute);
-    auto engine = make_training_step(be, ctx, o);
-    engine->step();
+    FakeRankDevice d(world, lay, kCompute, kFirstCommStream);
+    FakeDeviceBackend be(d.ops, kCompute);
+    make_training_step(be, d.ctx, o)->step();
     adopted[static_cast<size_t>(world.rank())] = be.adopted_calls;
   });
   EXPECT_EQ(adopted, (std::vector<int>{0, 0}));
