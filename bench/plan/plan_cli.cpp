@@ -253,8 +253,10 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option(
       "--topo", o->topo,
       "A node's topology (gcbench topo JSON, NCCL XML or nvidia-smi topo -m): GPUs per node, NVLinks, NICs");
-  app->add_option("--calibration", o->calibration,
-                  "Result files of gemm, attn, coll, mem runs on the cluster (repeatable; comma-separated)")
+  app->add_option(
+         "--calibration", o->calibration,
+         "Result files (or folders of them) of gemm, attn, coll, mem, p2p or scan runs on the cluster (repeatable; "
+         "comma-separated)")
       ->delimiter(',');
   app->add_option("--compute-efficiency", o->efficiency,
                   "Fraction of peak an uncalibrated GEMM / attention call reaches")
