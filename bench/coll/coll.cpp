@@ -350,8 +350,10 @@ CollOptions quick_coll_options() {
   return o;
 }
 
-int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet) {
-  return run_coll(quick_coll_options(), harness, runner, quiet, {"run", "--suite", "quick"});
+int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet, uint64_t seed) {
+  CollOptions o = quick_coll_options();
+  o.seed = seed;
+  return run_coll(o, harness, runner, quiet, {"run", "--suite", "quick"});
 }
 
 }  // namespace gcb::bench

@@ -312,5 +312,18 @@ TEST(MicrosecondFamilyHarness, FixedSampleCountUnlessTheNoiseRuleIsAsked) {
   EXPECT_EQ(h.max_samples, 40);
 }
 
+// `gcbench run --seed N` reaches the suite's collectives: every cell's payload is seeded by it.
+TEST(CollQuick, TheSuitesSeedSeedsEveryPayload) {
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  run_coll_quick(fast_harness(), runner, /*quiet=*/true, 7);
+  int cells = 0;
+  for (const Result& r : runner.results()) {
+    if (!r.extra.contains("seed")) continue;
+    EXPECT_EQ(r.extra["seed"], 7u) << r.key;
+    ++cells;
+  }
+  EXPECT_GT(cells, 0);
+}
+
 }  // namespace
 }  // namespace gcb::bench
