@@ -188,6 +188,8 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["bubble"] = {
       {"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble}, {"micro_batches", t.grad_accum}};
   ex["losses"] = m.losses;
+  // What reproduces the run: the synthetic tokens' seed (--seed) and the initialisation's (--init-seed).
+  ex["seeds"] = {{"data", t.data_seed}, {"init", t.seed}};
   if (!m.notes.text.empty() || !m.notes.figures.empty()) {
     nlohmann::json b = nlohmann::json::object();
     for (const auto& [k, v] : m.notes.text) b[k] = v;

@@ -130,8 +130,10 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   return r;
 }
 
-void run_train_quick(Runner& runner) {
+void run_train_quick(Runner& runner, uint64_t data_seed) {
   TrainCliOptions o;
+  o.data_seed = data_seed;  // run's --seed, as every family of the suite gets it
+  o.seed = 1;               // --init-seed's default on the command line
   o.model = "tiny";
   o.ranks = 2;
   o.micro_batch = 2;
