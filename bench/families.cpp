@@ -32,7 +32,7 @@ const std::array kFamilies = {
     // Collectives over the ranks this launch has (threads here; GPUs or mpirun's ranks
     // elsewhere); in the suite their nccl-tests table is not printed on top of the runner's rows.
     Family{"coll", [](App& a, Run& r, const Context& c) { add_coll_command(a, r, c.argv); },
-           [](const SuiteRun& s) { run_coll_quick(s.microsecond_harness, s.runner, /*quiet=*/true); }},
+           [](const SuiteRun& s) { run_coll_quick(s.microsecond_harness, s.runner, /*quiet=*/true, s.seed); }},
     Family{"p2p", [](App& a, Run& r, const Context& c) { add_p2p_command(a, r, c.argv); },
            [](const SuiteRun& s) { run_p2p_quick(s.devices, s.microsecond_harness, s.runner, s.seed); }},
     Family{"gemm", [](App& a, Run& r, const Context& c) { add_gemm_command(a, r, c.argv); },
@@ -47,7 +47,7 @@ const std::array kFamilies = {
     Family{"report", [](App& a, Run& r, const Context&) { add_report_command(a, r); }, nullptr},
     Family{"topo", [](App& a, Run& r, const Context&) { add_topo_command(a, r); }, nullptr},
     Family{"train", [](App& a, Run& r, const Context& c) { add_train_command(a, r, c.argv); },
-           [](const SuiteRun& s) { run_train_quick(s.runner); }},
+           [](const SuiteRun& s) { run_train_quick(s.runner, s.seed); }},
     Family{"plan", [](App& a, Run& r, const Context& c) { add_plan_command(a, r, c.argv); }, nullptr},
     Family{"compare", [](App& a, Run& r, const Context&) { add_compare_command(a, r); }, nullptr},
     Family{"export", [](App& a, Run& r, const Context&) { add_export_command(a, r); }, nullptr},

@@ -39,7 +39,8 @@ struct Sample {
 constexpr unsigned kProcessorClockSamples = 5;
 enum ValueType : int { kDouble = 0, kUnsignedInt = 1, kUnsignedLong = 2, kUnsignedLongLong = 3, kSignedLongLong = 4 };
 
-// nvmlPciInfo_t as filled by the _v2/_v3 entry points (reference §3.4).
+// nvmlPciInfo_t as filled by the _v2/_v3 entry points (the CUDA toolkit's nvml.h, NVML API Reference
+// "Device Queries": busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32]).
 struct PciInfo {
   char bus_id_legacy[16];
   unsigned domain, bus, device, pci_device_id, pci_sub_system_id;

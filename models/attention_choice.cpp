@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gcb::models {
 
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
@@ -29,8 +31,20 @@ std::string_view attention_path_name(AttentionPath p) {
   return "?";
 }
 
+std::optional<AttentionTimes> agreed_attention_times(const std::vector<std::optional<AttentionTimes>>& ranks) {
+  std::optional<AttentionTimes> agreed;
+  for (const std::optional<AttentionTimes>& r : ranks) {
+    if (!r) continue;
+    if (!agreed) agreed = AttentionTimes{r->ours, r->cudnn};
+    agreed->ours = std::max(agreed->ours, r->ours);
+    agreed->cudnn = std::max(agreed->cudnn, r->cudnn);
+  }
+  return agreed;
+}
+
 AttentionChoice choose_attention(AttentionImpl asked, DType t, const std::string& ours_unsupported,
-                                 const std::string& cudnn_unsupported, const std::optional<AttentionTimes>& times) {
+                                 const std::string& cudnn_unsupported, const std::optional<AttentionTimes>& times,
+                                 int ranks) {
   if (t == DType::f32)
     return {AttentionPath::simple, false,
             "fp32: our flash kernels and cuDNN SDPA are 16-bit, so the exact fp32 row kernel runs (--attn ignored)"};
@@ -53,7 +67,8 @@ AttentionChoice choose_attention(AttentionImpl asked, DType t, const std::string
   if (!times) return {AttentionPath::ours, true, "auto: to be timed"};
   const bool faster = times->ours <= times->cudnn;
   return {faster ? AttentionPath::ours : AttentionPath::cudnn, false,
-          fmt::format("auto: the faster forward + backward on this GPU and shape: ours {:.3f} ms, cudnn {:.3f} ms",
+          fmt::format("auto: the faster forward + backward on this shape, {}: ours {:.3f} ms, cudnn {:.3f} ms",
+                      ranks > 1 ? fmt::format("the slowest of {} ranks", ranks) : std::string("this GPU"),
                       1e3 * times->ours, 1e3 * times->cudnn)};
 }
 

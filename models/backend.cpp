@@ -14,6 +14,14 @@ void Backend::cross_entropy_finish_backward(float* losses, View dlogits, View lo
   cross_entropy_backward(dlogits, dlogits, targets, v0, rows, V, dloss);
 }
 
+void Backend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
+  for (const AdamWBuffers& x : tensors) adamw(x.params, x.grads, x.m, x.v, x.master, x.n, a);
+}
+
+std::optional<AttentionTimes> Backend::measure_attention(DType, int, int, int, int) { return std::nullopt; }
+
+void Backend::adopt_attention(DType, int, int, int, int, const AttentionTimes&, int) {}
+
 void Backend::gemm_then_gelu(const GemmArgs& a) {
   GCB_CHECK(a.gelu_aux && a.beta == 0.0f, "a GEMM with a GELU needs gelu_aux and beta = 0");
   const size_t n = static_cast<size_t>(a.M) * static_cast<size_t>(a.N);
@@ -73,26 +81,36 @@ int32_t* Buffer::i32() const {
   return static_cast<int32_t*>(view_.data);
 }
 
-Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
-  const size_t bytes = count * dtype_size(dtype);
-  void* p = raw_alloc(bytes);
-  auto& c = mem_.by_category[static_cast<size_t>(cat)];
+void MemoryStats::add(MemCategory cat, size_t bytes) {
+  auto& c = by_category[static_cast<size_t>(cat)];
   c.current += bytes;
   c.peak = std::max(c.peak, c.current);
-  mem_.total.current += bytes;
-  mem_.total.peak = std::max(mem_.total.peak, mem_.total.current);
+  total.current += bytes;
+  total.peak = std::max(total.peak, total.current);
+}
+
+void MemoryStats::remove(MemCategory cat, size_t bytes) {
+  by_category[static_cast<size_t>(cat)].current -= bytes;
+  total.current -= bytes;
+}
+
+void MemoryStats::reset_peaks() {
+  for (auto& c : by_category) c.peak = c.current;
+  total.peak = total.current;
+}
+
+Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
+  const size_t bytes = count * dtype_size(dtype);
+  void* p = raw_alloc(bytes, cat);
+  mem_.add(cat, bytes);
   return Buffer(this, View{p, dtype}, count, cat);
 }
 
 void Backend::release(void* p, size_t bytes, MemCategory cat) {
   raw_free(p);
-  mem_.by_category[static_cast<size_t>(cat)].current -= bytes;
-  mem_.total.current -= bytes;
+  mem_.remove(cat, bytes);
 }
 
-void Backend::reset_peaks() {
-  for (auto& c : mem_.by_category) c.peak = c.current;
-  mem_.total.peak = mem_.total.current;
-}
+void Backend::reset_peaks() { mem_.reset_peaks(); }
 
 }  // namespace gcb::models

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "core/dtype.hpp"
 #include "core/phase_timer.hpp"
 #include "core/timeline.hpp"
+#include "models/attention_choice.hpp"
 
 namespace gcb {
 class Communicator;
@@ -52,6 +54,9 @@ struct MemoryStats {
   std::array<MemCounter, kMemCategories> by_category{};
   MemCounter total;
   const MemCounter& operator[](MemCategory c) const { return by_category[static_cast<size_t>(c)]; }
+  void add(MemCategory c, size_t bytes);  // current += bytes; peaks follow
+  void remove(MemCategory c, size_t bytes);
+  void reset_peaks();  // peak = current
 };
 
 // A typed, non-owning view of backend memory: an address and the element type stored there.
@@ -137,6 +142,15 @@ struct AdamWArgs {
   int step = 1;  // 1-based, for bias correction
 };
 
+// One tensor of an optimizer step over several (Backend::adamw_multi): what adamw takes.
+struct AdamWBuffers {
+  View params, grads;
+  float* m = nullptr;
+  float* v = nullptr;
+  float* master = nullptr;
+  size_t n = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -148,7 +162,10 @@ class Backend {
   // Zero-initialised allocation of `count` elements of `dtype` in category `cat`.
   Buffer alloc(MemCategory cat, DType dtype, size_t count);
   const MemoryStats& memory() const { return mem_; }
-  void reset_peaks();
+  // The bytes the device allocator actually took for the allocations of each category, measured
+  // at each allocation (DeviceBackend); nullptr where the memory is not a device's (the CPU oracle).
+  virtual const MemoryStats* device_memory() const { return nullptr; }
+  virtual void reset_peaks();
   // Synchronous copies between host memory and backend memory.
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
@@ -234,6 +251,19 @@ class Backend {
   // w −= lr·(m̂/(√v̂ + eps) + wd·w). Mixed precision: w is the fp32 `master` and params receives
   // w rounded to its type; fp32: master is null and params (fp32) is w.
   virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) = 0;
+  // adamw on every tensor of the list (each element's update is independent of the others, so any
+  // grouping gives the same bits). By default one adamw per tensor (the CPU oracle); a device
+  // backend updates the list in multi-tensor launches (kernels/train/multi_tensor_plan.hpp).
+  virtual void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a);
+
+  // --- choices made by measuring, one for the whole run ------------------------------------------
+  // Before the first step every rank's engine calls measure_attention on its attention problem,
+  // the times are combined over the world (agreed_attention_times) and every rank calls
+  // adopt_attention with the same times (attention_agreement.hpp), so every rank runs the same
+  // implementation. nullopt: nothing to measure (the CPU oracle, an explicit --attn, fp32, only
+  // one implementation usable). `ranks`: how many ranks the agreed times come from.
+  virtual std::optional<AttentionTimes> measure_attention(DType t, int B, int T, int C, int NH);
+  virtual void adopt_attention(DType t, int B, int T, int C, int NH, const AttentionTimes& agreed, int ranks);
 
   // Optional phase split (core/phase_timer.hpp): backends report the inclusive span "matmul"
   // around gemm; the engine pushes forward / backward / optimizer / comm:<kind> phases.
@@ -252,7 +282,7 @@ class Backend {
   // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
   // stream-ordered on a device backend (cudaMallocAsync/cudaFreeAsync on the compute stream), so
   // ZeRO-3 may free a gathered unit right after enqueuing the last op that reads it.
-  virtual void* raw_alloc(size_t bytes) = 0;
+  virtual void* raw_alloc(size_t bytes, MemCategory cat) = 0;
   virtual void raw_free(void* p) = 0;
 
  private:

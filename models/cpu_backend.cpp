@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/train/adamw_math.hpp"
 #include "models/cpu_fp32_io.hpp"
 #include "models/init_rng.hpp"
 
@@ -29,7 +30,7 @@ size_t at(int r, int C) { return static_cast<size_t>(r) * static_cast<size_t>(C)
 
 }  // namespace
 
-void* CpuBackend::raw_alloc(size_t bytes) {
+void* CpuBackend::raw_alloc(size_t bytes, MemCategory) {
   // 64-byte alignment for vector loads; zeroed, as Backend::alloc promises.
   const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, rounded);
@@ -245,15 +246,11 @@ void CpuBackend::adamw(View params, View grads, float* m, float* v, float* maste
   float* w = master != nullptr ? master : P.get();
   float* p = P.get();
   const float* g = G.get();
-  const float c1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
-  const float c2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
+  const kernels::train::AdamWStep step =
+      kernels::train::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step);
 #pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) {
-    m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g[i];
-    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g[i] * g[i];
-    const float mhat = m[i] / c1;
-    const float vhat = v[i] / c2;
-    w[i] -= a.lr * (mhat / (std::sqrt(vhat) + a.eps) + a.weight_decay * w[i]);
+    kernels::train::adamw_element(g[i], m[i], v[i], w[i], step);  // the CUDA kernel's arithmetic
     p[i] = w[i];  // rounded to the parameters' type by commit (same memory for fp32)
   }
   P.commit();

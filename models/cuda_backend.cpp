@@ -74,9 +74,21 @@ BackendNotes CudaBackend::notes() const {
                           kernels::cublaslt_version(), options_.lt_gelu ? ", GELU epilogues (unvalidated)" : ""));
   n.text.emplace_back("attn_asked", std::string(attention_impl_name(options_.attn)));
   n.text.emplace_back("attention", attn_note_.empty() ? "not run" : attn_note_);
+  // --attn auto: the times the run chose from (per implementation the slowest rank's) and this rank's own.
+  if (agreed_attn_times_) {
+    n.figures.emplace_back("attn_ours_s", agreed_attn_times_->ours);
+    n.figures.emplace_back("attn_cudnn_s", agreed_attn_times_->cudnn);
+  }
+  if (own_attn_times_) {
+    n.figures.emplace_back("attn_ours_s_this_rank", own_attn_times_->ours);
+    n.figures.emplace_back("attn_cudnn_s_this_rank", own_attn_times_->cudnn);
+  }
   const PoolCounters p = ops().pool();
   n.figures.emplace_back("pool_used_peak", static_cast<double>(p.used_high));
   n.figures.emplace_back("pool_reserved_peak", static_cast<double>(p.reserved_high));
+  const DeviceMemoryInfo d = ops().memory_info();  // the whole device, other processes included
+  n.figures.emplace_back("device_free", static_cast<double>(d.free));
+  n.figures.emplace_back("device_total", static_cast<double>(d.total));
   n.figures.emplace_back("cublaslt_workspace", static_cast<double>(lt_->workspace_bytes()));
   return n;
 }
@@ -212,11 +224,18 @@ void CudaBackend::cross_entropy_backward(View dlogits, View probs, const int32_t
 }
 
 void CudaBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) {
-  // The bias corrections in float, as the CPU oracle computes them.
-  const float c1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
-  const float c2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
-  k::adamw(same_type("adamw", {params, grads}), params.data, grads.data, m, v, master, n,
-           {a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, c1, c2}, compute_stream());
+  adamw_multi({{params, grads, m, v, master, n}}, a);
+}
+
+void CudaBackend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
+  if (tensors.empty()) return;
+  const DType t = tensors.front().params.dtype;
+  std::vector<k::AdamWTensor> list;
+  for (const AdamWBuffers& x : tensors) {
+    GCB_CHECK(same_type("adamw", {x.params, x.grads}) == t, "CudaBackend::adamw_multi: one element type per list");
+    list.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+  }
+  k::adamw_multi(t, list, k::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step), compute_stream());
 }
 
 }  // namespace gcb::models

@@ -5,9 +5,10 @@
 //   gemm            cuBLASLt (kernels/gemm/lt_linear.hpp), fp32 accumulation, bias epilogue; the
 //                   MLP's GELU in its epilogue only with lt_gelu (unvalidated, off by default)
 //   attention       our flash kernels or cuDNN SDPA on the head-major layout (--attn, default:
-//                   the faster measured on this GPU), or the exact fp32 row kernel (attention_choice.hpp)
+//                   the faster measured, one choice agreed by every rank before the first step:
+//                   attention_agreement.hpp), or the exact fp32 row kernel (attention_choice.hpp)
 //   everything else kernels/train (LayerNorm, GELU, cross-entropy with the online max/sum pass,
-//                   deterministic embedding backward, AdamW, casts, sums)
+//                   deterministic embedding backward, multi-tensor AdamW, casts, sums)
 // Memory, ordering against communicators, copies and the event timeline are DeviceBackend's
 // (device_backend.hpp). init_normal runs on the host (the same counter-based values as the CPU
 // oracle, bit for bit) and is uploaded: it runs once, at start-up. Built with CUDA and cuBLASLt
@@ -16,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -92,6 +94,9 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   void cross_entropy_backward(View dlogits, View probs, const int32_t* targets, int v0, int rows, int V,
                               float dloss) override;
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override;
+  void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) override;
+  std::optional<AttentionTimes> measure_attention(DType t, int B, int T, int C, int NH) override;
+  void adopt_attention(DType t, int B, int T, int C, int NH, const AttentionTimes& agreed, int ranks) override;
 
  private:
   // One attention problem (B, T, NH, head dim) and its kernels (cuda_backend_attention.cpp).
@@ -103,7 +108,9 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
     std::unique_ptr<kernels::attn::CudnnSdpaBackward> cudnn_bwd;
   };
   AttnPlan& attention_plan(DType t, int B, int T, int C, int NH);
-  void time_attention(AttnPlan& p, DType t);
+  AttnPlan& ready_plan(DType t, int B, int T, int C, int NH);
+  AttentionTimes time_attention(AttnPlan& p, DType t);
+  void note_choice(const AttnPlan& p);
 
   CudaBackendOptions options_;
   std::string device_name_;
@@ -111,6 +118,7 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   std::unique_ptr<kernels::LtLinear> linear_;
   std::map<AttnKey, std::unique_ptr<AttnPlan>> attn_;
   std::string attn_note_;
+  std::optional<AttentionTimes> own_attn_times_, agreed_attn_times_;  // --attn auto: this rank's, the run's
   // The max pass's online {max, Σexp} per row, valid for the logits it read (cross_entropy_sums).
   Buffer online_;
   const void* online_logits_ = nullptr;

@@ -51,15 +51,45 @@ CudaBackend::AttnPlan& CudaBackend::attention_plan(DType t, int B, int T, int C,
     cudnn_reason = !p->cudnn_fwd->unsupported().empty() ? p->cudnn_fwd->unsupported() : p->cudnn_bwd->unsupported();
   }
   p->choice = choose_attention(options_.attn, t, attn::flash_unsupported(t, p->shape), cudnn_reason);
-  if (p->choice.needs_timing) time_attention(*p, t);
-  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p->choice.path), p->choice.why,
-                           B, NH, T, C / NH);
-  return *attn_.emplace(key, std::move(p)).first->second;
+  AttnPlan& plan = *attn_.emplace(key, std::move(p)).first->second;
+  note_choice(plan);
+  return plan;
+}
+
+void CudaBackend::note_choice(const AttnPlan& p) {
+  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p.choice.path), p.choice.why,
+                           p.shape.batch, p.shape.heads, p.shape.seq, p.shape.head_dim);
+}
+
+// The plan the ops run. A plan still to be timed was not agreed before the first step (an op
+// called outside the engine): it is timed on this rank alone.
+CudaBackend::AttnPlan& CudaBackend::ready_plan(DType t, int B, int T, int C, int NH) {
+  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  if (p.choice.needs_timing) {
+    p.choice = choose_attention(options_.attn, t, "", "", time_attention(p, t), 1);
+    note_choice(p);
+  }
+  return p;
+}
+
+std::optional<AttentionTimes> CudaBackend::measure_attention(DType t, int B, int T, int C, int NH) {
+  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  if (!p.choice.needs_timing) return std::nullopt;
+  own_attn_times_ = time_attention(p, t);
+  return own_attn_times_;
+}
+
+void CudaBackend::adopt_attention(DType t, int B, int T, int C, int NH, const AttentionTimes& agreed, int ranks) {
+  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  if (!p.choice.needs_timing) return;
+  p.choice = choose_attention(options_.attn, t, "", "", agreed, ranks);  // what the ops run and notes() records
+  agreed_attn_times_ = agreed;
+  note_choice(p);
 }
 
 // Forward + backward of ours and of cuDNN on the problem's shape (zeroed inputs are as fast as
 // any: neither kernel's work depends on the values), 3 runs each after one warm-up, best of 3.
-void CudaBackend::time_attention(AttnPlan& p, DType t) {
+AttentionTimes CudaBackend::time_attention(AttnPlan& p, DType t) {
   const size_t n = p.shape.elements();
   std::vector<Buffer> io;
   for (int i = 0; i < 8; ++i) io.push_back(alloc(MemCategory::workspace, t, n));  // q k v o do dq dk dv
@@ -93,13 +123,13 @@ void CudaBackend::time_attention(AttnPlan& p, DType t) {
   }
   ops().destroy_event(start);
   ops().destroy_event(stop);
-  p.choice = choose_attention(options_.attn, t, "", "", times);
+  return times;
 }
 
 void CudaBackend::attention_forward(View out, float* lse, View qkv, int B, int T, int C, int NH) {
   const DType t = qkv.dtype;
   GCB_CHECK(out.dtype == t, "CudaBackend::attention_forward: out and qkv of one type");
-  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  AttnPlan& p = ready_plan(t, B, T, C, NH);
   const DeviceStream s = compute_stream();
   if (p.choice.path == AttentionPath::simple) {
     k::simple_attention_forward(t, out.data, lse, qkv.data, B, T, C, NH, s);
@@ -125,7 +155,7 @@ void CudaBackend::attention_backward(View dqkv, View dout, View qkv, View out, c
                                      int NH) {
   const DType t = qkv.dtype;
   GCB_CHECK(out.dtype == t && dout.dtype == t && dqkv.dtype == t, "CudaBackend::attention_backward: one element type");
-  AttnPlan& p = attention_plan(t, B, T, C, NH);
+  AttnPlan& p = ready_plan(t, B, T, C, NH);
   const DeviceStream s = compute_stream();
   const size_t rows = p.shape.rows();
   if (p.choice.path == AttentionPath::simple) {

@@ -68,6 +68,16 @@ class CudaDeviceOps final : public DeviceOps {
     CUDA_CHECK(cudaEventElapsedTime(&ms, ev(from), ev(to)));
     return 1e-3 * static_cast<double>(ms);
   }
+  size_t pool_used() const override {
+    uint64_t v = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &v));
+    return v;
+  }
+  DeviceMemoryInfo memory_info() const override {
+    DeviceMemoryInfo m;
+    CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
+    return m;
+  }
   PoolCounters pool() const override {
     PoolCounters c;
     uint64_t v = 0;

@@ -30,15 +30,32 @@ DeviceBackend::~DeviceBackend() {
   ops_.destroy_event(compute_done_);
 }
 
-void* DeviceBackend::raw_alloc(size_t bytes) {
+void* DeviceBackend::raw_alloc(size_t bytes, MemCategory cat) {
   // At least one 16-byte vector, so that empty tensors still have a distinct address.
   const size_t rounded = std::max<size_t>(16, (bytes + 15) / 16 * 16);
+  const size_t before = ops_.pool_used();
   void* p = ops_.alloc_async(rounded, compute_);
+  const size_t after = ops_.pool_used();
+  const Taken t{cat, after > before ? after - before : 0};
+  taken_.emplace(p, t);
+  device_mem_.add(cat, t.bytes);
   ops_.zero_async(p, rounded, compute_);
   return p;
 }
 
-void DeviceBackend::raw_free(void* p) { ops_.free_async(p, compute_); }
+void DeviceBackend::raw_free(void* p) {
+  const auto it = taken_.find(p);
+  if (it != taken_.end()) {
+    device_mem_.remove(it->second.cat, it->second.bytes);
+    taken_.erase(it);
+  }
+  ops_.free_async(p, compute_);
+}
+
+void DeviceBackend::reset_peaks() {
+  Backend::reset_peaks();
+  device_mem_.reset_peaks();
+}
 
 void DeviceBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
   ops_.copy_async(host_dst, src, bytes, compute_);

@@ -11,10 +11,14 @@
 // stream (it reads memory on the calling thread) gets a synchronised compute stream instead.
 // Memory is freed in stream order on the compute stream: a buffer a collective used is freed after
 // the comm_end that follows it, so its memory is reused only after the collective is done.
+// Memory per category is measured on the device: each allocation's bytes are what the pool's
+// used-bytes counter grew by when it was made (DeviceOps::pool_used), kept under the category the
+// engine allocated it for (device_memory), beside the requested bytes Backend::memory() counts.
 #pragma once
 
 #include <array>
 #include <map>
+#include <unordered_map>
 
 #include "models/backend.hpp"
 #include "models/device_ops.hpp"
@@ -42,13 +46,15 @@ class DeviceBackend : public Backend {
   void comm_begin(Communicator& c) override;
   void comm_end(Communicator& c) override;
   Timeline& timeline() override { return timeline_; }
+  const MemoryStats* device_memory() const override { return &device_mem_; }
+  void reset_peaks() override;
 
   static constexpr size_t kStagingBytes = size_t{1} << 20;
   static constexpr size_t kStagingSlots = 4;
 
  protected:
   // Zeroed (a memset enqueued behind the allocation) and freed on the compute stream.
-  void* raw_alloc(size_t bytes) override;
+  void* raw_alloc(size_t bytes, MemCategory cat) override;
   void raw_free(void* p) override;
   DeviceOps& ops() const { return ops_; }
   DeviceStream compute_stream() const { return compute_; }
@@ -68,6 +74,12 @@ class DeviceBackend : public Backend {
   std::array<Staging, kStagingSlots> staging_{};
   size_t next_slot_ = 0;
   DeviceTimeline timeline_;
+  struct Taken {
+    MemCategory cat;
+    size_t bytes;  // what the pool's used counter grew by
+  };
+  std::unordered_map<void*, Taken> taken_;
+  MemoryStats device_mem_;
 };
 
 }  // namespace gcb::models

@@ -18,6 +18,10 @@ using DeviceEvent = void*;
 struct PoolCounters {
   size_t used_current = 0, used_high = 0, reserved_high = 0;
 };
+// The driver's view of the whole device (cudaMemGetInfo): every context and process on it.
+struct DeviceMemoryInfo {
+  size_t free = 0, total = 0;
+};
 
 class DeviceOps {
  public:
@@ -47,6 +51,10 @@ class DeviceOps {
   // Seconds between two recorded timing events; waits for `to`.
   virtual double elapsed_seconds(DeviceEvent from, DeviceEvent to) = 0;
   virtual PoolCounters pool() const = 0;
+  // The pool's bytes in use now (cudaMemPoolAttrUsedMemCurrent, its rounding included): read
+  // around each allocation, the difference is what that allocation took from the device.
+  virtual size_t pool_used() const = 0;
+  virtual DeviceMemoryInfo memory_info() const = 0;
 };
 
 }  // namespace gcb::models

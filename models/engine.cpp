@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "models/activations.hpp"
+#include "models/attention_agreement.hpp"
 #include "models/comm_queue.hpp"
 #include "models/dp_comm.hpp"
 #include "models/gpt_layers.hpp"
@@ -60,6 +61,8 @@ class Engine final : public TrainingStep {
     }
     if (shape_.last) targets_ = be.alloc(MemCategory::workspace, DType::i32, rows);
     loss_ = be.alloc(MemCategory::workspace, DType::f64, 1);
+    // --attn auto: one implementation for every rank, agreed before the first step.
+    agree_on_attention(be, *ctx.world, policy_.activations, shape_.B, shape_.T, shape_.Cl, shape_.heads);
     set_counting(true);
   }
 

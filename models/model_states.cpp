@@ -123,15 +123,19 @@ void ModelStates::optimizer_step(const AdamWArgs& a) {
   auto master = [this](size_t offset) { return master_ ? master_.f32() + offset : nullptr; };
   if (zero_ == ZeroStage::none || zero_ == ZeroStage::three) {
     // All four (five) buffers hold the same elements in the same order: full, or the own shards.
-    be_.adamw(params_.view(), grads_.view(), m_.f32(), v_.f32(), master(0), m_.count(), a);
+    be_.adamw_multi({{params_.view(), grads_.view(), m_.f32(), v_.f32(), master(0), m_.count()}}, a);
     return;
   }
+  // ZeRO-1/2: the own shard of every unit in one multi-tensor update, then each unit gathered.
+  std::vector<AdamWBuffers> shards;
   for (size_t i = 0; i < units_.count(); ++i) {
     const LocalUnit& u = units_.units()[i];
-    be_.adamw(params_.at(u.offset + u.spec.begin(dp_rank_)), grad_shard(i), m_.f32() + u.shard_offset,
-              v_.f32() + u.shard_offset, master(u.shard_offset), u.spec.shard, a);
-    dp_.all_gather(params_.at(u.offset), u.spec);
+    shards.push_back({params_.at(u.offset + u.spec.begin(dp_rank_)), grad_shard(i), m_.f32() + u.shard_offset,
+                      v_.f32() + u.shard_offset, master(u.shard_offset), u.spec.shard});
   }
+  be_.adamw_multi(shards, a);
+  for (size_t i = 0; i < units_.count(); ++i)
+    dp_.all_gather(params_.at(units_.units()[i].offset), units_.units()[i].spec);
 }
 
 std::vector<float> ModelStates::unit_to_host(size_t i, Values which) {

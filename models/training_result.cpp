@@ -141,6 +141,10 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
     nlohmann::json e = {{"measured", m.memory.by_category[k].peak},
                         {"persistent", m.memory.by_category[k].current},
                         {"analytic", nullptr}};
+    if (m.device_memory) {
+      e["device"] = m.device_memory->by_category[k].peak;
+      e["device_persistent"] = m.device_memory->by_category[k].current;
+    }
     double max_rank = 0;
     for (const RankFigures& f : m.ranks_figures) max_rank = std::max(max_rank, f.memory_peak[k]);
     e["max_rank"] = max_rank;
@@ -184,6 +188,8 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["bubble"] = {
       {"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble}, {"micro_batches", t.grad_accum}};
   ex["losses"] = m.losses;
+  // What reproduces the run: the synthetic tokens' seed (--seed) and the initialisation's (--init-seed).
+  ex["seeds"] = {{"data", t.data_seed}, {"init", t.seed}};
   if (!m.notes.text.empty() || !m.notes.figures.empty()) {
     nlohmann::json b = nlohmann::json::object();
     for (const auto& [k, v] : m.notes.text) b[k] = v;
@@ -192,8 +198,11 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
     // The device allocator's own peak next to the sum of the categories' peaks (the accounting
     // counts requested bytes; the pool rounds them and holds freed memory for reuse).
     ex["memory_device_note"] =
-        "backend_notes.pool_used_peak / pool_reserved_peak: the device memory pool's own counters (allocation "
-        "granularity and stream-ordered reuse included); memory.*: requested bytes per category";
+        "memory.*.measured / persistent: requested bytes per category; memory.*.device / device_persistent: the "
+        "bytes the device pool took for that category's allocations (its used-bytes counter read around each "
+        "allocation: 16-byte rounding and pool granularity included); backend_notes.pool_used_peak / "
+        "pool_reserved_peak: the pool's own totals (stream-ordered reuse included); device_free / device_total: "
+        "cudaMemGetInfo for the whole device";
   }
   nlohmann::json clocks = nlohmann::json::object();
   double clock_min = 0;

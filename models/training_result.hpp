@@ -4,6 +4,7 @@
 // it is tested without running anything.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,12 @@ struct LayoutMeasurement {
   TrainOptions options;  // of this layout
   int ranks = 1;
   int global_batch = 1;
-  std::vector<RankFigures> ranks_figures;  // by world rank
-  std::vector<double> samples;             // rank 0's step times
-  std::vector<double> losses;              // rank 0's losses of every step (warm-up included)
-  MemoryStats memory;                      // rank 0 at the end, engine alive
-  CommStats comm;                          // rank 0's last step
+  std::vector<RankFigures> ranks_figures;    // by world rank
+  std::vector<double> samples;               // rank 0's step times
+  std::vector<double> losses;                // rank 0's losses of every step (warm-up included)
+  MemoryStats memory;                        // rank 0 at the end, engine alive
+  std::optional<MemoryStats> device_memory;  // the same, as the device allocator took it (device backends)
+  CommStats comm;                            // rank 0's last step
   std::string backend;
   int blas_threads = 0;
   std::string timer = "host steady_clock";           // what timed the steps (the backend's timeline)

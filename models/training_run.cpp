@@ -166,6 +166,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       for (const MemCounter& c : be->memory().by_category) mine.memory_peak.push_back(static_cast<double>(c.peak));
       m.samples = meas.samples;
       m.memory = be->memory();
+      if (const MemoryStats* d = be->device_memory()) m.device_memory = *d;
       m.comm = engine->last_step_comm();
       m.notes = be->notes();
       if (!req.dump.empty() || !req.save.empty()) {

@@ -96,7 +96,8 @@ std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, 
 
 // Renderers, pure functions of the report.
 std::string render_compare_console(const CompareReport& r, const CompareOptions& o);
-// GitHub PR comments are limited to 65,536 characters (reference §5): above `max_bytes` the
+// GitHub PR comments are limited to 65,536 characters (the REST API refuses a longer body with
+// "Body is too long (maximum is 65536 characters)"): above `max_bytes` the
 // SAME rows are dropped, then rows are cut, each time with a line that says so.
 inline constexpr size_t kMarkdownCommentLimit = 60000;
 std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o,

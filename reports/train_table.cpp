@@ -61,17 +61,27 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
   for (const Result& r : results)
     for (const char* c : cats) largest = std::max(largest, r.extra["memory"][c]["analytic"].get<double>());
   const auto [unit, scale] = memory_unit(largest);
-  fmt::format_to(
-      to, "\nmemory per category, rank 0, {}: measured / formula (states between steps, activations at peak)\n", unit);
+  // A device backend also measured what its allocator took per category: requested / device / formula.
+  bool device = false;
+  for (const Result& r : results) device = device || r.extra["memory"]["params"].contains("device_persistent");
+  fmt::format_to(to, "\nmemory per category, rank 0, {}: {} / formula (states between steps, activations at peak)\n",
+                 unit, device ? "requested / on the device" : "measured");
   fmt::format_to(to, "{:<30}", "layout");
-  for (const char* c : cats) fmt::format_to(to, " {:>19}", c);
+  for (const char* c : cats) fmt::format_to(to, " {:>{}}", c, device ? 29 : 19);
   fmt::format_to(to, "\n");
   for (const Result& r : results) {
     fmt::format_to(to, "{:<30}", r.key.substr(6));
     for (const char* c : cats) {
       const auto& e = r.extra["memory"][c];
-      const double measured = e[std::string(c) == "activations" ? "measured" : "persistent"].get<double>();
-      fmt::format_to(to, " {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
+      const bool peak = std::string(c) == "activations";
+      const double measured = e[peak ? "measured" : "persistent"].get<double>();
+      if (device) {
+        const char* on_device = peak ? "device" : "device_persistent";
+        const double d = e.contains(on_device) ? e[on_device].get<double>() / scale : 0.0;
+        fmt::format_to(to, " {:>9.3f}/{:<9.3f}/{:<9.3f}", measured / scale, d, e["analytic"].get<double>() / scale);
+      } else {
+        fmt::format_to(to, " {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
+      }
     }
     fmt::format_to(to, "\n");
   }

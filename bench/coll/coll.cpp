@@ -311,7 +311,9 @@ Result coll_fit_result(CollOp op, const nlohmann::json& params, std::span<const 
       residuals.push_back(
           {{"bytes", bytes[i]}, {"time_s", seconds[i]}, {"rel_residual", (model - seconds[i]) / seconds[i]}});
     }
-  r.extra = {{"model", "t(n) = alpha + n / beta over the out-of-place sweep (core/fit.hpp; reference §3.3 Hockney)"},
+  r.extra = {{"model",
+              "t(n) = alpha + n / beta over the out-of-place sweep (core/fit.hpp; Hockney, Parallel Computing 20(3), "
+              "1994)"},
              {"points", f.points},
              {"residuals", residuals}};
   if (!f.ok) {
@@ -350,8 +352,10 @@ CollOptions quick_coll_options() {
   return o;
 }
 
-int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet) {
-  return run_coll(quick_coll_options(), harness, runner, quiet, {"run", "--suite", "quick"});
+int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet, uint64_t seed) {
+  CollOptions o = quick_coll_options();
+  o.seed = seed;
+  return run_coll(o, harness, runner, quiet, {"run", "--suite", "quick"});
 }
 
 }  // namespace gcb::bench

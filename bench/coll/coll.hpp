@@ -81,7 +81,7 @@ int run_coll(const CollOptions& o, const HarnessOptions& harness, Runner& runner
 // For `gcbench run --suite quick`: all ops, 4 rank threads (or the machine's GPUs / the launcher's
 // ranks), 8 B to 1 MiB ×16, pipelined, into `runner`.
 CollOptions quick_coll_options();
-int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet);
+int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet, uint64_t seed);
 
 void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 

@@ -146,7 +146,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   add_backend_option(*app, o->backend);
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
       ->check(positive());
-  add_timeout_option(*app, o->timeout, "a rank may wait in one collective or MPI call");
+  add_timeout_option(*app, o->timeout, "one collective or MPI call of a rank");
   app->add_flag("-v,--verbose", o->verbose,
                 "Statistics table also shows samples, stop reason and wall seconds per size");
   app->add_option("--test-corrupt", f->corrupt, "Test hook: RANK:INDEX flips one checked output element")->group("");

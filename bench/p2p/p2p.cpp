@@ -178,7 +178,7 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
   add_backend_option(*app, o->backend);  // rank mode
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
       ->check(positive());
-  add_timeout_option(*app, o->timeout, "a rank may wait in one send, receive or MPI call");
+  add_timeout_option(*app, o->timeout, "one send, receive or MPI call of a rank");
   run = [=, &argv] {
     P2pOptions options = *o;
     if (!mode_tokens->empty()) options.modes = expand_modes(*mode_tokens);

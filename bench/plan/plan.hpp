@@ -94,10 +94,10 @@ void print_published(const std::vector<models::planner::PublishedCheck>& checks,
 // `repeats` times through models::run_training (rounds interleaved); prints predicted against
 // measured (median over rounds) and returns the measurements and a comparison result per layout:
 // FAIL when a memory category differs (activations: by more than 10 %) or, with tolerance > 0,
-// when the step time is off by more than that fraction.
+// when the step time is off by more than that fraction. `data_seed` seeds the synthetic tokens (--seed).
 std::vector<Result> verify_plan(const models::planner::PlanModel& pm,
                                 const std::vector<models::planner::Prediction>& fits, int n, int repeats, int steps,
-                                int warmup, double tolerance);
+                                int warmup, double tolerance, uint64_t data_seed);
 
 // Which layouts the measurement cannot tell apart from the fastest: given each layout's step
 // times over the rounds, the indices whose range [min, max] overlaps that of the layout with the

@@ -232,6 +232,8 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       "plan", "Predict memory and step time of every parallel layout of a model on a cluster; rank them");
   auto common = std::make_shared<CommonOptions>();
   auto o = std::make_shared<PlanCliOptions>();
+  // --seed seeds the synthetic tokens of the --verify runs, with train's default.
+  common->seed = models::TrainOptions{}.data_seed;
   add_common_options(*app, *common, false, false);
   app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")
       ->capture_default_str();
@@ -253,8 +255,10 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option(
       "--topo", o->topo,
       "A node's topology (gcbench topo JSON, NCCL XML or nvidia-smi topo -m): GPUs per node, NVLinks, NICs");
-  app->add_option("--calibration", o->calibration,
-                  "Result files of gemm, attn, coll, mem runs on the cluster (repeatable; comma-separated)")
+  app->add_option(
+         "--calibration", o->calibration,
+         "Result files (or folders of them) of gemm, attn, coll, mem, p2p or scan runs on the cluster (repeatable; "
+         "comma-separated)")
       ->delimiter(',');
   app->add_option("--compute-efficiency", o->efficiency,
                   "Fraction of peak an uncalibrated GEMM / attention call reaches")
@@ -363,8 +367,8 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       session.runner().add(prediction_result(out.oom[i], pm, 0));
     }
     if (opts.verify > 0) {
-      for (Result& r :
-           verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup, opts.verify_tolerance))
+      for (Result& r : verify_plan(pm, out.fits, opts.verify, opts.verify_repeats, opts.steps, opts.warmup,
+                                   opts.verify_tolerance, common->seed))
         session.runner().add(std::move(r));
     }
     return session.finish();

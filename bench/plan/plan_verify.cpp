@@ -49,7 +49,7 @@ std::vector<size_t> measured_ties(const std::vector<std::vector<double>>& rounds
 }
 
 std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Prediction>& fits, int n, int repeats, int steps,
-                                int warmup, double tolerance) {
+                                int warmup, double tolerance, uint64_t data_seed) {
   std::vector<const Prediction*> chosen;
   for (const Prediction& p : fits) {
     if (static_cast<int>(chosen.size()) >= n) break;
@@ -67,6 +67,7 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
       const Prediction& p = *chosen[i];
       models::TrainRequest req;
       req.base = p.options;
+      req.base.data_seed = data_seed;
       req.base.adam.lr = 1e-3f;
       req.base.adam.weight_decay = 0.1f;
       req.layouts = {p.candidate.layout};

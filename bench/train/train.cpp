@@ -130,8 +130,10 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   return r;
 }
 
-void run_train_quick(Runner& runner) {
+void run_train_quick(Runner& runner, uint64_t data_seed) {
   TrainCliOptions o;
+  o.data_seed = data_seed;  // run's --seed, as every family of the suite gets it
+  o.seed = 1;               // --init-seed's default on the command line
   o.model = "tiny";
   o.ranks = 2;
   o.micro_batch = 2;
@@ -199,7 +201,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
           ->capture_default_str();
   app->add_option(
          "--attn", o->attn,
-         "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, recorded); fp32 runs the exact row kernel")
+         "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, timed on every rank and decided once for all by the slowest rank's times; recorded); fp32 runs the exact row kernel")
       ->capture_default_str();
   app->add_flag("--lt-gelu", o->lt_gelu,
                 "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "

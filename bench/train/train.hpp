@@ -55,7 +55,7 @@ models::TrainRequest train_request(const TrainCliOptions& o);
 
 // The quick suite: a sweep of dp2, zero1, tp2, tp2-sp, pp2-1f1b on `tiny` with 2 rank threads
 // (a few seconds). Results go to `runner`.
-void run_train_quick(Runner& runner);
+void run_train_quick(Runner& runner, uint64_t data_seed);
 
 // --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
 // Writes the run's initial weights and token sequences to a temporary folder

@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/dtype.hpp"
+#include "kernels/train/adamw_math.hpp"
 
 namespace gcb::kernels::train {
 
@@ -80,19 +82,12 @@ void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const 
 void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows, int V,
                             float dloss, void* stream);
 
-// --- AdamW (adamw.cu) --------------------------------------------------------------------------
-// Bias corrections c1 = 1 − β1^step, c2 = 1 − β2^step are computed by the caller (in float, as
-// the CPU oracle does).
-struct AdamWStep {
-  float lr, beta1, beta2, eps, weight_decay, c1, c2;
-};
-// One launch per flat buffer: the engine keeps every tensor of a unit (a layer, or the embedding)
-// in one contiguous buffer, so a unit's tensors are updated by one launch (what a multi-tensor
-// apply gives a framework whose tensors are separate allocations). params and grads of type t;
-// m, v (and master, when t is bf16) fp32. Mixed precision: master is updated and stored rounded
-// into params; fp32: master is null and params are the weights.
-void adamw(DType t, void* params, const void* grads, float* m, float* v, float* master, size_t n, const AdamWStep& a,
-           void* stream);
+// --- AdamW (adamw.cu, arithmetic in adamw_math.hpp) ----------------------------------------------
+// One optimizer step over a list of tensors (AdamWTensor), all with params and grads of type t,
+// in as few launches as the multi-tensor table allows (multi_tensor_plan.hpp). The bias corrections
+// c1 = 1 − β1^step, c2 = 1 − β2^step in AdamWStep are computed by the caller (in float, as the CPU
+// oracle does). Empty tensors are skipped.
+void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWStep& a, void* stream);
 
 // --- attention without the flash kernels (attention_simple.cu) ---------------------------------
 // Causal attention straight on the fused qkv [B, T, 3C] (q | k | v, heads contiguous in each),

@@ -23,6 +23,16 @@ using test::CliRun;
 
 CliRun gcbench(const std::string& args) { return test::run_gcbench(args); }
 
+// Help text as one line with single spaces: CLI11 wraps and indents long descriptions.
+std::string squeezed_help(const std::string& args) {
+  std::string help = gcbench(args).out;
+  std::replace(help.begin(), help.end(), '\n', ' ');
+  std::string out;
+  for (char c : help)
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  return out;
+}
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -80,14 +90,23 @@ TEST_F(Cli, HelpAndVersion) {
 // `run --suite full` keeps the quick presets of train, coll and p2p: its help says so, not
 // "every default". The --backend help lists the communicator table's names.
 TEST_F(Cli, HelpSaysWhatItRuns) {
-  std::string run_help = gcbench("run --help").out;
-  run_help.erase(std::remove(run_help.begin(), run_help.end(), '\n'), run_help.end());
-  std::string squeezed;  // CLI11 wraps and indents long help text
-  for (char c : run_help)
-    if (c != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += c;
-  EXPECT_NE(squeezed.find("train, coll and p2p run their quick presets in both suites"), std::string::npos) << run_help;
+  const std::string run_help = squeezed_help("run --help");
+  EXPECT_NE(run_help.find("train, coll and p2p run their quick presets in both suites"), std::string::npos) << run_help;
   for (const char* sub : {"coll --help", "p2p --help", "scan --help"})
     EXPECT_NE(gcbench(sub).out.find("threads, mpi, nccl"), std::string::npos) << sub;
+}
+
+// --timeout's help is one sentence in every family that has it: "Seconds <what> may last before
+// the run ends with exit 3" (coll and p2p once read "Seconds a rank may wait in ... may last").
+TEST_F(Cli, TimeoutHelpIsOneSentence) {
+  for (const char* sub : {"coll --help", "p2p --help", "train --help"}) {
+    const std::string help = squeezed_help(sub);
+    const size_t at = help.find("--timeout");
+    ASSERT_NE(at, std::string::npos) << sub;
+    const std::string text = help.substr(at, help.find("exit 3", at) - at);
+    EXPECT_NE(text.find(" may last before the run ends with "), std::string::npos) << sub << ": " << text;
+    EXPECT_EQ(text.find("may wait"), std::string::npos) << sub << ": " << text;
+  }
 }
 
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {

@@ -15,13 +15,16 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "kernels/train/adamw_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/device_backend.hpp"
+#include "models/rank_context.hpp"
 
 namespace gcb::models::test {
 
@@ -51,7 +54,7 @@ class FakeDeviceOps final : public DeviceOps {
   void* alloc_async(size_t bytes, DeviceStream s) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     live_[p] = bytes;
-    used_ += bytes;
+    used_ += taken(bytes);
     high_ = std::max(high_, used_);
     issue(Op::compute, s, {}, "alloc");
     return p;
@@ -61,7 +64,7 @@ class FakeDeviceOps final : public DeviceOps {
     issue(Op::free, s, {{static_cast<const char*>(p), bytes}}, "free");
     freed_.push_back(p);  // kept, so that a later allocation cannot reuse the address
     live_.erase(p);
-    used_ -= bytes;
+    used_ -= taken(bytes);
   }
   void zero_async(void* p, size_t bytes, DeviceStream s) override {
     std::memset(p, 0, bytes);
@@ -99,6 +102,11 @@ class FakeDeviceOps final : public DeviceOps {
     return 1e-3 * (times_[id(to)] - times_[id(from)]);
   }
   PoolCounters pool() const override { return {used_, high_, high_}; }
+  size_t pool_used() const override { return used_; }
+  DeviceMemoryInfo memory_info() const override { return {kTotal - used_, kTotal}; }
+  static constexpr size_t kTotal = size_t{80} << 30;
+  size_t granularity = 1;  // the fake pool's allocation unit, set before the first allocation
+  size_t taken(size_t bytes) const { return (bytes + granularity - 1) / granularity * granularity; }
 
   // A kernel on `s` (the fake backend's ops) and a collective on a communicator's stream.
   void kernel(DeviceStream s, const char* what) { issue(Op::compute, s, {}, what); }
@@ -266,6 +274,16 @@ class FakeStreamComm final : public Communicator {
   std::shared_ptr<uintptr_t> next_;
 };
 
+// What every rank thread of an engine test on fake devices sets up first: its own fake device, its
+// world on that device's streams, and its place in `lay`.
+struct FakeRankDevice {
+  FakeRankDevice(Communicator& w, const ParallelLayout& lay, DeviceStream compute, uintptr_t first_comm_stream)
+      : ops(compute), world(FakeStreamComm::wrap(w, ops, first_comm_stream)), ctx(make_rank_context(*world, lay)) {}
+  FakeDeviceOps ops;
+  std::unique_ptr<FakeStreamComm> world;
+  RankContext ctx;
+};
+
 // DeviceBackend bookkeeping over the fake device, computing with the CPU oracle: each op is one
 // kernel on the compute stream, so a run's results equal the CPU backend's and its ordering is
 // checkable. `broken` drops one half of the ordering plan, to show that the checks catch it.
@@ -332,12 +350,29 @@ class FakeDeviceBackend final : public DeviceBackend {
     cpu_.gelu_backward(dx, x, d, n);
   }
   void attention_forward(View o, float* lse, View qkv, int B, int T, int C, int NH) override {
-    k("attention_forward");
+    k(attention_kernel("attention_forward").c_str());
     cpu_.attention_forward(o, lse, qkv, B, T, C, NH);
   }
   void attention_backward(View dqkv, View d, View qkv, View o, const float* lse, int B, int T, int C, int NH) override {
-    k("attention_backward");
+    k(attention_kernel("attention_backward").c_str());
     cpu_.attention_backward(dqkv, d, qkv, o, lse, B, T, C, NH);
+  }
+  // --attn auto on a fake device: the times this rank measures (nullopt: nothing to measure), and
+  // the choice made from the agreed times as a bf16 run makes it (choose_attention), which the
+  // attention kernels then log as the path they run and notes() records.
+  std::optional<AttentionTimes> fake_attention_times;
+  std::optional<AttentionChoice> adopted;
+  int adopted_calls = 0;
+  std::optional<AttentionTimes> measure_attention(DType, int, int, int, int) override { return fake_attention_times; }
+  void adopt_attention(DType, int, int, int, int, const AttentionTimes& agreed, int ranks) override {
+    adopted = choose_attention(AttentionImpl::automatic, DType::bf16, "", "", agreed, ranks);
+    ++adopted_calls;
+  }
+  BackendNotes notes() const override {
+    BackendNotes n;
+    if (adopted)
+      n.text.emplace_back("attention", std::string(attention_path_name(adopted->path)) + " (" + adopted->why + ")");
+    return n;
   }
   void embedding_forward(View o, const int32_t* t, View wte, int v0, int V, View wpe, int B, int T, int C) override {
     k("embedding_forward");
@@ -369,9 +404,28 @@ class FakeDeviceBackend final : public DeviceBackend {
     k("adamw");
     cpu_.adamw(p, g, m, v, master, n, a);
   }
+  // The multi-tensor kernel's CPU reference walking the kernel's own chunk table (small limits, so
+  // that a run has several launches and tensors split between them), one logged kernel per launch.
+  void adamw_multi(const std::vector<AdamWBuffers>& list, const AdamWArgs& a) override {
+    namespace kt = kernels::train;
+    std::vector<kt::AdamWTensor> tensors;
+    std::vector<size_t> sizes;
+    for (const AdamWBuffers& x : list) {
+      tensors.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+      sizes.push_back(x.n);
+    }
+    const auto plan = kt::plan_multi_tensor(sizes, kMultiTensorLimits);
+    for (size_t l = 0; l < plan.size(); ++l) k("adamw_multi");
+    const kt::AdamWStep step = kt::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step);
+    if (!list.empty()) kt::adamw_multi_tensor_host(list.front().params.dtype, tensors, plan, step);
+  }
+  static constexpr kernels::train::MultiTensorLimits kMultiTensorLimits{3, 5, 64};
 
  private:
   void k(const char* what) { fake_.kernel(compute_stream(), what); }
+  std::string attention_kernel(const char* op) const {
+    return adopted ? std::string(op) + ":" + std::string(attention_path_name(adopted->path)) : std::string(op);
+  }
   FakeDeviceOps& fake_;
   Broken broken_;
   CpuBackend cpu_;

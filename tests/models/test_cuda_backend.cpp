@@ -281,6 +281,52 @@ TEST_F(CudaOps, AdamWFp32AndMixed) {
   }
 }
 
+// The multi-tensor launch on a list longer than one launch holds (31 tensors > 30 slots, and one
+// tensor of 3·65536 + 5 elements), with empty and odd-sized tensors and unaligned starts, against
+// the CPU oracle's adamw on each tensor. Tolerances as AdamWFp32AndMixed (same arithmetic).
+TEST_F(CudaOps, AdamWMultiTensorEqualsPerTensorOracle) {
+  AdamWArgs a;
+  a.lr = 1e-3f;
+  a.weight_decay = 0.1f;
+  a.step = 2;
+  std::vector<size_t> sizes{3 * 65536 + 5, 0, 1, 17};
+  for (size_t i = 0; i < 27; ++i) sizes.push_back(8 * i + 3);
+  for (bool mixed : {false, true}) {
+    const DType t = mixed ? DType::bf16 : DType::f32;
+    std::vector<Pair> p, g, m, v, master;
+    std::vector<AdamWBuffers> cpu_list, gpu_list;
+    for (size_t n : sizes) {
+      p.push_back(random(t, n + 1, 0.02));  // + 1: lists start one element in, off 16-byte alignment
+      g.push_back(random(t, n + 1, 1e-3));
+      m.push_back(random(DType::f32, n + 1, 1e-4));
+      v.push_back(zeros(DType::f32, n + 1));
+      master.push_back(zeros(DType::f32, n + 1));
+      if (mixed) {
+        cpu_.copy(master.back().c(), p.back().c(), n + 1);
+        gpu_->copy(master.back().g(), p.back().g(), n + 1);
+      }
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const size_t off = i % 2;  // every other tensor unaligned
+      cpu_list.push_back({p[i].c().at(off), g[i].c().at(off), m[i].cpu.f32() + off, v[i].cpu.f32() + off,
+                          mixed ? master[i].cpu.f32() + off : nullptr, sizes[i]});
+      gpu_list.push_back({p[i].g().at(off), g[i].g().at(off), m[i].gpu.f32() + off, v[i].gpu.f32() + off,
+                          mixed ? master[i].gpu.f32() + off : nullptr, sizes[i]});
+    }
+    for (int s = 0; s < 2; ++s) {
+      for (const AdamWBuffers& x : cpu_list)
+        if (x.n > 0) cpu_.adamw(x.params, x.grads, x.m, x.v, x.master, x.n, a);
+      gpu_->adamw_multi(gpu_list, a);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      expect_close(m[i], {DType::f32, 8, 1e-3}, "adamw_multi m");
+      expect_close(v[i], {DType::f32, 8, 1e-6}, "adamw_multi v");
+      expect_close(mixed ? master[i] : p[i], {DType::f32, 8, 0.1, 1}, "adamw_multi weights");
+      if (mixed) expect_close(p[i], {t, 8, 0.1, 1}, "adamw_multi bf16 params");
+    }
+  }
+}
+
 // Attention: fp32 (the exact row kernel) and bf16 at head dims 64 (ours or cuDNN, whichever auto
 // picks) and 32 (cuDNN or the row kernel), T = 150 (three 64-row tiles, the last partial).
 // Inside the 16-bit kernels P (and dS in backward) are rounded to bf16 before their products:

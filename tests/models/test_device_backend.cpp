@@ -12,6 +12,7 @@
 #include "core/phase_timer.hpp"
 #include "models/engine.hpp"
 #include "models/rank_context.hpp"
+#include "models/theory.hpp"
 #include "tests/models/fake_device.hpp"
 #include "tests/models/layout_runs.hpp"
 
@@ -100,7 +101,7 @@ TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
   const int n = k.lay.world();
   std::vector<std::vector<double>> losses(static_cast<size_t>(n));
   std::vector<std::vector<std::string>> missing(static_cast<size_t>(n)), racing(static_cast<size_t>(n));
-  std::vector<size_t> collectives(static_cast<size_t>(n));
+  std::vector<size_t> collectives(static_cast<size_t>(n)), adamw_launches(static_cast<size_t>(n));
   run_ranks(n, [&](Communicator& world) {
     const auto r = static_cast<size_t>(world.rank());
     FakeDeviceOps ops(kCompute);
@@ -114,6 +115,7 @@ TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
     missing[r] = ops.collectives_missing_compute();
     racing[r] = ops.frees_racing_collectives();
     collectives[r] = ops.collectives();
+    for (const auto& op : ops.log()) adamw_launches[r] += op.what == "adamw_multi" ? 1 : 0;
   });
   if (k.broken != FakeDeviceBackend::Broken::none) {
     bool caught = false;
@@ -129,6 +131,9 @@ TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
     EXPECT_TRUE(racing[i].empty()) << "rank " << r << "\n" << joined(racing[i]);
     EXPECT_GT(collectives[i], 0u) << "rank " << r;
     EXPECT_EQ(losses[i], cpu[i].losses) << "rank " << r;  // bitwise
+    // The optimizer ran as multi-tensor launches walking the kernel's table (the fake's small
+    // limits give several per step), and the second step's loss above depends on the first update.
+    EXPECT_GT(adamw_launches[i], 2u) << "rank " << r;
   }
 }
 
@@ -176,6 +181,81 @@ TEST(DeviceBackend, AllocationsAreZeroedInStreamOrderAndFreedOnTheComputeStream)
   for (const auto& op : ops.log())
     if (op.stream == kCompute) order.push_back(op.what);
   EXPECT_EQ(order, (std::vector<std::string>{"alloc", "zero", "copy", "free"}));
+}
+
+// Each allocation is charged to its category with what the device pool's used counter grew by:
+// here a pool that hands out 256-byte units, under DeviceBackend's own 16-byte rounding.
+TEST(DeviceBackend, DeviceBytesPerCategoryAreWhatThePoolTookForEachAllocation) {
+  FakeDeviceOps ops(kCompute);
+  ops.granularity = 256;
+  FakeDeviceBackend be(ops, kCompute);
+  ASSERT_NE(be.device_memory(), nullptr);
+  const MemoryStats& dev = *be.device_memory();
+  {
+    Buffer a = be.alloc(MemCategory::activations, DType::bf16, 5);  // 10 bytes → 16 → one 256-byte unit
+    Buffer p = be.alloc(MemCategory::params, DType::f32, 100);      // 400 bytes → 512
+    Buffer q = be.alloc(MemCategory::params, DType::bf16, 128);     // 256 bytes → 256
+    {
+      Buffer w = be.alloc(MemCategory::workspace, DType::i8, 0);  // empty: still one 16-byte vector → 256
+      EXPECT_EQ(dev[MemCategory::workspace].current, 256u);
+    }
+    EXPECT_EQ(dev[MemCategory::activations].current, 256u);
+    EXPECT_EQ(dev[MemCategory::params].current, 768u);
+    EXPECT_EQ(dev[MemCategory::workspace].current, 0u);
+    EXPECT_EQ(dev[MemCategory::workspace].peak, 256u);
+    EXPECT_EQ(dev.total.current, ops.pool_used());              // every byte the pool holds is in a category
+    EXPECT_EQ(be.memory()[MemCategory::params].current, 656u);  // requested: 400 + 256
+  }
+  EXPECT_EQ(dev.total.current, 0u);
+  EXPECT_EQ(dev[MemCategory::params].peak, 768u);
+  EXPECT_EQ(dev.total.peak, 1280u);
+  be.reset_peaks();
+  EXPECT_EQ(dev[MemCategory::params].peak, 0u);
+  EXPECT_EQ(ops.memory_info().total - ops.memory_info().free, 0u);
+  CpuBackend cpu;
+  EXPECT_EQ(cpu.device_memory(), nullptr);  // host memory: nothing measured on a device
+}
+
+// The engine's model states as the device took them equal the ZeRO formulas (zero_state_bytes,
+// each state one buffer, rounded up to DeviceBackend's 16 bytes), per stage, in bf16 + fp32
+// master; between steps every device byte is in some category; after the engine, none is left.
+TEST(DeviceBackend, ModelStatesOnTheDeviceEqualTheFormulas) {
+  for (ZeroStage z : {ZeroStage::none, ZeroStage::one, ZeroStage::two, ZeroStage::three}) {
+    TrainOptions o = tiny_options(2, 2, 2, Precision::bf16);
+    o.zero = z;
+    const ParallelLayout lay{2, 1, 1};
+    std::vector<MemoryStats> device(2), requested(2);
+    std::vector<size_t> pool_used(2), padded(2), left(2);
+    run_ranks(lay.world(), [&](Communicator& world) {
+      const auto r = static_cast<size_t>(world.rank());
+      FakeRankDevice d(world, lay, kCompute, kFirstCommStream);
+      FakeDeviceBackend be(d.ops, kCompute);
+      {
+        auto engine = make_training_step(be, d.ctx, o);
+        engine->step();
+        device[r] = *be.device_memory();
+        requested[r] = be.memory();
+        pool_used[r] = d.ops.pool_used();
+        padded[r] = engine->padded_params();
+      }
+      left[r] = be.device_memory()->total.current;
+    });
+    const auto round16 = [](size_t b) { return (b + 15) / 16 * 16; };
+    for (size_t r = 0; r < 2; ++r) {
+      const StateBytes f = zero_state_bytes(z, padded[r], lay.dp, precision_policy(o.precision));
+      const std::string at = "zero " + std::to_string(static_cast<int>(z)) + " rank " + std::to_string(r);
+      EXPECT_EQ(device[r][MemCategory::params].current, round16(f.params)) << at;
+      EXPECT_EQ(device[r][MemCategory::grads].current, round16(f.grads)) << at;
+      EXPECT_EQ(device[r][MemCategory::master].current, round16(f.master)) << at;
+      EXPECT_EQ(device[r][MemCategory::adam_m].current, round16(f.adam_m)) << at;
+      EXPECT_EQ(device[r][MemCategory::adam_v].current, round16(f.adam_v)) << at;
+      EXPECT_EQ(requested[r][MemCategory::params].current, f.params) << at;
+      EXPECT_GE(device[r][MemCategory::activations].peak, requested[r][MemCategory::activations].peak) << at;
+      EXPECT_GT(device[r][MemCategory::activations].peak, 0u) << at;
+      EXPECT_EQ(device[r].total.current, pool_used[r]) << at;
+      EXPECT_EQ(left[r], 0u) << at;
+    }
+  }
 }
 
 TEST(DeviceBackend, SmallUploadsAreStagedWithoutWaitingAndLargeOnesSynchronise) {

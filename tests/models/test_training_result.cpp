@@ -66,6 +66,23 @@ TEST(TrainingResult, ThrottleFlagsAndTheLowestClockOverRanksAndTheBackendNotes) 
   EXPECT_FALSE(c.extra.contains("backend_notes"));
 }
 
+// A device backend's per-category bytes on the device go beside the requested bytes and formulas.
+TEST(TrainingResult, DeviceMemoryPerCategorySitsBesideTheRequestedBytes) {
+  LayoutMeasurement m = three_ranks();
+  MemoryStats d;
+  d.add(MemCategory::params, 4096);
+  d.add(MemCategory::activations, 1024);
+  d.remove(MemCategory::activations, 1024);
+  m.device_memory = d;
+  const Result r = training_result(m, 1e12, "flag:--peak-flops");
+  EXPECT_DOUBLE_EQ(r.extra["memory"]["params"]["device_persistent"].get<double>(), 4096.0);
+  EXPECT_DOUBLE_EQ(r.extra["memory"]["params"]["device"].get<double>(), 4096.0);
+  EXPECT_DOUBLE_EQ(r.extra["memory"]["activations"]["device"].get<double>(), 1024.0);  // the peak
+  EXPECT_DOUBLE_EQ(r.extra["memory"]["activations"]["device_persistent"].get<double>(), 0.0);
+  const Result cpu = training_result(three_ranks(), 1e12, "flag:--peak-flops");
+  EXPECT_FALSE(cpu.extra["memory"]["params"].contains("device"));
+}
+
 TEST(TrainingResult, WaivedRowCarriesTheLayoutAndTheReason) {
   const LayoutSpec l = parse_sweep("tp2", 2)[0];
   const Result r =

@@ -49,6 +49,19 @@ TEST(TrainTable, RowsOfWhatRanAndWhyTheOthersDidNot) {
   EXPECT_NE(text.find("    3.000/4.000    "), std::string::npos) << text;
 }
 
+// A device backend's result also carries the bytes on the device: requested / device / formula.
+TEST(TrainTable, DeviceBytesGoBetweenTheRequestedBytesAndTheFormula) {
+  Result r = ran("dp2");
+  for (const char* c : {"params", "grads", "master", "adam_m", "adam_v"})
+    r.extra["memory"][c]["device_persistent"] = 2.5 * 1024 * 1024;
+  r.extra["memory"]["activations"]["device"] = 3.5 * 1024 * 1024;
+  const std::string text = render_train_tables({r}, "t");
+  EXPECT_NE(text.find("memory per category, rank 0, MiB: requested / on the device / formula"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    2.000/2.500    /1.000    "), std::string::npos) << text;
+  EXPECT_NE(text.find("    3.000/3.500    /4.000    "), std::string::npos) << text;
+}
+
 TEST(TrainTable, NothingRanGivesTheTitleAndTheReasonsOnly) {
   Result waived;
   waived.key = "train/dp1";

@@ -304,6 +304,9 @@ TEST(CollFit, RecoversAlphaAndBetaFromSyntheticSweep) {
   EXPECT_NEAR(*r.metric("n_half")->value, 5e-6 * 12.5e9, 62500 * 1e-5);
   EXPECT_LT(*r.metric("max_rel_residual")->value, 1e-9);
   EXPECT_EQ(r.extra["residuals"].size(), bytes.size());
+  // The document names the model's primary source, something a reader of the result can look up.
+  EXPECT_NE(r.extra["model"].get<std::string>().find("Hockney, Parallel Computing 20(3), 1994"), std::string::npos)
+      << r.extra["model"];
   const Result one = coll_fit_result(CollOp::all_reduce, {}, std::vector<double>{8}, std::vector<double>{1e-6});
   EXPECT_EQ(one.status, Status::waived);
 }
@@ -356,6 +359,19 @@ TEST(MicrosecondFamilyHarness, FixedSampleCountUnlessTheNoiseRuleIsAsked) {
   h = family_harness({"--min-samples", "3", "--max-samples", "40"});
   EXPECT_EQ(h.min_samples, 3);
   EXPECT_EQ(h.max_samples, 40);
+}
+
+// `gcbench run --seed N` reaches the suite's collectives: every cell's payload is seeded by it.
+TEST(CollQuick, TheSuitesSeedSeedsEveryPayload) {
+  Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+  run_coll_quick(fast_harness(), runner, /*quiet=*/true, 7);
+  int cells = 0;
+  for (const Result& r : runner.results()) {
+    if (!r.extra.contains("seed")) continue;
+    EXPECT_EQ(r.extra["seed"], 7u) << r.key;
+    ++cells;
+  }
+  EXPECT_GT(cells, 0);
 }
 
 }  // namespace

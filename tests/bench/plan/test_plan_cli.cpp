@@ -142,7 +142,7 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
   const std::string json = temp("verify.json");
   const test::CliRun r = plan(
       "--model tiny --gpu cpu --gpus 2 --global-batch 4 --micro-batch 1,2 --recompute none,full --zero 0,2 --overlap off "
-      "--verify 4 --steps 1 --warmup-steps 0 --verify-tolerance 0 --json " +
+      "--verify 4 --steps 1 --warmup-steps 0 --verify-tolerance 0 --seed 9 --json " +
       json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "verify: 4 layouts")) << r.out;
@@ -167,7 +167,10 @@ TEST(PlanCli, VerifyRunsTheTopLayoutsThroughTheTrainingLibraryAndMatchesTheirMem
       EXPECT_TRUE(res.extra.contains("tied_with_fastest")) << res.key;
       EXPECT_GT(res.extra.value("rank0_gemm_predicted", 0.0), 0.0) << res.key;
     }
-    if (res.family() == "train") ++trained;
+    if (res.family() == "train") {
+      ++trained;
+      EXPECT_EQ(res.extra["seeds"]["data"], 9u) << res.key;  // --seed: the runs' synthetic tokens
+    }
   }
   EXPECT_EQ(verified, 4);
   EXPECT_EQ(trained, 4);

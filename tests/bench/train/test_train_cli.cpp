@@ -94,7 +94,7 @@ TEST(TrainCli, CudaNotBuiltIsAUsageError) {
 
 TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
   Runner runner(RunnerOptions{}, nullptr);
-  run_train_quick(runner);
+  run_train_quick(runner, 7);
   ASSERT_EQ(runner.results().size(), 5u);
   for (const Result& r : runner.results()) {
     EXPECT_TRUE(r.key.starts_with("train/")) << r.key;
@@ -108,6 +108,10 @@ TEST(TrainCli, QuickSweepWritesOneResultPerLayoutWithReportFields) {
     }
     EXPECT_GT(*r.metric("step_time")->value, 0.0);
     EXPECT_EQ(r.samples.size(), 3u);
+    // run's --seed reaches the suite's tokens; the initialisation keeps the command line's default.
+    ASSERT_TRUE(r.extra.contains("seeds")) << r.key;
+    EXPECT_EQ(r.extra["seeds"]["data"], 7u) << r.key;
+    EXPECT_EQ(r.extra["seeds"]["init"], 1u) << r.key;
     for (const char* e : {"time_split", "memory", "comm_bytes", "bubble"}) {
       EXPECT_TRUE(r.extra.contains(e)) << r.key << " " << e;
     }
