@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -238,14 +239,22 @@ TEST(CollTiming, WatchedBatchesEndAStalledLaunch) {
   ThreadWorld world(1);
   const auto comm = world.communicator(0);
   std::mutex mu;
+  std::condition_variable fired;
   std::vector<WatchExpiry> seen;
   arm_watchdog(100ms, [&](const WatchExpiry& e) {
     std::lock_guard lk(mu);
     seen.push_back(e);
+    fired.notify_all();
   });
-  const std::function<void()> stall = [] { std::this_thread::sleep_for(600ms); };
+  // Unwatched: three times the timeout plus its monitor period, and nothing may fire.
   RankTimer unwatched(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
-  unwatched.time_batch(stall, 1);
+  unwatched.time_batch([] { std::this_thread::sleep_for(400ms); }, 1);
+  // Watched: the launch stalls until the watchdog has fired (at most 10 s, however late a loaded
+  // machine schedules the monitor), so a fixed sleep cannot end it before the expiry.
+  const std::function<void()> stall = [&] {
+    std::unique_lock lk(mu);
+    fired.wait_for(lk, 10s, [&] { return !seen.empty(); });
+  };
   RankTimer timer(*comm, *comm, TimingMode::pipelined, RankCombine::max, false);
   timer.use_bound(BoundCall{stall, {}, "MPI collectives"});
   timer.time_batch(stall, 1);
