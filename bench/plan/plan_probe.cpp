@@ -35,15 +35,19 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kInCacheElements = 8192;  // 32 KiB per fp32 operand: L1/L2-resident
 
-// concurrent_seconds with a typed per-rank state: setup(rank) on the rank's thread, then call(state).
+// time_ranks_at_once's per-rank call from a typed state: setup(rank) on the rank's thread, then
+// call(state) per launch. Both are taken by reference: they outlive the timing.
+template <typename Setup, typename Call>
+auto calls_on_state(Setup& setup, Call& call) {
+  return [&setup, &call](int r) -> std::function<void()> {
+    auto state = std::make_shared<decltype(setup(r))>(setup(r));
+    return [state, &call] { call(*state); };
+  };
+}
+
 template <typename Setup, typename Call>
 double concurrent_seconds(int ranks, Setup setup, Call call) {
-  return time_ranks_at_once(ranks,
-                            [&](int r) -> std::function<void()> {
-                              auto state = std::make_shared<decltype(setup(r))>(setup(r));
-                              return [state, &call] { call(*state); };
-                            })
-      .seconds;
+  return time_ranks_at_once(ranks, calls_on_state(setup, call)).seconds;
 }
 
 // One rank's buffers for the element-wise ops, at `rows` × `width` (fp32).
@@ -193,10 +197,7 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
   const auto gemm = [&](Gemm& g) {
     models::cpu_sgemm(false, false, M, N, K, g.a.data(), g.b.data(), g.c.data(), 0.0f);
   };
-  const auto gemm_call = [&](int r) -> std::function<void()> {
-    auto g = std::make_shared<Gemm>(setup(r));
-    return [g, &gemm] { gemm(*g); };
-  };
+  const auto gemm_call = calls_on_state(setup, gemm);
   const RanksAtOnce one = time_ranks_at_once(1, gemm_call);
   const double alone = one.seconds;
   double together = alone;
