@@ -162,6 +162,10 @@ nlohmann::json threading_json() {
     }
     if (auto* threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
       blas["threads"] = threads();
+    // The kernel family it runs (the CPU's, or OPENBLAS_CORETYPE's): the training backend's bits
+    // depend on it, never on the thread counts (kernels/gemm/cpu_gemm.hpp).
+    if (auto* core = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
+      blas["core"] = std::string(core());
   }
   t["blas"] = blas;
   nlohmann::json openmp = nullptr;

@@ -26,6 +26,7 @@ void cpu_gemm(DType, const GemmShape&, const void*, const void*, void*) {
 }
 
 const char* cpu_sgemm_impl() { return "naive"; }
+std::string cpu_blas_core() { return {}; }
 
 // The loop's results do not depend on its threads (each C element sums k in order): nothing to pin.
 void set_cpu_blas_threads(int) {}

@@ -7,17 +7,23 @@
 // (a) rounding: fp32 outputs are off by ~1e-7 relative, so L (≈ Σ of a few hundred O(1) terms
 // with O(1) weights) is off by ~1e-5, i.e. ~5e-4 in the quotient, and (b) truncation ε²·f'''/6,
 // ~1e-4 for these smooth functions. Hence |analytic − fd| ≤ 2e-3 + 1e-2·|fd| per element.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_tiling.hpp"
+#include "kernels/gemm/cpu_gemm.hpp"
 #include "kernels/train/cross_entropy_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/init_rng.hpp"
@@ -115,28 +121,78 @@ TEST(CpuBackend, GemmWithGeluStoresItsInputAndAppliesTheTanhForm) {
   EXPECT_THROW(be.gemm({false, true, M, N, K, f32(A), f32(B), f32(C), 1.0f, {}, GemmGelu::forward, f32(aux)}), Fault);
 }
 
-// The bitwise claims (reruns, MPI = threads, ZeRO = DP) need every matmul to give the same bits
-// whatever the BLAS thread count: OpenBLAS 0.3.21's sgemm splits M and N among threads, never K,
-// so each element's sum runs in one order. A BLAS that split K would fail here first; the tests
-// that compare runs across processes also pin OPENBLAS_NUM_THREADS (tests/models/CMakeLists.txt).
+// The bitwise claims (reruns, MPI = threads, ZeRO = DP, threads vs processes) need every matmul to
+// give the same bits whatever the number of threads. OpenBLAS's own threading does not promise
+// that (0.3.21's Haswell and Zen sgemm give 512×96×32 other bits with 1 and 2 threads), so
+// cpu_sgemm computes fixed panels (sgemm_panels: a function of the shape) each on one thread; the
+// claim holds by construction and this test checks it on every OpenBLAS kernel the CPU can run
+// (tests/models/determinism.sh runs it once per OPENBLAS_CORETYPE). Shapes: the model's GEMMs
+// (activations × weights, the weight gradients' long K = B·T), several panels along rows and along
+// columns with a short last panel, every transpose combination, and accumulation into C (β = 1).
 TEST(CpuBackend, MatmulResultsDoNotDependOnBlasThreadCount) {
-  // Shapes of the model's GEMMs: activations × weights and the weight gradients' long K = B·T.
-  const int shapes[][3] = {{512, 96, 32}, {32, 128, 8192}, {256, 256, 256}, {8, 8, 200000}};
+  struct Shape {
+    bool ta, tb;
+    int M, N, K;
+  };
+  const Shape shapes[] = {{true, false, 512, 96, 32},  {true, false, 32, 128, 8192}, {false, true, 256, 256, 256},
+                          {true, false, 8, 8, 200000}, {false, true, 64, 1000, 96},  {false, false, 700, 48, 80},
+                          {true, true, 300, 272, 40},  {false, false, 96, 2304, 64}, {false, true, 1, 517, 33},
+                          {true, false, 2176, 24, 100}};
   const int before = cpu_matmul_threads();
   for (const auto& sh : shapes) {
-    const int M = sh[0], N = sh[1], K = sh[2];
-    const auto A = randn(static_cast<size_t>(M) * K, 60), B = randn(static_cast<size_t>(K) * N, 61);
+    const auto A = randn(static_cast<size_t>(sh.M) * sh.K, 60), B = randn(static_cast<size_t>(sh.K) * sh.N, 61);
+    const auto C0 = randn(static_cast<size_t>(sh.M) * sh.N, 62);
+    const std::string what = fmt::format("{}{} {}x{}x{}", sh.ta ? 'T' : 'N', sh.tb ? 'T' : 'N', sh.M, sh.N, sh.K);
     std::vector<std::vector<float>> out;
-    for (int threads : {1, 2, 4}) {
+    for (int threads : {1, 2, 3, 4, 7}) {
       set_cpu_matmul_threads(threads);
-      std::vector<float> C(static_cast<size_t>(M) * N);
-      cpu_sgemm(true, false, M, N, K, A.data(), B.data(), C.data(), 0.0f);
+      std::vector<float> C = C0;
+      cpu_sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, A.data(), B.data(), C.data(), 1.0f);
       out.push_back(std::move(C));
     }
-    EXPECT_EQ(out[0], out[1]) << M << "x" << N << "x" << K << ": 1 vs 2 threads";
-    EXPECT_EQ(out[0], out[2]) << M << "x" << N << "x" << K << ": 1 vs 4 threads";
+    for (size_t t = 1; t < out.size(); ++t) EXPECT_EQ(out[0], out[t]) << what << ": thread setting " << t;
+    // And it is the product: a double reference within fp32 rounding of Σ|terms|.
+    for (int i = 0; i < sh.M; i += std::max(1, sh.M / 7)) {
+      for (int j = 0; j < sh.N; j += std::max(1, sh.N / 7)) {
+        double ref = C0[static_cast<size_t>(i) * sh.N + j], mag = std::abs(ref);
+        for (int k = 0; k < sh.K; ++k) {
+          const double a = sh.ta ? A[static_cast<size_t>(k) * sh.M + i] : A[static_cast<size_t>(i) * sh.K + k];
+          const double b = sh.tb ? B[static_cast<size_t>(j) * sh.K + k] : B[static_cast<size_t>(k) * sh.N + j];
+          ref += a * b;
+          mag += std::abs(a * b);
+        }
+        EXPECT_NEAR(out[0][static_cast<size_t>(i) * sh.N + j], ref, 1e-5 * mag) << what << " at " << i << "," << j;
+      }
+    }
   }
   set_cpu_matmul_threads(before);
+}
+
+// The panels tile the longer side exactly, in widths that depend on the shape alone.
+TEST(CpuBackend, SgemmPanelsTileTheLongerSide) {
+  for (int M : {0, 1, 15, 128, 129, 768, 3072, 50257, 200000}) {
+    for (int N : {1, 64, 768, 50304}) {
+      const kernels::SgemmPanels p = kernels::sgemm_panels(M, N);
+      const int side = p.rows ? M : N;
+      EXPECT_EQ(p.rows, M >= N);
+      EXPECT_GE(p.width, kernels::kSgemmMinPanel);
+      EXPECT_EQ(p.width % 16, 0);
+      EXPECT_LE(p.count, kernels::kSgemmMaxPanels);
+      EXPECT_GE(static_cast<long>(p.count) * p.width, side) << M << "x" << N;
+      EXPECT_LT(static_cast<long>(std::max(p.count - 1, 0)) * p.width, std::max(side, 1)) << M << "x" << N;
+    }
+  }
+}
+
+// tests/models/determinism.sh sets OPENBLAS_CORETYPE and GCB_EXPECT_OPENBLAS_CORE together: the
+// kernel OpenBLAS runs must be the one asked for, or the per-core-type entries would prove nothing.
+TEST(CpuBackend, OpenBlasRunsTheCoreTypeAskedFor) {
+  const char* want = std::getenv("GCB_EXPECT_OPENBLAS_CORE");
+  if (want == nullptr || *want == 0) GTEST_SKIP() << "GCB_EXPECT_OPENBLAS_CORE is not set (determinism.sh sets it)";
+  std::string got = kernels::cpu_blas_core(), asked = want;
+  for (auto* s : {&got, &asked})
+    for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  EXPECT_EQ(got, asked);
 }
 
 TEST(CpuBackend, LossSumsInDouble) {
