@@ -74,17 +74,19 @@ if(GCB_HAVE_CUDA)
   endif()
   # NCCL ≥ 2.18 (ncclCommSplit); cuDNN ≥ 9.0 (the backend graph API as used in
   # kernels/attention/cudnn_backend.cpp). GCB_NCCL_ROOT / GCB_CUDNN_ROOT point at a folder with
-  # include/ and lib/, e.g. PyTorch's site-packages/nvidia/nccl (scripts/gpu-check.sh finds them).
+  # include/ and lib/; without them the toolkit, the system, /usr/local/cuda-* and PyTorch's wheels
+  # (site-packages/nvidia/nccl, nvidia/cudnn) are searched, in that order.
   if(GCB_ENABLE_NCCL)
     gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
-                          MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl)
+                          MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl WHEEL nccl)
   endif()
   if(GCB_HAVE_NCCL)
     add_library(gcb::nccl ALIAS gcb_nccl)
   endif()
   if(GCB_ENABLE_CUDNN)
     gcb_find_cuda_library(CUDNN HEADER cudnn.h NAMES cudnn SONAME libcudnn.so.9 VERSION_HEADER cudnn_version.h
-                          MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn)
+                          MACROS CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL MINIMUM 9.0.0 TARGET gcb_cudnn WHEEL cudnn
+                          VERSIONED_HEADERS cudnn_v9.h cudnn_version_v9.h)
   endif()
   if(GCB_HAVE_CUDNN)
     add_library(gcb::cudnn ALIAS gcb_cudnn)
@@ -103,6 +105,15 @@ endif()
 # --- host-side optional libraries -----------------------------------------------------------
 set(GCB_HAVE_MPI OFF)
 if(GCB_ENABLE_MPI)
+  # MPI outside PATH (HPC-X, Open MPI under /opt, EL's /usr/lib64/openmpi): FindMPI looks under
+  # MPI_HOME (variable or environment); HPC-X's environment names its Open MPI as HPCX_MPI_DIR.
+  if(NOT MPI_HOME AND NOT DEFINED ENV{MPI_HOME})
+    if(DEFINED ENV{HPCX_MPI_DIR})
+      set(MPI_HOME $ENV{HPCX_MPI_DIR})
+    elseif(NOT EXISTS /usr/bin/mpicc AND EXISTS /usr/lib64/openmpi/bin/mpicc)
+      set(MPI_HOME /usr/lib64/openmpi)
+    endif()
+  endif()
   find_package(MPI QUIET COMPONENTS C)
   if(MPI_C_FOUND)
     set(GCB_HAVE_MPI ON)

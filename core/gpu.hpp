@@ -21,6 +21,9 @@ struct DeviceInfo {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   size_t l2_bytes = 0;
+  // Shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin): 227 KB on
+  // sm_90 and sm_100, 163 KB on sm_80, 99 KB on sm_86/89/120.
+  size_t smem_per_block_optin = 0;
   int memory_bus_bits = 0;
   int memory_clock_khz = 0;  // peak, from the runtime
   int sm_clock_khz = 0;      // peak, from the runtime

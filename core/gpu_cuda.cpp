@@ -6,6 +6,7 @@
 #include <atomic>
 #include <fmt/format.h>
 
+#include "core/device_support.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/gpu_kernels.hpp"
@@ -36,6 +37,7 @@ DeviceInfo query_device(int d) {
   info.cc_major = p.major;
   info.cc_minor = p.minor;
   info.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+  info.smem_per_block_optin = p.sharedMemPerBlockOptin;
   info.memory_bus_bits = p.memoryBusWidth;
   CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, d));
   CUDA_CHECK(cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, d));
@@ -48,12 +50,37 @@ DeviceInfo query_device(int d) {
   return info;
 }
 
+// The architectures this build carries (CMAKE_CUDA_ARCHITECTURES, set by cmake/GcbCudaArch.cmake).
+constexpr std::string_view kBuildArchitectures = GCB_CUDA_ARCHITECTURES_LIST;
+
+// Devices the build has no code for, decided from the compute capability without creating a
+// context; "" when every device can run it. CMake's "all", "all-major" and "native" cannot be
+// read back: those builds are left to the probe at the first timer (probe_kernel_image).
+std::string devices_without_image(const std::vector<DeviceInfo>& devices) {
+  std::vector<CudaArch> archs;
+  try {
+    archs = parse_cuda_architectures(kBuildArchitectures);
+  } catch (const UsageError&) {
+    return {};
+  }
+  std::string reasons;
+  for (const DeviceInfo& d : devices)
+    if (!archs_run_on(archs, d.cc_major, d.cc_minor))
+      reasons += (reasons.empty() ? "" : "; ") +
+                 no_kernel_image_reason(d.index, d.name, d.cc_major, d.cc_minor, kBuildArchitectures);
+  return reasons;
+}
+
 Runtime query_runtime() {
   Runtime r;
   r.built = true;
   cudaRuntimeGetVersion(&r.runtime_version);
   if (cudaDriverGetVersion(&r.driver_version) != cudaSuccess || r.driver_version == 0) {
     r.unavailable_reason = "no NVIDIA driver found";
+    return r;
+  }
+  if (std::string why = driver_too_old_reason(r.driver_version, r.runtime_version); !why.empty()) {
+    r.unavailable_reason = why;
     return r;
   }
   int count = 0;
@@ -73,6 +100,12 @@ Runtime query_runtime() {
     r.devices.clear();
     r.unavailable_reason = f.what();
   }
+  // A node whose GPUs this build cannot run has no usable GPU: every GPU case is WAIVED with the
+  // remedy (one build serves one node; a node of mixed architectures is refused as a whole).
+  if (std::string why = devices_without_image(r.devices); !why.empty()) {
+    r.devices.clear();
+    r.unavailable_reason = why;
+  }
   return r;
 }
 
@@ -81,6 +114,13 @@ class EventTimer final : public Timer {
   EventTimer(int device, Stream stream, Latch latch)
       : device_(device), stream_(as_stream(stream)), latched_(latch == Latch::on) {
     CUDA_CHECK(cudaSetDevice(device_));
+    // The first use of a device: the build's list may not say (CMake's "native", "all"), so ask
+    // the device whether it has an image of ours before anything is launched.
+    if (const cudaError_t e = probe_kernel_image(device_);
+        e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
+      const DeviceInfo& d = runtime().devices.at(static_cast<size_t>(device_));
+      throw Fault(no_kernel_image_reason(d.index, d.name, d.cc_major, d.cc_minor, kBuildArchitectures));
+    }
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
     CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&words_), sizeof(LatchWords),

@@ -29,4 +29,12 @@ void launch_blocking_kernel(LatchWords* words, unsigned long long timeout_cycles
   CUDA_CHECK(cudaGetLastError());
 }
 
+cudaError_t probe_kernel_image(int device) {
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
+  cudaFuncAttributes attributes{};
+  const cudaError_t e = cudaFuncGetAttributes(&attributes, blocking_kernel);
+  if (e != cudaSuccess) cudaGetLastError();  // not sticky; leave the runtime clean
+  return e;
+}
+
 }  // namespace gcb::gpu

@@ -17,4 +17,9 @@ struct LatchWords {
 // Stream-ordered; checks the launch.
 void launch_blocking_kernel(LatchWords* words, unsigned long long timeout_cycles, cudaStream_t stream);
 
+// Whether `device` has code of this build: cudaFuncGetAttributes on the blocking kernel (every
+// timed GPU case launches it). cudaErrorNoKernelImageForDevice (or cudaErrorInvalidDeviceFunction)
+// when the build carries no image the device can run; cudaSuccess otherwise.
+cudaError_t probe_kernel_image(int device);
+
 }  // namespace gcb::gpu

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "kernels/attention/cudnn_sdpa.hpp"
 #include "kernels/attention/flash_attn.hpp"
 #include "kernels/train/train_kernels.hpp"
@@ -50,7 +51,12 @@ CudaBackend::AttnPlan& CudaBackend::attention_plan(DType t, int B, int T, int C,
     p->cudnn_bwd = std::make_unique<attn::CudnnSdpaBackward>(t, p->shape, compute_stream());
     cudnn_reason = !p->cudnn_fwd->unsupported().empty() ? p->cudnn_fwd->unsupported() : p->cudnn_bwd->unsupported();
   }
-  p->choice = choose_attention(options_.attn, t, attn::flash_unsupported(t, p->shape), cudnn_reason);
+  // Ours needs its backward's shared memory too (sm_86/89/120 allow less than it uses).
+  std::string ours_reason = attn::flash_unsupported(t, p->shape);
+  if (ours_reason.empty())
+    ours_reason = attn::flash_smem_unsupported(
+        p->shape.head_dim, true, gpu::runtime().devices.at(static_cast<size_t>(ops().device())).smem_per_block_optin);
+  p->choice = choose_attention(options_.attn, t, ours_reason, cudnn_reason);
   AttnPlan& plan = *attn_.emplace(key, std::move(p)).first->second;
   note_choice(plan);
   return plan;

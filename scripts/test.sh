@@ -6,6 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# cuobjdump checks which GPU architectures the binary carries (ctest cuda_arch_images). Toolkits
+# installed without it (as on our CI machines) get NVIDIA's PyPI package in the git-ignored .deps/.
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  if ! command -v cuobjdump >/dev/null && [[ ! -x /usr/local/cuda/bin/cuobjdump ]] &&
+    [[ ! -x .deps/cuobjdump/nvidia/cu13/bin/cuobjdump ]]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target .deps/cuobjdump nvidia-cuda-cuobjdump ||
+      echo "test.sh: could not install cuobjdump from PyPI; cuda_arch_images will be skipped" >&2
+  fi
+fi
 # Formatting: every C++/CUDA file follows .clang-format (scripts/check-format.sh); a gate.
 scripts/check-format.sh
 

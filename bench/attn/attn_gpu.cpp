@@ -94,7 +94,11 @@ class AttnGpuStrategy {
 class FlashStrategy final : public AttnGpuStrategy {
  public:
   using AttnGpuStrategy::AttnGpuStrategy;
-  std::string shape_unsupported() const override { return ka::flash_unsupported(p_.dtype, p_.shape); }
+  std::string shape_unsupported() const override {
+    if (std::string why = ka::flash_unsupported(p_.dtype, p_.shape); !why.empty()) return why;
+    // The backward needs more shared memory per block than sm_86/89/120 allow.
+    return ka::flash_smem_unsupported(p_.shape.head_dim, p_.pass != AttnPass::fwd, info(gpu_).smem_per_block_optin);
+  }
   void allocate(AttnTensors& t) override {
     t.lse = DeviceBuffer(gpu_, p_.shape.rows() * sizeof(float));
     if (const size_t ws = workspace_bytes(); ws > 0) t.workspace = DeviceBuffer(gpu_, ws);

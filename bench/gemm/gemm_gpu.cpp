@@ -62,7 +62,11 @@ class GpuGemmCase final : public Case {
     return p;
   }
   int gpu() const override { return device_; }
-  std::string waived_reason() const override { return plan_error_; }
+  std::string waived_reason() const override {
+    if (!plan_error_.empty() || !is_fp8(dtype_) || device_ >= gpu::device_count()) return plan_error_;
+    const gpu::DeviceInfo& d = gpu::runtime().devices.at(static_cast<size_t>(device_));
+    return kernels::fp8_unsupported_reason(d.cc_major, d.cc_minor);
+  }
   nlohmann::json model() const override {
     return {{"flops", kernels::gemm_flops(shape_.shape)},
             {"bytes", kernels::gemm_bytes(shape_.shape, dtype_, kernels::gemm_output_type(dtype_))},

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "core/dtype.hpp"
 #include "kernels/attention/attention_ref.hpp"
@@ -14,6 +15,11 @@ namespace gcb::kernels::attn {
 
 // Whether the kernels support this type and head dim ("" when yes, else why not).
 const char* flash_unsupported(DType t, const AttnShape& a);
+
+// Whether a device whose blocks may opt in to `smem_optin` bytes of shared memory
+// (gpu::DeviceInfo::smem_per_block_optin) can launch the pass ("" when yes, else the need, the
+// device's limit and what to use instead). Plain C++, tested with fake device figures.
+std::string flash_smem_unsupported(int head_dim, bool backward, size_t smem_optin);
 
 // O and LSE (FP32 natural-log, [b,h,s]) from Q, K, V.
 void flash_forward(DType t, const AttnShape& a, const void* q, const void* k, const void* v, void* o, float* lse,

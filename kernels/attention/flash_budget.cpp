@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_tiling.hpp"
 
 namespace gcb::kernels::attn {
@@ -104,6 +105,16 @@ std::string resource_table(const std::vector<KernelResources>& kernels, const st
                        k.stack_frame_bytes, k.spill_store_bytes, k.spill_load_bytes, smem);
   }
   return out;
+}
+
+std::string flash_smem_unsupported(int head_dim, bool backward, size_t smem_optin) {
+  if (head_dim != 64 && head_dim != 128) return {};  // flash_unsupported says why
+  const int need = flash_smem_bytes(head_dim, backward);
+  if (smem_optin >= static_cast<size_t>(need)) return {};
+  return fmt::format(
+      "our flash {} at head_dim {} needs {} bytes of shared memory per block; this GPU allows {} "
+      "(use --impl cudnn or unfused)",
+      backward ? "backward" : "forward", head_dim, need, smem_optin);
 }
 
 }  // namespace gcb::kernels::attn

@@ -115,6 +115,14 @@ struct BackwardTiling {
   static_assert(fits_smem(kSmemBytes, kCtasPerSm), "one CTA per SM");
 };
 
+// Dynamic shared memory per block of a pass at head dim 64 or 128 (109,568 / 123,904 bytes for the
+// backward: more than the 99 KB a block may have on sm_86, sm_89 and sm_120 — L40S, A10, RTX 6000
+// Ada, RTX 50xx — where only sm_80, sm_90 and sm_100 allow 163–227 KB).
+constexpr int flash_smem_bytes(int head_dim, bool backward) {
+  if (backward) return head_dim == 64 ? BackwardTiling<64>::kSmemBytes : BackwardTiling<128>::kSmemBytes;
+  return head_dim == 64 ? ForwardTiling<64>::kSmemBytes : ForwardTiling<128>::kSmemBytes;
+}
+
 // The backward's helpers: D = rowsum(dO∘O) with the dQ accumulator cleared, and dQ's conversion.
 inline constexpr int kPreprocessThreads = 256, kConvertThreads = 256;
 inline constexpr int kHelperRegisterBudget = register_budget(256, 4);  // 4 blocks (32 warps) per SM

@@ -26,4 +26,10 @@ double fp8_dequant_scale(double scale) {
   return 1.0 / scale;
 }
 
+std::string fp8_unsupported_reason(int major, int minor) {
+  if (major * 10 + minor >= 89) return {};
+  return fmt::format("FP8 matmuls need compute capability 8.9 or newer (Ada, Hopper, Blackwell); this GPU is {}.{}",
+                     major, minor);
+}
+
 }  // namespace gcb::kernels

@@ -3,6 +3,8 @@
 // inverse (the dequantisation factor) as the A/B scale pointer. Pure host arithmetic.
 #pragma once
 
+#include <string>
+
 #include "core/dtype.hpp"
 
 namespace gcb::kernels {
@@ -17,5 +19,9 @@ double fp8_scale_from_amax(double amax, DType t, int margin = 0, double previous
 
 // The factor cuBLASLt multiplies the FP8 product by to undo the scaling: 1 / scale.
 double fp8_dequant_scale(double scale);
+
+// "" when a GPU of compute capability major.minor runs FP8 matmuls (cuBLASLt FP8 needs sm_89
+// or newer: Ada and Hopper, cuBLAS docs "cublasLtMatmul" FP8 notes); else the reason.
+std::string fp8_unsupported_reason(int major, int minor);
 
 }  // namespace gcb::kernels

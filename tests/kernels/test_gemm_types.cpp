@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -12,6 +13,14 @@
 
 namespace gcb::kernels {
 namespace {
+
+TEST(GemmTypes, Fp8NeedsComputeCapability89) {
+  EXPECT_EQ(fp8_unsupported_reason(8, 9), "");                             // L40S
+  EXPECT_EQ(fp8_unsupported_reason(9, 0), "");                             // H100
+  EXPECT_EQ(fp8_unsupported_reason(10, 0), "");                            // B200
+  EXPECT_NE(fp8_unsupported_reason(8, 0).find("8.9"), std::string::npos);  // A100
+  EXPECT_NE(fp8_unsupported_reason(8, 6), "");
+}
 
 TEST(GemmTypes, FlopsAndBytes) {
   EXPECT_DOUBLE_EQ(gemm_flops({1024, 1024, 1024}), 2.0 * 1024 * 1024 * 1024);

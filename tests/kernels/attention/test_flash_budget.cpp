@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "kernels/attention/flash_attn.hpp"
 #include "kernels/attention/flash_budget.hpp"
 #include "kernels/attention/flash_tiling.hpp"
 
@@ -24,6 +25,27 @@ bool mentions(const std::vector<std::string>& lines, const std::string& a, const
   for (const auto& l : lines)
     if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
   return false;
+}
+
+// The shared-memory guard on fake device figures: sharedMemPerBlockOptin of A100 (163 KB), H100 and
+// B200 (227 KB) and of the 99 KB class (A10, L40S, RTX 6000 Ada, RTX 50xx).
+TEST(FlashBudget, SharedMemoryGuardDecidesPerPassAndDevice) {
+  constexpr size_t a100 = 166912, h100 = 232448, l40s = 101376;
+  EXPECT_EQ(flash_smem_bytes(64, true), 109568);
+  EXPECT_EQ(flash_smem_bytes(128, true), 123904);
+  for (int d : {64, 128}) {
+    for (size_t optin : {a100, h100}) {
+      EXPECT_EQ(flash_smem_unsupported(d, false, optin), "");
+      EXPECT_EQ(flash_smem_unsupported(d, true, optin), "");
+    }
+    EXPECT_EQ(flash_smem_unsupported(d, false, l40s), "") << d;  // the forward fits
+    const std::string why = flash_smem_unsupported(d, true, l40s);
+    EXPECT_NE(why.find(std::to_string(flash_smem_bytes(d, true))), std::string::npos) << why;
+    EXPECT_NE(why.find("101376"), std::string::npos) << why;
+    EXPECT_NE(why.find("cudnn"), std::string::npos) << why;
+  }
+  EXPECT_EQ(flash_smem_unsupported(64, true, flash_smem_bytes(64, true)), "");  // exactly enough
+  EXPECT_NE(flash_smem_unsupported(64, true, flash_smem_bytes(64, true) - 1), "");
 }
 
 TEST(FlashBudget, RegisterBudgetIsWhatTheOccupancyAllows) {
