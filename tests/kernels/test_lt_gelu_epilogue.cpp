@@ -4,7 +4,8 @@
 // approximation ½x(1 + tanh(√(2/π)(x + 0.044715x³))) or the erf form ½x(1 + erf(x/√2)) — so the
 // training backend keeps the fused epilogue off (`train --lt-gelu`) until this test has run. It
 // prints how far the epilogue lies from each form (mean and max over the matrix) and records the
-// closer as the test property cublaslt_gelu_form. Compiles here; unvalidated (never run on a GPU).
+// closer as the test property cublaslt_gelu_form — decided on the fp32 run, where the forms'
+// difference stands above rounding. Compiles here; unvalidated (never run on a GPU).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,14 +123,20 @@ TEST_P(LtGeluEpilogue, ForwardAndBackwardAgainstOurTanhGelu) {
     erf_ref[i] = gelu_erf(x[i]);
   }
   const Distance to_tanh = distance(got, tanh_ref), to_erf = distance(got, erf_ref), to_ours = distance(got, mine);
+  // The form is decided in fp32 only: the two forms differ by at most 5e-4 here, while bf16's own
+  // rounding of the output (2^-9 relative, ~1e-2 at |x| = 5) is about 10× that, so a bf16 run
+  // would pick a form by rounding noise. bf16 is held against our kernel alone.
+  const bool decides = t == DType::f32;
   const bool tanh_form = to_tanh.mean < to_erf.mean;
   std::printf(
       "cuBLASLt GELU_AUX_BIAS (%s): mean/max |Δ| to tanh form %.3g/%.3g, to erf form %.3g/%.3g, to our kernel "
       "%.3g/%.3g: %s form\n",
       std::string(dtype_name(t)).c_str(), to_tanh.mean, to_tanh.max, to_erf.mean, to_erf.max, to_ours.mean, to_ours.max,
-      tanh_form ? "tanh" : "erf");
-  RecordProperty("cublaslt_gelu_form", tanh_form ? "tanh" : "erf");
-  EXPECT_TRUE(tanh_form) << "cuBLASLt's GELU is not GPT-2's tanh form: --lt-gelu must stay off";
+      decides ? (tanh_form ? "tanh" : "erf") : "not decided in bf16");
+  if (decides) {
+    RecordProperty("cublaslt_gelu_form", tanh_form ? "tanh" : "erf");
+    EXPECT_TRUE(tanh_form) << "cuBLASLt's GELU is not GPT-2's tanh form: --lt-gelu must stay off";
+  }
   EXPECT_EQ(beyond(got, mine, tolerance(t)), 0u) << "forward vs our gelu_forward kernel, max |Δ| " << to_ours.max;
 
   // Backward, as the engine's d(fc output): C[M,N] = gelu'(aux) · (dY[M,K]·W[K,N]).
@@ -151,8 +158,10 @@ TEST_P(LtGeluEpilogue, ForwardAndBackwardAgainstOurTanhGelu) {
       "cuBLASLt DGELU (%s): mean/max |Δ| to tanh form %.3g/%.3g, to erf form %.3g/%.3g, to our kernel "
       "%.3g/%.3g: %s form\n",
       std::string(dtype_name(t)).c_str(), d_tanh.mean, d_tanh.max, d_erf.mean, d_erf.max, d_ours.mean, d_ours.max,
-      d_tanh.mean < d_erf.mean ? "tanh" : "erf");
-  EXPECT_LT(d_tanh.mean, d_erf.mean) << "cuBLASLt's GELU derivative is not the tanh form's";
+      decides ? (d_tanh.mean < d_erf.mean ? "tanh" : "erf") : "not decided in bf16");
+  if (decides) {
+    EXPECT_LT(d_tanh.mean, d_erf.mean) << "cuBLASLt's GELU derivative is not the tanh form's";
+  }
   EXPECT_EQ(beyond(dgot, dmine, tolerance(t)), 0u) << "backward vs our gelu_backward kernel, max |Δ| " << d_ours.max;
 }
 
