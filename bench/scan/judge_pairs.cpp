@@ -248,9 +248,20 @@ std::vector<Finding> attribute(const LinkKind& kind, const std::vector<JudgedLin
   auto slow_node = [&](const std::string& n) {
     return std::find(slow_before.begin(), slow_before.end(), n) != slow_before.end();
   };
+  // The re-measurement is held against the links between nodes that are not SLOW: with few nodes,
+  // the slow node's links pull the whole fleet's median halfway down.
+  std::optional<double> healthy = fleet;
+  {
+    std::vector<double> v;
+    for (const auto& jl : links)
+      if (jl.finding.value && jl.finding.verdict != Verdict::fail && !slow_node(jl.finding.node) &&
+          !slow_node(jl.finding.peer))
+        v.push_back(*jl.finding.value);
+    if (!v.empty()) healthy = percentile(v, 0.5);
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     Finding& f = out[i];
-    if (f.verdict != Verdict::slow || slow_sides[i] < 0 || !fleet) continue;
+    if (f.verdict != Verdict::slow || slow_sides[i] < 0 || !healthy) continue;
     const SideRule& side = sides[static_cast<size_t>(slow_sides[i])];
     const Finding* best = nullptr;
     double best_short = 2;
@@ -261,20 +272,22 @@ std::vector<Finding> attribute(const LinkKind& kind, const std::vector<JudgedLin
       const bool out_side = side.outgoing && l.node == f.node && !slow_node(l.peer);
       const bool in_side = side.incoming && l.peer == f.node && !slow_node(l.node);
       if (!out_side && !in_side) continue;
-      const double s = shortfall_of(*jl.again, *fleet, l.higher_is_better);
+      const double s = shortfall_of(*jl.again, *healthy, l.higher_is_better);
       if (s < best_short) best_short = s, best = &l;
     }
     if (!best) continue;
     const std::string partner = best->node == f.node ? best->peer : best->node;
-    const double v = best->higher_is_better ? (1 - best_short) * *fleet : *fleet / (1 - best_short);
+    const double v = best->higher_is_better ? (1 - best_short) * *healthy : *healthy / (1 - best_short);
     if (best_short > rule.tolerance) {
-      f.evidence += fmt::format("; confirmed: measured again with {}, {} ({:.0f} % short of the fleet median)", partner,
-                                format_figure(v, best->unit), best_short * 100);
+      f.evidence += fmt::format(
+          "; confirmed: measured again with {}, {} ({:.0f} % short of the median link between "
+          "nodes not SLOW)",
+          partner, format_figure(v, best->unit), best_short * 100);
     } else {
       f.evidence = fmt::format(
-          "in line once measured again with {} ({} against fleet median {}): a transient; "
+          "in line once measured again with {} ({} against {} between nodes not SLOW): a transient; "
           "before: {}",
-          partner, format_figure(v, best->unit), format_figure(*fleet, best->unit), f.evidence);
+          partner, format_figure(v, best->unit), format_figure(*healthy, best->unit), f.evidence);
       f.verdict = Verdict::ok;
       f.value.reset();
       f.sigmas.reset();

@@ -145,7 +145,8 @@ TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
   EXPECT_NE(r.out.find("skipped: pairs — --fail-fast: stopped after device"), std::string::npos) << r.out;
 }
 
-// Drift: a baseline in which one node's host triad was a hundred times faster than it is now.
+// Drift: a baseline in which one node's host triad was a hundred times faster than it is now; then
+// one in which every node's was.
 TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   const fs::path base = temp("base.json"), now = temp("now.json");
   const std::string common =
@@ -170,6 +171,20 @@ TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   EXPECT_NE(r.out.find("SLOW " + victim + ": " + victim + " host: mem/host/triad bandwidth_median"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("drift"), std::string::npos) << r.out;
+  // Every node's triad a hundred times faster in the baseline: the whole host slowed, which is
+  // the cluster's drift, not any node's.
+  for (auto& res : doc["results"])
+    if (res["key"] == "mem/host/triad" && res["params"]["node"] != victim) {
+      for (auto& s : res["samples"]) s = s.get<double>() / 100;
+      for (auto& m : res["metrics"]) m["value"] = m["value"].get<double>() * 100;
+    }
+  std::ofstream(base) << doc.dump();
+  const auto all = run_gcbench(common + " --baseline " + base.string());
+  EXPECT_EQ(all.code, 1) << all.out << all.err;
+  EXPECT_NE(all.out.find("SLOW    drift      job: cluster-wide shift: mem/host/triad bandwidth_median"),
+            std::string::npos)
+      << all.out;
+  EXPECT_EQ(all.out.find("SLOW    drift      " + victim.substr(0, victim.rfind("-r"))), std::string::npos) << all.out;
   fs::remove(base);
   fs::remove(now);
 }

@@ -111,6 +111,33 @@ TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
   EXPECT_EQ(find(fs, "links", SubjectKind::node, "n1")->verdict, Verdict::ok);
 }
 
+TEST(ScanJudgeLinks, AGpuInEverySlowPairIsTheCulprit) {
+  // Four GPUs per node; n2's GPU1 at half speed in each of its pairs (both directions).
+  std::vector<Result> rs;
+  for (const auto& node : kNodes)
+    for (int s = 0; s < 4; ++s)
+      for (int d = 0; d < 4; ++d) {
+        if (s == d) continue;
+        const double v = (node == "n2" && (s == 1 || d == 1) ? 180 : 370) * (1 + 0.01 * ((s * 3 + d) % 5));
+        Result r = measured(
+            "p2p/bandwidth",
+            {{"stage", "links"}, {"node", node}, {"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", "on"}},
+            "bandwidth_median", v, "GB/s");
+        r.extra = {{"expected_gbps", 450.0}, {"expected_source", "nvlink:18x25GB/s"}};
+        rs.push_back(r);
+      }
+  const auto fs = judge_links(rs, kNodes, RobustRule{});
+  const Finding* gpu = find(fs, "links", SubjectKind::gpu, "n2", 1);
+  ASSERT_TRUE(gpu);
+  EXPECT_EQ(gpu->verdict, Verdict::slow);
+  EXPECT_NE(gpu->evidence.find("over its 6 GPU-pair links"), std::string::npos) << gpu->evidence;
+  for (int g : {0, 2, 3}) EXPECT_EQ(find(fs, "links", SubjectKind::gpu, "n2", g), nullptr) << g;
+  EXPECT_EQ(find(fs, "links", SubjectKind::node, "n2")->evidence.rfind("n2 GPU1: ", 0), 0u);
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n2 GPU1");
+}
+
 // Directional pair results as the pair stage tags them: every ordered pair of n1..n4.
 std::vector<Result> pairs(double normal, const std::function<double(int, int)>& bw) {
   std::vector<Result> rs;
@@ -400,6 +427,36 @@ TEST(ScanDrift, EachNodeAgainstItsOwnPast) {
   EXPECT_EQ(find(fs, "drift", SubjectKind::node, "new")->evidence, "not in the baseline: nothing to compare");
   EXPECT_EQ(drift_view(now).results[0].params,
             (nlohmann::json{{"stage", "device"}, {"node", "n1"}, {"gpu", -1}, {"dtype", "fp64"}}));
+}
+
+TEST(ScanDrift, AUniformlySlowerHostIsTheClusterNotItsNodes) {
+  ResultDocument base;
+  const std::vector<std::string> ns = {"n1", "n2", "n3", "n4"};
+  for (const auto& n : ns) base.results.push_back(sampled(n, 1.0));
+  // Every node at half its speed, within 2 % of each other: a cluster-wide shift, no node blamed.
+  std::vector<Result> now;
+  for (size_t i = 0; i < ns.size(); ++i) now.push_back(sampled(ns[i], 2.0 * (1 + 0.005 * static_cast<double>(i))));
+  auto fs = judge_drift(base, now, ns, RobustRule{});
+  for (const auto& n : ns) {
+    const Finding* f = find(fs, "drift", SubjectKind::node, n);
+    EXPECT_EQ(f->verdict, Verdict::ok) << n << ": " << f->evidence;
+    EXPECT_EQ(f->evidence.rfind("slower with the rest of the cluster, not against it", 0), 0u) << f->evidence;
+  }
+  const Finding* job = find(fs, "drift", SubjectKind::job, "");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->verdict, Verdict::slow);
+  EXPECT_EQ(job->evidence.rfind("cluster-wide shift: mem/host/triad bandwidth_median of the median node at 0.49", 0), 0u) << job->evidence;
+  EXPECT_NE(job->evidence.find("no node moved against the others"), std::string::npos) << job->evidence;
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "job");
+  // One node ten times slower on top of the shift is blamed, the others are not.
+  now[2] = sampled("n3", 20.0);
+  fs = judge_drift(base, now, ns, RobustRule{});
+  for (const auto& n : ns)
+    EXPECT_EQ(find(fs, "drift", SubjectKind::node, n)->verdict, n == "n3" ? Verdict::slow : Verdict::ok) << n;
+  EXPECT_NE(find(fs, "drift", SubjectKind::node, "n3")->evidence.find("; moved against the same figure of the other nodes"),
+            std::string::npos);
 }
 
 }  // namespace
