@@ -445,7 +445,9 @@ TEST(ScanDrift, AUniformlySlowerHostIsTheClusterNotItsNodes) {
   const Finding* job = find(fs, "drift", SubjectKind::job, "");
   ASSERT_TRUE(job);
   EXPECT_EQ(job->verdict, Verdict::slow);
-  EXPECT_EQ(job->evidence.rfind("cluster-wide shift: mem/host/triad bandwidth_median of the median node at 0.49", 0), 0u) << job->evidence;
+  EXPECT_EQ(job->evidence.rfind("cluster-wide shift: mem/host/triad bandwidth_median of the median node at 0.49", 0),
+            0u)
+      << job->evidence;
   EXPECT_NE(job->evidence.find("no node moved against the others"), std::string::npos) << job->evidence;
   const Culprits c = rank_culprits(fs);
   ASSERT_EQ(c.ranked.size(), 1u);
@@ -455,8 +457,9 @@ TEST(ScanDrift, AUniformlySlowerHostIsTheClusterNotItsNodes) {
   fs = judge_drift(base, now, ns, RobustRule{});
   for (const auto& n : ns)
     EXPECT_EQ(find(fs, "drift", SubjectKind::node, n)->verdict, n == "n3" ? Verdict::slow : Verdict::ok) << n;
-  EXPECT_NE(find(fs, "drift", SubjectKind::node, "n3")->evidence.find("; moved against the same figure of the other nodes"),
-            std::string::npos);
+  EXPECT_NE(
+      find(fs, "drift", SubjectKind::node, "n3")->evidence.find("; moved against the same figure of the other nodes"),
+      std::string::npos);
 }
 
 }  // namespace
