@@ -139,7 +139,8 @@ std::map<std::string, Finding> endpoint_rule(const LinkKind& kind, const char* s
 // links are SLOW, or when its median on one side is SLOW against the other nodes' medians
 // (endpoint_rule); then the confirmation — a SLOW node whose link to a node that is not SLOW was
 // measured again (a confirmation or a probe) keeps SLOW only when that re-measurement is also
-// more than `tolerance` short of the fleet's link median; otherwise it was a transient.
+// more than `tolerance` short of the median link between nodes that are not SLOW; otherwise it
+// was a transient. Last, the intermittent rule for ends that flap.
 std::vector<Finding> attribute(const LinkKind& kind, const std::vector<JudgedLink>& links,
                                const std::vector<std::string>& nodes, const RobustRule& rule) {
   std::vector<Finding> out;

@@ -268,7 +268,11 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
     if (f.kind == SubjectKind::node) named.insert(f.node);
     if (f.kind == SubjectKind::gpu && f.node == names[static_cast<size_t>(c.slow_gpu_node)] && f.gpu == c.slow_gpu)
       gpu_named = true;
-    if (f.kind == SubjectKind::subset) row.subsets += (row.subsets.empty() ? "" : "; ") + f.subject();
+    if (f.kind == SubjectKind::subset) {  // "16 nodes n0096..n0111"
+      const size_t members = static_cast<size_t>(std::count(f.peer.begin(), f.peer.end(), ',')) + 1;
+      const std::string first = f.peer.substr(0, f.peer.find(',')), last = f.peer.substr(f.peer.rfind(',') + 1);
+      row.subsets += fmt::format("{}{} nodes {}..{}", row.subsets.empty() ? "" : "; ", members, first, last);
+    }
   }
   std::set<std::string> culprit_nodes;
   auto score = [&](const std::string& what, bool ok) {
@@ -386,7 +390,7 @@ int main(int argc, char** argv) {
         "{} | {} | {:.1f} s |\n",
         r.nodes, r.nodes * r.gpus, r.rounds, r.confirm, r.probe, r.bisection, r.halving, r.device_s, r.pair_s, r.coll_s,
         r.total_s, r.budget_s, r.found, r.planted, r.missed.empty() ? "" : " (missed: " + list(r.missed) + ")",
-        r.false_nodes.size(), r.false_links, r.subsets.empty() ? "-" : r.subsets.substr(0, 60), r.wall_s);
+        r.false_nodes.size(), r.false_links, r.subsets.empty() ? "-" : r.subsets, r.wall_s);
     if (!r.false_nodes.empty()) fmt::print("#   healthy nodes named at {}: {}\n", r.nodes, list(r.false_nodes));
     all_ok = all_ok && r.missed.empty() && r.false_nodes.empty() && r.total_s <= r.budget_s;
   }
