@@ -184,7 +184,9 @@ TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   EXPECT_NE(all.out.find("SLOW    drift      job: cluster-wide shift: mem/host/triad bandwidth_median"),
             std::string::npos)
       << all.out;
-  EXPECT_EQ(all.out.find("SLOW    drift      " + victim.substr(0, victim.rfind("-r"))), std::string::npos) << all.out;
+  // No node is blamed for the triad every node lost alike (its sgemm may still move against the
+  // others on a loaded machine: that is a real drift, not this test's).
+  EXPECT_EQ(all.out.find(" host: mem/host/triad bandwidth_median"), std::string::npos) << all.out;
   fs::remove(base);
   fs::remove(now);
 }
