@@ -57,18 +57,17 @@ void PairSearch::record(std::vector<Result> results) {
 std::vector<Finding> PairSearch::findings() const { return judge_pairs(results_, nodes_, rule_); }
 
 void PairSearch::plan_after(const std::string& purpose) {
-  const int n = static_cast<int>(nodes_.size());
   auto pair_of = [&](const std::string& a, const std::string& b) {
     const int x = static_cast<int>(std::find(nodes_.begin(), nodes_.end(), a) - nodes_.begin());
     const int y = static_cast<int>(std::find(nodes_.begin(), nodes_.end(), b) - nodes_.begin());
     return NodePair{std::min(x, y), std::max(x, y)};
   };
-  if (purpose == "round" || purpose == "confirm") {
+  if (purpose == "round" || purpose == "confirm" || purpose == "probe") {
     // Every link that looked SLOW or failed, measured once more (judge_pairs keeps each link's
     // best): a transient is forgiven, a fault is seen twice. Replacing a transient by its better
     // value moves the fleet's median and spread, which can tip another link over: up to three
     // passes, each only for pairs not yet measured again.
-    if (confirm_passes_ < kConfirmationPasses) {
+    if (purpose != "probe" && confirm_passes_ < kConfirmationPasses) {
       ++confirm_passes_;
       std::vector<NodePair> suspects;
       for (const auto& f : findings()) {
@@ -84,7 +83,10 @@ void PairSearch::plan_after(const std::string& purpose) {
     }
     // Probes: every node judged SLOW whose links to a node that is not SLOW were never measured
     // again, measured with such a node (each partner once per round): a node is confirmed by a
-    // second look, as a link is.
+    // second look, as a link is. A probe that clears one node can make another stand out: up to
+    // three passes, each for nodes not yet probed.
+    if (probe_passes_ >= kConfirmationPasses) return plan_bisection();
+    ++probe_passes_;
     std::vector<std::string> slow, fine;
     for (const auto& f : findings())
       if (f.kind == SubjectKind::node && f.stage == "pairs") (f.verdict == Verdict::ok ? fine : slow).push_back(f.node);
@@ -102,14 +104,16 @@ void PairSearch::plan_after(const std::string& purpose) {
       probes.push_back(pair_of(s, fine[next_fine++ % fine.size()]));
     }
     confirmed_.insert(confirmed_.end(), probes.begin(), probes.end());
-    int i = 0;
+    int i = measured("probe");
     for (auto& round : pack_rounds(probes)) steps_.push_back({"probe", std::move(round), i++, 0});
     if (!steps_.empty()) return;
   }
-  if (purpose != "bisection") {
-    Round b = bisection_pairs(n);
-    if (!b.empty()) steps_.push_back({"bisection", std::move(b), 0, 1});
-  }
+  if (purpose != "bisection") plan_bisection();
+}
+
+void PairSearch::plan_bisection() {
+  Round b = bisection_pairs(static_cast<int>(nodes_.size()));
+  if (!b.empty()) steps_.push_back({"bisection", std::move(b), 0, 1});
 }
 
 }  // namespace gcb::scan

@@ -1,8 +1,9 @@
 // The inter-node pair stage of `gcbench scan` as a pure state machine, as halving.hpp is for the
 // collectives: rounds of disjoint node pairs (plan.hpp: the first `max_rounds` rounds of the
 // round-robin, every node meeting that many partners), up to three confirmation passes that
-// measure again the links that looked SLOW or failed, one probe round that measures every node
-// found SLOW with a node that is not (unless a confirmation already did), and the bisection (half
+// measure again the links that looked SLOW or failed, up to three probe passes that measure every
+// node found SLOW with a node that is not (unless a confirmation or probe already did), and the
+// bisection (half
 // against half, all at once). The caller measures next() — every pair at the same time — tags
 // each result with tag() plus its nodes and rail, and record()s them; the verdicts are
 // judge_pairs' (judge.hpp) on results(). The stage (stage_pairs.cpp) drives it over MPI/NCCL
@@ -49,11 +50,13 @@ class PairSearch {
 
  private:
   void plan_after(const std::string& purpose);
+  void plan_bisection();
 
   std::vector<std::string> nodes_;
   RobustRule rule_;
   int rounds_ = 0;
   int confirm_passes_ = 0;
+  int probe_passes_ = 0;
   std::vector<PairStep> steps_;  // pending, in order
   std::vector<PairStep> done_;
   std::vector<NodePair> confirmed_;  // pairs measured again already

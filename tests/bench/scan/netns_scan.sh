@@ -67,10 +67,30 @@ case "$mode" in
     # test near a minute.
     size=256K
     [ "$mode" = throttled-5 ] && size=128K
-    out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,pairs,coll --budget 0.5 \
-      --tolerance 0.9 "${mad[@]}" --pair-size "$size" --coll-size "$size" --coll-iters 1 2>&1)
-    code=$?
-    printf '%s\n' "$out"
+    # One more scan when the first names a healthy node: on a machine loaded by other work one
+    # node's rank can be starved for seconds, and every stage then rightly finds it slow, its
+    # confirmation included (a build and a simulator beside the tests once put node3 of the
+    # unthrottled cluster, and node4 of the five, at 1-3 % on pairs and collectives alike); a
+    # healthy node is seldom starved twice in the same way. The second scan's verdict stands.
+    healthy='node[1-3]:'
+    [ "$mode" = throttled-5 ] && healthy='node[1345]:'
+    for attempt in 1 2; do
+      out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,pairs,coll --budget 0.5 \
+        --tolerance 0.9 "${mad[@]}" --pair-size "$size" --coll-size "$size" --coll-iters 1 2>&1)
+      code=$?
+      printf '%s\n' "$out"
+      named=0
+      if [ "$mode" = unthrottled ]; then
+        [ "$code" -ne 0 ] && named=1
+      elif grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +($healthy|\{)" <<<"$out"; then
+        named=1
+      fi
+      if [ "$attempt" -eq 1 ] && [ "$named" -eq 1 ]; then
+        echo "netns_scan: a healthy node or a subset named; scanning once more"
+        continue
+      fi
+      break
+    done
     if [ "$mode" = unthrottled ]; then
       [ "$code" -eq 0 ] || fail "exit code $code, wanted 0"
       grep -q "scan verdict: all OK" <<<"$out" || fail "no 'all OK' verdict"

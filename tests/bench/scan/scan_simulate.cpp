@@ -308,8 +308,10 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
         fmt::print("#   {} {} {}: {}\n", verdict_name(f.verdict), f.stage, f.subject(), f.evidence);
   }
   for (const auto& f : findings)
-    if (f.kind == SubjectKind::link && f.verdict != Verdict::ok && !named.count(f.node) && !named.count(f.peer))
+    if (f.kind == SubjectKind::link && f.verdict != Verdict::ok && !named.count(f.node) && !named.count(f.peer)) {
       ++row.false_links;
+      if (std::getenv("SCAN_SIMULATE_EXPLAIN")) fmt::print("#   false link {}: {}\n", f.subject(), f.evidence);
+    }
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return row;
 }
