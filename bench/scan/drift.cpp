@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "bench/scan/judge.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "reports/compare.hpp"
 
 namespace gcb::scan {
@@ -65,7 +68,49 @@ std::vector<Finding> judge_drift(const ResultDocument& baseline, const std::vect
     out.push_back(std::move(f));
     return out;
   }
-  for (const auto& c : report.comparisons) {
+  // How far each figure moved: ln(now / before), signed so that negative is slower, grouped by
+  // figure across nodes (key, metric and every identity param but the node, GPU, rail and
+  // subset). Within a group of min_peers or more, a figure moved against the others when its move
+  // is SLOW against theirs by the rule of robust.hpp; the group's median move is the cluster's. A
+  // cluster-wide shift (a driver, a firmware, a warmer room, a host slowed as a whole) moves every
+  // node alike and blames none of them; with fewer than min_peers nodes per figure the two cannot
+  // be told apart and every significant slowdown stands.
+  std::map<std::string, std::vector<size_t>> groups;  // figure → comparison indices
+  auto group_of = [](const Comparison& c) {
+    nlohmann::json p = c.params;
+    for (const char* k : {"node", "src_node", "dst_node", "gpu", "rail", "subset"}) p.erase(k);
+    return c.key + "|" + c.metric + "|" + p.dump();
+  };
+  const auto& cs = report.comparisons;
+  for (size_t i = 0; i < cs.size(); ++i)
+    if (cs[i].base && cs[i].contender && *cs[i].base > 0 && *cs[i].contender > 0) groups[group_of(cs[i])].push_back(i);
+  std::set<size_t> against, with_cluster;  // comparisons that moved against / with their group
+  std::optional<double> cluster;           // the median move of the most-moved separable group
+  std::string cluster_figure;
+  size_t separable = 0;
+  for (const auto& [g, idx] : groups) {
+    if (idx.size() < rule.min_peers) continue;
+    ++separable;
+    std::vector<Figure> moves;
+    std::vector<double> factors;
+    for (size_t i : idx) {
+      Figure fig;
+      fig.subject.unit = "x";
+      const double up = *cs[i].contender / *cs[i].base;
+      fig.value = cs[i].higher_is_better ? up : 1 / up;
+      factors.push_back(fig.value);
+      moves.push_back(std::move(fig));
+    }
+    const auto judged = judge_figures(moves, rule);
+    for (size_t k = 0; k < idx.size(); ++k)
+      (judged[k].verdict == Verdict::slow ? against : with_cluster).insert(idx[k]);
+    const double m = percentile(factors, 0.5);
+    if (!cluster || m < *cluster) cluster = m, cluster_figure = cs[idx.front()].key + " " + cs[idx.front()].metric;
+  }
+  std::set<std::string> blamed;
+  size_t moved_with = 0;
+  for (size_t ci = 0; ci < cs.size(); ++ci) {
+    const Comparison& c = cs[ci];
     if (c.verdict != gcb::Verdict::slower && c.verdict != gcb::Verdict::failed) continue;
     Finding f;
     f.stage = "drift";
@@ -86,7 +131,38 @@ std::vector<Finding> judge_drift(const ResultDocument& baseline, const std::vect
     f.evidence = fmt::format("{} {} → {} ({}{:.1f} %), {}", f.figure, c.base ? format_figure(*c.base, c.unit) : "-",
                              c.contender ? format_figure(*c.contender, c.unit) : "-",
                              c.change && *c.change > 0 ? "+" : "", c.change ? *c.change * 100 : 0.0, c.reason);
+    // A slowdown the figure shares with the same figure of the other nodes is the cluster's.
+    if (f.verdict == Verdict::slow && with_cluster.count(ci)) {
+      f.verdict = Verdict::ok;
+      f.evidence = "with the cluster: " + f.evidence;
+      ++moved_with;
+    } else if (against.count(ci)) {
+      f.evidence += "; moved against the same figure of the other nodes";
+    } else if (f.verdict == Verdict::slow) {
+      f.evidence += "; too few nodes with this figure to separate it from a cluster-wide shift";
+    }
+    if (f.verdict != Verdict::ok) blamed.insert(f.node);
     out.push_back(std::move(f));
+  }
+  if (separable > 0 && cluster) {
+    Finding j;
+    j.stage = "drift";
+    j.kind = SubjectKind::job;
+    j.figure = "cluster-wide speed against the baseline";
+    j.value = cluster;
+    j.unit = "x";
+    j.shortfall = 1 - *cluster;
+    const bool shifted = 1 - *cluster > rule.tolerance && moved_with > 0;
+    j.verdict = shifted ? Verdict::slow : Verdict::ok;
+    j.evidence = fmt::format(
+        "{}: {} of the median node at {:.3f}× its baseline ({:+.1f} %); {} significant "
+        "slowdown{} shared by the other nodes; {}",
+        shifted ? "cluster-wide shift" : "no cluster-wide shift", cluster_figure, *cluster, (*cluster - 1) * 100,
+        moved_with, moved_with == 1 ? "" : "s",
+        blamed.empty()
+            ? "no node moved against the others"
+            : fmt::format("{} node{} moved against the others", blamed.size(), blamed.size() == 1 ? "" : "s"));
+    out.push_back(std::move(j));
   }
   // Per node: the worst drift naming it, MISSING when the baseline had it and this scan does not.
   const std::set<std::string> before = nodes_in(baseline.results);
@@ -105,15 +181,19 @@ std::vector<Finding> judge_drift(const ResultDocument& baseline, const std::vect
       f.evidence = "not in the baseline: nothing to compare";
     } else {
       const Finding* worst = nullptr;
-      for (const auto& d : out)  // a link's drift counts against its sending node
-        if (d.node == n)
-          if (!worst || d.shortfall.value_or(0) > worst->shortfall.value_or(0)) worst = &d;
-      if (worst) {
+      for (const auto& d : out)  // a link's drift counts against its sending node; SLOW before OK
+        if (d.node == n && d.kind != SubjectKind::job)
+          if (!worst || verdict_severity(d.verdict) > verdict_severity(worst->verdict) ||
+              (d.verdict == worst->verdict && d.shortfall.value_or(0) > worst->shortfall.value_or(0)))
+            worst = &d;
+      if (worst && worst->verdict != Verdict::ok) {
         f.verdict = worst->verdict;
         f.value = worst->value;
         f.unit = worst->unit;
         f.shortfall = worst->shortfall;
         f.evidence = worst->subject() + ": " + worst->evidence;
+      } else if (worst) {
+        f.evidence = "slower with the rest of the cluster, not against it: " + worst->evidence;
       } else {
         f.evidence = "no significant slowdown against the baseline";
       }

@@ -66,7 +66,8 @@ void HalvingSearch::record(const std::vector<GroupBusbw>& measured) {
   for (const auto& m : measured) busbw.push_back(m.busbw);
   out_.steps.push_back({state_ == State::whole    ? "whole job"
                         : state_ == State::halves ? "halves"
-                                                  : "probes",
+                        : state_ == State::probes ? "probes"
+                                                  : "subset again",
                         pending_, busbw});
   switch (state_) {
     case State::whole: {
@@ -117,11 +118,28 @@ void HalvingSearch::record(const std::vector<GroupBusbw>& measured) {
       }
       std::sort(out_.culprits.begin(), out_.culprits.end());
       if (out_.culprits.empty()) {
-        out_.slow_subset = suspects_;
-        return finish(fmt::format("every probe of {} within tolerance: the subset is named, no single node",
-                                  node_list(suspects_)));
+        // No probe slow: measure the slow subset once more before naming it — a stall during the
+        // halves step slows one group once, a slow subset every time.
+        recheck_reference_ = best;
+        state_ = State::recheck;
+        pending_ = {suspects_};
+        return;
       }
       return finish(fmt::format("probes with fast nodes name {}", node_list(out_.culprits)));
+    }
+    case State::recheck: {
+      if (clearly_slower(measured[0], recheck_reference_)) {
+        out_.slow_subset = suspects_;
+        return finish(
+            fmt::format("every probe of {} within tolerance, the subset slow again: the subset is named, "
+                        "no single node",
+                        node_list(suspects_)));
+      }
+      out_.cleared.insert(out_.cleared.end(), suspects_.begin(), suspects_.end());
+      return finish(
+          fmt::format("every probe of {} within tolerance and the subset in line when measured again: a "
+                      "transient, no slow subset",
+                      node_list(suspects_)));
     }
     case State::done: break;
   }

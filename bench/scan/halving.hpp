@@ -5,7 +5,9 @@
 // measurement per group gives no spread to test against; a stall only ever slows samples, so the
 // faster group's median and the slower group's best sample are what a stall cannot fake); repeat
 // inside it. Once the suspect set has two or three nodes, each suspect is measured with a node
-// from a half that was fast ("probes"), so a slow probe names one node. A pure state machine: the
+// from a half that was fast ("probes"), so a slow probe names one node; when no probe is slow the
+// suspect subset is measured once more ("subset again") and named only when it is still clearly
+// slower than the best probe (a stall during the halves step is no slow subset). A pure state machine: the
 // caller measures next_groups() (disjoint, concurrently) and record()s the bus bandwidths in the
 // same order.
 #pragma once
@@ -22,7 +24,7 @@ struct GroupBusbw {
 };
 
 struct HalvingStep {
-  std::string purpose;                   // "whole job", "halves", "probes"
+  std::string purpose;                   // "whole job", "halves", "probes", "subset again"
   std::vector<std::vector<int>> groups;  // node indices per group
   std::vector<double> busbw;             // GB/s per group, as recorded
 };
@@ -49,7 +51,7 @@ class HalvingSearch {
   const HalvingOutcome& outcome() const { return out_; }
 
  private:
-  enum class State { whole, halves, probes, done };
+  enum class State { whole, halves, probes, recheck, done };
   void plan_halves();
   void plan_probes();
   // The next probe round: the probes left whose good partner is still free in it.
@@ -68,6 +70,7 @@ class HalvingSearch {
   // Probe bookkeeping: probes not yet measured, and per suspect its measured busbw.
   std::vector<std::pair<int, int>> probes_left_;  // (suspect, good partner)
   std::vector<std::pair<int, GroupBusbw>> probe_values_;
+  GroupBusbw recheck_reference_;  // the best probe, against which the subset is measured again
   HalvingOutcome out_;
 };
 

@@ -25,15 +25,21 @@ inline constexpr double kThrottleShareSlow = 0.25;
 std::vector<Finding> judge_device(const std::vector<Result>& results, const std::vector<std::string>& nodes,
                                   const RobustRule& rule);
 // Intra-node links: every GPU pair's copy bandwidth against pairs of the same engine, peer mode
-// and link type, and against its link rate. Nodes without device-pair results are not judged.
+// and link type, and against its link rate; a GPU whose median over its pairs is SLOW against
+// every other GPU's median is named itself (kind gpu). Nodes without device-pair results are not
+// judged.
 std::vector<Finding> judge_links(const std::vector<Result>& results, const std::vector<std::string>& nodes,
                                  const RobustRule& rule);
 // Inter-node pairs and bisection: each directional link (send bandwidth), each pair (bidir
 // bandwidth, latency) and each bisection pair against the fleet; a node is SLOW when more than
-// half of its links of one kind (outgoing, incoming, or either for symmetric figures) are SLOW —
-// otherwise the links themselves are the culprits. A link measured more than once (a
-// confirmation) is judged on its best measurement — a transient only ever slows a link — unless
-// one of them failed, which stands.
+// half of its links of one kind (outgoing, incoming, or either for symmetric figures; two
+// partners at least) are SLOW, or when its median over its links of one kind on one rail is SLOW
+// against every other (node, rail)'s median, confirmed by a re-measurement with a node that is not
+// SLOW where one exists (params "confirm" / "probe"), or when a quarter of its measurements with
+// healthy partners on one rail fell short (intermittent) — otherwise the links themselves are the
+// culprits. A link measured more than once is judged on its best measurement — a transient only
+// ever slows a link — unless one of them failed, which stands. judge_pairs.cpp states the rules
+// and how many nodes each needs.
 std::vector<Finding> judge_pairs(const std::vector<Result>& results, const std::vector<std::string>& nodes,
                                  const RobustRule& rule);
 // Collectives: the whole job against its expected bus bandwidth (when known), the search's slow

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "bench/scan/judge.hpp"
 #include "core/nvml.hpp"
+#include "core/stats.hpp"
 
 namespace gcb::scan {
 
@@ -187,7 +189,43 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
         .push_back(fig);
   }
   judge_groups(groups, rule, out);
-  // A node's verdict is its worst link; nodes with fewer than two GPUs have none to judge.
+  // Per GPU: its median over the GPU pairs it is in (either end), against every other GPU's median
+  // of the same figure (link type and engine), by the same rule — a GPU in every slow pair is the
+  // culprit, not its pairs; needs two partners per GPU (three GPUs on a node) and min_peers GPUs
+  // across the fleet.
+  std::map<std::string, std::map<std::pair<std::string, int>, std::vector<double>>> per_gpu;  // figure → GPU → values
+  for (const auto& f : out)
+    if (f.kind == SubjectKind::link && f.value && f.verdict != Verdict::fail) {
+      const int peer = std::atoi(f.peer.c_str() + 3);  // "GPU<n>"
+      per_gpu[f.figure][{f.node, f.gpu}].push_back(*f.value);
+      per_gpu[f.figure][{f.node, peer}].push_back(*f.value);
+    }
+  std::vector<Finding> gpus;
+  for (const auto& [figure, ends] : per_gpu) {
+    std::vector<Figure> group;
+    for (const auto& [end, values] : ends) {
+      if (values.size() < 4) continue;  // both directions of two pairs at least
+      Figure fig;
+      fig.subject.stage = "links";
+      fig.subject.kind = SubjectKind::gpu;
+      fig.subject.node = end.first;
+      fig.subject.gpu = end.second;
+      fig.subject.figure = fmt::format("median {} over its {} GPU-pair links", figure, values.size());
+      for (const auto& f : out)
+        if (f.kind == SubjectKind::link && f.figure == figure) {
+          fig.subject.unit = f.unit;
+          fig.subject.higher_is_better = f.higher_is_better;
+          break;
+        }
+      fig.value = percentile(values, 0.5);
+      group.push_back(std::move(fig));
+    }
+    for (auto& f : judge_figures(group, rule))
+      if (f.verdict != Verdict::ok) gpus.push_back(std::move(f));
+  }
+  out.insert(out.end(), gpus.begin(), gpus.end());
+  // A node's verdict is its slowest GPU, else its worst link; nodes with fewer than two GPUs have
+  // none to judge.
   for (const auto& node : nodes) {
     if (std::find(judged_nodes.begin(), judged_nodes.end(), node) == judged_nodes.end()) continue;
     const Finding* worst = nullptr;
@@ -197,6 +235,10 @@ std::vector<Finding> judge_links(const std::vector<Result>& results, const std::
         ++n;
         if (!worst || verdict_severity(f.verdict) > verdict_severity(worst->verdict)) worst = &f;
       }
+    for (const auto& f : out)
+      if (f.node == node && f.kind == SubjectKind::gpu && worst &&
+          verdict_severity(f.verdict) >= verdict_severity(worst->verdict))
+        worst = &f;
     Finding roll;
     roll.stage = "links";
     roll.node = node;

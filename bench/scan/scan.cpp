@@ -29,6 +29,7 @@ void validate(const ScanOptions& o) {
       throw UsageError(fmt::format("--coll-ops {}: expected all_reduce, all_gather or reduce_scatter", op));
   }
   if (o.coll_iters < 1) throw UsageError("--coll-iters must be ≥ 1");
+  if (o.pair_rounds < 0) throw UsageError("--pair-rounds must be ≥ 0 (0 = all, at most 32)");
   if (o.reference_steps < 1) throw UsageError("--reference-steps must be ≥ 1");
   if (o.gemm_size < 0) throw UsageError("--gemm-size must be ≥ 0");
   if (o.burn < 0) throw UsageError("--burn must be ≥ 0 seconds");

@@ -32,6 +32,7 @@ struct ScanOptions {
   uint64_t link_size = uint64_t{256} << 20;
   // Inter-node pairs.
   uint64_t pair_size = 0;  // 0 = 8 MiB on host memory, 256 MiB with NCCL
+  int pair_rounds = 0;     // round-robin rounds; 0 = all up to kDefaultPairRounds (pair_search.hpp)
   // Collectives.
   std::vector<std::string> coll_ops = {"all_reduce"};  // the first one drives the halving search
   uint64_t coll_size = 0;                              // 0 = 8 MiB on host memory, 256 MiB with NCCL
@@ -46,8 +47,9 @@ struct ScanOptions {
   // Drift and offline inventory.
   std::string baseline;                     // a previous scan's JSON: each node against its own past
   std::vector<std::string> inventory_from;  // [NAME=]FILE topology dumps: compare them, measure nothing
-  // Test hook: every rank thread is its own node "<host>-r<rank>" (threads backend).
-  bool test_fake_nodes = false;
+  // Rehearsal on one host (--rehearse): every rank is its own node "<host>-r<rank>" (rank threads
+  // or MPI ranks), so every stage between nodes runs; measures the host's own memory and loopback.
+  bool rehearse = false;
 };
 
 void validate(const ScanOptions& o);

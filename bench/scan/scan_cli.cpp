@@ -82,6 +82,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--gemm-size", o->gemm_size, "Square GEMM size (default 1024 on the host, 8192 on GPUs)");
   app->add_option("--burn", o->burn, "Seconds of bf16 GEMM per GPU at least (default: the stage's budget share)");
   app->add_option("--link-size", f->link_size, "Bytes per copy between the GPUs of a node")->capture_default_str();
+  app->add_option("--pair-rounds", o->pair_rounds,
+                  "Round-robin rounds of the pair stage, each node meeting one partner per round "
+                  "(0 = all N-1, at most 32)")
+      ->capture_default_str();
   app->add_option("--pair-size", f->pair_size,
                   "Bytes per message between nodes (default 8M host memory, 256M device memory)");
   app->add_option("--coll-ops", o->coll_ops,
@@ -103,7 +107,11 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "[NAME=]FILE: compare saved topology dumps (nvidia-smi topo -m, NCCL XML, hwloc XML, gcbench JSON) "
                   "as nodes; measures nothing")
       ->type_name("[NAME=]FILE");
-  app->add_flag("--test-fake-nodes", o->test_fake_nodes, "Test hook: each rank thread is its own node")->group("");
+  app->add_flag("--rehearse", o->rehearse,
+                "Rehearsal on one host: every rank (--ranks threads or MPI ranks) is its own node \"<host>-r<rank>\", "
+                "so the stages between nodes run over shared memory/loopback (their figures are the host's, "
+                "not a network's)");
+  app->add_flag("--test-fake-nodes", o->rehearse, "Old name of --rehearse")->group("");
   run = [=, &argv] {
     ScanOptions options = *o;
     apply(*f, options);

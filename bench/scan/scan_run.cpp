@@ -31,12 +31,42 @@ std::string describe_stage(const std::string& stage) {
 
 }  // namespace
 
+Result skipped_result(const std::string& stage, const std::string& why) {
+  Result r;
+  r.key = std::string(kSkippedKey);
+  r.params = {{"stage", stage}};
+  r.status = Status::waived;
+  r.reason = "skipped: " + why;
+  return r;
+}
+
+std::string verdict_line(int code, const std::vector<std::string>& ran,
+                         const std::vector<std::pair<std::string, std::string>>& skipped, int nodes) {
+  std::string line = code == 0 ? "all OK" : "NOT OK (exit 1)";
+  std::string ran_text;
+  for (const auto& s : ran) ran_text += (ran_text.empty() ? "" : ", ") + s;
+  line += fmt::format(" (ran: {}", ran_text.empty() ? "nothing" : ran_text);
+  if (!skipped.empty()) {
+    line += "; skipped: ";
+    for (size_t i = 0; i < skipped.size(); ++i)
+      line += fmt::format("{}{} — {}", i ? "; " : "", skipped[i].first, skipped[i].second);
+  }
+  line += ")";
+  const bool between =
+      std::any_of(ran.begin(), ran.end(), [](const std::string& s) { return s == "pairs" || s == "coll"; });
+  if (!between)
+    line += nodes < 2 ? "; nothing between nodes was measured (one node: run it under a launcher on every node, or "
+                        "--rehearse on one host)"
+                      : "; nothing between nodes was measured";
+  return line;
+}
+
 ScanRun::ScanRun(const ScanOptions& o, const HarnessOptions& harness, uint64_t seed, bool quiet, RankContext& ctx,
                  bench::Runner* runner)
     : o_(o), harness_(harness), seed_(seed), quiet_(quiet), ctx_(ctx), runner_(ctx.rank == 0 ? runner : nullptr) {
   for (const auto& s : kStageNames)
     if (has_stage(o, s)) stages_.push_back(s);
-  if (!o.test_fake_nodes) {
+  if (!o.rehearse) {
     if (ctx.device >= 0)
       gpu_ = ctx.device;
     else if (ctx.local_rank < gpu::device_count())
@@ -91,7 +121,9 @@ double ScanRun::begin_stage(const std::string& stage, const std::string& what) {
 
 void ScanRun::skip_stage(const std::string& stage, const std::string& why) {
   say("      skipped: {}\n", why);
-  (void)stage;
+  if (!leader()) return;
+  skipped_.emplace_back(stage, why);
+  if (runner_) runner_->add(skipped_result(stage, why));
 }
 
 void ScanRun::end_stage(const std::string& stage, std::vector<Result> results, std::vector<Finding> findings) {
@@ -114,12 +146,12 @@ void ScanRun::end_stage(const std::string& stage, std::vector<Result> results, s
       std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.verdict != Verdict::ok; }))
     stop_ = true;
   findings_.insert(findings_.end(), std::make_move_iterator(findings.begin()), std::make_move_iterator(findings.end()));
-  (void)stage;
+  ran_.push_back(stage);
 }
 
 int ScanRun::run() {
   start_ = steady_clock().now();
-  const std::string node = o_.test_fake_nodes ? fmt::format("{}-r{}", ctx_.host, ctx_.rank) : ctx_.host;
+  const std::string node = o_.rehearse ? fmt::format("{}-r{}", ctx_.host, ctx_.rank) : ctx_.host;
   layout_ = gather_layout(ctx_, node, gpu_);
   const int nodes = static_cast<int>(layout_.nodes.size());
   budget_s_ = 60 * (o_.budget_minutes > 0 ? o_.budget_minutes : default_budget_minutes(nodes));
@@ -149,6 +181,11 @@ int ScanRun::run() {
     stop_ = broadcast_json(ctx_.host_comm, stop_).get<bool>();
     if (stop_) {
       say("      --fail-fast: stopping after {}\n", describe_stage(stage));
+      for (auto it = std::find(stages_.begin(), stages_.end(), stage) + 1; it != stages_.end(); ++it)
+        if (leader()) {
+          skipped_.emplace_back(*it, "--fail-fast: stopped after " + stage);
+          if (runner_) runner_->add(skipped_result(*it, skipped_.back().second));
+        }
       break;
     }
   }
@@ -166,7 +203,7 @@ int ScanRun::run() {
       if (runner_) runner_->add(to_result(f, culprit_rank));
       if (f.verdict != Verdict::ok) code = 1;
     }
-    say("# scan verdict: {} ({:.1f} s)\n", code == 0 ? "all OK" : "NOT OK (exit 1)", elapsed());
+    say("# scan verdict: {} ({:.1f} s)\n", verdict_line(code, ran_, skipped_, nodes), elapsed());
   }
   return broadcast_json(ctx_.host_comm, code).get<int>();
 }

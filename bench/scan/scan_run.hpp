@@ -18,6 +18,15 @@
 
 namespace gcb::scan {
 
+// A stage that did not run, as a result: key "scan/skipped", params {stage}, status WAIVED, reason
+// "skipped: <why>".
+inline constexpr std::string_view kSkippedKey = "scan/skipped";
+Result skipped_result(const std::string& stage, const std::string& why);
+// The text after "# scan verdict: ": all OK / NOT OK (exit 1), the stages that ran and those
+// skipped with their reason, and whether anything between nodes was measured.
+std::string verdict_line(int code, const std::vector<std::string>& ran,
+                         const std::vector<std::pair<std::string, std::string>>& skipped, int nodes);
+
 class ScanRun {
  public:
   // `runner` is used on rank 0 only.
@@ -33,6 +42,7 @@ class ScanRun {
   double begin_stage(const std::string& stage, const std::string& what);
   // Rank 0: records the stage's results and findings and prints the stage's verdict counts.
   void end_stage(const std::string& stage, std::vector<Result> results, std::vector<Finding> findings);
+  // Records the stage as skipped with the reason (console, "scan/skipped" result, verdict line).
   void skip_stage(const std::string& stage, const std::string& why);
   // Every rank's results, on every rank (collective).
   std::vector<Result> gather(const std::vector<Result>& mine);
@@ -76,9 +86,11 @@ class ScanRun {
   double start_ = 0;  // rank 0's clock at the start
   double stage_start_ = 0;
   double budget_s_ = 0;
-  std::vector<Result> measured_;   // rank 0: every measurement result so far
-  std::vector<Finding> findings_;  // rank 0
-  bool stop_ = false;              // --fail-fast after a stage that found something
+  std::vector<Result> measured_;                              // rank 0: every measurement result so far
+  std::vector<Finding> findings_;                             // rank 0
+  bool stop_ = false;                                         // --fail-fast after a stage that found something
+  std::vector<std::string> ran_;                              // rank 0: stages that measured and were judged, in order
+  std::vector<std::pair<std::string, std::string>> skipped_;  // rank 0: (stage, why)
 };
 
 }  // namespace gcb::scan

@@ -37,6 +37,18 @@ std::vector<Verdict> verdicts_of(const ResultDocument& doc) {
   return out;
 }
 
+// Stages the scan did not run, with the reason ("scan/skipped" results).
+std::vector<std::pair<std::string, std::string>> skipped_of(const ResultDocument& doc) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& r : doc.results)
+    if (r.key == "scan/skipped") {
+      std::string why = r.reason;
+      if (why.rfind("skipped: ", 0) == 0) why = why.substr(9);
+      out.emplace_back(str(r.params, "stage"), why);
+    }
+  return out;
+}
+
 bool culprit_node(const std::vector<Verdict>& vs, const std::string& stage, const std::string& node) {
   return std::any_of(vs.begin(), vs.end(), [&](const Verdict& v) {
     return v.stage == stage && (v.kind == "node" || v.kind == "gpu") && v.node == node && v.verdict != "OK";
@@ -230,6 +242,11 @@ std::string scan_section_html(const std::vector<Run>& runs) {
     if (vs.empty()) continue;
     out += fmt::format("<h3>Scan of {}</h3>\n", xml_escape(run.label));
     out += counts_html(vs);
+    if (const auto sk = skipped_of(run.doc); !sk.empty()) {
+      out += "<p class=\"note\">Skipped (no verdict, not OK):</p>\n<ul>\n";
+      for (const auto& [stage, why] : sk) out += fmt::format("<li>{}: {}</li>\n", xml_escape(stage), xml_escape(why));
+      out += "</ul>\n";
+    }
     out +=
         "<p class=\"note\">Culprits, ranked (the rule is printed by <code>gcbench scan</code> and in "
         "docs/readme-scan.md):</p>\n" +
@@ -267,6 +284,8 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
       out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(stage), n["OK"], n["SLOW"], n["FAIL"],
                          n["MISSING"]);
     }
+    for (const auto& [stage, why] : skipped_of(run.doc))
+      out += fmt::format("| {} | skipped: {} | | | |\n", markdown_text(stage), markdown_text(why));
     const auto list = ranked(vs);
     if (list.empty()) {
       out += "\nNo culprit: every node, GPU and link is OK.\n";

@@ -6,6 +6,9 @@
 #     unthrottled   nothing wrong: exit 0, every node OK
 #     throttled     node4's uplink limited by tc tbf to 2 Mbit/s (0.25 MB/s; its peers move 0.5-2
 #                   GB/s here): node4 SLOW on the pair and collective stages, nobody else named, exit 1
+#     throttled-5   five nodes, node2's uplink throttled the same way: node2 SLOW on the pair stage
+#                   (by its links or by its median over its links against the other nodes'), nobody
+#                   else named, exit 1 — another node count and culprit than `throttled`
 #     slow-device   node4's rank limited to 1 % of one CPU (a cpu cgroup; skipped without a
 #                   writable one): node4 SLOW at the per-device stage, first in the ranking, exit 1
 #                   (scanned twice when the first scan names nobody: see below)
@@ -20,7 +23,7 @@
 # sgemm medians spread over a factor of 2-4: with four peers the log-scale MAD is then ~0.7 and
 # a host 25 times slower can be only ~2.5 MAD below the median (the likely cause of one CI failure). That test
 # asks for 2 MAD instead (--mad-threshold); the 50 % shortfall still guards the healthy hosts.
-# Messages of 256 KiB keep a throttled transfer at about a second.
+# Messages of 256 KiB (128 KiB with five nodes) keep a throttled transfer at about a second.
 set -uo pipefail
 gcbench=$1
 mode=$2
@@ -38,7 +41,13 @@ name="gs$(( $$ % 1000000 ))"
 cleanup() { "$cluster" --name "$name" down; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$cluster" --name "$name" up 4 || { echo "could not make the cluster"; exit 1; }
+nodes=4
+victim=node4
+if [ "$mode" = throttled-5 ]; then
+  nodes=5
+  victim=node2
+fi
+"$cluster" --name "$name" up "$nodes" || { echo "could not make the cluster"; exit 1; }
 
 fail() {
   echo "FAILED: $*"
@@ -46,25 +55,54 @@ fail() {
 }
 
 case "$mode" in
-  unthrottled | throttled)
-    [ "$mode" = throttled ] && "$cluster" --name "$name" throttle node4 2mbit
+  unthrottled | throttled | throttled-5)
+    [ "$mode" != unthrottled ] && "$cluster" --name "$name" throttle "$victim" 2mbit
     # Throttled, node4 also slows the links into it (its ACKs queue behind the throttle: 0.15-0.3
     # against 2 GB/s here), so the twelve links are trimodal and the log MAD is ~1: node4's own
     # links, 4000 times slower, sit only ~6 MAD below the median. The throttled run asks for 2 MAD;
     # the 90 % shortfall still guards the healthy nodes.
     mad=()
-    [ "$mode" = throttled ] && mad=(--mad-threshold 2)
-    out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,pairs,coll --budget 0.5 \
-      --tolerance 0.9 "${mad[@]}" --pair-size 256K --coll-size 256K --coll-iters 1 2>&1)
-    code=$?
-    printf '%s\n' "$out"
+    [ "$mode" != unthrottled ] && mad=(--mad-threshold 2)
+    # Five nodes have more throttled rounds (and their confirmations): half the message keeps the
+    # test near a minute.
+    size=256K
+    [ "$mode" = throttled-5 ] && size=128K
+    # One more scan when the first names a healthy node: on a machine loaded by other work one
+    # node's rank can be starved for seconds, and every stage then rightly finds it slow, its
+    # confirmation included (a build and a simulator beside the tests once put node3 of the
+    # unthrottled cluster, and node4 of the five, at 1-3 % on pairs and collectives alike); a
+    # healthy node is seldom starved twice in the same way. The second scan's verdict stands.
+    healthy='node[1-3]:'
+    [ "$mode" = throttled-5 ] && healthy='node[1345]:'
+    for attempt in 1 2; do
+      out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,pairs,coll --budget 0.5 \
+        --tolerance 0.9 "${mad[@]}" --pair-size "$size" --coll-size "$size" --coll-iters 1 2>&1)
+      code=$?
+      printf '%s\n' "$out"
+      named=0
+      if [ "$mode" = unthrottled ]; then
+        [ "$code" -ne 0 ] && named=1
+      elif grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +($healthy|\{)" <<<"$out"; then
+        named=1
+      fi
+      if [ "$attempt" -eq 1 ] && [ "$named" -eq 1 ]; then
+        echo "netns_scan: a healthy node or a subset named; scanning once more"
+        continue
+      fi
+      break
+    done
     if [ "$mode" = unthrottled ]; then
       [ "$code" -eq 0 ] || fail "exit code $code, wanted 0"
       grep -q "scan verdict: all OK" <<<"$out" || fail "no 'all OK' verdict"
+    elif [ "$mode" = throttled-5 ]; then
+      [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
+      grep -Eq "^ +[0-9]+\. SLOW +pairs +node2: " <<<"$out" || fail "node2 not named SLOW on the pair stage"
+      ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[1345]:|\{)" <<<"$out" || fail "a healthy node or a subset was named"
     else
       [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
-      grep -Eq "^ +[0-9]+\. SLOW +pairs +node4: 3 of 3 outgoing send bandwidth links SLOW" <<<"$out" ||
-        fail "node4 not named SLOW on the pair stage"
+      # By its links (most of them SLOW) or, when half of all links touch it and none is SLOW on
+      # its own (a loaded machine widens the spread), by its median against the other nodes'.
+      grep -Eq "^ +[0-9]+\. SLOW +pairs +node4: " <<<"$out" || fail "node4 not named SLOW on the pair stage"
       grep -Eq "^ +[0-9]+\. SLOW +coll +node4: in the slower subset at every step and its probe slow" <<<"$out" ||
         fail "node4 not named SLOW on the collective stage"
       ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[123]:|\{)" <<<"$out" || fail "a healthy node or a subset was named"

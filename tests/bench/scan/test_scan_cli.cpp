@@ -1,5 +1,6 @@
 // `gcbench scan` from the command line: saved inventories, bad input, every stage end to end on
-// rank threads that pretend to be nodes (--test-fake-nodes), and drift against a baseline.
+// rank threads that pretend to be nodes (--rehearse; --test-fake-nodes, its old name, still works),
+// one node saying what it skipped, and drift against a baseline.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -58,23 +59,32 @@ nlohmann::json load(const fs::path& p) {
 TEST(ScanCli, EveryStageOnFakeNodes) {
   const fs::path out = temp("fake.json");
   const std::string common =
-      "scan --ranks 4 --test-fake-nodes --budget 0.4 --tolerance 0.99 --device-size 1M --gemm-size 128 "
+      "scan --ranks 4 --rehearse --budget 0.4 --tolerance 0.99 --device-size 1M --gemm-size 128 "
       "--pair-size 256K --coll-size 256K --coll-iters 1 --reference --reference-steps 2";
   const auto r = run_gcbench(common + " --json " + out.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   for (const char* line : {"4 nodes", "[1/6] inventory", "round 3/3", "bisection 1/1", "whole job", "halves",
-                           "[6/6] reference step", "none: every node, GPU and link is OK", "scan verdict: all OK"})
+                           "[6/6] reference step", "none: every node, GPU and link is OK",
+                           "scan verdict: all OK (ran: inventory, device, pairs, coll, reference; skipped: links — no "
+                           "node has two GPUs: no intra-node link to measure)"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   const auto doc = load(out);
   std::map<std::string, std::set<std::string>> verdict_nodes;  // stage → nodes with a node verdict
   std::set<std::string> stages_measured;
   size_t pair_results = 0, confirmations = 0;
+  std::set<std::string> skipped;
   std::map<std::string, size_t> measures;  // "stage key" → count
   for (const auto& res : doc["results"]) {
     const auto& p = res["params"];
     if (res["key"] == "scan/verdict") {
       EXPECT_EQ(res["extra"]["verdict"], "OK") << res.dump();
       if (p["kind"] == "node") verdict_nodes[p["stage"].get<std::string>()].insert(p["node"].get<std::string>());
+      continue;
+    }
+    if (res["key"] == "scan/skipped") {
+      skipped.insert(p["stage"].get<std::string>());
+      EXPECT_EQ(res["status"], "WAIVED") << res.dump();
+      EXPECT_EQ(res["reason"], "skipped: no node has two GPUs: no intra-node link to measure") << res.dump();
       continue;
     }
     ASSERT_TRUE(p.contains("stage")) << res.dump();
@@ -101,9 +111,26 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
   EXPECT_EQ(measures["bisection p2p/bandwidth"], 0u);
   EXPECT_LE(confirmations, 12u + 6u + 6u);  // a pair is re-measured at most once
   EXPECT_EQ(stages_measured, (std::set<std::string>{"inventory", "device", "pairs", "bisection", "coll", "reference"}));
+  EXPECT_EQ(skipped, std::set<std::string>{"links"});
   for (const char* stage : {"inventory", "device", "pairs", "bisection", "coll", "reference"})
     EXPECT_EQ(verdict_nodes[stage].size(), 4u) << stage;
   fs::remove(out);
+}
+
+// One host without --rehearse is one node: the stages between nodes are skipped, and the verdict
+// says that nothing between nodes was measured instead of a bare "all OK".
+TEST(ScanCli, OneNodeSaysWhatItSkipped) {
+  const auto r = run_gcbench(
+      "scan --ranks 2 --stages inventory,pairs,coll --budget 0.1 --pair-size 256K --coll-size 256K --coll-iters 1");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# scan verdict: all OK (ran: inventory; skipped: pairs — one node: no inter-node pair; coll — "
+                       "one node: no inter-node collective); nothing between nodes was measured (one node: run it "
+                       "under a launcher on every node, or --rehearse on one host)"),
+            std::string::npos)
+      << r.out;
+  const auto help = run_gcbench("scan --help");
+  EXPECT_NE(help.out.find("--rehearse"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("--test-fake-nodes"), std::string::npos) << help.out;
 }
 
 // --fail-fast: a rule so strict (any shortfall, 0.0001 MAD) that the slowest of three devices is
@@ -115,9 +142,11 @@ TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("--fail-fast: stopping after per device"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("[2/2]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: pairs — --fail-fast: stopped after device"), std::string::npos) << r.out;
 }
 
-// Drift: a baseline in which one node's host triad was a hundred times faster than it is now.
+// Drift: a baseline in which one node's host triad was a hundred times faster than it is now; then
+// one in which every node's was.
 TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   const fs::path base = temp("base.json"), now = temp("now.json");
   const std::string common =
@@ -142,6 +171,22 @@ TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   EXPECT_NE(r.out.find("SLOW " + victim + ": " + victim + " host: mem/host/triad bandwidth_median"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("drift"), std::string::npos) << r.out;
+  // Every node's triad a hundred times faster in the baseline: the whole host slowed, which is
+  // the cluster's drift, not any node's.
+  for (auto& res : doc["results"])
+    if (res["key"] == "mem/host/triad" && res["params"]["node"] != victim) {
+      for (auto& s : res["samples"]) s = s.get<double>() / 100;
+      for (auto& m : res["metrics"]) m["value"] = m["value"].get<double>() * 100;
+    }
+  std::ofstream(base) << doc.dump();
+  const auto all = run_gcbench(common + " --baseline " + base.string());
+  EXPECT_EQ(all.code, 1) << all.out << all.err;
+  EXPECT_NE(all.out.find("SLOW    drift      job: cluster-wide shift: mem/host/triad bandwidth_median"),
+            std::string::npos)
+      << all.out;
+  // No node is blamed for the triad every node lost alike (its sgemm may still move against the
+  // others on a loaded machine: that is a real drift, not this test's).
+  EXPECT_EQ(all.out.find(" host: mem/host/triad bandwidth_median"), std::string::npos) << all.out;
   fs::remove(base);
   fs::remove(now);
 }

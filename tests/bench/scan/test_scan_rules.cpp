@@ -202,5 +202,26 @@ TEST(ScanHalving, ABestSampleAsFastAsTheOtherMedianIsNotClearlySlower) {
   EXPECT_FALSE(t.done());  // on to the probes
 }
 
+// A half slow once (a stall during the halves step, as a loaded CI machine gave the netns test)
+// whose probes are all fine is measured once more and named only if it is slow again.
+TEST(ScanHalving, ASlowHalfWhoseProbesAreFineIsMeasuredAgain) {
+  for (const bool slow_again : {false, true}) {
+    HalvingSearch s(4, 0.9, std::nullopt);
+    s.record({{0.0066, 0.0098}});
+    s.record({{0.69, 0.82}, {0.0044, 0.0056}});  // {2,3} slow
+    s.record({{0.69, 0.87}, {0.54, 0.84}});      // probes {2,0}, {3,1} fine
+    ASSERT_FALSE(s.done());
+    EXPECT_EQ(s.next_groups(), (std::vector<std::vector<int>>{{2, 3}}));
+    s.record({slow_again ? GroupBusbw{0.004, 0.005} : GroupBusbw{0.6, 0.8}});
+    ASSERT_TRUE(s.done());
+    EXPECT_TRUE(s.outcome().culprits.empty());
+    EXPECT_EQ(s.outcome().slow_subset, (slow_again ? std::vector<int>{2, 3} : std::vector<int>{}));
+    EXPECT_EQ(s.outcome().steps.back().purpose, "subset again");
+    EXPECT_NE(s.outcome().note.find(slow_again ? "the subset slow again" : "a transient, no slow subset"),
+              std::string::npos)
+        << s.outcome().note;
+  }
+}
+
 }  // namespace
 }  // namespace gcb::scan

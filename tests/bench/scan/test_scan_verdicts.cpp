@@ -111,6 +111,33 @@ TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
   EXPECT_EQ(find(fs, "links", SubjectKind::node, "n1")->verdict, Verdict::ok);
 }
 
+TEST(ScanJudgeLinks, AGpuInEverySlowPairIsTheCulprit) {
+  // Four GPUs per node; n2's GPU1 at half speed in each of its pairs (both directions).
+  std::vector<Result> rs;
+  for (const auto& node : kNodes)
+    for (int s = 0; s < 4; ++s)
+      for (int d = 0; d < 4; ++d) {
+        if (s == d) continue;
+        const double v = (node == "n2" && (s == 1 || d == 1) ? 180 : 370) * (1 + 0.01 * ((s * 3 + d) % 5));
+        Result r = measured(
+            "p2p/bandwidth",
+            {{"stage", "links"}, {"node", node}, {"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", "on"}},
+            "bandwidth_median", v, "GB/s");
+        r.extra = {{"expected_gbps", 450.0}, {"expected_source", "nvlink:18x25GB/s"}};
+        rs.push_back(r);
+      }
+  const auto fs = judge_links(rs, kNodes, RobustRule{});
+  const Finding* gpu = find(fs, "links", SubjectKind::gpu, "n2", 1);
+  ASSERT_TRUE(gpu);
+  EXPECT_EQ(gpu->verdict, Verdict::slow);
+  EXPECT_NE(gpu->evidence.find("over its 6 GPU-pair links"), std::string::npos) << gpu->evidence;
+  for (int g : {0, 2, 3}) EXPECT_EQ(find(fs, "links", SubjectKind::gpu, "n2", g), nullptr) << g;
+  EXPECT_EQ(find(fs, "links", SubjectKind::node, "n2")->evidence.rfind("n2 GPU1: ", 0), 0u);
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "n2 GPU1");
+}
+
 // Directional pair results as the pair stage tags them: every ordered pair of n1..n4.
 std::vector<Result> pairs(double normal, const std::function<double(int, int)>& bw) {
   std::vector<Result> rs;
@@ -182,6 +209,101 @@ TEST(ScanJudgePairs, AConfirmationForgivesATransientButNotAFault) {
   for (const auto& f : judge_pairs(rs, kNodes, RobustRule{}))
     failed = failed || (f.kind == SubjectKind::link && f.node == "n1" && f.peer == "n2" && f.verdict == Verdict::fail);
   EXPECT_TRUE(failed);
+}
+
+// Send bandwidth of every ordered pair of `nodes` nodes "m1".."mN" on `rails` rails.
+std::vector<std::string> names(int n) {
+  std::vector<std::string> out;
+  for (int i = 1; i <= n; ++i) out.push_back("m" + std::to_string(i));
+  return out;
+}
+std::vector<Result> matrix(int n, int rails, const std::function<double(int, int, int)>& bw) {
+  std::vector<Result> rs;
+  const auto ns = names(n);
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      for (int r = 0; r < rails; ++r)
+        if (s != d)
+          rs.push_back(measured("p2p/bandwidth",
+                                {{"stage", "pairs"}, {"src_node", ns[s]}, {"dst_node", ns[d]}, {"rail", r}},
+                                "bandwidth_median", bw(s, d, r), "GB/s"));
+  return rs;
+}
+std::vector<std::string> named(const std::vector<Finding>& fs) {
+  std::vector<std::string> out;
+  for (const auto& f : fs)
+    if (f.stage == "pairs" && f.kind == SubjectKind::node && f.verdict != Verdict::ok) out.push_back(f.node);
+  return out;
+}
+// Deterministic spread of ±4 % per link.
+double jitter(int s, int d, int r) { return 1 + 0.04 * (((s * 7 + d * 13 + r * 5) % 9) - 4) / 4.0; }
+
+TEST(ScanJudgePairs, ANodeInEverySlowPairIsNamedWhenTheLinksCannotTell) {
+  // The reported case: four nodes, m4's link throttled to 40 % both ways. Half of the twelve
+  // links touch m4, so the fleet's median sits between the two levels and no link is SLOW on
+  // its own; m4's median over its links is 40 % of every other node's.
+  auto rs = matrix(4, 1, [](int s, int d, int r) { return (s == 3 || d == 3 ? 0.4 : 1.0) * jitter(s, d, r); });
+  const auto fs = judge_pairs(rs, names(4), RobustRule{});
+  for (const auto& f : fs)
+    if (f.kind == SubjectKind::link) {
+      EXPECT_EQ(f.verdict, Verdict::ok) << f.subject() << ": " << f.evidence;
+    }
+  EXPECT_EQ(named(fs), std::vector<std::string>{"m4"});
+  const Finding* m4 = find(fs, "pairs", SubjectKind::node, "m4");
+  EXPECT_NE(m4->evidence.find("median outgoing send bandwidth over its 3 links"), std::string::npos) << m4->evidence;
+  EXPECT_NE(m4->evidence.find("against the other nodes' medians (0 of 3 outgoing send bandwidth links SLOW"),
+            std::string::npos)
+      << m4->evidence;
+  EXPECT_NEAR(*m4->shortfall, 0.6, 0.05);
+}
+
+TEST(ScanJudgePairs, ThreeNodesAreEnoughForTheNodeRule) {
+  // Three nodes: the slow one is in both of its pairs, each other node in one of two.
+  auto slow_node = matrix(3, 1, [](int s, int d, int r) { return (s == 1 || d == 1 ? 0.3 : 1.0) * jitter(s, d, r); });
+  EXPECT_EQ(named(judge_pairs(slow_node, names(3), RobustRule{})), std::vector<std::string>{"m2"});
+  // One slow pair is a link: both its ends have one fast link too, and the link is named.
+  auto slow_link = matrix(3, 1, [](int s, int d, int r) { return ((s + d == 1) ? 0.3 : 1.0) * jitter(s, d, r); });
+  const auto fs = judge_pairs(slow_link, names(3), RobustRule{});
+  EXPECT_TRUE(named(fs).empty());
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 2u);  // m1 -> m2 and m2 -> m1
+  for (const auto& f : c.ranked) EXPECT_EQ(f.kind, SubjectKind::link) << f.subject();
+  // Two nodes: nothing to compare a node with (the rule needs three).
+  auto two = matrix(2, 1, [](int s, int, int) { return s == 1 ? 0.3 : 1.0; });
+  EXPECT_TRUE(named(judge_pairs(two, names(2), RobustRule{})).empty());
+}
+
+TEST(ScanJudgePairs, ASlowNicIsItsRailOfItsNode) {
+  // Eight nodes on four rails; m6's rail-2 NIC at 30 % both ways: 14 of its node's 56 directional
+  // links, no majority, but its rail-2 median against every other (node, rail)'s.
+  auto rs =
+      matrix(8, 4, [](int s, int d, int r) { return (r == 2 && (s == 5 || d == 5) ? 0.3 : 1.0) * jitter(s, d, r); });
+  const auto fs = judge_pairs(rs, names(8), RobustRule{});
+  EXPECT_EQ(named(fs), std::vector<std::string>{"m6"});
+  const Finding* m6 = find(fs, "pairs", SubjectKind::node, "m6");
+  EXPECT_EQ(m6->rail, 2);
+  EXPECT_EQ(m6->evidence.rfind("rail 2 median outgoing send bandwidth over its 7 links", 0), 0u) << m6->evidence;
+}
+
+TEST(ScanJudgePairs, AMeasurementAgainWithAHealthyNodeConfirmsOrClears) {
+  auto rs = matrix(4, 1, [](int s, int d, int r) { return (s == 3 || d == 3 ? 0.4 : 1.0) * jitter(s, d, r); });
+  auto probe = [&](double v) {
+    auto out = rs;
+    for (auto [s, d] : {std::pair{"m4", "m1"}, std::pair{"m1", "m4"}})
+      out.push_back(measured("p2p/bandwidth",
+                             {{"stage", "pairs"}, {"src_node", s}, {"dst_node", d}, {"rail", 0}, {"probe", true}},
+                             "bandwidth_median", v, "GB/s"));
+    return out;
+  };
+  // Slow again with m1: confirmed.
+  auto fs = judge_pairs(probe(0.41), names(4), RobustRule{});
+  EXPECT_EQ(named(fs), std::vector<std::string>{"m4"});
+  EXPECT_NE(find(fs, "pairs", SubjectKind::node, "m4")->evidence.find("; confirmed: measured again with m1"),
+            std::string::npos);
+  // At the fleet's speed with m1: the rounds caught a transient.
+  fs = judge_pairs(probe(0.98), names(4), RobustRule{});
+  EXPECT_TRUE(named(fs).empty());
+  EXPECT_EQ(find(fs, "pairs", SubjectKind::node, "m4")->evidence.rfind("in line once measured again with m1", 0), 0u);
 }
 
 TEST(ScanJudgePairs, FailedTransfersAndNodesWithoutPairs) {
@@ -305,6 +427,39 @@ TEST(ScanDrift, EachNodeAgainstItsOwnPast) {
   EXPECT_EQ(find(fs, "drift", SubjectKind::node, "new")->evidence, "not in the baseline: nothing to compare");
   EXPECT_EQ(drift_view(now).results[0].params,
             (nlohmann::json{{"stage", "device"}, {"node", "n1"}, {"gpu", -1}, {"dtype", "fp64"}}));
+}
+
+TEST(ScanDrift, AUniformlySlowerHostIsTheClusterNotItsNodes) {
+  ResultDocument base;
+  const std::vector<std::string> ns = {"n1", "n2", "n3", "n4"};
+  for (const auto& n : ns) base.results.push_back(sampled(n, 1.0));
+  // Every node at half its speed, within 2 % of each other: a cluster-wide shift, no node blamed.
+  std::vector<Result> now;
+  for (size_t i = 0; i < ns.size(); ++i) now.push_back(sampled(ns[i], 2.0 * (1 + 0.005 * static_cast<double>(i))));
+  auto fs = judge_drift(base, now, ns, RobustRule{});
+  for (const auto& n : ns) {
+    const Finding* f = find(fs, "drift", SubjectKind::node, n);
+    EXPECT_EQ(f->verdict, Verdict::ok) << n << ": " << f->evidence;
+    EXPECT_EQ(f->evidence.rfind("slower with the rest of the cluster, not against it", 0), 0u) << f->evidence;
+  }
+  const Finding* job = find(fs, "drift", SubjectKind::job, "");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->verdict, Verdict::slow);
+  EXPECT_EQ(job->evidence.rfind("cluster-wide shift: mem/host/triad bandwidth_median of the median node at 0.49", 0),
+            0u)
+      << job->evidence;
+  EXPECT_NE(job->evidence.find("no node moved against the others"), std::string::npos) << job->evidence;
+  const Culprits c = rank_culprits(fs);
+  ASSERT_EQ(c.ranked.size(), 1u);
+  EXPECT_EQ(c.ranked[0].subject(), "job");
+  // One node ten times slower on top of the shift is blamed, the others are not.
+  now[2] = sampled("n3", 20.0);
+  fs = judge_drift(base, now, ns, RobustRule{});
+  for (const auto& n : ns)
+    EXPECT_EQ(find(fs, "drift", SubjectKind::node, n)->verdict, n == "n3" ? Verdict::slow : Verdict::ok) << n;
+  EXPECT_NE(
+      find(fs, "drift", SubjectKind::node, "n3")->evidence.find("; moved against the same figure of the other nodes"),
+      std::string::npos);
 }
 
 }  // namespace

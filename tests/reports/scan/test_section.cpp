@@ -1,6 +1,6 @@
 // The scan section of `gcbench report` on a synthetic scan document: counts per stage, the ranked
-// culprits, the node × node heat map with the culprit links outlined, per-node bars, and the
-// Markdown form.
+// culprits, the node × node heat map with the culprit links outlined, per-node bars, the skipped
+// stages, and the Markdown form.
 #include <gtest/gtest.h>
 
 #include "reports/scan/section.hpp"
@@ -76,6 +76,22 @@ TEST(ScanSection, MarkdownAndNoScan) {
   plain.doc.results.push_back(send("a", "b", 1));
   EXPECT_FALSE(has_scan(std::vector<report::Run>{plain}));
   EXPECT_EQ(scan_section_html(std::vector<report::Run>{plain}), "");
+}
+
+// A stage the scan skipped is listed with its reason in both forms, never counted as OK.
+TEST(ScanSection, SkippedStagesAreListedWithTheirReason) {
+  auto runs = scan_run();
+  Result skipped;
+  skipped.key = "scan/skipped";
+  skipped.params = {{"stage", "coll"}};
+  skipped.status = Status::waived;
+  skipped.reason = "skipped: one node: no inter-node collective";
+  runs[0].doc.results.push_back(skipped);
+  const std::string html = scan_section_html(runs);
+  EXPECT_NE(html.find("<li>coll: one node: no inter-node collective</li>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<tr><td>coll</td>"), std::string::npos);  // no counts row for it
+  const std::string md = scan_section_markdown(runs);
+  EXPECT_NE(md.find("| coll | skipped: one node: no inter-node collective | | | |"), std::string::npos) << md;
 }
 
 }  // namespace
