@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -339,6 +340,63 @@ TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
   }
   EXPECT_EQ(read_file(path("topo.md")).find("H100\"]"), std::string::npos);  // the mermaid label stays closed
   EXPECT_NE(read_file(path("topo.dot")).find("H100\\\"] --> X[\\\""), std::string::npos);  // DOT quotes escaped
+}
+
+// `--json /dev/stdout -q > out.json`: the document was written through a second open at offset 0
+// and the summary line, flushed later through fd 1 at its own offset 0, overwrote its start.
+TEST_F(FailureCli, StandardOutputRedirectedToAFileHoldsTheWholeDocument) {
+  for (const std::string flag : {"--json", "--jsonl"}) {
+    const CliRun r = gcbench("mem" + kFast + flag + " /dev/stdout > " + path("out.txt"));
+    ASSERT_EQ(r.code, 0) << flag << "\n" << r.err;
+    const std::string text = read_file(path("out.txt"));
+    const size_t blank = text.rfind("\n\n");  // the summary line comes after a blank line
+    ASSERT_NE(blank, std::string::npos) << flag << "\n" << text;
+    EXPECT_NE(text.find("1 passed", blank), std::string::npos) << flag << "\n" << text;
+    std::ofstream(path("doc.json"), std::ios::trunc) << text.substr(0, blank + 1);
+    EXPECT_EQ(load_document(path("doc.json")).results.size(), 1u) << flag << "\n" << text;
+  }
+}
+
+// In a sticky world-writable folder, a link planted by another user is not followed (the
+// kernel's protected_symlinks rule): refused before anything is measured.
+TEST_F(FailureCli, ALinkPlantedInAStickyFolderIsRefusedBeforeMeasuring) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a link another owner (lchown)";
+  fs::create_directories(path("st"));
+  ASSERT_EQ(::chmod(path("st").c_str(), 01777), 0);
+  std::ofstream(path("root-only.txt")) << "root's";
+  ASSERT_EQ(::symlink(path("root-only.txt").c_str(), path("st/o.json").c_str()), 0);
+  ASSERT_EQ(::lchown(path("st/o.json").c_str(), 65534, 65534), 0);
+  for (const std::string flag : {"--json", "--csv", "--jsonl"}) {
+    const std::string other = flag == "--jsonl" ? " --json " : " --jsonl ";  // would exist after a run
+    const CliRun r = gcbench("mem" + kFast + flag + " " + path("st/o.json") + other + path("other"));
+    EXPECT_EQ(r.code, 2) << flag << "\n" << r.err;
+    EXPECT_NE(r.err.find("not followed"), std::string::npos) << flag << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(read_file(path("root-only.txt")), "root's") << flag;
+    EXPECT_FALSE(fs::exists(path("other"))) << flag;
+  }
+}
+
+// A 255-byte name and a 4,095-byte path hold the document (their temporary names used to be
+// too long: exit 3 after measuring, the document nowhere); one byte more is refused up front.
+TEST_F(FailureCli, LongNamesHoldTheDocumentAndLongerOnesAreRefusedUpFront) {
+  const std::string longest = std::string(NAME_MAX - 5, 'n') + ".json";
+  CliRun r = gcbench("mem" + kFast + "--json " + path(longest));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(load_document(path(longest)).results.size(), 1u);
+  fs::path deep = dir_;
+  while (deep.string().size() + 201 < PATH_MAX - 2) deep /= std::string(200, 'd');
+  fs::create_directories(deep);
+  const std::string full = (deep / std::string(PATH_MAX - 2 - deep.string().size(), 'f')).string();
+  r = gcbench("mem" + kFast + "--json " + full);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(load_document(full).results.size(), 1u);
+  for (const std::string& too_long : {path("x" + longest), full + "f"}) {
+    r = gcbench("mem" + kFast + "--json " + too_long + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("File name too long"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("r.jsonl")));
+  }
 }
 
 }  // namespace
