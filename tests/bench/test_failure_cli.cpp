@@ -13,6 +13,8 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
@@ -396,6 +398,34 @@ TEST_F(FailureCli, LongNamesHoldTheDocumentAndLongerOnesAreRefusedUpFront) {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find("File name too long"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(path("r.jsonl")));
+  }
+}
+
+// report and export read context fields; a mistyped one was a raw json.exception with exit 3.
+TEST_F(FailureCli, MistypedContextFieldsAreBadInputNamingTheField) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<std::tuple<std::string, nlohmann::json, std::string>> edits = {
+      {"/context/date", 20261127, "context.date"},
+      {"/context/host", nlohmann::json::array({"a"}), "context.host"},
+      {"/context/cpu/logical_cores", "many", "context.cpu.logical_cores"},
+      {"/context/cpu", "AMD", "context.cpu"},
+      {"/context/gpus", nlohmann::json::array({"H100"}), "context.gpus"},
+      {"/context/command_line", "gcbench mem", "context.command_line"},
+      {"/context/gcbench", 1, "context.gcbench"},
+  };
+  for (const auto& [pointer, value, field] : edits) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(path("bad.json"), std::ios::trunc) << bad.dump();
+    for (const std::string& args :
+         {"report " + path("bad.json") + " --md " + path("r.md") + " -o " + path("r.html"),
+          "export --format gbench " + path("bad.json"), "export --format bmf " + path("bad.json"),
+          "compare " + path("base.json") + " " + path("bad.json")}) {
+      const CliRun r = gcbench(args);
+      EXPECT_EQ(r.code, 2) << pointer << ": " << args << "\n" << r.err;
+      EXPECT_NE(r.err.find(field), std::string::npos) << pointer << ": " << args << "\n" << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
   }
 }
 
