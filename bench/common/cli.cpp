@@ -76,11 +76,21 @@ void add_timeout_option(CLI::App& app, double& seconds, const std::string& what)
       ->capture_default_str();
 }
 
+CLI::Validator file_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "an empty path names no file" : ""; }, "");
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device, bool with_harness) {
   app.add_option("--json", o.json, "Write the result document (gcbench.result/1) to FILE at the end")
-      ->type_name("FILE");
-  app.add_option("--jsonl", o.jsonl, "Append one JSON line per case to FILE as each case ends")->type_name("FILE");
-  app.add_option("--csv", o.csv, "Write one CSV row per result and metric to FILE")->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_path());
+  app.add_option("--jsonl", o.jsonl, "Append one JSON line per case to FILE as each case ends")
+      ->type_name("FILE")
+      ->check(file_path());
+  app.add_option("--csv", o.csv, "Write one CSV row per result and metric to FILE")
+      ->type_name("FILE")
+      ->check(file_path());
   app.add_option("--seed", o.seed, "Seed of all generated inputs (recorded in results)")
       ->check(non_negative())
       ->capture_default_str();

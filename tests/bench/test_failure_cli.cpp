@@ -429,5 +429,36 @@ TEST_F(FailureCli, MistypedContextFieldsAreBadInputNamingTheField) {
   }
 }
 
+// Empty or impossible selections ran nothing (or the defaults) and said exit 0; a test hook's
+// malformed value was "fault: stoi".
+TEST_F(FailureCli, EmptyOrImpossibleSelectionsAndBadTestHooksAreBadInput) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"coll --op '' -b 1K -e 1K", "--op '': an empty name"},
+      {"coll -d '' -b 1K -e 1K", "-d '': an empty name"},
+      {"coll -o '' -b 1K -e 1K", "-o '': an empty name"},
+      {"gemm --device cpu --dtype bf16", "--dtype bf16: no GEMM of --device cpu takes it"},
+      {"gemm --device cpu --dtype fp32,fp8_e4m3", "--dtype fp8_e4m3"},
+      {"run --json ''", "an empty path"},
+      {"mem --csv ''", "an empty path"},
+      {"report " + measured("base.json") + " -o ''", "an empty path"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt x:1", "--test-corrupt x:1: expected RANK:INDEX"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt 1:", "--test-corrupt 1:"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt -1:0", "--test-corrupt -1:0"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt 1:99999999999999999999999", "expected RANK"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = gcbench(args + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("r.jsonl"))) << args;
+  }
+  // What a machine lacks is still a WAIVED row with the reason, not a refusal.
+  if (gcbench("gemm --device gpu --dtype bf16 --sizes 64 -q").code == 0) {
+    const CliRun r = gcbench("gemm --device all --dtype bf16 --sizes 64 --json " + path("w.json"));
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace gcb
