@@ -460,5 +460,45 @@ TEST_F(FailureCli, EmptyOrImpossibleSelectionsAndBadTestHooksAreBadInput) {
   }
 }
 
+// Values near the ends of double: no NaN or Inf in any output (the SVG had -nan coordinates,
+// compare printed inf%), and no number printed with hundreds of digits.
+TEST_F(FailureCli, HugeValuesPrintFiniteAndShort) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<double> values = {1.7e308, -1.7e308, 1e300, -1e300, 1.5e308, 4.9e-324};
+  nlohmann::json huge = good;
+  huge["results"] = nlohmann::json::array();
+  for (size_t i = 0; i < values.size(); ++i) {
+    nlohmann::json r = good["results"][0];
+    r["params"]["bytes"] = 4096 * (i + 1);  // a sweep: one chart line over the sizes
+    r["key"] = "mem/copy/host";
+    for (auto& m : r["metrics"]) m["value"] = values[i];
+    huge["results"].push_back(r);
+  }
+  std::ofstream(path("huge.json")) << huge.dump();
+  nlohmann::json flipped = huge;
+  for (auto& r : flipped["results"])
+    for (auto& m : r["metrics"]) m["value"] = -m["value"].get<double>() * 0.5;
+  std::ofstream(path("flipped.json")) << flipped.dump();
+  const CliRun report = gcbench("report " + path("huge.json") + " " + path("flipped.json") + " -o " + path("r.html") +
+                                " --md " + path("r.md") + " --csv " + path("r.csv"));
+  EXPECT_EQ(report.code, 0) << report.err;
+  const CliRun compare = gcbench("compare " + path("huge.json") + " " + path("flipped.json") + " --md " + path("c.md") +
+                                 " --junit " + path("c.xml"));
+  EXPECT_NE(compare.code, 2) << compare.err;
+  const std::regex bad(R"((^|[^a-zA-Z])(-?nan|-?inf)([^a-zA-Z]|$)|[0-9]{30})", std::regex::icase);
+  for (const auto& [what, text] :
+       std::vector<std::pair<std::string, std::string>>{{"report -o", read_file(path("r.html"))},
+                                                        {"report --md", read_file(path("r.md"))},
+                                                        {"compare", compare.out},
+                                                        {"compare --md", read_file(path("c.md"))},
+                                                        {"compare --junit", read_file(path("c.xml"))}}) {
+    EXPECT_FALSE(text.empty()) << what;
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(text, m, bad)) << what << ": '" << m.str() << "' in\n"
+                                                  << text.substr(m.position() > 80 ? m.position() - 80 : 0, 200);
+  }
+  EXPECT_NE(read_file(path("r.html")).find("<svg"), std::string::npos);  // the charts were drawn
+}
+
 }  // namespace
 }  // namespace gcb
