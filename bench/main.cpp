@@ -4,11 +4,16 @@
 // could not be written (README "Failure behaviour").
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -19,9 +24,77 @@
 #include "collectives/world.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "gcb/config.hpp"
+#include "kernels/host_mem.hpp"
 #include "reports/writer.hpp"
 
 namespace {
+
+// Start-up under a tight address-space limit (ulimit -v). OpenBLAS's library constructor, which
+// runs before main(), maps one 128 MiB buffer per thread it will use (OMP_NUM_THREADS, at most
+// the configured CPUs) and, when the mapping fails, retries forever: the process hangs before
+// it can read a flag. The executable's preinit_array runs before any library's constructor, so
+// this probe maps (and unmaps) that much address space first and, when it cannot, ends the run
+// with one line and exit 3. A watchdog alarm covers whatever else could stall before main():
+// main() cancels it.
+constexpr unsigned kStartupSeconds = 30;
+
+void startup_stalled(int) {
+  static const char kLine[] =
+      "gcbench: fault: start-up did not reach main() within 30 s (a library's initialisation is stuck; "
+      "OpenBLAS retries its buffer allocation forever when ulimit -v leaves too little room)\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
+  ::_exit(3);
+}
+
+#if GCB_HAVE_OPENBLAS
+// The buffers OpenBLAS 0.3's constructor maps (one per thread of its pool, BUFFER_SIZE 128 MiB
+// on x86-64 and arm64) and room for what the other constructors and main() map before work.
+// `envp` is the environment main() will see (getenv() may not work yet).
+size_t openblas_startup_bytes(char** envp) {
+  long cpus = get_nprocs_conf();
+  for (char** e = envp; e && *e; ++e)
+    if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) == 0 && std::atol(*e + 16) > 0)
+      cpus = std::min(cpus, std::atol(*e + 16));
+  cpus = std::clamp(cpus, 1L, 64L);  // 64: Debian's MAX_THREADS
+  return static_cast<size_t>(cpus) * (size_t{128} << 20) + (size_t{8} << 20);
+}
+#endif
+
+void check_startup(int, char**, [[maybe_unused]] char** envp) {
+  struct sigaction sa {};
+  sa.sa_handler = startup_stalled;
+  ::sigaction(SIGALRM, &sa, nullptr);
+  ::alarm(kStartupSeconds);
+#if GCB_HAVE_OPENBLAS
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  const size_t need = openblas_startup_bytes(envp);
+  void* probe = ::mmap(nullptr, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe != MAP_FAILED) {
+    ::munmap(probe, need);
+    return;
+  }
+  char line[400];
+  const int n = std::snprintf(line, sizeof(line),
+                              "gcbench: fault: the address-space limit (ulimit -v %llu KiB) leaves less than the "
+                              "%zu MiB OpenBLAS maps when it loads (128 MiB per thread; OMP_NUM_THREADS=1 needs "
+                              "least): raise ulimit -v or lower OMP_NUM_THREADS\n",
+                              static_cast<unsigned long long>(limit.rlim_cur / 1024), need >> 20);
+  [[maybe_unused]] const ssize_t w = ::write(STDERR_FILENO, line, static_cast<size_t>(std::max(n, 0)));
+  ::_exit(3);
+#endif
+}
+
+// glibc runs the executable's preinit_array before the constructors of the libraries it loads.
+[[gnu::section(".preinit_array"), gnu::used]] void (*const preinit_check_startup)(int, char**, char**) = check_startup;
+
+// Subcommands that only read documents: they start no thread pool.
+bool reads_documents_only(const CLI::App& app) {
+  for (const char* name : {"report", "compare", "export", "topo"})
+    if (app.got_subcommand(name)) return true;
+  return false;
+}
 
 // Standard output is an output like any other: a failed write (a full disk behind a
 // redirection, /dev/full, a closed pipe) must not end with exit 0. Under an MPI launch, a rank
@@ -40,6 +113,8 @@ int finish_process(int code) {
 
 int main(int argc, char** argv) {
   using namespace gcb;
+  ::alarm(0);  // start-up is over (check_startup)
+  std::signal(SIGALRM, SIG_DFL);
   // Past RLIMIT_FSIZE a write fails with EFBIG and is reported like a full disk, instead of the
   // signal killing the run with everything unsaved.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -59,6 +134,14 @@ int main(int argc, char** argv) {
   }
   int code = kExitUsage;
   try {
+    // Before the first parallel region: libgomp ends the process with exit 1 ("a verification
+    // FAILED") when it cannot start its threads.
+    if (!reads_documents_only(app)) {
+      int threads = kernels::host_threads();  // OpenMP's default, or the subcommand's --threads
+      for (const CLI::App* sub : app.get_subcommands())
+        if (const CLI::Option* t = sub->get_option_no_throw("--threads"); t && t->count() > 0) threads = t->as<int>();
+      kernels::require_host_threads(threads);
+    }
     for (auto& [name, run] : commands)
       if (app.got_subcommand(name)) code = run();
   } catch (const UsageError& e) {

@@ -1,6 +1,9 @@
 #include "kernels/host_mem.hpp"
 
+#include <pthread.h>
+
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 #include <numeric>
 #include <random>
@@ -139,6 +142,24 @@ void set_host_threads(int n) {
 #if defined(_OPENMP)
   omp_set_num_threads(n);
 #endif
+  require_host_threads(n);
+}
+
+void require_host_threads(int n) {
+  std::vector<pthread_t> started;
+  int err = 0;
+  for (int i = 1; i < n && err == 0; ++i) {
+    pthread_t t{};
+    err = pthread_create(
+        &t, nullptr, [](void*) -> void* { return nullptr; }, nullptr);
+    if (err == 0) started.push_back(t);
+  }
+  for (pthread_t t : started) pthread_join(t, nullptr);
+  if (err != 0)
+    throw Fault(
+        fmt::format("cannot start {} host threads: {} (ulimit -u or the cgroup's pids.max; --threads or "
+                    "OMP_NUM_THREADS sets fewer)",
+                    n, std::strerror(err)));
 }
 
 void host_stream_init(const HostStreamArrays& arr, uint64_t seed) {

@@ -22,7 +22,12 @@ struct HostStreamArrays {
 
 // Threads used by the host kernels (OpenMP's, or 1 without OpenMP).
 int host_threads();
+// Also require_host_threads(n).
 void set_host_threads(int n);
+// Starts and joins n - 1 threads; gcb::Fault (exit 3) naming the system's reason when one cannot
+// be started (ulimit -u, a cgroup's pids.max), so that the OpenMP runtime does not end the
+// process itself in its first parallel region (libgomp: "Thread creation failed", exit 1).
+void require_host_threads(int n);
 
 // Writes stream_input(seed, 0|1|2, i) to a, b, c with the same static partition the kernels
 // use, so each page is first touched by the thread that will stream it.

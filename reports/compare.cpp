@@ -102,17 +102,17 @@ void judge_without_test(Comparison& c, double gain, std::optional<double> noise,
   const double magnitude = std::fabs(*c.change);
   if (magnitude <= threshold) {
     c.underlying = Verdict::same;
-    c.reason = fmt::format("|change| {:.2f}% <= threshold {:.2f}%", 100 * magnitude, 100 * threshold);
+    c.reason = fmt::format("|change| {} <= threshold {}", percent_text(magnitude), percent_text(threshold));
   } else if (!noise) {
     c.underlying = Verdict::ambiguous;
     c.reason = "beyond the threshold, but no samples to tell it from noise";
   } else if (magnitude > std::max(3 * *noise, threshold)) {
     c.underlying = gain < 0 ? Verdict::slower : Verdict::faster;
-    c.reason = fmt::format("|change| {:.2f}% > max(3 x noise {:.2f}%, threshold); fewer than 9 samples, no U test",
-                           100 * magnitude, 100 * *noise);
+    c.reason = fmt::format("|change| {} > max(3 x noise {}, threshold); fewer than 9 samples, no U test",
+                           percent_text(magnitude), percent_text(*noise));
   } else {
     c.underlying = Verdict::ambiguous;
-    c.reason = fmt::format("|change| {:.2f}% is within 3 x noise ({:.2f}%)", 100 * magnitude, 100 * *noise);
+    c.reason = fmt::format("|change| {} is within 3 x noise ({})", percent_text(magnitude), percent_text(*noise));
   }
 }
 
@@ -126,18 +126,18 @@ void judge_with_test(Comparison& c, double gain, bool samples_slower, const Comp
   const bool metric_worse = gain < 0;
   if (magnitude <= o.threshold) {
     c.underlying = Verdict::same;
-    c.reason = fmt::format("|change| {:.2f}% <= threshold {:.2f}%{}", 100 * magnitude, 100 * o.threshold,
+    c.reason = fmt::format("|change| {} <= threshold {}{}", percent_text(magnitude), percent_text(o.threshold),
                            significant ? " (significant, too small to matter)" : "");
   } else if (!significant) {
     c.underlying = Verdict::ambiguous;
-    c.reason = fmt::format("|change| {:.2f}% > threshold, but U test p(Holm) {:.3g} > alpha {}", 100 * magnitude,
+    c.reason = fmt::format("|change| {} > threshold, but U test p(Holm) {:.3g} > alpha {}", percent_text(magnitude),
                            *c.p_adjusted, o.alpha);
   } else if (samples_slower != metric_worse) {
     c.underlying = Verdict::ambiguous;
     c.reason = "the metric and the per-launch times moved in opposite directions";
   } else {
     c.underlying = metric_worse ? Verdict::slower : Verdict::faster;
-    c.reason = fmt::format("|change| {:.2f}% > threshold and U test p(Holm) {:.3g} <= alpha {}", 100 * magnitude,
+    c.reason = fmt::format("|change| {} > threshold and U test p(Holm) {:.3g} <= alpha {}", percent_text(magnitude),
                            *c.p_adjusted, o.alpha);
   }
 }

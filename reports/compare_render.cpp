@@ -15,7 +15,9 @@ namespace {
 std::string value_text(const std::optional<double>& v) { return v ? format_value(*v) : "-"; }
 
 std::string change_text(const Comparison& c) {
-  return c.change && std::isfinite(*c.change) ? fmt::format("{:+.2f}%", 100 * *c.change) : "-";
+  if (!c.change || !std::isfinite(*c.change)) return "-";
+  const double change = *c.change == 0 ? 0.0 : *c.change;  // -0 reads "+0.00%"
+  return fmt::format("{}{}", change >= 0 ? "+" : "", percent_text(change));
 }
 
 std::string p_text(const Comparison& c) { return c.p_adjusted ? fmt::format("{:.3g}", *c.p_adjusted) : "-"; }

@@ -47,7 +47,7 @@ std::string value_cell(const Result* r, bool show_peak) {
   if (!m) return "<td class=\"num\">null</td>";
   std::string text = fmt::format("{} {}", format_value(*m->value), m->unit);
   if (show_peak)
-    if (const auto p = m->percent_of_peak()) text += fmt::format(" ({:.1f}%)", *p);
+    if (const auto p = m->percent_of_peak()) text += fmt::format(" ({}%)", fixed_text(*p, 1));
   if (r->status == Status::fail) text += " FAIL";
   if (r->throttled) text += "*";
   return fmt::format("<td class=\"num\">{}</td>", xml_escape(text));
@@ -59,7 +59,7 @@ std::string ratio_cell(const Row& row, size_t run) {
   const bool higher_better = headline(row.per_run[0])->higher_is_better;
   const char* cls = "";
   if (std::fabs(*q - 1) > kRatioHighlight) cls = ((*q > 1) == higher_better) ? " better" : " worse";
-  return fmt::format("<td class=\"num{}\">{:.3f}×</td>", cls, *q);
+  return fmt::format("<td class=\"num{}\">{}×</td>", cls, fixed_text(*q, 3));
 }
 
 // Side-by-side table: case, params, the headline value of each run, ratio of each run to run 0.
@@ -171,7 +171,7 @@ std::string layout_table(const std::vector<Run>& runs, const std::string& family
         if (v && std::string_view(metric) == "step_time")
           text = format_seconds(*v);
         else if (v && std::string_view(metric) == "mfu")
-          text = fmt::format("{:.1f}%", *v <= 1 ? *v * 100 : *v);
+          text = *v <= 1 ? percent_text(*v, 1) : fmt::format("{}%", fixed_text(*v, 1));
         else if (v)
           text = format_value(*v);
         out += fmt::format("<td class=\"num\">{}</td>", xml_escape(text));

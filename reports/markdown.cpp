@@ -17,7 +17,7 @@ std::string value_text(const Result* r) {
   const Metric* m = headline(r);
   if (!m) return "null";
   std::string text = fmt::format("{} {}", format_value(*m->value), m->unit);
-  if (const auto p = m->percent_of_peak()) text += fmt::format(" ({:.1f}%)", *p);
+  if (const auto p = m->percent_of_peak()) text += fmt::format(" ({}%)", fixed_text(*p, 1));
   if (r->status == Status::fail) text += " FAIL";
   if (r->throttled) text += "*";
   return text;
@@ -68,7 +68,7 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
       for (size_t i = 0; i < runs.size(); ++i) out += fmt::format(" {} |", markdown_text(value_text(row.per_run[i])));
       for (size_t i = 1; i < runs.size(); ++i) {
         const auto q = ratio_to_baseline(row, i);
-        out += q ? fmt::format(" {:.3f}× |", *q) : std::string(" — |");
+        out += q ? fmt::format(" {}× |", fixed_text(*q, 3)) : std::string(" — |");
       }
       out += "\n";
     }

@@ -40,7 +40,11 @@ std::optional<std::string> input_identity(const std::string& path) {
 
 void check_writable(const std::string& path) {
   const OutputTarget t = resolve_output_target(path);
+  if (t.error == ENAMETOOLONG)
+    throw UsageError(fmt::format("cannot write '{}': {} (a name may have {} bytes, a path {})", path,
+                                 std::strerror(t.error), NAME_MAX, PATH_MAX - 1));
   if (t.error != 0) throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(t.error)));
+  if (!t.refused.empty()) throw UsageError(fmt::format("cannot write '{}': {}", path, t.refused));
   switch (t.kind) {
     case OutputTarget::Kind::folder: throw UsageError(fmt::format("cannot write '{}': it is a folder", path));
     case OutputTarget::Kind::in_place:

@@ -19,6 +19,10 @@ struct OutputTarget {
   ino_t ino = 0;
   mode_t mode = 0;
   int error = 0;  // errno when the path could not be resolved (ELOOP, EACCES, ...)
+  // Why the path is refused although it resolves: a symlink that the kernel's protected_symlinks
+  // rule would not follow (in a sticky world-writable folder, owned by neither the folder's owner
+  // nor us). Empty when it is not refused.
+  std::string refused;
 };
 
 OutputTarget resolve_output_target(const std::string& path);

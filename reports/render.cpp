@@ -31,6 +31,7 @@ std::string params_summary(const nlohmann::json& params) {
 std::string format_value(double v) {
   if (!std::isfinite(v)) return "n/a";
   const double a = std::fabs(v);
+  if (a >= 1e15) return fmt::format("{:.3e}", v);  // never hundreds of digits
   if (a >= 1000 || a == 0) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.1f}", v);
   if (a >= 10) return fmt::format("{:.2f}", v);
@@ -38,8 +39,22 @@ std::string format_value(double v) {
   return fmt::format("{:.4g}", v);
 }
 
+std::string fixed_text(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  if (std::fabs(v) >= 1e15) return fmt::format("{:.3e}", v);
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string percent_text(double fraction, int decimals) {
+  if (!std::isfinite(fraction)) return "n/a";
+  const long double p = static_cast<long double>(fraction) * 100;  // finite for every finite double
+  if (std::fabs(p) >= 1e15L) return fmt::format("{:.3e}%", p);
+  return fmt::format("{:.{}f}%", p, decimals);
+}
+
 std::string format_seconds(double s) {
   if (!std::isfinite(s)) return "n/a";
+  if (std::fabs(s) >= 1e15) return fmt::format("{:.3e} s", s);
   if (s < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
   if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
@@ -59,11 +74,11 @@ Headline headline(const Result& r) {
     const Metric& m = r.metrics.front();
     h.value = m.value ? format_value(*m.value) : "null";
     h.unit = m.unit;
-    if (const auto p = m.percent_of_peak()) h.peak = fmt::format("{:.1f}", *p);
+    if (const auto p = m.percent_of_peak()) h.peak = fixed_text(*p, 1);
   }
   if (r.stats && r.stats->count > 0) {
     h.median = format_seconds(r.stats->median);
-    h.cv = fmt::format("{:.2f}", r.stats->cv * 100);
+    h.cv = fixed_text(r.stats->cv * 100, 2);
     h.n = fmt::format("{}", r.stats->count);
   }
   h.status = std::string(status_name(r.status));

@@ -12,7 +12,14 @@ namespace gcb {
 // Compact "k=v k=v" of a result's params, in key order.
 std::string params_summary(const nlohmann::json& params);
 // Value with an SI-style precision that keeps 4 significant digits ("1234", "12.35", "0.01234").
+// Numbers for people: never "nan"/"inf" ("n/a" instead) and never hundreds of digits (scientific
+// notation from 1e15 on, three significant digits).
 std::string format_value(double v);
+// `v` with `decimals` digits after the point, under the same two rules.
+std::string fixed_text(double v, int decimals);
+// 100 × `fraction` with `decimals` digits and a '%': "12.34%", "1.000e+310%" (the product is
+// taken in long double, so no finite fraction prints as inf), "n/a" when not finite.
+std::string percent_text(double fraction, int decimals = 2);
 std::string format_seconds(double s);  // "12.3 us", "4.56 ms"
 
 // One line per case as it ends: key, status, the headline metric and timing, then every param in

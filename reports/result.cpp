@@ -1,5 +1,6 @@
 #include "reports/result.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <sstream>
@@ -182,6 +183,83 @@ Result result_from_json(const nlohmann::json& j) {
   return r;
 }
 
+namespace {
+
+// The context fields that report, compare, export and topo read, each checked for its type when
+// present, so that a mistyped one is bad input naming the field (exit 2), not a fault deep in a
+// reader. Parents come before their children; fields not listed are kept and never read.
+void check_context(const nlohmann::json& c) {
+  enum class Type { string, scalar, count, object, strings, objects };
+  struct Field {
+    const char* pointer;
+    Type type;
+  };
+  static constexpr Field kFields[] = {
+      {"/date", Type::string},
+      {"/host", Type::string},
+      {"/command_line", Type::strings},
+      {"/cpu", Type::object},
+      {"/cpu/model", Type::string},
+      {"/cpu/logical_cores", Type::count},
+      {"/cuda", Type::object},
+      {"/cuda/driver_version", Type::scalar},
+      {"/cuda/runtime_version", Type::scalar},
+      {"/nvml", Type::object},
+      {"/nvml/driver_version", Type::scalar},
+      {"/gcbench", Type::object},
+      {"/gcbench/version", Type::scalar},
+      {"/gcbench/revision", Type::scalar},
+      {"/gpus", Type::objects},
+      {"/libraries", Type::object},
+      {"/topology", Type::object},
+      {"/topology/fingerprint", Type::scalar},
+      {"/environment", Type::object},
+  };
+  auto expected = [](Type t) {
+    switch (t) {
+      case Type::string: return "a string";
+      case Type::scalar: return "a string or a number";
+      case Type::count: return "a non-negative integer";
+      case Type::object: return "an object";
+      case Type::strings: return "an array of strings";
+      case Type::objects: return "an array of objects";
+    }
+    return "";
+  };
+  auto fits = [](const nlohmann::json& v, Type t) {
+    switch (t) {
+      case Type::string: return v.is_string();
+      case Type::scalar: return v.is_string() || v.is_number();
+      case Type::count: return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+      case Type::object: return v.is_object();
+      case Type::strings:
+        return v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_string(); });
+      case Type::objects:
+        return v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_object(); });
+    }
+    return false;
+  };
+  for (const Field& f : kFields) {
+    const nlohmann::json::json_pointer p(f.pointer);
+    if (!c.contains(p)) continue;  // absent (its parent, checked first, is an object)
+    const nlohmann::json& v = c.at(p);
+    if (fits(v, f.type)) continue;
+    std::string name = std::string("context") + f.pointer;
+    std::replace(name.begin(), name.end(), '/', '.');
+    throw UsageError(
+        fmt::format("malformed result document: {} is a JSON {}, expected {}", name, v.type_name(), expected(f.type)));
+  }
+  if (c.contains("gpus"))
+    for (size_t i = 0; i < c.at("gpus").size(); ++i) {
+      const auto& g = c.at("gpus").at(i);
+      if (g.contains("name") && !g.at("name").is_string())
+        throw UsageError(fmt::format("malformed result document: context.gpus[{}].name is a JSON {}, expected a string",
+                                     i, g.at("name").type_name()));
+    }
+}
+
+}  // namespace
+
 ResultDocument document_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("schema")) throw UsageError("not a gcbench result document (no \"schema\" field)");
   if (!j.at("schema").is_string())
@@ -196,6 +274,7 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   if (!j.contains("context") || !j.contains("results") || !j.at("results").is_array())
     throw UsageError("malformed result document: needs \"context\" and a \"results\" array");
   if (!j.at("context").is_object()) throw UsageError("malformed result document: \"context\" is not an object");
+  check_context(j.at("context"));
   d.context = j.at("context");
   for (const auto& r : j.at("results")) d.results.push_back(result_from_json(r));
   return d;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 
 namespace gcb::svg {
@@ -15,7 +16,9 @@ constexpr int kMarginLeft = 72, kMarginRight = 24, kMarginTop = 34, kMarginBotto
 constexpr int kLegendLine = 16;
 constexpr size_t kLegendChars = 90;
 
-std::string px(double v) { return fmt::format("{:.1f}", v); }
+// A coordinate; every caller passes a finite one (the scales never overflow), and a value that is
+// not finite anyway is drawn at 0 rather than written as "nan" into the document.
+std::string px(double v) { return fmt::format("{:.1f}", std::isfinite(v) ? v : 0.0); }
 
 std::string truncated(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "…"; }
 
@@ -67,6 +70,7 @@ std::string legend(const std::vector<std::string>& names, const std::vector<bool
 
 std::string cell_label(double v) {
   const double a = std::fabs(v);
+  if (a >= 1e6) return fmt::format("{:.3g}", v);  // never hundreds of digits
   if (a >= 100) return fmt::format("{:.0f}", v);
   if (a >= 10) return fmt::format("{:.1f}", v);
   return fmt::format("{:.2f}", v);
@@ -108,7 +112,8 @@ std::vector<Tick> make_ticks(double lo, double hi, Scale s, TickFormat f) {
       while (unit < 1099511627776.0 && std::max(std::fabs(lo), std::fabs(hi)) / (unit * 1024) >= 1) unit *= 1024;
     lo /= unit;
     hi /= unit;
-    const double raw = (hi - lo) / 6;
+    double raw = (hi - lo) / 6;
+    if (!std::isfinite(raw)) raw = hi / 6 - lo / 6;  // the difference overflows near ±1e308
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = 10 * mag;
     for (double m : {1.0, 2.0, 5.0})
@@ -118,7 +123,15 @@ std::vector<Tick> make_ticks(double lo, double hi, Scale s, TickFormat f) {
       }
     const auto first = static_cast<long long>(std::floor(lo / step + 1e-9));
     const auto last = static_cast<long long>(std::ceil(hi / step - 1e-9));
-    for (long long i = first; i <= last; ++i) add(static_cast<double>(i) * step * unit);
+    for (long long i = first; i <= last; ++i) {
+      const double v = static_cast<double>(i) * step * unit;
+      if (std::isfinite(v)) {
+        add(v);
+      } else {  // the next round tick is beyond the largest double: the data's own end instead
+        add(i < 0 ? lo * unit : hi * unit);
+        if (i > 0) break;
+      }
+    }
     return ticks;
   }
   if (f == TickFormat::bytes) {
@@ -160,7 +173,7 @@ double ScaleMap::operator()(double v) const {
   if (scale == Scale::log)
     t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
   else
-    t = (v - lo) / (hi - lo);
+    t = (v / 2 - lo / 2) / (hi / 2 - lo / 2);  // halves: no overflow near ±1e308
   return px0 + t * (px1 - px0);
 }
 
@@ -249,7 +262,7 @@ std::string render_bar_chart(const BarChart& c) {
       sum += std::max(0.0, *s.values[k]);
       hi = std::max(hi, *s.values[k]);
     }
-    if (c.stacked) hi = std::max(hi, sum);
+    if (c.stacked) hi = std::max(hi, std::min(sum, std::numeric_limits<double>::max()));
   }
   if (hi <= 0) hi = 1;
   const auto yt = make_ticks(0, hi, Scale::linear, c.y.format);

@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/hash.hpp"
 #include "reports/output_target.hpp"
 
 namespace gcb {
@@ -49,10 +51,30 @@ bool ends_with_newline(const std::string& path, off_t size) {
   throw WriteError(fmt::format("writing '{}' failed: {}", path, std::strerror(err)));
 }
 
+// STDOUT_FILENO or STDERR_FILENO when `fd` is the same file as this process's standard output
+// or error (/dev/stdout, /proc/self/fd/1, the file behind a `>` redirection), else -1. Such a
+// target is written through that descriptor, at its offset: a second open of a redirected file
+// starts at offset 0 (without O_APPEND on the shell's side), so the summary line written later
+// through fd 1 would overwrite the document's first bytes.
+int own_stream_of(int fd) {
+  struct stat mine {};
+  if (::fstat(fd, &mine) != 0) return -1;
+  for (const int stream : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat st {};
+    if (::fstat(stream, &st) == 0 && st.st_dev == mine.st_dev && st.st_ino == mine.st_ino) return stream;
+  }
+  return -1;
+}
+
+// What the program printed through stdio before this write comes first in the stream.
+void flush_stdio(int stream) { std::fflush(stream == STDOUT_FILENO ? stdout : stderr); }
+
 void write_in_place(const std::string& given, const std::string& target, std::string_view text) {
   const int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) fail_write(given, errno);
-  if (!write_all(fd, text)) {
+  const int stream = own_stream_of(fd);
+  if (stream >= 0) flush_stdio(stream);
+  if (!write_all(stream >= 0 ? stream : fd, text)) {
     const int err = errno;
     ::close(fd);
     fail_write(given, err);
@@ -60,40 +82,58 @@ void write_in_place(const std::string& given, const std::string& target, std::st
   if (::close(fd) != 0) fail_write(given, errno);
 }
 
-// The folder's own entry must reach the disk too, or a crash after rename() can lose the file.
-void fsync_folder(const std::string& given, const std::string& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;                                       // the file is written; only its durability is unconfirmed
-  const bool synced = ::fsync(fd) == 0 || errno == EINVAL;  // EINVAL: folder fsync not supported
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The temporary file is named relative to its folder, opened once: ".gcbench-PID-HASH.tmp" (at
+// most 40 bytes, a hash of the target's name) fits wherever the target's own name fits, and
+// no path longer than the user's is ever handed to the kernel (PATH_MAX).
+void write_atomically(const std::string& given, const OutputTarget& t, std::string_view text) {
+  const std::string folder = parent_folder(t.path), name = base_name(t.path);
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) fail_write(given, errno);
+  const std::string tmp = fmt::format(".gcbench-{}-{:016x}.tmp", getpid(), fnv1a64(name));
+  ::unlinkat(dir, tmp.c_str(), 0);  // a leftover of a killed run with the same pid
+  const int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    ::close(dir);
+    fail_write(given, err);
+  }
+  auto give_up = [&](int err, bool close_fd) {
+    if (close_fd) ::close(fd);
+    ::unlinkat(dir, tmp.c_str(), 0);
+    ::close(dir);
+    fail_write(given, err);
+  };
+  if (t.kind == OutputTarget::Kind::regular && ::fchmod(fd, t.mode & 07777) != 0) give_up(errno, true);
+  if (!write_all(fd, text)) give_up(errno, true);
+  if (::fsync(fd) != 0) give_up(errno, true);  // delayed allocation reports ENOSPC here on some filesystems
+  if (::close(fd) != 0) give_up(errno, false);
+  if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) give_up(errno, false);
+  // The folder's own entry must reach the disk too, or a crash after rename() can lose the file.
+  const bool synced = ::fsync(dir) == 0 || errno == EINVAL;  // EINVAL: folder fsync not supported
   const int err = errno;
-  ::close(fd);
+  ::close(dir);
   if (!synced) fail_write(given, err);
 }
 
-void write_atomically(const std::string& given, const OutputTarget& t, std::string_view text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", t.path, getpid());
-  ::unlink(tmp.c_str());  // a leftover of a killed run with the same pid
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) fail_write(given, errno);
-  auto abandon = [&](int err) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail_write(given, err);
-  };
-  if (t.kind == OutputTarget::Kind::regular && ::fchmod(fd, t.mode & 07777) != 0) abandon(errno);
-  if (!write_all(fd, text)) abandon(errno);
-  if (::fsync(fd) != 0) abandon(errno);  // delayed allocation reports ENOSPC here on some filesystems
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail_write(given, err);
-  }
-  if (std::rename(tmp.c_str(), t.path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail_write(given, err);
-  }
-  fsync_folder(given, parent_folder(t.path));
+// The kernel's protected_symlinks rule (Documentation/admin-guide/sysctl/fs.rst): in a sticky
+// world-writable folder, a link is followed only when its owner is the follower or the
+// folder's owner. gcbench resolves links itself (to keep a link a link), so it applies the
+// rule itself, whatever the sysctl says.
+std::string refused_link(const std::string& link, const struct stat& st) {
+  const std::string folder = parent_folder(link);
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0) return {};
+  const bool sticky_world_writable = (dir.st_mode & S_ISVTX) != 0 && (dir.st_mode & S_IWOTH) != 0;
+  if (!sticky_world_writable || st.st_uid == ::geteuid() || st.st_uid == dir.st_uid) return {};
+  return fmt::format(
+      "the symlink '{}' belongs to uid {}, neither us nor the owner (uid {}) of its sticky world-writable folder "
+      "'{}': not followed (the kernel's protected_symlinks rule)",
+      link, st.st_uid, dir.st_uid, folder);
 }
 
 }  // namespace
@@ -127,6 +167,11 @@ OutputTarget resolve_output_target(const std::string& given) {
       return t;  // absent: created atomically
     }
     if (S_ISLNK(st.st_mode)) {
+      t.refused = refused_link(p, st);
+      if (!t.refused.empty()) {
+        t.path = p;
+        return t;
+      }
       char buf[PATH_MAX];
       const ssize_t n = ::readlink(p.c_str(), buf, sizeof(buf) - 1);
       if (n < 0) {
@@ -155,12 +200,31 @@ OutputTarget resolve_output_target(const std::string& given) {
 void write_output(const std::string& path, std::string_view text) {
   const OutputTarget t = resolve_output_target(path);
   if (t.error != 0) fail_write(path, t.error);
+  if (!t.refused.empty()) throw WriteError(fmt::format("cannot write '{}': {}", path, t.refused));
   switch (t.kind) {
     case OutputTarget::Kind::folder: throw WriteError(fmt::format("cannot write '{}': it is a folder", path));
     case OutputTarget::Kind::in_place: write_in_place(path, t.path, text); return;
     case OutputTarget::Kind::regular:
     case OutputTarget::Kind::absent: write_atomically(path, t, text); return;
   }
+}
+
+std::string rescue_path(const std::string& path) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = tmp && *tmp ? tmp : "/tmp";
+  std::string name = base_name(path);
+  if (name.empty()) name = "result.json";
+  const std::string prefix = fmt::format("gcbench-rescued-{}-", getpid());
+  if (prefix.size() + name.size() > NAME_MAX) {
+    // The end of the name (its extension) is kept, after a hash of the whole name; the cut never
+    // splits a UTF-8 sequence.
+    const std::string mark = fmt::format("{:08x}-", fnv1a64(name) & 0xffffffffu);
+    size_t from = name.size() - (NAME_MAX - prefix.size() - mark.size());
+    while (from < name.size() && (static_cast<unsigned char>(name[from]) & 0xC0) == 0x80) ++from;
+    name = mark + name.substr(from);
+  }
+  if (folder.size() + 1 + prefix.size() + name.size() >= PATH_MAX) folder = "/tmp";
+  return folder + "/" + prefix + name;
 }
 
 void write_document(const std::string& path, const ResultDocument& doc) {
@@ -184,10 +248,18 @@ void JsonlSink::append(const Result& r) {
     if (fd_ < 0) return fail(errno);
     struct stat st {};
     regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+    stream_ = own_stream_of(fd_);
+    if (stream_ >= 0) {  // our own standard output: one offset with what the program prints
+      ::close(fd_);
+      fd_ = ::fcntl(stream_, F_DUPFD_CLOEXEC, 0);
+      if (fd_ < 0) return fail(errno);
+      regular_ = false;  // not ours to fsync or to end a partial line of
+    }
     if (regular_ && st.st_size > 0 && !ends_with_newline(path_, st.st_size) && !write_all(fd_, "\n"))
       return fail(errno);
   }
   const nlohmann::json line = {{"schema", kResultSchema}, {"result", to_json(r)}};
+  if (stream_ >= 0) flush_stdio(stream_);
   if (!write_all(fd_, line.dump() + "\n")) return fail(errno);
   if (regular_ && ::fsync(fd_) != 0) return fail(errno);
   ++appended_;

@@ -3,7 +3,12 @@
 // half-written document and never replaces what the path is: a regular file (or a new one) is
 // written to a temporary file in the same folder and renamed over it, then the folder is
 // fsync'ed; a symlink's final target is written (the link stays a link); anything that is not a
-// regular file — /dev/null, /dev/stdout, a FIFO, a terminal — is written in place, appended.
+// regular file — /dev/null, /dev/stdout, a FIFO, a terminal — is written in place, appended
+// (through fd 1 or 2 itself when it is this process's own standard output or error). A symlink
+// in a sticky world-writable folder is followed only when the kernel's protected_symlinks rule
+// would follow it (owned by us or by the folder's owner). The temporary file's name is short
+// (".gcbench-PID-HASH.tmp", opened relative to the folder), so any name that fits fits its
+// temporary too.
 // The JSONL sink appends one line per case the moment it ends, so nothing measured is lost if a
 // later case crashes. Write failures (disk full, I/O error) are gcb::WriteError: a fault of the
 // run, never "bad input".
@@ -30,6 +35,12 @@ class WriteError : public Fault {
 void write_output(const std::string& path, std::string_view text);
 void write_document(const std::string& path, const ResultDocument& doc);
 
+// Where a document goes when its own path cannot take it (disk full, I/O error): the temporary
+// folder ($TMPDIR, else /tmp; often another filesystem), as gcbench-rescued-PID-NAME. A NAME too
+// long for that (NAME_MAX) keeps its last bytes behind a hash of the whole name; a $TMPDIR too
+// long for PATH_MAX gives way to /tmp.
+std::string rescue_path(const std::string& path);
+
 class JsonlSink {
  public:
   JsonlSink() = default;
@@ -51,6 +62,7 @@ class JsonlSink {
 
  private:
   int fd_ = -1;
+  int stream_ = -1;  // STDOUT_FILENO/STDERR_FILENO when the path is our own standard output/error
   bool regular_ = false;
   std::string path_;
   std::string error_;

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <sstream>
+#include <charconv>
+#include <string_view>
 
 #include "bench/coll/coll.hpp"
 #include "collectives/graph_capture.hpp"
@@ -14,15 +15,29 @@ namespace gcb::bench {
 
 namespace {
 
-std::vector<std::string> split_list(const std::vector<std::string>& items) {
+// The names of a list flag; an empty name (`--op ''`, `-d float,`) is refused rather than read as
+// "the default".
+std::vector<std::string> split_list(const std::vector<std::string>& items, const char* flag) {
   std::vector<std::string> out;
   for (const auto& item : items) {
-    std::stringstream ss(item);
-    std::string tok;
-    while (std::getline(ss, tok, ','))
-      if (!tok.empty()) out.push_back(tok);
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (tok.empty()) throw UsageError(fmt::format("{} '{}': an empty name", flag, item));
+      out.push_back(tok);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
   return out;
+}
+
+// A non-negative integer and nothing else ("--test-corrupt 1:x" is refused, not a fault).
+template <typename T>
+bool whole_number(std::string_view text, T& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size() && out >= 0;
 }
 
 struct CollFlags {
@@ -53,10 +68,10 @@ void apply(const CollFlags& f, CollOptions& o) {
   o.step_bytes = parse_size(f.stepbytes);
   // --op takes collective names (or "all" = every collective); a reduction name there means -o,
   // so that nccl-tests' `--op sum` keeps its meaning.
-  std::vector<std::string> redops = split_list(f.redop_tokens);
+  std::vector<std::string> redops = split_list(f.redop_tokens, "-o");
   if (!f.op_tokens.empty()) {
     std::vector<CollOp> ops;
-    for (const auto& t : split_list(f.op_tokens)) {
+    for (const auto& t : split_list(f.op_tokens, "--op")) {
       if (t == "all") {
         ops = all_coll_ops();
       } else if (const auto op = parse_coll_op(t)) {
@@ -76,7 +91,7 @@ void apply(const CollFlags& f, CollOptions& o) {
   if (!redops.empty()) o.redops = parse_redops(redops);
   if (!f.dtype_tokens.empty()) {
     o.dtypes.clear();
-    for (const auto& t : split_list(f.dtype_tokens)) {
+    for (const auto& t : split_list(f.dtype_tokens, "-d")) {
       if (t == "all") {
         o.dtypes = {DType::i8, DType::i32, DType::f16, DType::f32, DType::f64, DType::bf16};
         continue;
@@ -100,9 +115,10 @@ void apply(const CollFlags& f, CollOptions& o) {
   o.average = static_cast<RankCombine>(f.average);
   if (!f.corrupt.empty()) {
     const auto colon = f.corrupt.find(':');
-    if (colon == std::string::npos) throw UsageError("--test-corrupt expects RANK:INDEX");
-    o.corrupt_rank = std::stoi(f.corrupt.substr(0, colon));
-    o.corrupt_index = static_cast<size_t>(std::stoull(f.corrupt.substr(colon + 1)));
+    const std::string_view text = f.corrupt;
+    if (colon == std::string::npos || !whole_number(text.substr(0, colon), o.corrupt_rank) ||
+        !whole_number(text.substr(colon + 1), o.corrupt_index))
+      throw UsageError(fmt::format("--test-corrupt {}: expected RANK:INDEX, two non-negative integers", f.corrupt));
   }
 }
 

@@ -76,11 +76,21 @@ void add_timeout_option(CLI::App& app, double& seconds, const std::string& what)
       ->capture_default_str();
 }
 
+CLI::Validator file_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "an empty path names no file" : ""; }, "");
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_device, bool with_harness) {
   app.add_option("--json", o.json, "Write the result document (gcbench.result/1) to FILE at the end")
-      ->type_name("FILE");
-  app.add_option("--jsonl", o.jsonl, "Append one JSON line per case to FILE as each case ends")->type_name("FILE");
-  app.add_option("--csv", o.csv, "Write one CSV row per result and metric to FILE")->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_path());
+  app.add_option("--jsonl", o.jsonl, "Append one JSON line per case to FILE as each case ends")
+      ->type_name("FILE")
+      ->check(file_path());
+  app.add_option("--csv", o.csv, "Write one CSV row per result and metric to FILE")
+      ->type_name("FILE")
+      ->check(file_path());
   app.add_option("--seed", o.seed, "Seed of all generated inputs (recorded in results)")
       ->check(non_negative())
       ->capture_default_str();
@@ -202,16 +212,6 @@ RunnerOptions runner_options(const CommonOptions& o, bool writes) {
   return RunnerOptions{o.harness, o.profile_range, o.quiet || !writes};
 }
 
-// Where the document goes when its own path cannot take it (disk full, I/O error): the
-// temporary folder, which is often another filesystem.
-std::string fallback_path(const std::string& path) {
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string folder = tmp && *tmp ? tmp : "/tmp";
-  const size_t slash = path.find_last_of('/');
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  return fmt::format("{}/gcbench-rescued-{}-{}", folder, getpid(), name.empty() ? "result.json" : name);
-}
-
 // Writes one output at the end of a run; on failure says what happened and where the data are
 // instead, and returns kExitFault (never kExitUsage: the input was fine, the disk was not).
 int write_at_end(const Outputs& outputs, const std::string& flag, const std::string& path, const std::string& text,
@@ -220,7 +220,7 @@ int write_at_end(const Outputs& outputs, const std::string& flag, const std::str
     outputs.write(path, text);
     return kExitOk;
   } catch (const WriteError& e) {
-    const std::string rescue = fallback_path(path);
+    const std::string rescue = rescue_path(path);
     std::string kept;
     try {
       write_output(rescue, text);

@@ -32,6 +32,8 @@ struct CommonOptions {
 // explicitly, a value must be a finite number > 0 (positive) or ≥ 0 (non_negative).
 CLI::Validator positive();
 CLI::Validator non_negative();
+// For flags that name a file: an empty value ('') is refused, never read as "not given".
+CLI::Validator file_path();
 
 // A transformer for flags whose values name an enum: CLI11 turns each name into the enum's number,
 // so an options struct holds the enum (`std::vector<E>` with ->delimiter(',') for lists), and

@@ -72,8 +72,9 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
       ->capture_default_str();
   app->add_option("--metric", o->options.metrics, "Only these metric names (default: every metric on both sides)")
       ->delimiter(',');
-  app->add_option("--md", o->md, "Write a Markdown summary (PR comment, < 64 KB)");
-  app->add_option("--junit", o->junit, "Write JUnit XML (one testcase per comparison, SLOWER = failure)");
+  app->add_option("--md", o->md, "Write a Markdown summary (PR comment, < 64 KB)")->check(file_path());
+  app->add_option("--junit", o->junit, "Write JUnit XML (one testcase per comparison, SLOWER = failure)")
+      ->check(file_path());
   app->add_flag("-q,--quiet", o->quiet, "Print only the environment differences and the summary line");
   run = [o] {
     o->options.threshold = parse_threshold(o->threshold);
@@ -101,7 +102,7 @@ void add_export_command(CLI::App& root, std::function<int()>& run) {
   auto o = std::make_shared<ExportCli>();
   app->add_option("--format", o->format, "gbench, bmf or csv")->required();
   app->add_option("FILE", o->input, "Result document (JSON or JSONL)")->required();
-  app->add_option("-o,--output", o->output, "Output file (default: standard output)");
+  app->add_option("-o,--output", o->output, "Output file (default: standard output)")->check(file_path());
   app->add_option("--time-unit", o->time_unit, "gbench real_time/cpu_time unit: ns, us, ms, s")->capture_default_str();
   run = [o] {
     const ExportFormat format = parse_export_format(o->format);

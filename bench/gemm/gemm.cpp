@@ -82,6 +82,21 @@ std::vector<Result> gemm_derived_results(const std::vector<Result>& rs) {
   return out;
 }
 
+void check_dtypes_have_devices(const GemmOptions& o, const DeviceSelection& sel) {
+  for (const DType t : o.dtypes) {
+    const std::vector<DType> one = {t};
+    GemmOptions only = o;
+    only.dtypes = one;
+    const bool on_cpu = !gemm_dtypes_for(only, false).empty(), on_gpu = !gemm_dtypes_for(only, true).empty();
+    if ((sel.cpu && on_cpu) || (sel.gpu_requested && on_gpu)) continue;
+    GemmOptions every = o;
+    every.dtypes = gemm_dtypes();
+    throw UsageError(fmt::format("--dtype {}: no GEMM of --device {} takes it (the CPU takes {}; the GPU {})",
+                                 dtype_name(t), sel.cpu ? "cpu" : "gpu", dtype_list(gemm_dtypes_for(every, false)),
+                                 dtype_list(gemm_dtypes_for(every, true))));
+  }
+}
+
 void run_gemm(const GemmOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner) {
   validate(o);
   CaseList cases;
@@ -149,6 +164,7 @@ void add_gemm_command(CLI::App& root, std::function<int()>& run, const std::vect
     g->fast_accum = *fast == "on";
     validate(*g);
     const DeviceSelection sel = select_devices(common->device);
+    check_dtypes_have_devices(*g, sel);
     Session session(*common, argv);
     run_gemm(*g, sel, common->seed, session.runner());
     return session.finish();

@@ -91,6 +91,10 @@ std::vector<Result> gemm_torch_peer_results(const std::vector<Result>& measured)
 // Parses the peer script's JSON output into ratio results (separate for tests).
 std::vector<Result> gemm_torch_ratios(const std::vector<Result>& measured, const nlohmann::json& peer);
 
+// Every --dtype must run on a selected device (bf16 with --device cpu: no CPU GEMM takes it):
+// gcb::UsageError (exit 2) otherwise. A selected GPU that this machine lacks is not checked here:
+// its cases are WAIVED with the reason.
+void check_dtypes_have_devices(const GemmOptions& o, const DeviceSelection& sel);
 void run_gemm(const GemmOptions& o, const DeviceSelection& sel, uint64_t seed, Runner& runner);
 // The quick suite's gemm options: host 256…1024 squares; GPU bf16 and fp8 at 4096 and 8192.
 GemmOptions quick_gemm_options();

@@ -89,9 +89,10 @@ void add_report_command(CLI::App& root, std::function<int()>& run) {
   auto o = std::make_shared<ReportOptions>();
   app->add_option("results", o->inputs, "result documents (--json) or JSONL files (--jsonl); the first is the baseline")
       ->required();
-  app->add_option("-o,--output", o->html, "self-contained HTML report (inline SVG, no JavaScript)");
-  app->add_option("--md", o->markdown, "Markdown summary, at most 64,000 bytes (fits a GitHub PR comment)");
-  app->add_option("--csv", o->csv, "CSV: one row per run × result × metric");
+  app->add_option("-o,--output", o->html, "self-contained HTML report (inline SVG, no JavaScript)")->check(file_path());
+  app->add_option("--md", o->markdown, "Markdown summary, at most 64,000 bytes (fits a GitHub PR comment)")
+      ->check(file_path());
+  app->add_option("--csv", o->csv, "CSV: one row per run × result × metric")->check(file_path());
   app->add_option("--baseline", o->baseline,
                   "result file every ratio is relative to (default: the first RESULTS file)");
   app->add_option("--title", o->title, "report title")->capture_default_str();

@@ -87,7 +87,7 @@ void add_topo_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--expect", o->expect,
                   "Compare with an expected topology (same formats as --from); exit 1 when they differ");
   app->add_option("--results", o->results, "Overlay measured p2p bandwidth and collective bus bandwidth from FILE");
-  app->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
+  app->add_option("-o,--output", o->output, "Write to FILE instead of standard output")->check(file_path());
   run = [o] {
     const Outputs outputs({{"-o", o->output}},
                           {{"--from", o->from}, {"--expect", o->expect}, {"--results", o->results}});

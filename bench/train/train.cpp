@@ -224,7 +224,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->check(positive())
       ->capture_default_str();
   add_timeout_option(*app, o->timeout, "one training step (warm-up included), or a wait for another rank inside it,");
-  app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE");
+  app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE")
+      ->check(file_path());
   app->add_option("--init-from", o->init_from,
                   "Start from a Hugging Face GPT-2 checkpoint (model.safetensors; shapes from the file, heads from the "
                   "config.json beside it or --heads)");

@@ -5,6 +5,14 @@ gcb_add_test(test_failure_cli SOURCES test_failure_cli.cpp LIBS gcb_reports LABE
 target_compile_definitions(test_failure_cli PRIVATE GCB_BINARY="$<TARGET_FILE:gcbench>")
 add_dependencies(test_failure_cli gcbench)
 
+# Tight resource limits (ulimit -v; ulimit -u for another user through setpriv): a clear refusal
+# (exit 3, one line) or a normal run, never a hang before main() or the OpenMP runtime's exit 1.
+# Skipped (exit 77) with the reason where the limit cannot be set (no root, no setpriv).
+foreach(_limit address_space threads)
+  add_test(NAME tight_limits_${_limit} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tight_limits.sh $<TARGET_FILE:gcbench> ${_limit})
+  set_tests_properties(tight_limits_${_limit} PROPERTIES LABELS "bench;limits" SKIP_RETURN_CODE 77 TIMEOUT 600)
+endforeach()
+
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   string(JOIN " " _mpirun2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS})
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/failure_mpi)

@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
@@ -129,8 +132,8 @@ TEST_F(FailureCli, AFullDiskAtTheEndKeepsWhatWasMeasured) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_FALSE(fs::exists(path("big.json")));
   EXPECT_EQ(load_document(path("small.jsonl")).results.size(), 1u);
-  for (const auto& e : fs::directory_iterator(dir_))
-    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(dir_))  // no temporary file (.gcbench-PID-HASH.tmp) left
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
     if (e.path().filename().string().starts_with("gcbench-rescued-") &&
         e.path().filename().string().ends_with("big.json"))
@@ -339,6 +342,162 @@ TEST_F(FailureCli, CraftedNamesStayTextInEveryMarkup) {
   }
   EXPECT_EQ(read_file(path("topo.md")).find("H100\"]"), std::string::npos);  // the mermaid label stays closed
   EXPECT_NE(read_file(path("topo.dot")).find("H100\\\"] --> X[\\\""), std::string::npos);  // DOT quotes escaped
+}
+
+// `--json /dev/stdout -q > out.json`: the document was written through a second open at offset 0
+// and the summary line, flushed later through fd 1 at its own offset 0, overwrote its start.
+TEST_F(FailureCli, StandardOutputRedirectedToAFileHoldsTheWholeDocument) {
+  for (const std::string flag : {"--json", "--jsonl"}) {
+    const CliRun r = gcbench("mem" + kFast + flag + " /dev/stdout > " + path("out.txt"));
+    ASSERT_EQ(r.code, 0) << flag << "\n" << r.err;
+    const std::string text = read_file(path("out.txt"));
+    const size_t blank = text.rfind("\n\n");  // the summary line comes after a blank line
+    ASSERT_NE(blank, std::string::npos) << flag << "\n" << text;
+    EXPECT_NE(text.find("1 passed", blank), std::string::npos) << flag << "\n" << text;
+    std::ofstream(path("doc.json"), std::ios::trunc) << text.substr(0, blank + 1);
+    EXPECT_EQ(load_document(path("doc.json")).results.size(), 1u) << flag << "\n" << text;
+  }
+}
+
+// In a sticky world-writable folder, a link planted by another user is not followed (the
+// kernel's protected_symlinks rule): refused before anything is measured.
+TEST_F(FailureCli, ALinkPlantedInAStickyFolderIsRefusedBeforeMeasuring) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a link another owner (lchown)";
+  fs::create_directories(path("st"));
+  ASSERT_EQ(::chmod(path("st").c_str(), 01777), 0);
+  std::ofstream(path("root-only.txt")) << "root's";
+  ASSERT_EQ(::symlink(path("root-only.txt").c_str(), path("st/o.json").c_str()), 0);
+  ASSERT_EQ(::lchown(path("st/o.json").c_str(), 65534, 65534), 0);
+  for (const std::string flag : {"--json", "--csv", "--jsonl"}) {
+    const std::string other = flag == "--jsonl" ? " --json " : " --jsonl ";  // would exist after a run
+    const CliRun r = gcbench("mem" + kFast + flag + " " + path("st/o.json") + other + path("other"));
+    EXPECT_EQ(r.code, 2) << flag << "\n" << r.err;
+    EXPECT_NE(r.err.find("not followed"), std::string::npos) << flag << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(read_file(path("root-only.txt")), "root's") << flag;
+    EXPECT_FALSE(fs::exists(path("other"))) << flag;
+  }
+}
+
+// A 255-byte name and a 4,095-byte path hold the document (their temporary names used to be
+// too long: exit 3 after measuring, the document nowhere); one byte more is refused up front.
+TEST_F(FailureCli, LongNamesHoldTheDocumentAndLongerOnesAreRefusedUpFront) {
+  const std::string longest = std::string(NAME_MAX - 5, 'n') + ".json";
+  CliRun r = gcbench("mem" + kFast + "--json " + path(longest));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(load_document(path(longest)).results.size(), 1u);
+  fs::path deep = dir_;
+  while (deep.string().size() + 201 < PATH_MAX - 2) deep /= std::string(200, 'd');
+  fs::create_directories(deep);
+  const std::string full = (deep / std::string(PATH_MAX - 2 - deep.string().size(), 'f')).string();
+  r = gcbench("mem" + kFast + "--json " + full);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(load_document(full).results.size(), 1u);
+  for (const std::string& too_long : {path("x" + longest), full + "f"}) {
+    r = gcbench("mem" + kFast + "--json " + too_long + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("File name too long"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("r.jsonl")));
+  }
+}
+
+// report and export read context fields; a mistyped one was a raw json.exception with exit 3.
+TEST_F(FailureCli, MistypedContextFieldsAreBadInputNamingTheField) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<std::tuple<std::string, nlohmann::json, std::string>> edits = {
+      {"/context/date", 20261127, "context.date"},
+      {"/context/host", nlohmann::json::array({"a"}), "context.host"},
+      {"/context/cpu/logical_cores", "many", "context.cpu.logical_cores"},
+      {"/context/cpu", "AMD", "context.cpu"},
+      {"/context/gpus", nlohmann::json::array({"H100"}), "context.gpus"},
+      {"/context/command_line", "gcbench mem", "context.command_line"},
+      {"/context/gcbench", 1, "context.gcbench"},
+  };
+  for (const auto& [pointer, value, field] : edits) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(path("bad.json"), std::ios::trunc) << bad.dump();
+    for (const std::string& args :
+         {"report " + path("bad.json") + " --md " + path("r.md") + " -o " + path("r.html"),
+          "export --format gbench " + path("bad.json"), "export --format bmf " + path("bad.json"),
+          "compare " + path("base.json") + " " + path("bad.json")}) {
+      const CliRun r = gcbench(args);
+      EXPECT_EQ(r.code, 2) << pointer << ": " << args << "\n" << r.err;
+      EXPECT_NE(r.err.find(field), std::string::npos) << pointer << ": " << args << "\n" << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+}
+
+// Empty or impossible selections ran nothing (or the defaults) and said exit 0; a test hook's
+// malformed value was "fault: stoi".
+TEST_F(FailureCli, EmptyOrImpossibleSelectionsAndBadTestHooksAreBadInput) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"coll --op '' -b 1K -e 1K", "--op '': an empty name"},
+      {"coll -d '' -b 1K -e 1K", "-d '': an empty name"},
+      {"coll -o '' -b 1K -e 1K", "-o '': an empty name"},
+      {"gemm --device cpu --dtype bf16", "--dtype bf16: no GEMM of --device cpu takes it"},
+      {"gemm --device cpu --dtype fp32,fp8_e4m3", "--dtype fp8_e4m3"},
+      {"run --json ''", "an empty path"},
+      {"mem --csv ''", "an empty path"},
+      {"report " + measured("base.json") + " -o ''", "an empty path"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt x:1", "--test-corrupt x:1: expected RANK:INDEX"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt 1:", "--test-corrupt 1:"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt -1:0", "--test-corrupt -1:0"},
+      {"coll --backend threads --ranks 2 -b 1K -e 1K --test-corrupt 1:99999999999999999999999", "expected RANK"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = gcbench(args + " --jsonl " + path("r.jsonl"));
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("r.jsonl"))) << args;
+  }
+  // What a machine lacks is still a WAIVED row with the reason, not a refusal.
+  if (gcbench("gemm --device gpu --dtype bf16 --sizes 64 -q").code == 0) {
+    const CliRun r = gcbench("gemm --device all --dtype bf16 --sizes 64 --json " + path("w.json"));
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
+// Values near the ends of double: no NaN or Inf in any output (the SVG had -nan coordinates,
+// compare printed inf%), and no number printed with hundreds of digits.
+TEST_F(FailureCli, HugeValuesPrintFiniteAndShort) {
+  const nlohmann::json good = nlohmann::json::parse(read_file(measured("base.json")));
+  const std::vector<double> values = {1.7e308, -1.7e308, 1e300, -1e300, 1.5e308, 4.9e-324};
+  nlohmann::json huge = good;
+  huge["results"] = nlohmann::json::array();
+  for (size_t i = 0; i < values.size(); ++i) {
+    nlohmann::json r = good["results"][0];
+    r["params"]["bytes"] = 4096 * (i + 1);  // a sweep: one chart line over the sizes
+    r["key"] = "mem/copy/host";
+    for (auto& m : r["metrics"]) m["value"] = values[i];
+    huge["results"].push_back(r);
+  }
+  std::ofstream(path("huge.json")) << huge.dump();
+  nlohmann::json flipped = huge;
+  for (auto& r : flipped["results"])
+    for (auto& m : r["metrics"]) m["value"] = -m["value"].get<double>() * 0.5;
+  std::ofstream(path("flipped.json")) << flipped.dump();
+  const CliRun report = gcbench("report " + path("huge.json") + " " + path("flipped.json") + " -o " + path("r.html") +
+                                " --md " + path("r.md") + " --csv " + path("r.csv"));
+  EXPECT_EQ(report.code, 0) << report.err;
+  const CliRun compare = gcbench("compare " + path("huge.json") + " " + path("flipped.json") + " --md " + path("c.md") +
+                                 " --junit " + path("c.xml"));
+  EXPECT_NE(compare.code, 2) << compare.err;
+  const std::regex bad(R"((^|[^a-zA-Z])(-?nan|-?inf)([^a-zA-Z]|$)|[0-9]{30})", std::regex::icase);
+  for (const auto& [what, text] :
+       std::vector<std::pair<std::string, std::string>>{{"report -o", read_file(path("r.html"))},
+                                                        {"report --md", read_file(path("r.md"))},
+                                                        {"compare", compare.out},
+                                                        {"compare --md", read_file(path("c.md"))},
+                                                        {"compare --junit", read_file(path("c.xml"))}}) {
+    EXPECT_FALSE(text.empty()) << what;
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(text, m, bad)) << what << ": '" << m.str() << "' in\n"
+                                                  << text.substr(m.position() > 80 ? m.position() - 80 : 0, 200);
+  }
+  EXPECT_NE(read_file(path("r.html")).find("<svg"), std::string::npos);  // the charts were drawn
 }
 
 }  // namespace

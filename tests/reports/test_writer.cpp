@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "reports/result.hpp"
@@ -203,6 +206,108 @@ TEST_F(Writer, FoldersAndMissingFoldersAreRefused) {
   EXPECT_THROW(check_writable(path("missing/x.json")), UsageError);
   EXPECT_NO_THROW(check_writable(path("x.json")));
   EXPECT_NO_THROW(check_writable("/dev/stdout"));
+}
+
+// `--json /dev/stdout > file`: the document went through a second open of the file at offset 0
+// and what the program printed later through fd 1 (at ITS offset 0) overwrote the document.
+TEST_F(Writer, OurOwnStandardOutputIsWrittenThroughItsDescriptorInOrder) {
+  for (const char* target : {"/dev/stdout", "/proc/self/fd/1"}) {
+    std::fflush(stdout);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const int fd = ::open(path("out.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // `>`, not `>>`
+      if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) _exit(10);
+      std::printf("printed before\n");  // still in stdio's buffer: must come first
+      try {
+        write_output(target, "{\"document\": 1}\n");
+        JsonlSink sink(target);
+        sink.append(result("mem/a"));
+      } catch (...) {
+        _exit(11);
+      }
+      std::printf("summary line\n");
+      std::fflush(stdout);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << target << " " << status;
+    std::istringstream lines(slurp(path("out.txt")));
+    std::string line;
+    std::vector<std::string> got;
+    while (std::getline(lines, line)) got.push_back(line);
+    ASSERT_EQ(got.size(), 4u) << target << "\n" << slurp(path("out.txt"));
+    EXPECT_EQ(got[0], "printed before") << target;
+    EXPECT_EQ(got[1], "{\"document\": 1}") << target;
+    EXPECT_EQ(nlohmann::json::parse(got[2]).at("result").at("key"), "mem/a") << target;
+    EXPECT_EQ(got[3], "summary line") << target;
+  }
+}
+
+// The kernel's protected_symlinks rule, applied by the writer itself (it resolves links to keep
+// them links): another user's link in a sticky world-writable folder is not followed.
+TEST_F(Writer, ALinkPlantedByAnotherUserInAStickyFolderIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a link another owner (lchown)";
+  fs::create_directories(path("st"));
+  ASSERT_EQ(::chmod(path("st").c_str(), 01777), 0);
+  std::ofstream(path("secret.txt")) << "root's";
+  ASSERT_EQ(::symlink(path("secret.txt").c_str(), path("st/o.json").c_str()), 0);
+  ASSERT_EQ(::lchown(path("st/o.json").c_str(), 65534, 65534), 0);
+  try {
+    check_writable(path("st/o.json"));
+    ADD_FAILURE() << "the planted link was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not followed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_output_paths({{"--json", path("st/o.json")}}), UsageError);
+  EXPECT_THROW(write_output(path("st/o.json"), "replaced"), WriteError);
+  EXPECT_EQ(slurp(path("secret.txt")), "root's");
+  EXPECT_TRUE(fs::is_symlink(path("st/o.json")));
+  // Our own link there is followed, and so is one owned by the folder's owner.
+  ASSERT_EQ(::lchown(path("st/o.json").c_str(), 0, 0), 0);
+  write_output(path("st/o.json"), "ours");
+  EXPECT_EQ(slurp(path("secret.txt")), "ours");
+  ASSERT_EQ(::chown(path("st").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::lchown(path("st/o.json").c_str(), 65534, 65534), 0);
+  write_output(path("st/o.json"), "the folder owner's");
+  EXPECT_EQ(slurp(path("secret.txt")), "the folder owner's");
+}
+
+// A 255-byte name used to fail after the run: "NAME.tmp.PID" and "gcbench-rescued-PID-NAME" were
+// over NAME_MAX, and "PATH.tmp.PID" over PATH_MAX for a path near 4,095 bytes.
+TEST_F(Writer, TemporaryAndRescueNamesFitWhereverTheNameFits) {
+  const std::string longest(NAME_MAX - 5, 'n');
+  write_output(path((longest + ".json").c_str()), "long name");
+  EXPECT_EQ(slurp(path((longest + ".json").c_str())), "long name");
+  expect_only({longest + ".json"});
+
+  // A path of PATH_MAX - 1 bytes: folders of 200 bytes, then a name that fills the rest.
+  fs::path deep = dir_;
+  while (deep.string().size() + 201 < PATH_MAX - 2) deep /= std::string(200, 'd');
+  fs::create_directories(deep);
+  const std::string full = (deep / std::string(PATH_MAX - 2 - deep.string().size(), 'f')).string();
+  ASSERT_EQ(full.size(), static_cast<size_t>(PATH_MAX - 1));
+  EXPECT_NO_THROW(check_writable(full));
+  write_output(full, "full path");
+  EXPECT_EQ(slurp(full), "full path");
+  EXPECT_EQ(std::distance(fs::directory_iterator(deep), fs::directory_iterator{}), 1);  // no temporary left
+
+  // One byte more does not fit: refused up front (exit 2), not after the run.
+  EXPECT_THROW(check_writable(full + "f"), UsageError);
+  EXPECT_THROW(check_writable(path((longest + ".jsonx").c_str())), UsageError);
+
+  // The rescue name keeps the end of a long name, fits NAME_MAX, and can be written.
+  const std::string rescue = rescue_path("/no/such/" + longest + ".json");
+  const std::string rescue_name = fs::path(rescue).filename().string();
+  EXPECT_LE(rescue_name.size(), static_cast<size_t>(NAME_MAX)) << rescue;
+  EXPECT_TRUE(rescue_name.starts_with("gcbench-rescued-")) << rescue;
+  EXPECT_TRUE(rescue_name.ends_with("nnnn.json")) << rescue;
+  write_output(rescue, "rescued");
+  EXPECT_EQ(slurp(rescue), "rescued");
+  fs::remove(rescue);
+  EXPECT_EQ(fs::path(rescue_path("/x/short.json")).filename().string(),
+            "gcbench-rescued-" + std::to_string(getpid()) + "-short.json");
 }
 
 }  // namespace
