@@ -331,7 +331,8 @@ run_step() {
       return
     fi
     read -r -a args <<<"$spec"
-    cmd=("$gcbench" "${args[@]}" --json "$work/$json")
+    # --jsonl keeps each case the moment it ends: a step cut by its timeout still has what it measured.
+    cmd=("$gcbench" "${args[@]}" --json "$work/$json" --jsonl "$work/$name.jsonl")
   fi
   printf '%s\t%s\n' "$name" "${cmd[*]}" >>"$work/commands.txt"
   log "$id $title (timeout ${to} s): ${cmd[*]}"
@@ -354,6 +355,10 @@ if ((${#missing[@]})); then
   status=1
 else
   for i in "${!ids[@]}"; do run_step "$i"; done
+  if ((rehearse == 0)) && ! cut -f5 "$work/steps.tsv" | grep -qxE 'ran|timeout'; then
+    log "no step ran: no binaries in $bin_dir (scripts/gpu-bundle.sh makes .lease/ here; or --build)"
+    status=1
+  fi
 fi
 
 # --- summary and tarball --------------------------------------------------------------------------

@@ -186,11 +186,28 @@ HEADLINES = {"train": headline_train, "attn": headline_attn, "gemm": headline_ge
              "coll": headline_coll}
 
 
+def load_jsonl(path):
+    """The results a --jsonl file holds ({"result": {...}} lines); None when there is none."""
+    rows = []
+    for line in read(path).splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the kill
+        if isinstance(j, dict) and isinstance(j.get("result"), dict):
+            rows.append(j["result"])
+    return {"results": rows} if rows else None
+
+
 def gcbench_verdict(step, work):
     doc = load_json(os.path.join(work, step["json"])) if step["json"] else None
     log = read(os.path.join(work, step["log"]))
     if step["state"] == "timeout":
-        return "FAIL", f"timed out after {step['seconds']} s", "-", []
+        # What the cut run measured before the kill, from its --jsonl file.
+        partial = load_jsonl(os.path.join(work, step["log"][:-4] + ".jsonl")) if step["log"].endswith(".log") else None
+        head, ratio, notes = HEADLINES.get(step["family"], lambda d: ("-", "-", []))(partial) if partial else ("-", "-", [])
+        return "FAIL", f"timed out after {step['seconds']} s" + (f"; before that: {head}" if head != "-" else ""), \
+            ratio, notes
     if doc is None:
         tail = log.strip().splitlines()[-1:] or ["no output"]
         # A backend that cannot run without a GPU refuses before any result (coll --backend nccl: exit 2).

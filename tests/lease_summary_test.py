@@ -48,6 +48,9 @@ def run(steps, rehearsal):
             if "content" in s:
                 with open(os.path.join(work, name + ".json"), "w") as f:
                     json.dump(s["content"], f)
+            if "jsonl" in s:
+                with open(os.path.join(work, name + ".jsonl"), "w") as f:
+                    f.write(s["jsonl"])
             with open(os.path.join(work, name + ".log"), "w") as f:
                 f.write(s.get("logtext", ""))
             vals = {"kind": "gtest", "family": "-", "state": "ran", "rc": "0", "seconds": "3", "timeout": "60",
@@ -102,6 +105,8 @@ steps = [
         result("coll/all_reduce", params={"ranks": 1, "bytes": 1024}, metrics=[("busbw", 0.0, "GB/s"), ("algbw", 90.0, "GB/s")])])),
     dict(id="8e", title="p2p", content=gtest_report([case("x", result="SKIPPED")]),
          logtext="t.cpp:3: Skipped\nneeds 2 GPUs, this host has 1\n"),
+    dict(id="8g", title="cut", kind="gcbench", family="mem", state="timeout", rc=124, seconds=90, json="-",
+         jsonl=json.dumps({"result": result("mem/hbm/triad", metrics=[("bandwidth", 2900.0, "GB/s")])}) + "\n{\"res"),
     dict(id="8f", title="scan", state="skipped", rc=0, seconds=0, log="-", json="-", note="deadline (450 s) reached"),
 ]
 rc, t, notes, out = run(steps, rehearsal=False)
@@ -118,6 +123,8 @@ check(" PASS " in t["7"] and "bf16 8192x8192x8192 700 TFLOP/s" in t["7"] and "bf
 check(" PASS " in t["8a"] and "HBM triad 3000 GB/s" in t["8a"] and "1.1x" in t["8a"], "mem triad and ratio", out)
 check(" PASS " in t["8d"] and "algbw max 90 GB/s" in t["8d"], "coll: one rank reports algbw", out)
 check(" WAIVED " in t["8e"] and "needs 2 GPUs" in t["8e"], "all skipped is WAIVED with the reason", out)
+check(" FAIL " in t["8g"] and "timed out after 90 s; before that: HBM triad 2900 GB/s" in t["8g"],
+      "a cut gcbench step is FAIL with what its JSONL kept", out)
 check(" SKIP " in t["8f"] and "deadline" in t["8f"], "a step past the deadline is SKIP", out)
 
 # A rehearsal: what ran as it should is WAIVED; a broken command stays FAIL.
