@@ -154,15 +154,17 @@ if ((size > limit)); then
   exit 1
 fi
 
-nvcc_bin=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build_dir/CMakeCache.txt" | cut -d= -f2)
+# The nvcc CMake chose (recorded by enable_language in CMakeCUDACompiler.cmake).
+nvcc_bin=$(sed -n 's/^set(CMAKE_CUDA_COMPILER "\(.*\)")$/\1/p' "$build_dir"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
+[[ -n $nvcc_bin ]] || nvcc_bin=nvcc
 {
   echo "gcbench lease bundle (scripts/gpu-bundle.sh)"
   echo "revision: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-  echo "built: $(date -u +%FT%TZ) on $(uname -m), $((SECONDS - start)) s"
+  echo "made: $(date -u +%FT%TZ) on $(uname -m) (this run of gpu-bundle.sh: $((SECONDS - start)) s)"
   echo "nvcc: $("$nvcc_bin" --version | tail -2 | tr '\n' ' ')"
   echo "cuda architectures: $(grep -m1 '^GCB_CUDA_ARCHITECTURES:' "$build_dir/CMakeCache.txt" | cut -d= -f2)"
   echo "compiler: $(c++ --version | head -1)"
-  printf '%s\n' "$summary" | sed -n 's/^-- *\(NCCL\|cuDNN\|cuBLASLt\|CUDA\|fmt\|MPI\|OpenBLAS\|hwloc\|libnuma\|OpenMP\) \+/configure \1: /p'
+  printf '%s\n' "$summary" | sed -n 's/^-- *\(NCCL\|cuDNN\|cuBLASLt\|CUDA arch\|CUDA\|fmt\|MPI\|OpenBLAS\|hwloc\|libnuma\|OpenMP\) \+/configure \1: /p'
   echo "left out: ${left_out[*]:-none}"
   echo "total bytes: $size (limit $limit)"
   echo "needed libraries (ldd):"
