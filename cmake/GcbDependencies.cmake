@@ -1,6 +1,6 @@
 # Finds every dependency once and exposes it as a gcb::<name> target. Required: fmt, CLI11,
 # nlohmann-json (header-only fallbacks from GCB_DEPS_DIR for GPU machines without our Debian
-# packages). Optional, each reported in the configure summary: NCCL, cuBLASLt, cuDNN, NVTX3,
+# packages; GCB_FMT_HEADER_ONLY for binaries that must not need libfmt.so). Optional, each reported in the configure summary: NCCL, cuBLASLt, cuDNN, NVTX3,
 # MPI, hwloc, OpenBLAS, OpenMP, GoogleTest, Google Benchmark.
 find_package(PkgConfig QUIET)
 
@@ -14,10 +14,16 @@ option(GCB_ENABLE_OPENBLAS "Use OpenBLAS (CPU GEMM, the CPU training backend's m
 option(GCB_ENABLE_NUMA "Use libnuma to bind host buffers to NUMA nodes when found" ON)
 
 # --- header-only or packaged libraries we always need ------------------------------------------
+# GCB_FMT_HEADER_ONLY: the system fmt's header-only target, so no binary needs libfmt.so at run time
+# (scripts/gpu-bundle.sh: the bundle runs on machines without our Debian packages).
+option(GCB_FMT_HEADER_ONLY "Use fmt header-only (fmt::fmt-header-only): no libfmt.so needed at run time" OFF)
 find_package(fmt QUIET CONFIG)
 add_library(gcb_fmt INTERFACE)
 add_library(gcb::fmt ALIAS gcb_fmt)
-if(fmt_FOUND)
+if(fmt_FOUND AND GCB_FMT_HEADER_ONLY AND TARGET fmt::fmt-header-only)
+  target_link_libraries(gcb_fmt INTERFACE fmt::fmt-header-only)
+  set(GCB_FMT_SOURCE "system fmt ${fmt_VERSION}, header-only")
+elseif(fmt_FOUND)
   target_link_libraries(gcb_fmt INTERFACE fmt::fmt)
   set(GCB_FMT_SOURCE "system fmt ${fmt_VERSION}")
 elseif(GCB_DEPS_DIR AND EXISTS ${GCB_DEPS_DIR}/include/fmt/format.h)
@@ -75,7 +81,8 @@ if(GCB_HAVE_CUDA)
   # NCCL ≥ 2.18 (ncclCommSplit); cuDNN ≥ 9.0 (the backend graph API as used in
   # kernels/attention/cudnn_backend.cpp). GCB_NCCL_ROOT / GCB_CUDNN_ROOT point at a folder with
   # include/ and lib/; without them the toolkit, the system, /usr/local/cuda-* and PyTorch's wheels
-  # (site-packages/nvidia/nccl, nvidia/cudnn) are searched, in that order.
+  # (site-packages/nvidia/nccl, nvidia/cudnn) are searched, in that order
+  # (scripts/gpu-lease.sh --build points the roots at the wheels).
   if(GCB_ENABLE_NCCL)
     gcb_find_cuda_library(NCCL HEADER nccl.h NAMES nccl SONAME libnccl.so.2 VERSION_HEADER nccl.h
                           MACROS NCCL_MAJOR NCCL_MINOR NCCL_PATCH MINIMUM 2.18.0 TARGET gcb_nccl WHEEL nccl)

@@ -131,8 +131,10 @@ void validate(const AttnOptions& o) {
     for (int x : v)
       if (x <= 0) throw UsageError(fmt::format("{} {} must be positive", flag, x));
   };
-  positive(o.batch, "--batch");
-  positive(o.heads, "--heads");
+  if (o.preset != "fa") {  // the fa grid derives batch and heads from each s and d (attn_problems)
+    positive(o.batch, "--batch");
+    positive(o.heads, "--heads");
+  }
   positive(o.seq, "--seq");
   positive(o.head_dim, "--head-dim");
   for (int d : o.head_dim)

@@ -8,16 +8,47 @@
 #include <utility>
 
 #ifndef GCB_SOURCE_DIR
-#define GCB_SOURCE_DIR "."
+#define GCB_SOURCE_DIR ""
 #endif
 
 namespace gcb::bench {
 
+std::vector<std::filesystem::path> peer_script_candidates(const std::string& script, const char* env_dir,
+                                                          const std::filesystem::path& exe,
+                                                          const std::string& source_dir) {
+  namespace fs = std::filesystem;
+  if (env_dir != nullptr) return {fs::path(env_dir) / script};
+  std::vector<fs::path> out;
+  if (!exe.empty()) {
+    const fs::path dir = exe.parent_path();
+    out.push_back(dir / "peers" / script);
+    out.push_back(dir.parent_path() / "peers" / script);
+  }
+  if (!source_dir.empty()) out.push_back(fs::path(source_dir) / "scripts" / "peers" / script);
+  return out;
+}
+
+std::optional<std::filesystem::path> find_peer_script(const std::string& script, const char* env_dir,
+                                                      const std::filesystem::path& exe, const std::string& source_dir) {
+  std::error_code ec;
+  for (const auto& p : peer_script_candidates(script, env_dir, exe, source_dir))
+    if (std::filesystem::is_regular_file(p, ec)) return p;
+  return std::nullopt;
+}
+
 PeerRun run_peer_script(const std::string& script, const std::string& args) {
-  const char* dir = std::getenv("GCB_PEERS_DIR");
-  const std::string path =
-      dir ? std::string(dir) + "/" + script : std::string(GCB_SOURCE_DIR) + "/scripts/peers/" + script;
-  if (!std::filesystem::exists(path)) return {nullptr, "peer script not found: " + path};
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) exe.clear();
+  const char* env_dir = std::getenv("GCB_PEERS_DIR");
+  const auto found = find_peer_script(script, env_dir, exe, GCB_SOURCE_DIR);
+  if (!found) {
+    std::string tried;
+    for (const auto& p : peer_script_candidates(script, env_dir, exe, GCB_SOURCE_DIR))
+      tried += (tried.empty() ? "" : ", ") + p.string();
+    return {nullptr, "peer script not found: " + tried};
+  }
+  const std::string path = found->string();
   FILE* pipe = popen(fmt::format("python3 '{}' {} 2>&1", path, args).c_str(), "r");
   if (!pipe) return {nullptr, "could not start python3"};
   std::string output;

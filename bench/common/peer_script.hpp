@@ -3,8 +3,10 @@
 // line. Shared by gemm and attn.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,19 @@ struct PeerRun {
   std::string error;    // why there is no JSON (script missing, python3 failed, bad output)
 };
 
-// Runs scripts/peers/<script> (or $GCB_PEERS_DIR/<script>) with `args`.
+// Where a peer script is looked up, in this order: `env_dir` ($GCB_PEERS_DIR) alone when set; else
+// beside the binary — <exe dir>/peers, then <exe dir>/../peers (the bundle of scripts/gpu-bundle.sh:
+// bin/ and peers/ side by side, wherever it is copied) — and last `source_dir`/scripts/peers (a
+// build tree: the source folder it was configured from). Nothing here needs the build-time path.
+std::vector<std::filesystem::path> peer_script_candidates(const std::string& script, const char* env_dir,
+                                                          const std::filesystem::path& exe,
+                                                          const std::string& source_dir);
+// The first of peer_script_candidates that exists; nullopt when none does.
+std::optional<std::filesystem::path> find_peer_script(const std::string& script, const char* env_dir,
+                                                      const std::filesystem::path& exe, const std::string& source_dir);
+
+// Runs the peer script found for this process ($GCB_PEERS_DIR, beside /proc/self/exe, the source
+// folder; find_peer_script) with `args`.
 PeerRun run_peer_script(const std::string& script, const std::string& args);
 
 // How one family's results meet the entries of its torch peer's JSON ({"available", "reason",

@@ -65,6 +65,7 @@ TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
   o.impls = {AttnImpl::ours};
   o.dtypes = {DType::bf16};
   const AttnOptions fa = apply_preset(o, false);
+  EXPECT_NO_THROW(validate(fa));  // batch and heads come from the grid, not from --batch / --heads
   EXPECT_EQ(fa.passes, (std::vector<AttnPass>{AttnPass::fwd, AttnPass::bwd, AttnPass::fwdbwd}));
   const auto problems = attn_problems(fa);
   // 2 head dims × 6 seqs × 2 causal × 3 passes.
