@@ -8,6 +8,7 @@
 #include <set>
 
 #include "bench/scan/judge.hpp"
+#include "bench/scan/robust.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "reports/compare.hpp"
@@ -71,7 +72,8 @@ std::vector<Finding> judge_drift(const ResultDocument& baseline, const std::vect
   // How far each figure moved: ln(now / before), signed so that negative is slower, grouped by
   // figure across nodes (key, metric and every identity param but the node, GPU, rail and
   // subset). Within a group of min_peers or more, a figure moved against the others when its move
-  // is SLOW against theirs by the rule of robust.hpp; the group's median move is the cluster's. A
+  // is SLOW against theirs (the others' alone) by the rule of robust.hpp; the group's median move
+  // is the cluster's. A
   // cluster-wide shift (a driver, a firmware, a warmer room, a host slowed as a whole) moves every
   // node alike and blames none of them; with fewer than min_peers nodes per figure the two cannot
   // be told apart and every significant slowdown stands.
@@ -91,19 +93,24 @@ std::vector<Finding> judge_drift(const ResultDocument& baseline, const std::vect
   for (const auto& [g, idx] : groups) {
     if (idx.size() < rule.min_peers) continue;
     ++separable;
-    std::vector<Figure> moves;
     std::vector<double> factors;
     for (size_t i : idx) {
-      Figure fig;
-      fig.subject.unit = "x";
       const double up = *cs[i].contender / *cs[i].base;
-      fig.value = cs[i].higher_is_better ? up : 1 / up;
-      factors.push_back(fig.value);
-      moves.push_back(std::move(fig));
+      factors.push_back(cs[i].higher_is_better ? up : 1 / up);
     }
-    const auto judged = judge_figures(moves, rule);
-    for (size_t k = 0; k < idx.size(); ++k)
-      (judged[k].verdict == Verdict::slow ? against : with_cluster).insert(idx[k]);
+    // Each move against the others' moves (leave one out): in a small group the node under
+    // suspicion would otherwise widen the spread it is measured by — with three nodes, one that
+    // slowed 100× beside two whose noise differs by 3× sits under 2 MAD of a median it helped make.
+    RobustRule others_rule = rule;
+    others_rule.min_peers = rule.min_peers - 1;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      std::vector<double> others;
+      for (size_t j = 0; j < idx.size(); ++j)
+        if (j != k) others.push_back(factors[j]);
+      const GroupStats peers = group_stats(others);
+      const bool slow = slow_against_peers(deviation(factors[k], true, peers), peers, others_rule);
+      (slow ? against : with_cluster).insert(idx[k]);
+    }
     const double m = percentile(factors, 0.5);
     if (!cluster || m < *cluster) cluster = m, cluster_figure = cs[idx.front()].key + " " + cs[idx.front()].metric;
   }
