@@ -89,20 +89,28 @@ TEST(ScanJudgeDevice, FailedMissingThrottledAndBelowSpec) {
   EXPECT_TRUE(spec);
 }
 
-TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
+// Copy-engine bandwidth of every ordered GPU pair of every node over NVLink (450 GB/s expected),
+// the value of each from `gbps(node, src, dst)`.
+template <typename Speed>
+std::vector<Result> nvlink_pairs(int gpus, Speed gbps) {
   std::vector<Result> rs;
   for (const auto& node : kNodes)
-    for (int s = 0; s < 2; ++s)
-      for (int d = 0; d < 2; ++d) {
+    for (int s = 0; s < gpus; ++s)
+      for (int d = 0; d < gpus; ++d) {
         if (s == d) continue;
-        const double v = node == "n2" && s == 1 ? 120 : 370;
         Result r = measured(
             "p2p/bandwidth",
             {{"stage", "links"}, {"node", node}, {"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", "on"}},
-            "bandwidth_median", v, "GB/s");
+            "bandwidth_median", gbps(node, s, d), "GB/s");
         r.extra = {{"expected_gbps", 450.0}, {"expected_source", "nvlink:18x25GB/s"}};
         rs.push_back(r);
       }
+  return rs;
+}
+
+TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
+  const auto rs =
+      nvlink_pairs(2, [](const std::string& node, int s, int) { return node == "n2" && s == 1 ? 120.0 : 370.0; });
   const auto fs = judge_links(rs, kNodes, RobustRule{});
   const Finding* n2 = find(fs, "links", SubjectKind::node, "n2");
   ASSERT_TRUE(n2);
@@ -113,19 +121,9 @@ TEST(ScanJudgeLinks, SlowNvlinkPairAgainstItsLinkType) {
 
 TEST(ScanJudgeLinks, AGpuInEverySlowPairIsTheCulprit) {
   // Four GPUs per node; n2's GPU1 at half speed in each of its pairs (both directions).
-  std::vector<Result> rs;
-  for (const auto& node : kNodes)
-    for (int s = 0; s < 4; ++s)
-      for (int d = 0; d < 4; ++d) {
-        if (s == d) continue;
-        const double v = (node == "n2" && (s == 1 || d == 1) ? 180 : 370) * (1 + 0.01 * ((s * 3 + d) % 5));
-        Result r = measured(
-            "p2p/bandwidth",
-            {{"stage", "links"}, {"node", node}, {"src", s}, {"dst", d}, {"engine", "ce"}, {"peer_access", "on"}},
-            "bandwidth_median", v, "GB/s");
-        r.extra = {{"expected_gbps", 450.0}, {"expected_source", "nvlink:18x25GB/s"}};
-        rs.push_back(r);
-      }
+  const auto rs = nvlink_pairs(4, [](const std::string& node, int s, int d) {
+    return (node == "n2" && (s == 1 || d == 1) ? 180 : 370) * (1 + 0.01 * ((s * 3 + d) % 5));
+  });
   const auto fs = judge_links(rs, kNodes, RobustRule{});
   const Finding* gpu = find(fs, "links", SubjectKind::gpu, "n2", 1);
   ASSERT_TRUE(gpu);
