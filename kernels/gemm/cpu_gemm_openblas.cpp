@@ -10,20 +10,13 @@
 
 #include "core/error.hpp"
 #include "kernels/gemm/cpu_gemm.hpp"
+#include "kernels/host_mem.hpp"
 
 namespace gcb::kernels {
 
 namespace {
 // Threads cpu_sgemm runs its panels on; 0 = OpenMP's default for the calling thread.
 std::atomic<int> g_sgemm_threads{0};
-
-int openmp_max_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 }  // namespace
 
 bool cpu_gemm_available(std::string*) { return true; }
@@ -34,7 +27,7 @@ void cpu_gemm(DType t, const GemmShape& s, const void* a, const void* b, void* d
   const auto m = static_cast<blasint>(s.m), n = static_cast<blasint>(s.n), k = static_cast<blasint>(s.k);
   // This call is OpenBLAS itself, threaded its own way: cpu_sgemm's single-threaded panels may have
   // left OpenBLAS's thread count at 1 (see cpu_sgemm), so it is set back to OpenMP's before each call.
-  openblas_set_num_threads(openmp_max_threads());
+  openblas_set_num_threads(host_threads());
   // Row-major A[M,K] (lda K) times B[N,K]ᵀ (ldb K) into D[M,N] (ldd N).
   if (t == DType::f32)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, static_cast<const float*>(a), k,
@@ -71,7 +64,7 @@ void cpu_sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, 
 #endif
   if (!openmp_blas) openblas_set_num_threads(1);
   const int wanted = g_sgemm_threads.load(std::memory_order_relaxed);
-  const int threads = std::min(p.count, wanted > 0 ? wanted : openmp_max_threads());
+  const int threads = std::min(p.count, wanted > 0 ? wanted : host_threads());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int i = 0; i < p.count; ++i) {
 #ifdef _OPENMP
@@ -97,7 +90,7 @@ std::string cpu_blas_core() { return openblas_get_corename(); }
 void set_cpu_blas_threads(int threads) { g_sgemm_threads.store(std::max(threads, 0), std::memory_order_relaxed); }
 int cpu_blas_threads() {
   const int wanted = g_sgemm_threads.load(std::memory_order_relaxed);
-  return wanted > 0 ? wanted : openmp_max_threads();
+  return wanted > 0 ? wanted : host_threads();
 }
 
 }  // namespace gcb::kernels

@@ -138,7 +138,6 @@ TEST(CpuBackend, MatmulResultsDoNotDependOnBlasThreadCount) {
                           {true, false, 8, 8, 200000}, {false, true, 64, 1000, 96},  {false, false, 700, 48, 80},
                           {true, true, 300, 272, 40},  {false, false, 96, 2304, 64}, {false, true, 1, 517, 33},
                           {true, false, 2176, 24, 100}};
-  const int before = cpu_matmul_threads();
   for (const auto& sh : shapes) {
     const auto A = randn(static_cast<size_t>(sh.M) * sh.K, 60), B = randn(static_cast<size_t>(sh.K) * sh.N, 61);
     const auto C0 = randn(static_cast<size_t>(sh.M) * sh.N, 62);
@@ -165,7 +164,7 @@ TEST(CpuBackend, MatmulResultsDoNotDependOnBlasThreadCount) {
       }
     }
   }
-  set_cpu_matmul_threads(before);
+  set_cpu_matmul_threads(0);  // back to OpenMP's default
 }
 
 // The panels tile the longer side exactly, in widths that depend on the shape alone.
