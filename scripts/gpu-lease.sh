@@ -76,33 +76,37 @@ add() {
   ids+=("$1") titles+=("$2") timeouts+=("$3") estimates+=("$4") kinds+=("$5") families+=("$6") specs+=("$7")
 }
 if [[ $mode == first ]]; then
-  add 1 event-timer 60 10 gtest - "test_event_timer EventTimerTest.*"
-  add 2 cuda-backend 150 60 gtest - "test_cuda_backend CudaOps.*:CudaSteps.*"
-  add 3 lt-gelu-form 60 10 gtest - "test_lt_gelu_epilogue *LtGeluEpilogue.*"
-  add 4 flash-cudnn-fp64 150 45 gtest - "test_attention_gpu *AttentionGpu.*"
-  add 5 train-gpt2-124m 270 150 gcbench train \
+  # Estimates: the seconds each step took on an H200 at the first lease (2026-11-27), rounded up.
+  add 1 event-timer 60 5 gtest - "test_event_timer EventTimerTest.*"
+  add 2 cuda-backend 150 20 gtest - "test_cuda_backend CudaOps.*:CudaSteps.*"
+  add 3 lt-gelu-form 60 5 gtest - "test_lt_gelu_epilogue *LtGeluEpilogue.*"
+  add 4 flash-cudnn-fp64 150 35 gtest - "test_attention_gpu *AttentionGpu.*"
+  add 5 train-gpt2-124m 270 70 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch"
-  add 6 attn-train-shape 90 30 gcbench attn \
+  add 6 attn-train-shape 90 20 gcbench attn \
     "attn --device gpu --batch 8 --seq 1024 --heads 12 --head-dim 64 --causal on --pass fwd,bwd --dtype bf16 --peer-torch --max-time 1"
-  add 7 gemm-bf16-8192 90 25 gcbench gemm "gemm --device gpu --sizes 8192 --dtype bf16 --peer-torch --max-time 2"
-  add 8a mem-triad 90 25 gcbench mem \
+  add 7 gemm-bf16-8192 90 20 gcbench gemm "gemm --device gpu --sizes 8192 --dtype bf16 --peer-torch --max-time 2"
+  add 8a mem-triad 90 30 gcbench mem \
     "mem --device gpu --group stream,copy --kernels triad --copy-min 256M --copy-max 256M --max-time 1"
-  add 8b test-cublaslt-gemm 90 20 gtest - "test_cublaslt_gemm *"
-  add 8c test-gpu-mem 120 40 gtest - "test_gpu_mem *"
-  add 8d coll-nccl-1rank 60 20 gcbench coll "coll --backend nccl --op all_reduce -b 8 -e 256M -f 4"
+  add 8b test-cublaslt-gemm 90 5 gtest - "test_cublaslt_gemm *"
+  add 8c test-gpu-mem 120 5 gtest - "test_gpu_mem *"
+  add 8d coll-nccl-1rank 60 5 gcbench coll "coll --backend nccl --op all_reduce -b 8 -e 256M -f 4"
   add 8e test-gpu-p2p 60 5 gtest - "test_gpu_p2p *"
-  add 8f test-scan-gpu 120 60 gtest - "test_scan_gpu *"
+  add 8f test-scan-gpu 120 15 gtest - "test_scan_gpu *"
 else
-  add 1 test-cublaslt-gemm 120 20 gtest - "test_cublaslt_gemm *"
-  add 2 test-gpu-mem 150 40 gtest - "test_gpu_mem *"
-  add 3 test-gpu-p2p 60 5 gtest - "test_gpu_p2p *"
-  add 4 test-scan-gpu 150 60 gtest - "test_scan_gpu *"
-  add 5 mem-full 150 90 gcbench mem "mem --device gpu --max-time 1"
-  add 6 gemm-autotune 150 90 gcbench gemm \
-    "gemm --device gpu --sizes 4096,8192 --dtype bf16,fp16,tf32,fp8_e4m3,int8 --tune on --peer-torch --max-time 2"
-  add 7 attn-fa-shape 120 60 gcbench attn "attn --device gpu --preset fa --pass fwd,bwd --peer-torch --max-time 1"
-  add 8 coll-nccl-sweep 120 60 gcbench coll "coll --backend nccl -b 8 -e 1G -f 2"
-  add 9 quick-suite 150 90 gcbench run "run --suite quick --device gpu --max-time 1"
+  # What the first lease leaves out, the steps that never ran first; mem-full (121 s on an H200,
+  # 2026-11-27) last. The GEMM sweep is one size at a short --max-time: at two sizes and 2 s it
+  # passed 59 s before it reached fp8.
+  add 1 test-cublaslt-gemm 120 5 gtest - "test_cublaslt_gemm *"
+  add 2 test-scan-gpu 150 15 gtest - "test_scan_gpu *"
+  add 3 gemm-autotune 150 60 gcbench gemm \
+    "gemm --device gpu --sizes 8192 --dtype bf16,fp16,tf32,fp8_e4m3,int8 --tune on --peer-torch --max-time 0.5"
+  add 4 attn-fa-shape 120 60 gcbench attn "attn --device gpu --preset fa --pass fwd,bwd --peer-torch --max-time 1"
+  add 5 coll-nccl-sweep 120 60 gcbench coll "coll --backend nccl -b 8 -e 1G -f 2"
+  add 6 quick-suite 150 90 gcbench run "run --suite quick --device gpu --max-time 1"
+  add 7 mem-full 180 125 gcbench mem "mem --device gpu --max-time 1"
+  add 8 test-gpu-mem 150 5 gtest - "test_gpu_mem *"
+  add 9 test-gpu-p2p 60 5 gtest - "test_gpu_p2p *"
 fi
 
 if ((plan)); then

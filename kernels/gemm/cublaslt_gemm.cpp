@@ -208,6 +208,7 @@ LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream
   h.max_time = 0.25;
   h.noise = 0.02;
   auto timer = gpu::make_event_timer(device, stream);
+  std::string first_failure;  // what the first candidate that failed to launch said
   const RoundRobinTiming timing =
       time_round_robin(static_cast<int>(out.candidates.size()), kLtAutotuneRounds, [&](int i) {
         mm.use_heuristic(out.candidates[static_cast<size_t>(i)].heuristic_rank);
@@ -215,13 +216,17 @@ LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream
           return measure(
                      *timer, [&] { mm.run(p, stream); }, h)
               .stats.median;
-        } catch (const Fault&) {
+        } catch (const Fault& f) {
           // A candidate the heuristic offered but that fails to launch is skipped, not fatal.
+          if (first_failure.empty())
+            first_failure = fmt::format("rank {}: {}", out.candidates[static_cast<size_t>(i)].heuristic_rank, f.what());
           CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
           return std::numeric_limits<double>::quiet_NaN();
         }
       });
-  GCB_CHECK(timing.best >= 0, "no autotune candidate launched");
+  if (timing.best < 0)
+    throw Fault(fmt::format("no autotune candidate of {} launched ({} offered; first failure, {})",
+                            lt_plan_key(mm.plan()), out.candidates.size(), first_failure));
   out.seconds = timing.mean_seconds;
   out.rounds = kLtAutotuneRounds;
   out.chosen_rank = out.candidates[static_cast<size_t>(timing.best)].heuristic_rank;

@@ -45,4 +45,41 @@ struct OpTolerance {
   }
 };
 
+// GELU, tanh form, at one input x (both sides evaluate the same fp32 expression; they differ in
+// tanhf's last bits and in which products the compiler fuses). Per side, with U = 2⁻²⁴:
+//   u = k·(x + c·x³): ≤ 5 roundings of terms of one sign, |δu| ≤ 5U|u|
+//   t = tanh(u): |δt| ≤ sech²(u)·|δu| + 2 ulp of t ≤ sech²(u)·5U|u| + 4U|t|
+// The forward 0.5·x·(1 + t) then adds ≤ 3 roundings: |δout| ≤ 0.5|x|·(|δt| + 3U(1 + |t|)).
+// The error of the output is set by |x|, not by the output: where 1 + t is small (x < 0) the
+// output is small and tanh's error, scaled by 0.5|x|, is not. Two sides: twice one side's error,
+// plus one ulp of the storage type for the final rounding landing on either side of a value.
+struct GeluTerms {
+  double t, u, dt;  // tanh(u), its argument, one side's |δt|
+  explicit GeluTerms(double x) {
+    const double k = 0.7978845608028654, c = 0.044715;
+    u = k * (x + c * x * x * x);
+    t = std::tanh(u);
+    dt = (1 - t * t) * 5 * kFp32Unit * std::fabs(u) + 4 * kFp32Unit * std::fabs(t);
+  }
+};
+inline double gelu_forward_bound(DType storage, double x, double want) {
+  const GeluTerms g(x);
+  const double side = 0.5 * std::fabs(x) * (g.dt + 3 * kFp32Unit * (1 + std::fabs(g.t)));
+  return ulp(storage, want) + 2 * side;
+}
+// Backward: dx = d·(A + B), A = 0.5(1 + t), B = 0.5·x·s·k·(1 + 3c·x²), s = 1 − t². Per side:
+//   |δA| ≤ 0.5|δt| + U·A;  |δs| ≤ 2|t||δt| + 2U;  |δB| ≤ 0.5|x|·k(1 + 3c·x²)·|δs| + 6U|B|;
+//   |δdx| ≤ |d|·(|δA| + |δB| + U(A + |B|)) + U|dx|.
+// A and B have opposite signs for x < 0, and A + B passes through zero near x ≈ −0.75: the bound
+// follows the terms A + |B|, not their sum, so the cancellation there is covered.
+inline double gelu_backward_bound(DType storage, double x, double d, double want) {
+  const double k = 0.7978845608028654, c = 0.044715;
+  const GeluTerms g(x);
+  const double s = 1 - g.t * g.t, a = 0.5 * (1 + g.t), w = 0.5 * std::fabs(x) * k * (1 + 3 * c * x * x), b = w * s;
+  const double da = 0.5 * g.dt + kFp32Unit * a, ds = 2 * std::fabs(g.t) * g.dt + 2 * kFp32Unit,
+               db = w * ds + 6 * kFp32Unit * b;
+  const double side = std::fabs(d) * (da + db + kFp32Unit * (a + b)) + kFp32Unit * std::fabs(want);
+  return ulp(storage, want) + 2 * side;
+}
+
 }  // namespace gcb::models::test

@@ -26,9 +26,12 @@ TEST(ScanGpu, StagesOneToThreeOnOneNode) {
   bool device_verdict = false, links_measured = false;
   for (const auto& res : doc["results"]) {
     const auto& p = res["params"];
-    if (res["key"] == "scan/verdict" && p["stage"] == "device" && p["kind"] == "node") device_verdict = true;
+    if (res["key"] == "scan/verdict" && p.value("stage", "") == "device" && p.value("kind", "") == "node")
+      device_verdict = true;
     if (p.value("stage", "") == "links" && res["status"] == "PASS") links_measured = true;
-    if (p.value("stage", "") == "device" && res["status"] == "PASS") passed.insert({res["key"], p["gpu"].get<int>()});
+    // Per-GPU measurements only: the stage's findings and verdicts carry a node, not a GPU.
+    if (p.value("stage", "") == "device" && res["status"] == "PASS" && p.contains("gpu") && p["gpu"].is_number())
+      passed.insert({res["key"], p["gpu"].get<int>()});
   }
   for (int g = 0; g < gpus; ++g) {
     EXPECT_TRUE(passed.count({"mem/hbm/triad", g})) << "GPU " << g << "\n" << r.out;
