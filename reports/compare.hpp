@@ -74,6 +74,11 @@ struct UTest {
 };
 UTest mann_whitney_u(std::span<const double> x, std::span<const double> y);
 
+// The fewest samples per side (n1 = n2 = n) with which mann_whitney_u can reach p ≤ α/cases at
+// all — its p when every sample of one side lies beyond every sample of the other — so that a
+// change in one case can survive Holm's correction over `cases` gated cases at level α.
+int min_samples_for_u_test(double alpha, int cases);
+
 // Holm–Bonferroni step-down adjusted p-values, in the input's order: reject H_i at level α
 // exactly when adjusted[i] ≤ α (Holm 1979).
 std::vector<double> holm_adjust(std::span<const double> p);

@@ -49,6 +49,16 @@ UTest mann_whitney_u(std::span<const double> x, std::span<const double> y) {
   return r;
 }
 
+int min_samples_for_u_test(double alpha, int cases) {
+  GCB_CHECK(alpha > 0 && alpha < 1 && cases >= 1, "min_samples_for_u_test needs 0 < alpha < 1 and cases >= 1");
+  for (int n = 2;; ++n) {
+    std::vector<double> low(static_cast<size_t>(n)), high(static_cast<size_t>(n));
+    std::iota(low.begin(), low.end(), 0.0);
+    std::iota(high.begin(), high.end(), static_cast<double>(n));
+    if (mann_whitney_u(low, high).p <= alpha / cases) return n;
+  }
+}
+
 std::vector<double> holm_adjust(std::span<const double> p) {
   // Holm (1979): sort ascending, adjusted p_(i) = max over j ≤ i of min(1, (m − j + 1)·p_(j)).
   const size_t m = p.size();

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/gpu.hpp"
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
 
@@ -189,6 +190,22 @@ TEST_F(Cli, QuickSuiteOnCpuOnly) {
   for (const auto& res : doc.results)
     if (order.empty() || order.back() != res.family()) order.push_back(res.family());
   EXPECT_EQ(order, (std::vector<std::string>{"mem", "coll", "p2p", "gemm", "attn", "train"}));
+}
+
+// --device gpu asks for GPU work: without a GPU the run is a fault (exit 3, one line), not a pass
+// on CPU work. --families runs the named families, each announced on stderr.
+TEST_F(Cli, RunOnGpuWithoutAGpuFailsAndFamiliesChooses) {
+  if (gpu::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  const CliRun none = gcbench("run --suite quick --device gpu --json " + path("g.json"));
+  EXPECT_EQ(none.code, 3) << none.out << none.err;
+  EXPECT_NE(none.err.find("run --device gpu: no usable GPU"), std::string::npos) << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(path("g.json")));
+  const CliRun r = gcbench("run --suite quick --device cpu --families gemm --max-time 0.2 --json " + path("f.json"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("run: [1/1] gemm ..."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run: [1/1] gemm done:"), std::string::npos) << r.err;
+  for (const auto& res : load_document(path("f.json")).results) EXPECT_EQ(res.family(), "gemm") << res.key;
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <string>
 
 #include "bench/families.hpp"
+#include "bench/run/run.hpp"
+#include "core/error.hpp"
+#include "reports/compare.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -30,6 +33,33 @@ TEST(Families, TheSuiteIsTheMeasuringFamilies) {
   for (const Family& f : families())
     if (f.run_in_suite) suite.push_back(f.name);
   EXPECT_EQ(suite, (std::vector<std::string>{"mem", "coll", "p2p", "gemm", "attn", "train"}));
+}
+
+TEST(Families, RunFamiliesChoosesInSuiteOrderAndRefusesUnknownNames) {
+  auto names = [](const std::vector<const Family*>& fs) {
+    std::vector<std::string> out;
+    for (const Family* f : fs) out.push_back(f->name);
+    return out;
+  };
+  EXPECT_EQ(names(suite_families(families(), "")).size(), 6u);
+  EXPECT_EQ(names(suite_families(families(), "train,mem,mem")), (std::vector<std::string>{"mem", "train"}));
+  try {
+    suite_families(families(), "mem,topo");
+    ADD_FAILURE() << "topo is not in the suite";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no family 'topo' in the suite (it has mem, coll, p2p, gemm, attn, train)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(suite_families(families(), "mem,"), UsageError);
+}
+
+TEST(Families, QuickSuiteSamplesAreWhatCompareNeeds) {
+  EXPECT_EQ(kQuickSamples, min_samples_for_u_test(0.05, kQuickGatedCases));
+  HarnessOptions defaults;
+  EXPECT_EQ(quick_harness(defaults).min_samples, kQuickSamples);
+  defaults.min_samples = 3;  // the user asked for fewer: their choice
+  EXPECT_EQ(quick_harness(defaults).min_samples, 3);
 }
 
 }  // namespace

@@ -72,6 +72,17 @@ TEST(Holm, KnownExample) {
   EXPECT_TRUE(holm_adjust(std::vector<double>{}).empty());
 }
 
+// The best-case p of n vs n completely separated samples (normal approximation with continuity
+// correction, as scipy's asymptotic method): n = 3 gives 0.081, 4 gives 0.030 (≤ 0.05, one case);
+// 8 gives 9.4e-4 and 9 gives 4.1e-4 (≤ 0.05/100); 9 gives 4.1e-4 > 0.05/250 = 2e-4, 10 gives
+// 1.8e-4.
+TEST(MannWhitney, FewestSamplesThatCanPassHolm) {
+  EXPECT_EQ(min_samples_for_u_test(0.05, 1), 4);
+  EXPECT_EQ(min_samples_for_u_test(0.05, 100), 9);
+  EXPECT_EQ(min_samples_for_u_test(0.05, 250), 10);
+  EXPECT_GT(min_samples_for_u_test(0.01, 1000), 10);
+}
+
 TEST(RelativeChange, DirectionAndZeroBase) {
   EXPECT_DOUBLE_EQ(relative_change(100, 80), -0.2);
   EXPECT_DOUBLE_EQ(relative_change(-10, -5), 0.5);
