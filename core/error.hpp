@@ -25,6 +25,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitVerifyFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitFault = 3;
+inline constexpr int kExitNoisy = 4;  // compare only: no regression, but a gated case was too noisy to judge
 
 // The rank reported in error messages; set by whoever starts ranks (threads or processes).
 void set_error_rank(int rank);

@@ -29,6 +29,18 @@ std::vector<double> finite_samples(const Result& r) {
   return out;
 }
 
+// A robust relative spread of the samples: 1.4826·MAD / median (the MAD scaled to σ for normal
+// data, Rousseeuw & Croux 1993), so that a few samples slowed by another process do not make a
+// steady case look noisy the way they inflate its CV.
+double robust_spread(const std::vector<double>& x) {
+  const double med = percentile(x, 0.5);
+  if (!(med > 0)) return 0;
+  std::vector<double> dev;
+  dev.reserve(x.size());
+  for (double v : x) dev.push_back(std::fabs(v - med));
+  return 1.4826 * percentile(dev, 0.5) / med;
+}
+
 bool suspect(const Result& r) {
   return r.throttled || std::any_of(r.sample_flags.begin(), r.sample_flags.end(), [](uint64_t f) { return f != 0; });
 }
@@ -39,8 +51,9 @@ std::optional<double> noise_of(const Result& r) {
   return std::fabs(r.stats->cv);
 }
 
-bool wanted(const CompareOptions& o, const std::string& metric) {
-  return o.metrics.empty() || std::find(o.metrics.begin(), o.metrics.end(), metric) != o.metrics.end();
+bool wanted(const CompareOptions& o, const Result& r, const Metric& m) {
+  if (!o.metrics.empty()) return std::find(o.metrics.begin(), o.metrics.end(), m.name) != o.metrics.end();
+  return o.all_metrics || &m == &r.metrics.front();  // the headline: a result's first metric
 }
 
 // Names of the metrics to report for a pair: base order first, then those only in NEW.
@@ -49,7 +62,7 @@ std::vector<std::string> metric_names(const Result* b, const Result* n, const Co
   for (const Result* r : {b, n}) {
     if (!r) continue;
     for (const auto& m : r->metrics)
-      if (wanted(o, m.name) && std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+      if (wanted(o, *r, m) && std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
   }
   return names;
 }
@@ -111,8 +124,9 @@ void judge_without_test(Comparison& c, double gain, std::optional<double> noise,
     c.reason = fmt::format("|change| {} > max(3 x noise {}, threshold); fewer than 9 samples, no U test",
                            percent_text(magnitude), percent_text(*noise));
   } else {
-    c.underlying = Verdict::ambiguous;
-    c.reason = fmt::format("|change| {} is within 3 x noise ({})", percent_text(magnitude), percent_text(*noise));
+    c.underlying = Verdict::noisy;
+    c.reason = fmt::format("|change| {} is within 3 x the spread (CV {}): too noisy to judge a change of {}",
+                           percent_text(magnitude), percent_text(*noise), percent_text(threshold));
   }
 }
 
@@ -129,9 +143,17 @@ void judge_with_test(Comparison& c, double gain, bool samples_slower, const Comp
     c.reason = fmt::format("|change| {} <= threshold {}{}", percent_text(magnitude), percent_text(o.threshold),
                            significant ? " (significant, too small to matter)" : "");
   } else if (!significant) {
-    c.underlying = Verdict::ambiguous;
-    c.reason = fmt::format("|change| {} > threshold, but U test p(Holm) {:.3g} > alpha {}", percent_text(magnitude),
-                           *c.p_adjusted, o.alpha);
+    c.underlying = Verdict::noisy;
+    c.reason = fmt::format("|change| {} > threshold, but U test p(Holm) {:.3g} > alpha {} (spread {})",
+                           percent_text(magnitude), *c.p_adjusted, o.alpha, percent_text(c.spread));
+  } else if (c.shift <= 3 * c.spread) {
+    // On the samples' own scale: the shift of the median time per launch, in log terms (a 4x
+    // slowdown is ln 4 = 1.39 whatever the metric's sign convention), against the spread.
+    c.underlying = Verdict::noisy;
+    c.reason = fmt::format(
+        "|change| {} is significant (p(Holm) {:.3g}) but the median time shift ({:.3g} in ln) is "
+        "within 3 x the spread ({}, 1.4826 MAD/median): too noisy to judge a change of {}",
+        percent_text(magnitude), *c.p_adjusted, c.shift, percent_text(c.spread), percent_text(o.threshold));
   } else if (samples_slower != metric_worse) {
     c.underlying = Verdict::ambiguous;
     c.reason = "the metric and the per-launch times moved in opposite directions";
@@ -149,6 +171,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::same: return "SAME";
     case Verdict::faster: return "FASTER";
     case Verdict::slower: return "SLOWER";
+    case Verdict::noisy: return "NOISY";
     case Verdict::ambiguous: return "AMBIGUOUS";
     case Verdict::suspect: return "SUSPECT";
     case Verdict::added: return "NEW";
@@ -165,6 +188,8 @@ size_t CompareReport::count(Verdict v) const {
 }
 
 bool CompareReport::regressed() const { return count(Verdict::slower) > 0 || count(Verdict::failed) > 0; }
+
+size_t CompareReport::judged() const { return count(Verdict::same) + count(Verdict::faster) + count(Verdict::slower); }
 
 CompareReport compare_documents(const ResultDocument& base, const ResultDocument& contender, const CompareOptions& o) {
   if (!(o.threshold >= 0 && o.threshold < 10))
@@ -284,6 +309,10 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
           p_values.push_back(mann_whitney_u(xb, xn).p);
           samples_slower = percentile(xn, 0.5) > percentile(xb, 0.5);
         }
+        const auto sb = finite_samples(b), sn = finite_samples(n);
+        c.spread = std::max(robust_spread(sb), robust_spread(sn));
+        const double mb = percentile(sb, 0.5), mn = percentile(sn, 0.5);
+        c.shift = mb > 0 && mn > 0 ? std::fabs(std::log(mn / mb)) : 0;
         c.p_value = p_values[*test];
         pending.push_back({report.comparisons.size(), *test, samples_slower, throttled_side});
       } else {
@@ -372,14 +401,17 @@ std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, 
 
 std::string compare_summary(const CompareReport& r) {
   std::string out;
-  for (Verdict v : {Verdict::slower, Verdict::failed, Verdict::faster, Verdict::same, Verdict::ambiguous,
-                    Verdict::suspect, Verdict::added, Verdict::missing, Verdict::skipped}) {
+  for (Verdict v : {Verdict::slower, Verdict::failed, Verdict::faster, Verdict::same, Verdict::noisy,
+                    Verdict::ambiguous, Verdict::suspect, Verdict::added, Verdict::missing, Verdict::skipped}) {
     const size_t n = r.count(v);
     if (n == 0) continue;
     if (!out.empty()) out += ", ";
     out += fmt::format("{} {}", n, verdict_name(v));
   }
-  return out.empty() ? "nothing compared" : out;
+  if (out.empty()) return "nothing compared";
+  size_t paired = 0;  // comparisons with a value on both sides, whatever their verdict
+  for (const auto& c : r.comparisons) paired += c.base && c.contender ? 1 : 0;
+  return fmt::format("{}; {} of {} judged", out, r.judged(), paired);
 }
 
 }  // namespace gcb

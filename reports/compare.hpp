@@ -17,19 +17,26 @@ namespace gcb {
 
 // SAME: within the threshold (or a significant change smaller than the threshold).
 // FASTER / SLOWER: significant and larger than the threshold, in the metric's own direction.
-// AMBIGUOUS: larger than the threshold but not distinguishable from noise (nvbench's AMBG).
+// NOISY: larger than the threshold, but the case's own spread is too wide to judge a change of
+// that size: the U test is not significant, or the change is within 3 × the larger CV of the two
+// sides. A verdict about the host, not the code: never a regression (compare exits 4 when it is
+// the worst verdict).
+// AMBIGUOUS: larger than the threshold, with no samples to tell it from noise (derived results:
+// fits, ratios).
 // SUSPECT: a side was measured while the GPU throttled; the verdict underneath is kept.
 // NEW / MISSING: the result or metric exists only in NEW / only in BASE.
 // SKIPPED: a side is WAIVED, ERROR or FAIL in BASE, or a value is null: nothing to compare.
 // FAILED: NEW failed verification (status FAIL) where BASE did not: wrong answers gate like
 // a regression.
-enum class Verdict { same, faster, slower, ambiguous, suspect, added, missing, skipped, failed };
+enum class Verdict { same, faster, slower, noisy, ambiguous, suspect, added, missing, skipped, failed };
 std::string_view verdict_name(Verdict v);  // "SAME", "FASTER", ..., "NEW", "MISSING", ...
 
 struct CompareOptions {
   double threshold = 0.05;           // minimum relative change that matters (effect size)
   double alpha = 0.05;               // family-wise error rate of the U tests (Holm–Bonferroni)
-  std::vector<std::string> metrics;  // restrict to these metric names; empty = all shared
+  std::vector<std::string> metrics;  // restrict to these metric names; empty = the headline (see all_metrics)
+  bool all_metrics = false;          // with no `metrics`: every shared metric, not only each result's first
+  bool all_rows = false;             // renderers: SAME rows too (default: the rows that changed)
   size_t min_utest_samples = 9;      // Google Benchmark's UTEST_OPTIMAL_REPETITIONS
 };
 
@@ -44,6 +51,8 @@ struct Comparison {
   std::optional<double> p_value;          // raw two-sided U-test p-value, when the test ran
   std::optional<double> p_adjusted;       // Holm-adjusted
   double noise = 0;                       // max CV of the two sides (fallback rule)
+  double spread = 0;  // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
+  double shift = 0;   // with the U test: |ln(median NEW sample / median BASE sample)|
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;
   Verdict underlying = Verdict::same;  // for SUSPECT: what the numbers alone say
@@ -62,6 +71,7 @@ struct CompareReport {
   std::vector<std::string> warnings;
   size_t count(Verdict v) const;
   bool regressed() const;  // anything SLOWER or FAILED
+  size_t judged() const;   // SAME + FASTER + SLOWER: the comparisons the numbers could decide
 };
 
 // Two-sided Mann–Whitney U test, normal approximation with tie and continuity correction
@@ -99,11 +109,14 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
                                 const CompareOptions& options);
 std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, const nlohmann::json& contender);
 
-// Renderers, pure functions of the report.
-std::string render_compare_console(const CompareReport& r, const CompareOptions& o);
+// Renderers, pure functions of the report. The console: the verdict line first (and again
+// last), environment differences and warnings, then one row per comparison that is not SAME
+// (every row with o.all_rows); with_table false leaves the rows out (`compare -q`). Markdown: the
+// same, with each family's rows in a <details> block (open where something regressed).
+std::string render_compare_console(const CompareReport& r, const CompareOptions& o, bool with_table = true);
 // GitHub PR comments are limited to 65,536 characters (the REST API refuses a longer body with
-// "Body is too long (maximum is 65536 characters)"): above `max_bytes` the
-// SAME rows are dropped, then rows are cut, each time with a line that says so.
+// "Body is too long (maximum is 65536 characters)"): above `max_bytes` rows are cut, in severity
+// order, with a line that says so.
 inline constexpr size_t kMarkdownCommentLimit = 60000;
 std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o,
                                     size_t max_bytes = kMarkdownCommentLimit);

@@ -35,6 +35,7 @@ int severity(Verdict v) {
     case Verdict::failed: return 0;
     case Verdict::slower: return 1;
     case Verdict::suspect: return 2;
+    case Verdict::noisy: return 3;
     case Verdict::ambiguous: return 3;
     case Verdict::faster: return 4;
     case Verdict::missing: return 5;
@@ -45,17 +46,27 @@ int severity(Verdict v) {
   return 9;
 }
 
-std::string headline(const CompareReport& r) { return r.regressed() ? "REGRESSION" : "no regression"; }
+std::string headline(const CompareReport& r) {
+  return r.regressed()                 ? "REGRESSION"
+         : r.count(Verdict::noisy) > 0 ? "no regression found, some cases NOISY"
+                                       : "no regression";
+}
 
 std::string case_name(const Comparison& c) {
   const std::string params = params_summary(c.params);
   return params.empty() ? c.key : c.key + " [" + params + "]";
 }
 
+std::string family_of(const Comparison& c) { return c.key.substr(0, c.key.find('/')); }
+
+bool shown(const Comparison& c, const CompareOptions& o) { return o.all_rows || c.verdict != Verdict::same; }
+
 }  // namespace
 
-std::string render_compare_console(const CompareReport& r, const CompareOptions& o) {
-  std::string out;
+std::string render_compare_console(const CompareReport& r, const CompareOptions& o, bool with_table) {
+  const std::string verdict_line = fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n", headline(r),
+                                               compare_summary(r), 100 * o.threshold, o.alpha);
+  std::string out = verdict_line;
   if (!r.environment.empty()) {
     out += "environment differences (BASE -> NEW):\n";
     for (const auto& d : r.environment)
@@ -63,24 +74,32 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
                          d.contender.empty() ? "(absent)" : d.contender);
   }
   for (const auto& w : r.warnings) out += fmt::format("WARNING: {}\n", w);
-  out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case", "params",
-                     "metric", "base", "new", "unit", "change", "p(Holm)", "n");
-  out += std::string(152, '-') + "\n";
+  if (!with_table) return out;
+  size_t rows = 0;
+  std::string table;
   for (const auto& c : r.comparisons) {
-    out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", verdict_name(c.verdict),
-                       clip(c.key, 28), clip(params_summary(c.params), 36), clip(c.metric, 18), value_text(c.base),
-                       value_text(c.contender), clip(c.unit, 7), change_text(c), p_text(c), n_text(c));
-    if (c.verdict != Verdict::same) out += fmt::format("          {}\n", c.reason);
+    if (!shown(c, o)) continue;
+    ++rows;
+    table += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", verdict_name(c.verdict),
+                         clip(c.key, 28), clip(params_summary(c.params), 36), clip(c.metric, 18), value_text(c.base),
+                         value_text(c.contender), clip(c.unit, 7), change_text(c), p_text(c), n_text(c));
+    if (c.verdict != Verdict::same) table += fmt::format("          {}\n", c.reason);
   }
-  out += fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n", headline(r), compare_summary(r),
-                     100 * o.threshold, o.alpha);
+  if (rows > 0) {
+    out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case",
+                       "params", "metric", "base", "new", "unit", "change", "p(Holm)", "n");
+    out += std::string(152, '-') + "\n" + table;
+  }
+  const size_t hidden = r.comparisons.size() - rows;
+  if (hidden > 0) out += fmt::format("({} SAME rows not shown; --all shows every row)\n", hidden);
+  if (rows > 0) out += verdict_line;  // again, under a long table
   return out;
 }
 
 std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o, size_t max_bytes) {
   std::string head = fmt::format(
       "## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
-      "on >= {} samples per side, else 3 x noise).\n\n",
+      "on >= {} samples per side, else 3 x noise; NOISY: too noisy to judge a change of the threshold's size).\n\n",
       headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
   for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
@@ -94,11 +113,6 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
   const std::string table_head =
       "| verdict | case | params | metric | BASE | NEW | unit | change | p (Holm) | n | why |\n"
       "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |\n";
-  std::vector<const Comparison*> rows;
-  for (const auto& c : r.comparisons) rows.push_back(&c);
-  std::stable_sort(rows.begin(), rows.end(), [](const Comparison* a, const Comparison* b) {
-    return severity(a->verdict) < severity(b->verdict);
-  });
   auto row = [](const Comparison& c) {
     return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                        c.verdict == Verdict::slower || c.verdict == Verdict::failed
@@ -108,29 +122,55 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
                        value_text(c.base), value_text(c.contender), markdown_text(c.unit), change_text(c), p_text(c),
                        n_text(c), c.verdict == Verdict::same ? "" : markdown_text(c.reason));
   };
-  // Budget: the whole table; else without SAME rows; else as many rows as fit, saying so.
-  std::string body;
-  for (const auto* c : rows) body += row(*c);
-  if (head.size() + table_head.size() + body.size() <= max_bytes) return head + table_head + body;
-  const size_t same = r.count(Verdict::same);
-  std::string note = fmt::format("_{} SAME rows are not shown (comment size limit)._\n\n", same);
-  std::string kept;
-  size_t shown = 0;
-  const size_t candidates = r.comparisons.size() - same;
-  for (const auto* c : rows) {
-    if (c->verdict == Verdict::same) continue;
-    const std::string line = row(*c);
-    // Keeps the severity order: stop at the first row that does not fit, with room for the
-    // closing line about the rows cut.
-    if (head.size() + note.size() + table_head.size() + kept.size() + line.size() + 120 > max_bytes) break;
-    kept += line;
-    ++shown;
+  // Families in order of first appearance; in each, its shown rows by severity.
+  std::vector<std::string> families;
+  for (const auto& c : r.comparisons)
+    if (std::find(families.begin(), families.end(), family_of(c)) == families.end()) families.push_back(family_of(c));
+  std::string body, quiet_families;
+  size_t kept = 0, candidates = 0;
+  bool cut = false;
+  for (const auto& family : families) {
+    CompareReport part;
+    std::vector<const Comparison*> rows;
+    for (const auto& c : r.comparisons) {
+      if (family_of(c) != family) continue;
+      part.comparisons.push_back(c);
+      if (shown(c, o)) rows.push_back(&c);
+    }
+    candidates += rows.size();
+    if (rows.empty()) {
+      quiet_families += fmt::format("- **{}**: {}\n", markdown_text(family), compare_summary(part));
+      continue;
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Comparison* a, const Comparison* b) {
+      return severity(a->verdict) < severity(b->verdict);
+    });
+    std::string block =
+        fmt::format("<details{}>\n<summary><b>{}</b>: {}</summary>\n\n{}", part.regressed() ? " open" : "",
+                    markdown_text(family), compare_summary(part), table_head);
+    size_t in_block = 0;
+    for (const auto* c : rows) {
+      const std::string line = row(*c);
+      // Room for this block's closing and the line about the rows cut.
+      if (cut || head.size() + body.size() + block.size() + line.size() + 200 > max_bytes) {
+        cut = true;
+        break;
+      }
+      block += line;
+      ++in_block;
+    }
+    kept += in_block;
+    if (in_block > 0) body += block + "\n</details>\n\n";
   }
   std::string tail;
-  if (shown < candidates)
-    tail = fmt::format("\n_{} more rows (not SAME) are not shown: see the console log or the JUnit report._\n",
-                       candidates - shown);
-  return head + note + table_head + kept + tail;
+  if (!quiet_families.empty() && head.size() + body.size() + quiet_families.size() + 200 <= max_bytes)
+    tail += "Families with every row SAME:\n\n" + quiet_families + "\n";
+  if (kept < candidates)
+    tail += fmt::format(
+        "_{} more rows (not SAME) are not shown (comment size limit): see the console log or the "
+        "JUnit report._\n",
+        candidates - kept);
+  return head + body + tail;
 }
 
 std::string render_compare_junit(const CompareReport& r) {

@@ -62,7 +62,8 @@ ResultDocument load(const std::string& path) {
 void add_compare_command(CLI::App& root, std::function<int()>& run) {
   auto* app = root.add_subcommand(
       "compare",
-      "Compare two result documents: per metric SAME/FASTER/SLOWER/AMBIGUOUS/SUSPECT; exit 1 on a regression");
+      "Compare two result documents: per case SAME/FASTER/SLOWER/NOISY/AMBIGUOUS/SUSPECT; exit 1 on a regression, "
+      "4 when nothing regressed but a case was too noisy to judge");
   auto o = std::make_shared<CompareCli>();
   app->add_option("BASE", o->base, "Baseline result document (JSON or JSONL)")->required();
   app->add_option("NEW", o->contender, "Contender result document (JSON or JSONL)")->required();
@@ -70,30 +71,27 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
       ->capture_default_str();
   app->add_option("--alpha", o->options.alpha, "Family-wise significance level of the Holm-corrected U tests")
       ->capture_default_str();
-  app->add_option("--metric", o->options.metrics, "Only these metric names (default: every metric on both sides)")
+  app->add_option("--metric", o->options.metrics, "Only these metric names (default: each result's headline)")
       ->delimiter(',');
   app->add_option("--md", o->md, "Write a Markdown summary (PR comment, < 64 KB)")->check(file_path());
   app->add_option("--junit", o->junit, "Write JUnit XML (one testcase per comparison, SLOWER = failure)")
       ->check(file_path());
-  app->add_flag("-q,--quiet", o->quiet, "Print only the environment differences and the summary line");
+  app->add_flag("--all-metrics", o->options.all_metrics,
+                "Judge every shared metric (default: each result's headline, its first metric: bandwidth, busbw, "
+                "TFLOP/s, step time)");
+  app->add_flag("--all", o->options.all_rows, "Show every row, SAME ones too (default: the rows that changed)");
+  app->add_flag("-q,--quiet", o->quiet, "Print only the verdict line, the environment differences and warnings");
   run = [o] {
     o->options.threshold = parse_threshold(o->threshold);
     const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, {{"BASE", o->base}, {"NEW", o->contender}});
     const ResultDocument base = load(o->base);
     const ResultDocument contender = load(o->contender);
     const CompareReport report = compare_documents(base, contender, o->options);
-    const std::string console = render_compare_console(report, o->options);
-    if (o->quiet) {
-      // Keep the warnings and the verdict line; drop the table.
-      const auto table = console.find("verdict ");
-      const auto summary = console.rfind("compare: ");
-      fmt::print("{}{}", console.substr(0, table), console.substr(summary));
-    } else {
-      fmt::print("{}", console);
-    }
+    fmt::print("{}", render_compare_console(report, o->options, !o->quiet));
     if (!o->md.empty()) outputs.write(o->md, render_compare_markdown(report, o->options));
     if (!o->junit.empty()) outputs.write(o->junit, render_compare_junit(report));
-    return report.regressed() ? kExitVerifyFailed : kExitOk;
+    if (report.regressed()) return kExitVerifyFailed;
+    return report.count(Verdict::noisy) > 0 ? kExitNoisy : kExitOk;
   };
 }
 

@@ -91,7 +91,11 @@ TEST(RelativeChange, DirectionAndZeroBase) {
 }
 
 TEST(Compare, IdenticalIsAllSame) {
-  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_identical.json"), {});
+  // By default each result's headline (its first metric); --all-metrics every shared one.
+  EXPECT_EQ(compare_documents(fixture("base.json"), fixture("new_identical.json"), {}).comparisons.size(), 3u);
+  CompareOptions all;
+  all.all_metrics = true;
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_identical.json"), all);
   ASSERT_EQ(r.comparisons.size(), 5u);  // triad ×2, host copy ×2, latency
   for (const auto& c : r.comparisons)
     EXPECT_EQ(c.verdict, Verdict::same) << c.key << " " << c.metric << ": " << c.reason;
@@ -101,7 +105,9 @@ TEST(Compare, IdenticalIsAllSame) {
 }
 
 TEST(Compare, RealRegressionIsSlower) {
-  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), {});
+  CompareOptions all;
+  all.all_metrics = true;
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), all);
   for (const char* metric : {"bandwidth", "bandwidth_median"}) {
     const Comparison& c = find(r, "mem/hbm/triad", metric);
     EXPECT_EQ(c.verdict, Verdict::slower) << c.reason;
@@ -117,16 +123,18 @@ TEST(Compare, RealRegressionIsSlower) {
 }
 
 TEST(Compare, NoiseOnlyIsNotARegression) {
-  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_noise.json"), {});
+  CompareOptions all;
+  all.all_metrics = true;
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_noise.json"), all);
   EXPECT_FALSE(r.regressed());
   const Comparison& c = find(r, "mem/host/copy", "bandwidth_median");
   EXPECT_EQ(c.verdict, Verdict::same) << c.reason;  // −4.15 % is inside the 5 % threshold
   // With a 1 % threshold the change matters, but the U test (p = 0.40) cannot tell it from
-  // noise: AMBIGUOUS, never SLOWER.
-  CompareOptions tight;
+  // noise: NOISY, never SLOWER.
+  CompareOptions tight = all;
   tight.threshold = 0.01;
   const CompareReport r1 = compare_documents(fixture("base.json"), fixture("new_noise.json"), tight);
-  EXPECT_EQ(find(r1, "mem/host/copy", "bandwidth_median").verdict, Verdict::ambiguous);
+  EXPECT_EQ(find(r1, "mem/host/copy", "bandwidth_median").verdict, Verdict::noisy);
   EXPECT_NEAR(*find(r1, "mem/host/copy", "bandwidth_median").p_value, 0.4025, 0.0001);
   EXPECT_FALSE(r1.regressed());
 }
@@ -186,12 +194,12 @@ Result make(const std::string& key, double value, std::vector<double> samples, b
 
 // Fewer than 9 samples: SLOWER/FASTER only beyond max(3 × noise, threshold).
 TEST(Compare, FallbackRuleUsesThreeTimesNoise) {
-  // CV of {0.9, 1.0, 1.1} = 0.1: a 20 % change is inside 3 × 10 % → AMBIGUOUS; 40 % is beyond.
+  // CV of {0.9, 1.0, 1.1} = 0.1: a 20 % change is inside 3 × 10 % → NOISY; 40 % is beyond.
   ResultDocument b, n20, n40;
   b.results.push_back(make("x/a", 100, {0.9, 1.0, 1.1}));
   n20.results.push_back(make("x/a", 80, {0.9, 1.0, 1.1}));
   n40.results.push_back(make("x/a", 60, {0.9, 1.0, 1.1}));
-  EXPECT_EQ(compare_documents(b, n20, {}).comparisons[0].verdict, Verdict::ambiguous);
+  EXPECT_EQ(compare_documents(b, n20, {}).comparisons[0].verdict, Verdict::noisy);
   EXPECT_EQ(compare_documents(b, n40, {}).comparisons[0].verdict, Verdict::slower);
   EXPECT_EQ(compare_documents(n40, b, {}).comparisons[0].verdict, Verdict::faster);
   // Lower is better: the same numbers read the other way round.
@@ -206,6 +214,33 @@ TEST(Compare, FallbackRuleUsesThreeTimesNoise) {
   ds.results.push_back(make("x/fit", 98, {}));
   EXPECT_EQ(compare_documents(db, dn, {}).comparisons[0].verdict, Verdict::ambiguous);
   EXPECT_EQ(compare_documents(db, ds, {}).comparisons[0].verdict, Verdict::same);
+}
+
+// With the U test, SLOWER needs the change beyond 3 × the robust spread (1.4826·MAD/median):
+// a few samples slowed by another process inflate the CV, not the MAD; a steady but wide
+// spread makes a significant 12 % change NOISY.
+TEST(Compare, SpreadDecidesNoisyRobustly) {
+  auto samples = [](double scale, std::vector<double> rel) {
+    for (double& x : rel) x *= scale;
+    return rel;
+  };
+  // Ten steady samples and two 5x outliers: CV ≈ 0.93, MAD/median ≈ 1 %.
+  const std::vector<double> spiky = {1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00, 5.0, 5.0};
+  ResultDocument b, n;
+  b.results.push_back(make("x/spiky", 100, spiky));
+  n.results.push_back(make("x/spiky", 25, samples(4, spiky)));  // 4x slower
+  const Comparison c = compare_documents(b, n, {}).comparisons[0];
+  EXPECT_GT(c.noise, 0.9);  // 3 x this CV would have called a 4x slowdown noise
+  EXPECT_LT(c.spread, 0.03);
+  EXPECT_EQ(c.verdict, Verdict::slower) << c.reason;
+  // A wide steady spread (±8 %): 12 % slower is significant but inside 3 × spread.
+  const std::vector<double> wide = {0.90, 1.10, 0.92, 1.08, 0.94, 1.06, 0.96, 1.04, 0.98, 1.02, 0.91, 1.09};
+  ResultDocument wb, wn;
+  wb.results.push_back(make("x/wide", 100, wide));
+  wn.results.push_back(make("x/wide", 100 / 1.12, samples(1.12, wide)));
+  const Comparison w = compare_documents(wb, wn, {}).comparisons[0];
+  EXPECT_EQ(w.verdict, Verdict::noisy) << w.reason;
+  EXPECT_NE(w.reason.find("too noisy to judge a change of 5.00%"), std::string::npos) << w.reason;
 }
 
 TEST(Compare, StatusesNewAndMissing) {
@@ -241,7 +276,9 @@ TEST(Compare, StatusesNewAndMissing) {
 }
 
 TEST(CompareRender, JunitIsWellFormedXml) {
-  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), {});
+  CompareOptions all;
+  all.all_metrics = true;
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), all);
   const std::string xml = render_compare_junit(r);
   const topo::xml::Element root = topo::xml::parse(xml, "junit");
   EXPECT_EQ(root.name, "testsuites");
