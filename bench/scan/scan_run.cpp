@@ -184,7 +184,7 @@ int ScanRun::run() {
     std::string names;
     for (size_t i = 0; i < layout_.nodes.size() && i < 8; ++i) names += (i ? ", " : "") + layout_.nodes[i];
     if (layout_.nodes.size() > 8) names += ", ...";
-    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.1f} min\n", nodes,
+    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.3g} min\n", nodes,
         nodes == 1 ? "" : "s", names, ctx_.size, ctx_.size == 1 ? "" : "s", most,
         gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_ / 60);
   }
