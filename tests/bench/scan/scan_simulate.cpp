@@ -27,9 +27,10 @@
 // (Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH",
 // IJHPCA 19(1) 2005, the MPI_Allgather section: recursive doubling for the short size message,
 // ⌈log₂ P⌉·α + (P − 1)·n·β; the ring for the long one, (P − 1)·α + (P − 1)·n·β, n bytes per
-// rank) over the host network (kHostLatency, kHostGBs), plus parsing the received bytes at the
-// rate this machine parses one pair result (measured at start-up, printed). These constants are
-// assumptions, not measurements, except the parse rate: they are printed with the table.
+// rank) over the host network (kHostLatency, kHostGBs), plus decoding the received bytes (CBOR) at
+// the rate this machine decodes pair results of the measured size (measured at start-up,
+// printed). These constants are assumptions, not measurements, except the result size and the
+// decoding rate: they are printed with the table.
 //
 // Only send bandwidth (pairs) and bidirectional bandwidth (bisection) are generated, not the
 // latency and bidirectional figures of the rounds, to keep 4,096 nodes within memory; those
@@ -44,6 +45,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -107,28 +109,37 @@ Result sample_pair_result() {
   return r;
 }
 
-// Bytes per second this machine parses gathered results at (all_gather_results: json::parse,
-// then result_from_json per result), over 200 copies of sample_pair_result().
-double measure_parse_rate() {
+// How the gather encodes results (exchange.cpp all_gather_results: CBOR of their JSON form) on
+// this machine: bytes per result and bytes per second decoded (json::from_cbor, then
+// result_from_json per result), over 200 copies of sample_pair_result(); and, for comparison,
+// the text JSON it replaced (json::parse).
+struct Encoding {
+  double bytes = 0;  // per result
+  double rate = 0;   // bytes decoded per second
+};
+Encoding measure_encoding(bool cbor) {
   nlohmann::json array = nlohmann::json::array();
   const nlohmann::json one = to_json(sample_pair_result());
   for (int i = 0; i < 200; ++i) array.push_back(one);
-  const std::string text = array.dump();
+  const std::vector<std::uint8_t> binary = cbor ? nlohmann::json::to_cbor(array) : std::vector<std::uint8_t>();
+  const std::string text = cbor ? std::string(binary.begin(), binary.end()) : array.dump();
   const auto t0 = std::chrono::steady_clock::now();
-  size_t parsed = 0;
-  for (const auto& j : nlohmann::json::parse(text)) parsed += result_from_json(j).samples.size();
+  size_t decoded = 0;
+  for (const auto& j : cbor ? nlohmann::json::from_cbor(text) : nlohmann::json::parse(text))
+    decoded += result_from_json(j).samples.size();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return parsed > 0 && s > 0 ? static_cast<double>(text.size()) / s : 1e9;
+  const double size = static_cast<double>(text.size());
+  return {size / 200, decoded > 0 && s > 0 ? size / s : 1e9};
 }
 
 // Seconds of one gather of `total_results` results over `ranks` ranks, the busiest rank holding
 // `widest_results` of them (every rank's string is padded to the widest): the size all-gather by
-// recursive doubling, the data all-gather by the ring, then parsing every rank's results.
-double gather_seconds(double ranks, double widest_results, double total_results, double parse_rate) {
+// recursive doubling, the data all-gather by the ring, then decoding every rank's results.
+double gather_seconds(double ranks, double widest_results, double total_results, const Encoding& e) {
   const double beta = 1 / (kHostGBs * 1e9);
   const double sizes = std::ceil(std::log2(std::max(ranks, 2.0))) * kHostLatency + (ranks - 1) * 8 * beta;
-  const double data = (ranks - 1) * kHostLatency + (ranks - 1) * widest_results * kResultBytes * beta;
-  return sizes + data + total_results * kResultBytes / parse_rate;
+  const double data = (ranks - 1) * kHostLatency + (ranks - 1) * widest_results * e.bytes * beta;
+  return sizes + data + total_results * e.bytes / e.rate;
 }
 
 struct Cluster {
@@ -220,7 +231,8 @@ struct Row {
   double wall_s = 0;
 };
 
-Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, int pair_rounds, double parse_rate) {
+Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, int pair_rounds,
+             const Encoding& encoding) {
   const auto wall0 = std::chrono::steady_clock::now();
   Cluster c = make_cluster(nodes, gpus, rack, seed);
   std::vector<std::string> names;
@@ -283,7 +295,7 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
       const double rank_pairs = static_cast<double>(step.pairs.size()) * gpus;
       const double per_pair = bisection ? 1 : kResultsPerPair;
       const double gather =
-          gather_seconds(static_cast<double>(nodes) * gpus, per_pair, rank_pairs * per_pair, parse_rate);
+          gather_seconds(static_cast<double>(nodes) * gpus, per_pair, rank_pairs * per_pair, encoding);
       row.pair_s += gather;
       row.gather_s += gather;
       if (step.purpose == "bisection confirm") {
@@ -335,7 +347,7 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
       }
       // One result per group (its first rank's), gathered by every rank of the job.
       const double groups = static_cast<double>(search.next_groups().size());
-      const double gather = gather_seconds(static_cast<double>(nodes) * gpus, 1, groups, parse_rate);
+      const double gather = gather_seconds(static_cast<double>(nodes) * gpus, 1, groups, encoding);
       row.coll_s += slowest_step + gather;
       row.gather_s += gather;
       search.record(measured);
@@ -466,12 +478,11 @@ int main(int argc, char** argv) {
       "{} GB/s ±2 %, noise σ 3 %, {:.0f} MiB messages, pair step set-up {} s, collective set-up {} s + {} ms/rank, "
       "α {} us\n",
       gpus, rack, seed, budget, kPortGBs, kBytes / (1 << 20), kPairSetup, kCollSetup, kPerRank * 1e3, kLatency * 1e6);
-  const double parse_rate = measure_parse_rate();
+  const Encoding encoding = measure_encoding(true), text = measure_encoding(false);
   fmt::print(
-      "# gather after every step: host network α {} us, {} GB/s; {:.0f} bytes per result; parse {:.0f} MB/s "
-      "(measured here, {:.0f} bytes per sample result)\n",
-      kHostLatency * 1e6, kHostGBs, kResultBytes, parse_rate / 1e6,
-      static_cast<double>(to_json(sample_pair_result()).dump().size()));
+      "# gather after every step: host network α {} us, {} GB/s; a result of {:.0f} bytes of JSON text is {:.0f} "
+      "bytes of CBOR, decoded at {:.0f} MB/s here (as text: {:.0f} bytes, parsed at {:.0f} MB/s)\n",
+      kHostLatency * 1e6, kHostGBs, kResultBytes, encoding.bytes, encoding.rate / 1e6, text.bytes, text.rate / 1e6);
   fmt::print(
       "# planted: slow NIC (30 %), slow GPU (70 % GEMM), flapping NIC (10 % in half the measurements), slow "
       "rack (40 % across its leaf)\n");
@@ -482,7 +493,7 @@ int main(int argc, char** argv) {
   fmt::print("| ---: | ---: | --- | --- | ---: | --- | ---: | --- | ---: | ---: | --- | ---: |\n");
   bool all_ok = true;
   for (int n : sizes) {
-    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds, parse_rate);
+    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds, encoding);
     fmt::print(
         "| {} | {} | {} (+{}, {}, {}) | {} ({}) | {} | {:.0f} + {:.0f} + {:.0f} = {:.0f} s / {:.0f} s | {:.1f} s | "
         "{} of {}{} | {} | {} | {} | {:.1f} s |\n",
