@@ -1,6 +1,7 @@
 #include "bench/scan/exchange.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -26,9 +27,13 @@ std::vector<std::string> all_gather_strings(Communicator& comm, const std::strin
 std::vector<Result> all_gather_results(Communicator& comm, const std::vector<Result>& mine) {
   nlohmann::json array = nlohmann::json::array();
   for (const auto& r : mine) array.push_back(to_json(r));
+  // The same JSON tree as the result document, encoded as CBOR (RFC 8949): a sample travels as a
+  // 9-byte double rather than ~20 characters, and decodes without converting text to numbers —
+  // every rank decodes every rank's results after every step (docs/readme-scan.md, "At scale").
+  const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(array);
   std::vector<Result> out;
-  for (const auto& text : all_gather_strings(comm, array.dump()))
-    for (const auto& j : nlohmann::json::parse(text)) out.push_back(result_from_json(j));
+  for (const auto& bytes : all_gather_strings(comm, std::string(cbor.begin(), cbor.end())))
+    for (const auto& j : nlohmann::json::from_cbor(bytes)) out.push_back(result_from_json(j));
   return out;
 }
 

@@ -16,7 +16,8 @@ namespace gcb::scan {
 
 // Collective over `comm`: every rank's string, in rank order, on every rank.
 std::vector<std::string> all_gather_strings(Communicator& comm, const std::string& mine);
-// Collective over `comm`: every rank's results, concatenated in rank order, on every rank.
+// Collective over `comm`: every rank's results, concatenated in rank order, on every rank (as
+// CBOR of their JSON form: the same tree, read back exactly).
 std::vector<Result> all_gather_results(Communicator& comm, const std::vector<Result>& mine);
 // Collective over `comm`: `value` of rank `root` on every rank.
 nlohmann::json broadcast_json(Communicator& comm, const nlohmann::json& value, int root = 0);

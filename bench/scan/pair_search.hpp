@@ -2,9 +2,9 @@
 // collectives: rounds of disjoint node pairs (plan.hpp: the first `max_rounds` rounds of the
 // round-robin, every node meeting that many partners), up to three confirmation passes that
 // measure again the links that looked SLOW or failed, up to three probe passes that measure every
-// node found SLOW with a node that is not (unless a confirmation or probe already did), and the
-// bisection (half
-// against half, all at once). The caller measures next() — every pair at the same time — tags
+// node found SLOW with a node that is not (unless a confirmation or probe already did), the
+// bisection (half against half, all at once) and one confirmation of the bisection's links that
+// looked SLOW or failed. The caller measures next() — every pair at the same time — tags
 // each result with tag() plus its nodes and rail, and record()s them; the verdicts are
 // judge_pairs' (judge.hpp) on results(). The stage (stage_pairs.cpp) drives it over MPI/NCCL
 // sub-worlds, the simulator (tests/bench/scan/scan_simulator.cpp) over a synthetic cluster.
@@ -26,11 +26,14 @@ inline constexpr int kDefaultPairRounds = 32;
 int pair_rounds_for(int nodes, int requested);
 
 struct PairStep {
-  std::string purpose;  // "round", "confirm", "probe", "bisection"
+  std::string purpose;  // "round", "confirm", "probe", "bisection", "bisection confirm"
   Round pairs;
   int index = 0;  // among the steps of its purpose
   int total = 0;  // rounds planned (for "round")
 };
+
+// The bisection and its confirmation measure bidirectional bandwidth only (stage "bisection").
+inline bool is_bisection(const PairStep& s) { return s.purpose == "bisection" || s.purpose == "bisection confirm"; }
 
 class PairSearch {
  public:

@@ -67,7 +67,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "(default: all but reference)")
       ->delimiter(',');
   app->add_flag("--reference", f->reference, "Add the reference step (a few GPT training steps on every rank)");
-  app->add_option("--budget", o->budget_minutes, "Minutes for the whole scan (0 = 2 + nodes/2)")->capture_default_str();
+  app->add_option("--budget", o->budget_minutes,
+                  "Minutes for the whole scan (0 = 2 + nodes/2); a stage that cannot fit its share is "
+                  "skipped")
+      ->capture_default_str();
   app->add_option("--tolerance", o->rule.tolerance,
                   "Relative shortfall against the peer median (or the faster half) that matters")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "bench/scan/budget.hpp"
 #include "bench/scan/drift.hpp"
 #include "bench/scan/exchange.hpp"
 #include "core/error.hpp"
@@ -11,14 +12,6 @@
 namespace gcb::scan {
 
 namespace {
-
-// Share of the budget per stage (renormalised over the selected stages still to run): the pair
-// stage has N−1 rounds, the collective stage a search; inventory only reads files.
-double stage_weight(const std::string& stage) {
-  static const std::map<std::string, double> w = {{"inventory", 0.02}, {"device", 0.25}, {"links", 0.13},
-                                                  {"pairs", 0.35},     {"coll", 0.20},   {"reference", 0.05}};
-  return w.at(stage);
-}
 
 std::string describe_stage(const std::string& stage) {
   if (stage == "inventory") return "inventory";
@@ -82,7 +75,7 @@ void ScanRun::tag(Result& r, const nlohmann::json& params) {
 
 HarnessOptions ScanRun::harness_for(double seconds, int min_samples) const {
   HarnessOptions h = harness_;
-  h.max_time = std::clamp(seconds, 0.05, 600.0);
+  h.max_time = std::clamp(seconds, kMinMeasurementSeconds, 600.0);
   h.min_samples = std::max(1, std::min(min_samples, h.min_samples));
   h.min_time = std::min(h.min_time, h.max_time);
   h.max_samples = std::max(h.max_samples, h.min_samples);
@@ -104,19 +97,49 @@ std::vector<Result> ScanRun::gather(const std::vector<Result>& mine) {
   return all_gather_results(ctx_.host_comm, mine);
 }
 
-double ScanRun::begin_stage(const std::string& stage, const std::string& what) {
+double ScanRun::begin_stage(const std::string& stage, const std::string& what, const StageCost& cost) {
   ++stage_index_;
-  double share = 0;
+  nlohmann::json plan;
   if (leader()) {
-    double weights = 0;
-    for (size_t i = stage_index_ - 1; i < stages_.size(); ++i) weights += stage_weight(stages_[i]);
-    share = std::max(0.0, budget_s_ - elapsed()) * stage_weight(stage) / weights;
+    const std::vector<std::string> left_stages(stages_.begin() + static_cast<std::ptrdiff_t>(stage_index_ - 1),
+                                               stages_.end());
+    const double left = budget_s_ - elapsed();
+    const double share = stage_share(stage, left_stages, budget_s_, elapsed());
+    plan = {{"share", share}, {"budget_skip", budget_skip_reason(cost, share, left)}};
     stage_start_ = elapsed();
   }
-  share = broadcast_json(ctx_.host_comm, share).get<double>();
+  // Rank 0's clock decides for every rank, so all of them skip or run the stage alike.
+  plan = broadcast_json(ctx_.host_comm, plan);
+  budget_skip_ = plan.at("budget_skip").get<std::string>();
+  const double share = plan.at("share").get<double>();
   say("[{}/{}] {}: {} (budget {:.0f} s, {:.0f} s elapsed)\n", stage_index_, stages_.size(), describe_stage(stage), what,
       share, leader() ? elapsed() : 0.0);
   return share;
+}
+
+bool ScanRun::skipped_for_budget(const std::string& stage) {
+  if (budget_skip_.empty()) return false;
+  skip_stage(stage, budget_skip_);
+  return true;
+}
+
+const std::string& ScanRun::no_nics() {
+  if (no_nics_) return *no_nics_;
+  std::vector<std::vector<std::string>> interfaces(layout_.nodes.size());
+  if (!o_.rehearse && layout_.nodes.size() >= 2) {
+    // Each node's first rank reads its interfaces; every rank gets all of them and decides alike.
+    const nlohmann::json mine = me().local == 0
+                                    ? nlohmann::json{{"node", me().node}, {"interfaces", network_interfaces()}}
+                                    : nlohmann::json(nullptr);
+    for (const auto& text : all_gather_strings(ctx_.host_comm, mine.dump())) {
+      const auto j = nlohmann::json::parse(text);
+      if (j.is_null()) continue;
+      const int n = layout_.index_of(j.at("node").get<std::string>());
+      if (n >= 0) interfaces[static_cast<size_t>(n)] = j.at("interfaces").get<std::vector<std::string>>();
+    }
+  }
+  no_nics_ = no_nics_reason(layout_.nodes, interfaces, o_.rehearse);
+  return *no_nics_;
 }
 
 void ScanRun::skip_stage(const std::string& stage, const std::string& why) {
@@ -161,7 +184,7 @@ int ScanRun::run() {
     std::string names;
     for (size_t i = 0; i < layout_.nodes.size() && i < 8; ++i) names += (i ? ", " : "") + layout_.nodes[i];
     if (layout_.nodes.size() > 8) names += ", ...";
-    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.1f} min\n", nodes,
+    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.3g} min\n", nodes,
         nodes == 1 ? "" : "s", names, ctx_.size, ctx_.size == 1 ? "" : "s", most,
         gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_ / 60);
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/common/runner.hpp"
+#include "bench/scan/budget.hpp"
 #include "bench/scan/findings.hpp"
 #include "bench/scan/layout.hpp"
 #include "bench/scan/scan.hpp"
@@ -38,8 +39,14 @@ class ScanRun {
 
  private:
   bool leader() const { return ctx_.rank == 0; }
-  // Announces the stage and returns its budget in seconds (rank 0's decision, on every rank).
-  double begin_stage(const std::string& stage, const std::string& what);
+  // Announces the stage and returns its budget in seconds (rank 0's decision, on every rank);
+  // decides too whether `cost` fits that share (budget.hpp), for skipped_for_budget().
+  double begin_stage(const std::string& stage, const std::string& what, const StageCost& cost = {});
+  // After begin_stage: true (and the stage recorded as skipped with reason "budget: …") when its
+  // measurements do not fit its share or nothing is left.
+  bool skipped_for_budget(const std::string& stage);
+  // "" or "no NICs: …" (budget.hpp no_nics_reason): collective on the first call, cached.
+  const std::string& no_nics();
   // Rank 0: records the stage's results and findings and prints the stage's verdict counts.
   void end_stage(const std::string& stage, std::vector<Result> results, std::vector<Finding> findings);
   // Records the stage as skipped with the reason (console, "scan/skipped" result, verdict line).
@@ -86,6 +93,8 @@ class ScanRun {
   double start_ = 0;  // rank 0's clock at the start
   double stage_start_ = 0;
   double budget_s_ = 0;
+  std::string budget_skip_;                                   // the current stage's "budget: …" reason, or ""
+  std::optional<std::string> no_nics_;                        // no_nics(), once asked
   std::vector<Result> measured_;                              // rank 0: every measurement result so far
   std::vector<Finding> findings_;                             // rank 0
   bool stop_ = false;                                         // --fail-fast after a stage that found something

@@ -58,21 +58,26 @@ void ScanRun::coll() {
   const int nodes = static_cast<int>(layout_.nodes.size());
   std::vector<CollOp> ops;
   for (const auto& name : o_.coll_ops) ops.push_back(*parse_coll_op(name));
-  const double budget = begin_stage("coll", fmt::format("{} bus bandwidth over the whole job, then over halves until "
-                                                        "the slow subset is found",
-                                                        o_.coll_ops.front()));
+  // Sequential measurements (budget.hpp stage_cost): the whole job (every op, out of place), then
+  // about log2(N) + 2 search steps of the first op.
+  const StageCost cost = stage_cost("coll", nodes, 0, static_cast<int>(ops.size()), 0);
+  const double budget = begin_stage("coll",
+                                    fmt::format("{} bus bandwidth over the whole job, then over halves until "
+                                                "the slow subset is found",
+                                                o_.coll_ops.front()),
+                                    cost);
   if (nodes < 2) {
     skip_stage("coll", "one node: no inter-node collective");
     return;
   }
+  if (const std::string& why = no_nics(); !why.empty()) {
+    skip_stage("coll", why);
+    return;
+  }
+  if (skipped_for_budget("coll")) return;
   const std::optional<double> expected = expected_busbw(ctx_);
   HalvingSearch search(nodes, o_.rule.tolerance, expected);
-  // Sequential measurements: the whole job (every op, out of place), then about log2(N) + 2 search
-  // steps of the first op.
-  int levels = 0;
-  for (int n = nodes; n > 3; n /= 2) ++levels;
-  const double cells = static_cast<double>(ops.size()) + levels + 2;
-  const HarnessOptions h = transfer_harness(budget * 0.7 / cells);
+  const HarnessOptions h = transfer_harness(per_measurement_seconds(cost, budget));
   const uint64_t bytes = transfer_bytes(o_.coll_size);
   std::vector<Result> results;
   int step = 0;

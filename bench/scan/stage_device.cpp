@@ -28,12 +28,15 @@ std::string sku_of(int gpu) {
 }  // namespace
 
 void ScanRun::device() {
+  const StageCost cost = stage_cost("device", 0, 0, 0, 0);
   const double budget = begin_stage(
-      "device", gpu_ >= 0 ? "HBM triad and a bf16 GEMM burn per GPU" : "host STREAM triad (fp64) and sgemm per node");
+      "device", gpu_ >= 0 ? "HBM triad and a bf16 GEMM burn per GPU" : "host STREAM triad (fp64) and sgemm per node",
+      cost);
+  if (skipped_for_budget("device")) return;
   std::vector<Result> mine;
   if (gpu_ >= 0 || me().local == 0) {  // CPU-only nodes: the node's first rank measures the host
     DeviceCases cases = device_cases(gpu_, o_, seed_);
-    const HarnessOptions h = harness_for(budget * 0.8 / 2, 5);
+    const HarnessOptions h = harness_for(per_measurement_seconds(cost, budget), 5);
     HarnessOptions burn = h;
     if (gpu_ >= 0 && o_.burn > 0) {  // a burn: at least this long under load, whatever the noise
       burn.min_time = o_.burn;
@@ -51,12 +54,17 @@ void ScanRun::device() {
 }
 
 void ScanRun::links() {
-  const double budget = begin_stage("links", "GPU-pair copy bandwidth per node (copy engine and SM, peer access)");
   const int gpus = gpu::device_count();
+  // The cost of rank 0's node decides for every node (rank 0 decides, begin_stage).
+  const int cases_here = gpus >= 2 ? static_cast<int>(link_cases(gpus, o_, seed_).size()) : 0;
+  const double budget = begin_stage("links", "GPU-pair copy bandwidth per node (copy engine and SM, peer access)",
+                                    stage_cost("links", 0, 0, 0, cases_here));
+  if (skipped_for_budget("links")) return;
   std::vector<Result> mine;
   if (gpu_ >= 0 && me().local == 0 && gpus >= 2) {
     bench::CaseList cases = link_cases(gpus, o_, seed_);
-    const double per_case = budget * 0.8 / static_cast<double>(std::max<size_t>(cases.size(), 1));
+    const double per_case = per_measurement_seconds(
+        stage_cost("links", 0, 0, 0, static_cast<int>(std::max<size_t>(cases.size(), 1))), budget);
     mine = run_cases(std::move(cases), harness_for(per_case, 3));
     for (auto& r : mine) tag(r, {{"stage", "links"}, {"node", me().node}});
   }

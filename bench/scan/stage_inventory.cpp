@@ -10,6 +10,7 @@ namespace gcb::scan {
 
 void ScanRun::inventory() {
   begin_stage("inventory", "topology, GPUs, PCIe, NVLink, NICs, driver/CUDA/NCCL, clocks per node");
+  if (skipped_for_budget("inventory")) return;
   nlohmann::json mine = nullptr;
   if (me().local == 0) {
     const topo::Topology t = topo::live_topology();

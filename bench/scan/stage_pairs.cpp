@@ -17,21 +17,28 @@ namespace gcb::scan {
 
 void ScanRun::pairs() {
   const int nodes = static_cast<int>(layout_.nodes.size());
+  const int rounds = pair_rounds_for(nodes, o_.pair_rounds);
+  // Sequential measurements per rank (budget.hpp stage_cost): per round, send both ways +
+  // bidirectional + latency; one bidirectional for the bisection; a confirmation round or two.
+  // 70 % of the budget is sampling, the rest set-up and warm-up.
+  const StageCost cost = stage_cost("pairs", nodes, rounds, 0, 0);
   const double budget = begin_stage("pairs",
                                     "rank-pair bandwidth and latency between nodes in rounds of disjoint "
-                                    "pairs, rail-aligned, then half against half");
+                                    "pairs, rail-aligned, then half against half",
+                                    cost);
   if (nodes < 2) {
     skip_stage("pairs", "one node: no inter-node pair");
     return;
   }
+  if (const std::string& why = no_nics(); !why.empty()) {
+    skip_stage("pairs", why);
+    return;
+  }
+  if (skipped_for_budget("pairs")) return;
   // Every rank drives the same search (pair_search.hpp); rank 0 decides what comes after each
   // step from its results and broadcasts the step, so all ranks measure the same pairs.
   PairSearch search(layout_.nodes, o_.rule, o_.pair_rounds);
-  // Sequential measurements per rank: per round, send both ways + bidirectional + latency; one
-  // bidirectional for the bisection; a confirmation round or two. 70 % of the budget is sampling,
-  // the rest set-up and warm-up.
-  const double count = static_cast<double>(search.rounds() + 1) * 4 + 1;
-  const HarnessOptions h = transfer_harness(budget * 0.7 / count);
+  const HarnessOptions h = transfer_harness(per_measurement_seconds(cost, budget));
   const uint64_t bytes = transfer_bytes(o_.pair_size);
   while (true) {
     nlohmann::json step;
@@ -61,7 +68,7 @@ void ScanRun::pairs() {
       p2p.size = bytes;
       p2p.latency_size = 8;
       p2p.symmetric_once = true;
-      if (purpose == "bisection") p2p.rank_measures = {"bidir_bandwidth"};
+      if (purpose == "bisection" || purpose == "bisection confirm") p2p.rank_measures = {"bidir_bandwidth"};
       bench::validate(p2p);
       bench::Runner local(bench::RunnerOptions{h, false, true}, nullptr);
       bench::run_p2p_ranks_on_rank(p2p, h, sub.ctx(), &local, seed_);

@@ -14,6 +14,7 @@ namespace gcb::scan {
 void ScanRun::reference() {
   begin_stage("reference", fmt::format("{} training steps of GPT '{}' alone on every rank ({} backend)",
                                        o_.reference_steps, o_.reference_model, reference_backend_name()));
+  if (skipped_for_budget("reference")) return;
   SubWorld solo(ctx_, ctx_.rank, 0, 1);
   ReferenceOptions ro;
   ro.model = o_.reference_model;

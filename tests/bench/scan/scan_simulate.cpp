@@ -20,8 +20,17 @@
 // bidirectional, latency; one for the bisection) after setting up its two-rank communicators
 // (kPairSetup); a collective step 5 ops per sample (--coll-iters) of a ring all_reduce,
 // 2·bytes/busbw + 2·(ranks − 1)·α, after a communicator set-up of kCollSetup + ranks · kPerRank.
-// The device stage burns its budget share (as `--burn 0` does), the inventory a fixed 5 s. These
-// constants are assumptions, not measurements: they are printed with the table.
+// The device stage burns its budget share (as `--burn 0` does), the inventory a fixed 5 s. After
+// every step, every rank's results go to every rank (ScanRun::gather, exchange.cpp
+// all_gather_results: an all-gather of the sizes, then of the serialised results padded to the
+// largest, then every rank parses them all); its time is modelled as MPI's all-gather algorithms
+// (Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH",
+// IJHPCA 19(1) 2005, the MPI_Allgather section: recursive doubling for the short size message,
+// ⌈log₂ P⌉·α + (P − 1)·n·β; the ring for the long one, (P − 1)·α + (P − 1)·n·β, n bytes per
+// rank) over the host network (kHostLatency, kHostGBs), plus decoding the received bytes (CBOR) at
+// the rate this machine decodes pair results of the measured size (measured at start-up,
+// printed). These constants are assumptions, not measurements, except the result size and the
+// decoding rate: they are printed with the table.
 //
 // Only send bandwidth (pairs) and bidirectional bandwidth (bisection) are generated, not the
 // latency and bidirectional figures of the rounds, to keep 4,096 nodes within memory; those
@@ -29,12 +38,14 @@
 //
 //   scan_simulate [--nodes 64,256,1024,4096] [--gpus 8] [--rack 32] [--seed 1] [--budget 10]
 //                 [--pair-rounds 0] [--check]
-// --check: exit 1 unless every planted culprit is named and no healthy node is (the ctest entry).
+// --check: exit 1 unless every planted culprit is named, no healthy node or false link is, and
+// the simulated time is within the budget (the ctest entry).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -43,6 +54,7 @@
 #include <vector>
 
 #include "bench/scan/findings.hpp"
+#include "core/stats.hpp"
 #include "bench/scan/halving.hpp"
 #include "bench/scan/judge.hpp"
 #include "bench/scan/pair_search.hpp"
@@ -60,6 +72,75 @@ constexpr double kPerRank = 1e-4;             // ... plus this per rank
 constexpr int kSamples = 4;                   // one warm-up + three samples
 constexpr int kCollIters = 5;
 constexpr double kInventory = 5;
+// The gather after every step (ScanRun::gather over the MPI host communicator).
+constexpr double kHostLatency = 10e-6;  // s: α of one MPI message over the host network
+constexpr double kHostGBs = 12.5;       // 100 Gb/s host network port
+// Bytes of one serialised pair result in the gather (to_json(Result).dump(), exchange.cpp): the
+// mean over the 26 pair and bisection results of `gcbench scan --rehearse --ranks 4 --stages
+// pairs --budget 0.3 --tolerance 0.9 --pair-size 256K --json` on this repository's 2-vCPU VM,
+// 2026-11-27: 1,647 to 23,633 bytes, about 970 bytes plus 22 per sample (a ping-pong's result
+// carries its 1,000 samples; docs/readme-scan.md "At scale").
+constexpr double kResultBytes = 13031;
+constexpr int kResultsPerPair = 4;  // per rank pair and round: send both ways, bidirectional, latency
+
+// A pair result as stage_pairs.cpp hands it to the gather (p2p's rank-pair bandwidth), with
+// samples until it is kResultBytes long, to time this machine's parsing of the gathered JSON.
+Result sample_pair_result() {
+  Result r;
+  r.key = "p2p/bandwidth";
+  r.params = {{"mode", "rank"},      {"size", 268435456}, {"direction", "send"}, {"src_node", "n0001"},
+              {"dst_node", "n2049"}, {"rail", 3},         {"stage", "pairs"},    {"round", 17}};
+  r.metrics.push_back(Metric{"bandwidth_median", 49.7, "GB/s", true, std::nullopt, ""});
+  r.metrics.push_back(Metric{"bandwidth_mean", 49.5, "GB/s", true, std::nullopt, ""});
+  r.model = {{"bytes", 268435456}};
+  r.stop_reason = "max_time";
+  r.batch = 1;
+  r.timer = "host steady_clock";
+  r.extra = {{"src_rank", 8}, {"dst_rank", 16392}};
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> jitter(0, 0.03);
+  while (static_cast<double>(to_json(r).dump().size()) < kResultBytes) {
+    for (int i = 0; i < 16; ++i) {
+      r.samples.push_back(0.0054 * std::exp(jitter(rng)));
+      r.sample_flags.push_back(0);
+    }
+    r.stats = summarize(r.samples);
+  }
+  return r;
+}
+
+// How the gather encodes results (exchange.cpp all_gather_results: CBOR of their JSON form) on
+// this machine: bytes per result and bytes per second decoded (json::from_cbor, then
+// result_from_json per result), over 200 copies of sample_pair_result(); and, for comparison,
+// the text JSON it replaced (json::parse).
+struct Encoding {
+  double bytes = 0;  // per result
+  double rate = 0;   // bytes decoded per second
+};
+Encoding measure_encoding(bool cbor) {
+  nlohmann::json array = nlohmann::json::array();
+  const nlohmann::json one = to_json(sample_pair_result());
+  for (int i = 0; i < 200; ++i) array.push_back(one);
+  const std::vector<std::uint8_t> binary = cbor ? nlohmann::json::to_cbor(array) : std::vector<std::uint8_t>();
+  const std::string text = cbor ? std::string(binary.begin(), binary.end()) : array.dump();
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t decoded = 0;
+  for (const auto& j : cbor ? nlohmann::json::from_cbor(text) : nlohmann::json::parse(text))
+    decoded += result_from_json(j).samples.size();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double size = static_cast<double>(text.size());
+  return {size / 200, decoded > 0 && s > 0 ? size / s : 1e9};
+}
+
+// Seconds of one gather of `total_results` results over `ranks` ranks, the busiest rank holding
+// `widest_results` of them (every rank's string is padded to the widest): the size all-gather by
+// recursive doubling, the data all-gather by the ring, then decoding every rank's results.
+double gather_seconds(double ranks, double widest_results, double total_results, const Encoding& e) {
+  const double beta = 1 / (kHostGBs * 1e9);
+  const double sizes = std::ceil(std::log2(std::max(ranks, 2.0))) * kHostLatency + (ranks - 1) * 8 * beta;
+  const double data = (ranks - 1) * kHostLatency + (ranks - 1) * widest_results * e.bytes * beta;
+  return sizes + data + total_results * e.bytes / e.rate;
+}
 
 struct Cluster {
   int nodes = 0, gpus = 8, rack = 32;
@@ -82,6 +163,8 @@ struct Cluster {
     if (n == flap_node && r == flap_rail && std::bernoulli_distribution(0.5)(rng)) v *= 0.1;
     return v;
   }
+  // Neither a culprit node nor in the slow rack (the slow GPU's node counts: its NICs are fine).
+  bool healthy(int n) const { return n != slow_nic_node && n != flap_node && rack_of(n) != slow_rack; }
   // Leaf uplink factor of a transfer or ring between racks.
   double leaf(bool crosses_slow_leaf) const { return crosses_slow_leaf ? 0.4 : 1.0; }
   double transfer(int a, int b, int r) {
@@ -138,7 +221,9 @@ Result bandwidth(const std::string& key, double gbs) {
 struct Row {
   int nodes = 0, gpus = 0, rack = 0;
   int rounds = 0, confirm = 0, probe = 0, bisection = 0, halving = 0;
+  size_t bisection_again = 0, bisection_again_healthy = 0;  // node pairs of the bisection's confirmation
   double pair_s = 0, coll_s = 0, device_s = 0, total_s = 0, budget_s = 0;
+  double gather_s = 0;  // of pair_s + coll_s: the gathers after every step
   int planted = 0, found = 0;
   std::vector<std::string> missed, false_nodes;
   size_t false_links = 0;
@@ -146,7 +231,8 @@ struct Row {
   double wall_s = 0;
 };
 
-Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, int pair_rounds) {
+Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, int pair_rounds,
+             const Encoding& encoding) {
   const auto wall0 = std::chrono::steady_clock::now();
   Cluster c = make_cluster(nodes, gpus, rack, seed);
   std::vector<std::string> names;
@@ -187,7 +273,7 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
     row.rounds = search.rounds();
     while (!search.done()) {
       const PairStep& step = search.next();
-      const bool bisection = step.purpose == "bisection";
+      const bool bisection = is_bisection(step);
       std::vector<Result> rs;
       double slowest = kPortGBs;
       for (const auto& [a, b] : step.pairs)
@@ -205,6 +291,17 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
           }
       const int measures = bisection ? 1 : 4;
       row.pair_s += kPairSetup + measures * kSamples * (kBytes / (slowest * 1e9) + kLatency);
+      // Every rank's results to every rank: one rank of each rank pair holds its pair's results.
+      const double rank_pairs = static_cast<double>(step.pairs.size()) * gpus;
+      const double per_pair = bisection ? 1 : kResultsPerPair;
+      const double gather =
+          gather_seconds(static_cast<double>(nodes) * gpus, per_pair, rank_pairs * per_pair, encoding);
+      row.pair_s += gather;
+      row.gather_s += gather;
+      if (step.purpose == "bisection confirm") {
+        row.bisection_again = step.pairs.size();
+        for (const auto& [a, b] : step.pairs) row.bisection_again_healthy += c.healthy(a) && c.healthy(b) ? 1 : 0;
+      }
       (step.purpose == "round"     ? row.rounds
        : step.purpose == "confirm" ? row.confirm
        : step.purpose == "probe"   ? row.probe
@@ -240,7 +337,7 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
         const double ranks = static_cast<double>(group.size()) * gpus;
         const double op = 2 * kBytes / (samples[1] * 1e9) + 2 * (ranks - 1) * kLatency;
         slowest_step = std::max(slowest_step, kCollSetup + ranks * kPerRank + kSamples * kCollIters * op);
-        if (step == 0) {
+        if (step == 0) {  // the whole job's result (the search's groups feed HalvingSearch only)
           Result r;
           r.key = "coll/all_reduce";
           r.params = {{"stage", "coll"}, {"subset", everyone}, {"op", "all_reduce"}, {"search_step", 0}};
@@ -248,7 +345,11 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
           rs.push_back(std::move(r));
         }
       }
-      row.coll_s += slowest_step;
+      // One result per group (its first rank's), gathered by every rank of the job.
+      const double groups = static_cast<double>(search.next_groups().size());
+      const double gather = gather_seconds(static_cast<double>(nodes) * gpus, 1, groups, encoding);
+      row.coll_s += slowest_step + gather;
+      row.gather_s += gather;
       search.record(measured);
       ++step;
     }
@@ -310,7 +411,8 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
   for (const auto& f : findings)
     if (f.kind == SubjectKind::link && f.verdict != Verdict::ok && !named.count(f.node) && !named.count(f.peer)) {
       ++row.false_links;
-      if (std::getenv("SCAN_SIMULATE_EXPLAIN")) fmt::print("#   false link {}: {}\n", f.subject(), f.evidence);
+      if (std::getenv("SCAN_SIMULATE_EXPLAIN"))
+        fmt::print("#   false link, stage {}: {}: {}\n", f.stage, f.subject(), f.evidence);
     }
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return row;
@@ -376,28 +478,34 @@ int main(int argc, char** argv) {
       "{} GB/s ±2 %, noise σ 3 %, {:.0f} MiB messages, pair step set-up {} s, collective set-up {} s + {} ms/rank, "
       "α {} us\n",
       gpus, rack, seed, budget, kPortGBs, kBytes / (1 << 20), kPairSetup, kCollSetup, kPerRank * 1e3, kLatency * 1e6);
+  const Encoding encoding = measure_encoding(true), text = measure_encoding(false);
+  fmt::print(
+      "# gather after every step: host network α {} us, {} GB/s; a result of {:.0f} bytes of JSON text is {:.0f} "
+      "bytes of CBOR, decoded at {:.0f} MB/s here (as text: {:.0f} bytes, parsed at {:.0f} MB/s)\n",
+      kHostLatency * 1e6, kHostGBs, kResultBytes, encoding.bytes, encoding.rate / 1e6, text.bytes, text.rate / 1e6);
   fmt::print(
       "# planted: slow NIC (30 %), slow GPU (70 % GEMM), flapping NIC (10 % in half the measurements), slow "
       "rack (40 % across its leaf)\n");
   fmt::print(
-      "| nodes | GPUs | pair rounds (+confirm, probe, bisection) | halving steps | simulated time: device + pairs "
-      "+ coll = total / budget | culprits found | healthy nodes named | false links | subsets named | "
-      "sim wall |\n");
-  fmt::print("| ---: | ---: | --- | ---: | --- | --- | ---: | ---: | --- | ---: |\n");
+      "| nodes | GPUs | pair rounds (+confirm, probe, bisection) | bisection pairs again (healthy) | halving steps | "
+      "simulated time: device + pairs + coll = total / budget | of which gathers | culprits found | healthy nodes "
+      "named | false links | subsets named | sim wall |\n");
+  fmt::print("| ---: | ---: | --- | --- | ---: | --- | ---: | --- | ---: | ---: | --- | ---: |\n");
   bool all_ok = true;
   for (int n : sizes) {
-    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds);
+    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds, encoding);
     fmt::print(
-        "| {} | {} | {} (+{}, {}, {}) | {} | {:.0f} + {:.0f} + {:.0f} = {:.0f} s / {:.0f} s | {} of {}{} | {} | "
-        "{} | {} | {:.1f} s |\n",
-        r.nodes, r.nodes * r.gpus, r.rounds, r.confirm, r.probe, r.bisection, r.halving, r.device_s, r.pair_s, r.coll_s,
-        r.total_s, r.budget_s, r.found, r.planted, r.missed.empty() ? "" : " (missed: " + list(r.missed) + ")",
-        r.false_nodes.size(), r.false_links, r.subsets.empty() ? "-" : r.subsets, r.wall_s);
+        "| {} | {} | {} (+{}, {}, {}) | {} ({}) | {} | {:.0f} + {:.0f} + {:.0f} = {:.0f} s / {:.0f} s | {:.1f} s | "
+        "{} of {}{} | {} | {} | {} | {:.1f} s |\n",
+        r.nodes, r.nodes * r.gpus, r.rounds, r.confirm, r.probe, r.bisection, r.bisection_again,
+        r.bisection_again_healthy, r.halving, r.device_s, r.pair_s, r.coll_s, r.total_s, r.budget_s, r.gather_s,
+        r.found, r.planted, r.missed.empty() ? "" : " (missed: " + list(r.missed) + ")", r.false_nodes.size(),
+        r.false_links, r.subsets.empty() ? "-" : r.subsets, r.wall_s);
     if (!r.false_nodes.empty()) fmt::print("#   healthy nodes named at {}: {}\n", r.nodes, list(r.false_nodes));
-    all_ok = all_ok && r.missed.empty() && r.false_nodes.empty() && r.total_s <= r.budget_s;
+    all_ok = all_ok && r.missed.empty() && r.false_nodes.empty() && r.false_links == 0 && r.total_s <= r.budget_s;
   }
   if (check && !all_ok) {
-    fmt::print("FAILED: a culprit missed, a healthy node named, or over budget\n");
+    fmt::print("FAILED: a culprit missed, a healthy node named, a false link, or over budget\n");
     return 1;
   }
   return 0;

@@ -133,6 +133,35 @@ TEST(ScanCli, OneNodeSaysWhatItSkipped) {
   EXPECT_EQ(help.out.find("--test-fake-nodes"), std::string::npos) << help.out;
 }
 
+// A budget too small for a stage's measurements skips it with reason "budget" — on the console,
+// in the JSON and in the verdict line — instead of running samples that are all set-up. 0.01 min
+// = 0.6 s: the device stage's share (0.25 s for 2 measurements) fits; three nodes' 17 pair
+// measurements need 1.2 s, more than is left however fast the device stage was.
+TEST(ScanCli, AStageTheBudgetCannotFitIsSkippedWithReasonBudget) {
+  const fs::path out = temp("budget.json");
+  const auto r = run_gcbench(
+      "scan --ranks 3 --rehearse --stages device,pairs --budget 0.01 --device-size 1M --gemm-size 128 "
+      "--tolerance 0.99 --json " +
+      out.string());
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("      skipped: budget: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(ran: device; skipped: pairs — budget: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nothing between nodes was measured"), std::string::npos) << r.out;
+  const auto doc = load(out);
+  size_t skipped = 0;
+  for (const auto& res : doc["results"]) {
+    if (res["key"] != "scan/skipped") {
+      EXPECT_NE(res["params"].value("stage", ""), "pairs") << res.dump();  // nothing of the pairs was measured
+      continue;
+    }
+    ++skipped;
+    EXPECT_EQ(res["params"]["stage"], "pairs");
+    EXPECT_EQ(res["reason"].get<std::string>().rfind("skipped: budget: ", 0), 0u) << res.dump();
+  }
+  EXPECT_EQ(skipped, 1u);
+  fs::remove(out);
+}
+
 // --fail-fast: a rule so strict (any shortfall, 0.0001 MAD) that the slowest of three devices is
 // SLOW, so the scan stops after the device stage.
 TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {

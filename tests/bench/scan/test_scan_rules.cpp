@@ -1,13 +1,19 @@
 // The pure parts of `gcbench scan`: the log-scale median/MAD rule, the round-robin and bisection
-// plans, and the halving search on synthetic bus bandwidths.
+// plans, the halving search on synthetic bus bandwidths, the budget's shares and the reasons a
+// stage is skipped ("budget", "no NICs") with the verdict line that lists them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "bench/scan/budget.hpp"
 #include "bench/scan/halving.hpp"
 #include "bench/scan/plan.hpp"
 #include "bench/scan/robust.hpp"
+#include "bench/scan/scan_run.hpp"
 #include "core/error.hpp"
 
 namespace gcb::scan {
@@ -221,6 +227,94 @@ TEST(ScanHalving, ASlowHalfWhoseProbesAreFineIsMeasuredAgain) {
               std::string::npos)
         << s.outcome().note;
   }
+}
+
+// Shares: what is left, split by weight over the stages still to run.
+TEST(ScanBudget, SharesAreRenormalisedOverTheStagesLeft) {
+  const std::vector<std::string> all = {"inventory", "device", "links", "pairs", "coll"};
+  EXPECT_NEAR(stage_share("device", {all.begin() + 1, all.end()}, 600, 12), 588 * 0.25 / 0.93, 1e-9);
+  EXPECT_NEAR(stage_share("coll", {"coll"}, 600, 100), 500, 1e-9);  // the last stage gets all that is left
+  EXPECT_EQ(stage_share("coll", {"coll"}, 600, 700), 0);            // overrun: nothing
+}
+
+// A stage is skipped for the budget when nothing is left or its share gives a measurement less
+// than kMinMeasurementSeconds; a stage that samples nothing runs while any time is left.
+TEST(ScanBudget, AStageThatCannotFitItsShareIsSkippedWithReasonBudget) {
+  // 1,024 nodes, 32 rounds: (32 + 1) × 4 + 1 = 133 measurements at 70 % sampling → 9.5 s.
+  const StageCost pairs = stage_cost("pairs", 1024, 32, 0, 0);
+  EXPECT_EQ(pairs.measurements, 133);
+  EXPECT_NEAR(min_stage_seconds(pairs), 133 * 0.05 / 0.7, 1e-9);
+  EXPECT_EQ(budget_skip_reason(pairs, 9.6, 20), "");
+  const std::string why = budget_skip_reason(pairs, 9.4, 20);
+  EXPECT_EQ(why.rfind("budget: ", 0), 0u) << why;
+  EXPECT_NE(why.find("9.40 s of the 20.0 s left is below the 9.50 s its 133 measurements need"), std::string::npos)
+      << why;
+  EXPECT_NEAR(per_measurement_seconds(pairs, 9.5), 0.05, 1e-12);
+  // Four nodes, three rounds: 17 measurements; the halving search: 1 op + 1 level + 2 = 4.
+  EXPECT_EQ(stage_cost("pairs", 4, 3, 0, 0).measurements, 17);
+  EXPECT_EQ(stage_cost("coll", 4, 0, 1, 0).measurements, 4);
+  EXPECT_EQ(stage_cost("coll", 1024, 0, 2, 0).measurements, 2 + 9 + 2);  // 1,024 halved 9 times to 2
+  EXPECT_EQ(stage_cost("device", 4, 0, 0, 0).measurements, 2);
+  // Nothing left: every stage is skipped, the inventory and the reference step too.
+  for (const char* stage : {"inventory", "device", "pairs", "reference"}) {
+    const std::string none = budget_skip_reason(stage_cost(stage, 4, 3, 1, 0), 0, -2.5);
+    EXPECT_EQ(none, "budget: none left (2.5 s over)") << stage;
+  }
+  // The reference step samples nothing under the budget: any time left lets it run.
+  EXPECT_EQ(budget_skip_reason(stage_cost("reference", 4, 3, 1, 0), 0.01, 0.01), "");
+}
+
+// "no NICs": the stages between nodes need a path between them.
+TEST(ScanBudget, NodesWithoutANetworkInterfaceSkipTheStagesBetweenNodes) {
+  const std::vector<std::string> nodes = {"a", "b", "c"};
+  EXPECT_EQ(no_nics_reason(nodes, {{"eth0"}, {"ib0", "eth0"}, {"veth1"}}, false), "");
+  EXPECT_EQ(no_nics_reason(nodes, {{"eth0"}, {}, {}}, false),
+            "no NICs: 2 of 3 nodes have no network interface besides loopback (b, c): no path between nodes");
+  EXPECT_EQ(no_nics_reason(nodes, {{}, {}, {}}, true), "");  // a rehearsal: ranks on one host
+  EXPECT_EQ(no_nics_reason({"a"}, {{}}, false), "");         // one node has its own reason
+  // Six nodes without one: four named, the rest counted.
+  const std::string many =
+      no_nics_reason({"a", "b", "c", "d", "e", "f", "g"}, {{}, {}, {}, {}, {}, {}, {"eth0"}}, false);
+  EXPECT_NE(many.find("6 of 7 nodes"), std::string::npos) << many;
+  EXPECT_NE(many.find("(a, b, c, d and 2 more)"), std::string::npos) << many;
+}
+
+// The interfaces of a sysfs tree: loopback (by type 772, whatever its name) and interfaces down
+// are left out; virtual ones count.
+TEST(ScanBudget, NetworkInterfacesOfASysfsTree) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("gcb_scan_net_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto iface = [&](const std::string& name, const std::string& type, const std::string& state) {
+    fs::create_directories(root / name);
+    std::ofstream(root / name / "type") << type << "\n";
+    std::ofstream(root / name / "operstate") << state << "\n";
+  };
+  iface("lo", "772", "unknown");
+  EXPECT_TRUE(network_interfaces(root.string()).empty());  // loopback only: no NIC
+  iface("lo2", "772", "up");
+  iface("eth0", "1", "up");
+  iface("veth7", "1", "up");
+  iface("ib0", "32", "down");
+  iface("ib1", "32", "unknown");
+  EXPECT_EQ(network_interfaces(root.string()), (std::vector<std::string>{"eth0", "ib1", "veth7"}));
+  EXPECT_TRUE(network_interfaces((root / "absent").string()).empty());
+  fs::remove_all(root);
+}
+
+// The verdict line lists the stages skipped for the budget or for want of NICs, and does not say
+// that anything between nodes was measured.
+TEST(ScanBudget, TheVerdictLineNamesTheStagesSkippedAndWhy) {
+  const std::string budget = budget_skip_reason(stage_cost("pairs", 4, 3, 0, 0), 0.5, 0.5);
+  const std::string nics = no_nics_reason({"a", "b"}, {{}, {}}, false);
+  const std::string line = verdict_line(0, {"inventory", "device"}, {{"pairs", nics}, {"coll", budget}}, 2);
+  EXPECT_EQ(line.rfind("all OK (ran: inventory, device; skipped: pairs — no NICs: 2 of 2 nodes", 0), 0u) << line;
+  EXPECT_NE(line.find("; coll — budget: its share 0.50 s"), std::string::npos) << line;
+  EXPECT_NE(line.find("nothing between nodes was measured"), std::string::npos) << line;
+  const Result r = skipped_result("pairs", budget);
+  EXPECT_EQ(r.status, Status::waived);
+  EXPECT_EQ(r.reason, "skipped: " + budget);
+  EXPECT_EQ(r.params["stage"], "pairs");
 }
 
 }  // namespace

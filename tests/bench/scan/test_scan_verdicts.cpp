@@ -1,6 +1,7 @@
 // Verdicts of every stage of `gcbench scan` on synthetic results shaped as the stages tag them:
 // GPU and host figures, intra-node links, inter-node pairs with attribution, the collective
 // search, the reference step, drift against a baseline, culprit ranking and the result form.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "bench/scan/drift.hpp"
 #include "bench/scan/findings.hpp"
 #include "bench/scan/judge.hpp"
+#include "bench/scan/pair_search.hpp"
 #include "core/nvml.hpp"
 
 namespace gcb::scan {
@@ -317,6 +319,59 @@ TEST(ScanJudgePairs, FailedTransfersAndNodesWithoutPairs) {
   const auto fs = judge_pairs(rs, kNodes, RobustRule{});
   EXPECT_EQ(find(fs, "pairs", SubjectKind::node, "n1")->verdict, Verdict::fail);
   EXPECT_EQ(find(fs, "pairs", SubjectKind::node, "n4")->verdict, Verdict::missing);
+}
+
+// The bisection's links are measured once each: at 4,096 nodes (16,384 links) a 3.5 σ cut lets
+// about four healthy ones through on noise. PairSearch measures the SLOW ones again and
+// judge_pairs keeps each link's best: a transient clears, a fault stays.
+TEST(ScanPairSearch, TheBisectionsSlowLinksAreMeasuredAgain) {
+  std::vector<std::string> nodes;
+  for (int i = 0; i < 16; ++i) nodes.push_back(fmt::format("n{}", i));
+  PairSearch search(nodes, RobustRule{}, 4);
+  std::vector<std::string> purposes;
+  Round again;
+  int bisections = 0;
+  while (!search.done()) {
+    const PairStep step = search.next();
+    purposes.push_back(step.purpose);
+    if (step.purpose == "bisection confirm") again = step.pairs;
+    std::vector<Result> rs;
+    for (const auto& [a, b] : step.pairs)
+      for (int dir = 0; dir < (is_bisection(step) ? 1 : 2); ++dir) {
+        const int s = dir == 0 ? a : b, d = dir == 0 ? b : a;
+        double v = 1.0 + 0.01 * ((s * 7 + d * 3) % 5 - 2);
+        if (step.purpose == "bisection" && a == 0) v = 0.5;  // n0-n8: slow once (a transient)
+        if (is_bisection(step) && a == 1) v = 0.5;           // n1-n9: slow every time (a fault)
+        Result r = measured(
+            is_bisection(step) ? "p2p/bidir_bandwidth" : "p2p/bandwidth",
+            {{"src_node", nodes[static_cast<size_t>(s)]}, {"dst_node", nodes[static_cast<size_t>(d)]}, {"rail", 0}},
+            "bandwidth_median", v, "GB/s");
+        search.tag(r);
+        EXPECT_EQ(r.params["stage"], is_bisection(step) ? "bisection" : "pairs");
+        EXPECT_EQ(r.params.value("confirm", false), step.purpose == "bisection confirm" || step.purpose == "confirm");
+        rs.push_back(std::move(r));
+      }
+    bisections += step.purpose == "bisection" ? 1 : 0;
+    search.record(std::move(rs));
+  }
+  EXPECT_EQ(bisections, 1);
+  ASSERT_GE(purposes.size(), 2u);
+  EXPECT_EQ(purposes[purposes.size() - 2], "bisection");
+  EXPECT_EQ(purposes.back(), "bisection confirm");
+  EXPECT_EQ(again, (Round{{0, 8}, {1, 9}}));
+  const auto fs = search.findings();
+  auto link = [&](const std::string& a, const std::string& b) -> const Finding* {
+    for (const auto& f : fs)
+      if (f.stage == "bisection" && f.kind == SubjectKind::link && f.node == a && f.peer == b) return &f;
+    return nullptr;
+  };
+  ASSERT_TRUE(link("n0", "n8") && link("n1", "n9"));
+  EXPECT_EQ(link("n0", "n8")->verdict, Verdict::ok) << link("n0", "n8")->evidence;
+  EXPECT_EQ(link("n1", "n9")->verdict, Verdict::slow) << link("n1", "n9")->evidence;
+  EXPECT_NE(link("n1", "n9")->evidence.find("best of 2 measurements"), std::string::npos) << link("n1", "n9")->evidence;
+  size_t slow_links = 0;
+  for (const auto& f : fs) slow_links += f.kind == SubjectKind::link && f.verdict != Verdict::ok ? 1 : 0;
+  EXPECT_EQ(slow_links, 1u);
 }
 
 TEST(ScanJudgeColl, CulpritFromTheSearchAndTheJobAgainstItsNic) {
