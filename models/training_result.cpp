@@ -1,5 +1,7 @@
 #include "models/training_result.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/stats.hpp"
@@ -87,6 +89,15 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   r.metrics.push_back({"mfu", mfu, "%", true, 100.0, peak_source});
   r.metrics.push_back({"hfu", hfu, "%", true, 100.0, peak_source});
   r.metrics.push_back({"final_loss", f0.loss, "nats", false, std::nullopt, ""});
+  // A utilisation above 100 % means the denominator is wrong (a peak measured on too small a
+  // matmul, a spec that is not this machine's): an ERROR naming it, never a figure to gate on.
+  if (hfu > 100.0 || mfu > 100.0) {
+    r.status = Status::error;
+    r.reason = fmt::format(
+        "MFU {:.1f} % / HFU {:.1f} % exceed 100 %: the peak {:.4g} FLOP/s ({}) is below what this step achieved; give "
+        "--peak-flops or a larger --peak-size",
+        mfu, hfu, peak, peak_source);
+  }
   r.model = {{"flops_per_token_causal", theory.flops_per_token_causal},
              {"flops_per_token_palm", theory.flops_per_token_palm},
              {"hardware_flops_per_token", theory.hardware_flops_per_token},

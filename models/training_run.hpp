@@ -16,6 +16,11 @@
 
 namespace gcb::models {
 
+// n of the n³ sgemm that measures a CPU host's peak (measure_sgemm_peak) for `train`, `run`'s
+// train entry and `plan`: one size everywhere (a 256³ sgemm reaches a fraction of what the step's
+// larger matmuls do, so MFU against it passed 100 %).
+inline constexpr int kHostPeakSize = 1024;
+
 struct TrainRequest {
   // Model, micro-batch, recomputation, precision, seed, data and optimizer. Each layout sets
   // zero, sp, schedule and overlap; grad_accum follows from the global batch.
@@ -29,11 +34,11 @@ struct TrainRequest {
   bool lt_gelu = false;         // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)
   double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
   std::string peak_source;      // where a given peak comes from
-  int peak_size = 1024;         // n of the n³ sgemm that measures the CPU peak
-  std::string dump;             // write every step's loss and the final weights (hex floats) here
-  std::string init_from;        // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
-  std::string save;             // write the final weights there in the same format (one layout only)
-  double timeout = 300;         // seconds one step (warm-up included) or a wait for another rank may take
+  int peak_size = kHostPeakSize;  // n of the n³ sgemm that measures the CPU peak
+  std::string dump;               // write every step's loss and the final weights (hex floats) here
+  std::string init_from;          // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
+  std::string save;               // write the final weights there in the same format (one layout only)
+  double timeout = 300;           // seconds one step (warm-up included) or a wait for another rank may take
 };
 
 // The global batch in sequences (the request's, or ranks × micro-batch).
@@ -69,7 +74,8 @@ struct PeakProbe {
   int repetitions = 0;
   int n = 0;
 };
-PeakProbe measure_sgemm_peak(int n);
+// Measured once per process and size: later calls return the first probe.
+PeakProbe measure_sgemm_peak(int n = kHostPeakSize);
 // The probe's figures as the result's extra "peak_probe" object (FLOP/s, count, and
 // spread = 1 − median / best).
 void record_peak_probe(Result& r, const PeakProbe& p);

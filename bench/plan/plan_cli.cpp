@@ -221,8 +221,9 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   }
   if (r.cluster.is_cpu() && r.calibration.gemm.empty()) {
     // No gemm results: the host's sgemm peak as `gcbench train` measures it, × the efficiency.
-    r.cluster.peak_flops = models::measure_sgemm_peak(512).best;
-    r.cluster.peak_source = "measured: sgemm 512³ here, fastest repetition (no gemm results)";
+    r.cluster.peak_flops = models::measure_sgemm_peak(models::kHostPeakSize).best;
+    r.cluster.peak_source =
+        fmt::format("measured: sgemm {}³ here, fastest repetition (no gemm results)", models::kHostPeakSize);
   }
   return r;
 }

@@ -140,7 +140,7 @@ void run_train_quick(Runner& runner, uint64_t data_seed) {
   o.global_batch = 8;
   o.steps = 3;
   o.warmup = 1;
-  o.peak_size = 256;
+  o.peak_size = models::kHostPeakSize;  // the same probe as `train` and `plan`
   o.sweep = "dp2,zero1,tp2,tp2-sp,pp2-1f1b";
   for (Result& r : models::run_training(train_request(o))) runner.add(std::move(r));
 }

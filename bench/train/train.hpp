@@ -42,7 +42,7 @@ struct TrainCliOptions {
   uint64_t data_seed = 42;    // --seed: the synthetic tokens (the inputs), as every family's --seed
   std::string sweep;          // LAYOUTS: models/sweep.hpp
   double peak_flops = 0;      // FLOP/s; 0 = measure an sgemm of peak_size³
-  int peak_size = 1024;
+  int peak_size = models::kHostPeakSize;
   std::string dump;       // write every step's loss and the final parameters (hex) to this file
   std::string init_from;  // Hugging Face GPT-2 safetensors: the model and its starting weights
   std::string save;       // write the final weights as Hugging Face GPT-2 safetensors + config.json

@@ -17,7 +17,7 @@ if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   string(JOIN " " _mpirun2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS})
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/failure_mpi)
   # Rank 1 may not write a byte (rank1_cannot_write.sh): before, every rank wrote the same files.
-  foreach(cmd "train --model tiny --dp 2 --steps 2 --warmup-steps 0 --peak-flops 1e9"
+  foreach(cmd "train --model tiny --dp 2 --steps 2 --warmup-steps 0 --peak-flops 1e15"
               "mem --device cpu --group stream --kernels copy --size 64K --min-samples 3 --max-time 0.2 --no-peers")
     string(REGEX MATCH "^[a-z]+" _sub "${cmd}")
     add_test(NAME mpi_only_rank0_writes_${_sub}
@@ -25,7 +25,7 @@ if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   endforeach()
   # Two layouts = two Worlds in one process: the second used to abort after MPI_Finalize.
   add_test(NAME mpi_train_sweep_runs_two_worlds
-           COMMAND sh -c "${_mpirun2} $<TARGET_FILE:gcbench> train --model tiny --sweep dp2,zero1 --ranks 2 --steps 1 --warmup-steps 0 --peak-flops 1e9 -q --json ${_out}_sweep.json && grep -q '\"key\": \"train/dp2-zero1\"' ${_out}_sweep.json")
+           COMMAND sh -c "${_mpirun2} $<TARGET_FILE:gcbench> train --model tiny --sweep dp2,zero1 --ranks 2 --steps 1 --warmup-steps 0 --peak-flops 1e15 -q --json ${_out}_sweep.json && grep -q '\"key\": \"train/dp2-zero1\"' ${_out}_sweep.json")
   add_test(NAME mpi_stopped_rank_ends_within_timeout
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stopped_rank.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:gcbench> running)
   # Stopped before MPI_Init: the others used to wait in MPI_Init forever (no watchdog yet).

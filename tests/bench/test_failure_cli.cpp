@@ -76,7 +76,7 @@ TEST_F(FailureCli, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
         "export --format csv " + base + " -o " + base, "compare " + other + " " + base + " --md " + base,
         "compare " + other + " " + base + " --junit " + other, "topo --from " + base + " -o " + base,
         "mem" + kFast + "--json " + base + " --csv " + base, "mem" + kFast + "--json " + base + " --jsonl " + base,
-        "train --model tiny --steps 1 --warmup-steps 0 --peak-flops 1e9 -q --json " + base + " --dump " + base}) {
+        "train --model tiny --steps 1 --warmup-steps 0 --peak-flops 1e15 -q --json " + base + " --dump " + base}) {
     const CliRun r = gcbench(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
@@ -285,7 +285,7 @@ TEST_F(FailureCli, TrainTimeoutEndsAStepThatLastsTooLong) {
   // One layer of gpt2-124m at 128 tokens takes about a second per step on a small CPU; 0.05 s
   // is far below any machine's step time. The watchdog ends the run and names the step.
   const CliRun r = gcbench(
-      "train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup-steps 0 --peak-flops 1e9 -q "
+      "train --model gpt2-124m --layers 1 --seq 128 --steps 1 --warmup-steps 0 --peak-flops 1e15 -q "
       "--timeout 0.05");
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("in training step (--timeout 0.05 s)"), std::string::npos) << r.err;

@@ -104,5 +104,18 @@ TEST(TrainingResult, SmClockOfAnNvmlSample) {
   EXPECT_DOUBLE_EQ(sampled_sm_clock(nlohmann::json::object()), 0.0);
 }
 
+// A utilisation above 100 % is a wrong denominator: an ERROR that names it, not a PASS to gate on.
+TEST(TrainingResult, UtilisationAboveOneHundredPercentIsAnErrorNamingThePeak) {
+  const Result ok = training_result(three_ranks(), 1e12, "flag:--peak-flops");
+  EXPECT_EQ(ok.status, Status::pass);
+  const double mfu = *ok.metric("mfu")->value;
+  ASSERT_GT(mfu, 0.0);
+  const double tiny_peak = 1e12 * mfu / 150.0;  // this step would read 150 % of it
+  const Result bad = training_result(three_ranks(), tiny_peak, "measured:sgemm 256^3");
+  EXPECT_EQ(bad.status, Status::error);
+  EXPECT_NE(bad.reason.find("exceed 100 %"), std::string::npos) << bad.reason;
+  EXPECT_NE(bad.reason.find("measured:sgemm 256^3"), std::string::npos) << bad.reason;
+}
+
 }  // namespace
 }  // namespace gcb::models
