@@ -45,10 +45,11 @@ TEST(TrainHf, OneStepFromATransformersCheckpointMatchesTorch) {
   fs::create_directories(out);
   const nlohmann::json expected = nlohmann::json::parse(std::ifstream(fixture / "expected.json"));
   const test::CliRun run = test::run_gcbench(
-      fmt::format("train --init-from {} --data {} --micro-batch {} --steps 1 --warmup-steps 0 --peak-flops 1e15 --quiet "
-                  "--save {} --json {}",
-                  (fixture / "model.safetensors").string(), (fixture / "tokens.bin").string(),
-                  expected["micro_batch"].get<int>(), (out / "model.safetensors").string(), (out / "r.json").string()),
+      fmt::format(
+          "train --init-from {} --data {} --micro-batch {} --steps 1 --warmup-steps 0 --peak-flops 1e15 --quiet "
+          "--save {} --json {}",
+          (fixture / "model.safetensors").string(), (fixture / "tokens.bin").string(),
+          expected["micro_batch"].get<int>(), (out / "model.safetensors").string(), (out / "r.json").string()),
       true);
   ASSERT_EQ(run.code, 0) << run.out;
   const nlohmann::json result = nlohmann::json::parse(std::ifstream(out / "r.json"));
