@@ -207,8 +207,16 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     }
   }
 
-  // Pair by key + params (exact JSON equality; nlohmann objects dump with sorted keys).
-  auto id = [](const Result& r) { return r.key + '\x1f' + r.params.dump(); };
+  // Pair by key + params (exact JSON equality; nlohmann objects dump with sorted keys), less the
+  // params the measuring host chose itself (extra.host_sized: an array size from the cache, a
+  // thread count from the cores), so two runners of one suite pair case by case.
+  auto id = [](const Result& r) {
+    nlohmann::json params = r.params;
+    if (r.extra.contains("host_sized") && r.extra.at("host_sized").is_array())
+      for (const auto& name : r.extra.at("host_sized"))
+        if (name.is_string()) params.erase(name.get<std::string>());
+    return r.key + '\x1f' + params.dump();
+  };
   std::map<std::string, size_t> in_new;
   for (size_t i = 0; i < contender.results.size(); ++i)
     if (!in_new.emplace(id(contender.results[i]), i).second)

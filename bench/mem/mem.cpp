@@ -182,6 +182,11 @@ std::vector<Result> mem_derived_results(const std::vector<Result>& rs) {
       }
     }
   }
+  // The ratio's params are the classic rows' own: so are the ones this host chose.
+  if (const Result* classic = find(rs, "mem/host/classic_stream_triad", nlohmann::json::object()))
+    for (Result& d : derived)
+      if (d.key == "mem/host/triad_vs_classic_stream" && classic->extra.contains("host_sized"))
+        d.extra["host_sized"] = classic->extra.at("host_sized");
   // Per GPU: HBM triad and the SM copy, each against cudaMemcpy device-to-device (copy engine).
   for (const auto& r : rs) {
     if (r.key != "mem/copy/d2d" || r.status != Status::pass || r.params.at("engine") != "ce") continue;

@@ -80,8 +80,14 @@ class GpuCase : public Case {
 
 class GpuStreamCase final : public GpuCase {
  public:
-  GpuStreamCase(int g, StreamOp op, DType t, int vector_bytes, size_t array_bytes, uint64_t seed)
-      : GpuCase(g), op_(op), dtype_(t), vector_bytes_(vector_bytes), array_bytes_(array_bytes), seed_(seed) {}
+  GpuStreamCase(int g, StreamOp op, DType t, int vector_bytes, size_t array_bytes, uint64_t seed, bool from_l2)
+      : GpuCase(g),
+        op_(op),
+        dtype_(t),
+        vector_bytes_(vector_bytes),
+        array_bytes_(array_bytes),
+        seed_(seed),
+        from_l2_(from_l2) {}
   std::string key() const override { return fmt::format("mem/hbm/{}", kernels::stream_op_name(op_)); }
   nlohmann::json params() const override {
     return {{"device", fmt::format("gpu:{}", gpu_)},
@@ -127,6 +133,10 @@ class GpuStreamCase final : public GpuCase {
     const auto [peak, source] = hbm_peak(gpu_);
     return bandwidth_metrics(stream_bytes(op_, n(), dtype_size(dtype_)), s, peak, source);
   }
+  // The size this GPU chose: `compare` pairs results across GPUs of other L2 sizes without it.
+  nlohmann::json extra() override {
+    return {{"host_sized", from_l2_ ? nlohmann::json::array({"array_bytes"}) : nlohmann::json::array()}};
+  }
 
  private:
   size_t n() const { return array_bytes_ / dtype_size(dtype_); }
@@ -138,6 +148,7 @@ class GpuStreamCase final : public GpuCase {
   int vector_bytes_;
   size_t array_bytes_;
   uint64_t seed_;
+  bool from_l2_;  // the size is 4 × this GPU's L2, not the user's --size
   DeviceBuffer a_, b_, c_, sum_;
   kernels::GpuStreamArrays arrays_;
 };
@@ -369,7 +380,7 @@ CaseList gpu_mem_cases(const MemOptions& o, const DeviceSelection& sel, uint64_t
       for (const DType t : o.dtypes)
         for (int v : o.vector_bytes)
           for (const kernels::StreamOp k : o.kernels)
-            cases.push_back(std::make_unique<GpuStreamCase>(g, k, t, v, array_bytes, seed));
+            cases.push_back(std::make_unique<GpuStreamCase>(g, k, t, v, array_bytes, seed, o.size == 0));
     }
     if (has(o.groups, "copy")) {
       // Full size sweeps on the reference configuration (copy engine, pinned, one direction)…

@@ -49,11 +49,25 @@ size_t last_level_cache_bytes() {
 // STREAM's rule: each array at least 4 × the last-level cache.
 size_t default_host_array_bytes() { return std::max(4 * last_level_cache_bytes(), size_t{64} << 20); }
 
+// The params this host chose rather than the user: the array size from the cache, the thread
+// count from the cores. `compare` pairs results across runners without them (reports/compare.hpp).
+nlohmann::json host_sized_params(bool size_from_cache, bool threads_from_cores) {
+  nlohmann::json p = nlohmann::json::array();
+  if (size_from_cache) p.push_back("array_bytes");
+  if (threads_from_cores) p.push_back("threads");
+  return p;
+}
+
 class HostStreamCase final : public Case {
  public:
   // round ≥ 0: one side of an interleaved peer round (a "round" param tells the rows apart).
-  HostStreamCase(StreamOp op, DType t, size_t array_bytes, uint64_t seed, int round = -1)
-      : op_(op), dtype_(t), n_(array_bytes / dtype_size(t)), seed_(seed), round_(round) {}
+  HostStreamCase(StreamOp op, DType t, size_t array_bytes, uint64_t seed, nlohmann::json host_sized, int round = -1)
+      : op_(op),
+        dtype_(t),
+        n_(array_bytes / dtype_size(t)),
+        seed_(seed),
+        round_(round),
+        host_sized_(std::move(host_sized)) {}
   std::string key() const override { return fmt::format("mem/host/{}", kernels::stream_op_name(op_)); }
   nlohmann::json params() const override {
     nlohmann::json p = {{"device", "cpu"},
@@ -73,6 +87,7 @@ class HostStreamCase final : public Case {
     kernels::host_stream_init(arrays_, seed_);  // first touch by the threads that will stream
   }
   void launch() override { sum_ = kernels::host_stream_run(op_, arrays_); }
+  nlohmann::json extra() override { return {{"host_sized", host_sized_}}; }
   std::string verify() override { return verify_stream(op_, dtype_, seed_, n_, sum_, arrays_.a, arrays_.b, arrays_.c); }
   std::vector<Metric> metrics(const Statistics& s) const override {
     return bandwidth_metrics(stream_bytes(op_, n_, dtype_size(dtype_)), s, std::nullopt, "");
@@ -89,6 +104,7 @@ class HostStreamCase final : public Case {
   size_t n_;
   uint64_t seed_;
   int round_;
+  nlohmann::json host_sized_;
   HostBuffer a_, b_, c_;
   kernels::HostStreamArrays arrays_;
   double sum_ = 0;
@@ -97,7 +113,8 @@ class HostStreamCase final : public Case {
 // The classic STREAM triad, measured by the same harness at the same size and thread count.
 class ClassicTriadCase final : public Case {
  public:
-  ClassicTriadCase(size_t array_bytes, int round) : n_(array_bytes / sizeof(double)), round_(round) {}
+  ClassicTriadCase(size_t array_bytes, int round, nlohmann::json host_sized)
+      : n_(array_bytes / sizeof(double)), round_(round), host_sized_(std::move(host_sized)) {}
   std::string key() const override { return "mem/host/classic_stream_triad"; }
   nlohmann::json params() const override {
     return {{"device", "cpu"},
@@ -116,6 +133,7 @@ class ClassicTriadCase final : public Case {
   void launch() override {
     kernels::classic_stream_triad(a_.as<double>(), b_.as<double>(), c_.as<double>(), kScalar, n_);
   }
+  nlohmann::json extra() override { return {{"host_sized", host_sized_}}; }
   std::string verify() override {
     // classic init: b = 2, c = 0 → a = 2 after any number of passes.
     for (size_t i = 0; i < n_; ++i)
@@ -135,6 +153,7 @@ class ClassicTriadCase final : public Case {
   static constexpr double kScalar = 3.0;  // STREAM's scalar
   size_t n_;
   int round_;
+  nlohmann::json host_sized_;
   HostBuffer a_, b_, c_;
 };
 
@@ -192,16 +211,17 @@ CaseList host_mem_cases(const MemOptions& o, uint64_t seed) {
   };
   if (has(o.groups, "stream")) {
     const size_t array_bytes = o.size ? o.size : default_host_array_bytes();
+    const nlohmann::json sized = host_sized_params(o.size == 0, o.threads == 0);
     for (const DType t : o.dtypes)
       for (const kernels::StreamOp k : o.kernels)
-        cases.push_back(std::make_unique<HostStreamCase>(k, t, array_bytes, seed));
+        cases.push_back(std::make_unique<HostStreamCase>(k, t, array_bytes, seed, sized));
     if (o.peers) {
       // Rounds of (classic STREAM triad, gcbench fp64 triad) at the same size, the order
       // alternating (classic first in even rounds), so drift of the host's bandwidth during the
       // run falls on both sides; mem_derived_results takes the median of the per-round ratios.
       for (int round = 0; round < o.peer_rounds; ++round) {
-        auto classic = std::make_unique<ClassicTriadCase>(array_bytes, round);
-        auto ours = std::make_unique<HostStreamCase>(StreamOp::triad, DType::f64, array_bytes, seed, round);
+        auto classic = std::make_unique<ClassicTriadCase>(array_bytes, round, sized);
+        auto ours = std::make_unique<HostStreamCase>(StreamOp::triad, DType::f64, array_bytes, seed, sized, round);
         if (round % 2 == 0) {
           cases.push_back(std::move(classic));
           cases.push_back(std::move(ours));

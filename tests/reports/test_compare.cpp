@@ -243,6 +243,24 @@ TEST(Compare, SpreadDecidesNoisyRobustly) {
   EXPECT_NE(w.reason.find("too noisy to judge a change of 5.00%"), std::string::npos) << w.reason;
 }
 
+// Params the measuring host chose itself (extra.host_sized) do not split a case: another runner's
+// array size from its own cache still pairs; a size the user chose does not.
+TEST(Compare, HostSizedParamsPairAcrossRunners) {
+  const std::vector<double> s = {1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0};
+  ResultDocument b, n;
+  b.results.push_back(make("mem/host/triad", 100, s));
+  n.results.push_back(make("mem/host/triad", 100, s));
+  b.results[0].params = {{"array_bytes", 1073741824}, {"threads", 2}, {"dtype", "fp32"}};
+  n.results[0].params = {{"array_bytes", 134217728}, {"threads", 64}, {"dtype", "fp32"}};
+  EXPECT_THROW(compare_documents(b, n, {}), UsageError);  // unmarked: nothing in common
+  for (auto* d : {&b, &n}) d->results[0].extra["host_sized"] = {"array_bytes", "threads"};
+  const CompareReport r = compare_documents(b, n, {});
+  ASSERT_EQ(r.comparisons.size(), 1u);
+  EXPECT_EQ(r.comparisons[0].verdict, Verdict::same);
+  n.results[0].params["dtype"] = "fp64";  // a param the user chose still tells cases apart
+  EXPECT_THROW(compare_documents(b, n, {}), UsageError);
+}
+
 TEST(Compare, StatusesNewAndMissing) {
   ResultDocument b, n;
   b.results.push_back(make("x/both", 100, {1.0, 1.0}));
