@@ -46,13 +46,13 @@ DType same_type(const char* op, std::initializer_list<View> views) {
 }  // namespace
 
 namespace detail {
-CudaDevice::CudaDevice(int device)
-    : device_ops(make_cuda_device_ops(device)), device_stream(cuda_compute_stream(*device_ops)) {}
+CudaDevice::CudaDevice(int device, const std::vector<int>& process_devices)
+    : device_ops(make_cuda_device_ops(device, process_devices)), device_stream(cuda_compute_stream(*device_ops)) {}
 CudaDevice::~CudaDevice() = default;
 }  // namespace detail
 
 CudaBackend::CudaBackend(const CudaBackendOptions& o)
-    : detail::CudaDevice(o.device),
+    : detail::CudaDevice(o.device, o.process_devices),
       DeviceBackend(*device_ops, device_stream),
       options_(o),
       lt_(std::make_unique<kernels::LtContext>(o.device)),
