@@ -1,10 +1,21 @@
 #include "collectives/gpu_choice.hpp"
 
+#include <algorithm>
+
 namespace gcb {
 
 int device_for_local_rank(int local_rank, int device_count) {
   if (device_count <= 0 || local_rank < 0) return -1;
   return local_rank % device_count;
+}
+
+std::vector<int> rank_thread_devices(int local_size, int device_count) {
+  std::vector<int> out;
+  for (int r = 0; r < local_size; ++r) {
+    const int d = device_for_local_rank(r, device_count);
+    if (d >= 0 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  return out;
 }
 
 std::optional<std::pair<size_t, size_t>> duplicate_gpu(const std::vector<GpuClaim>& claims) {

@@ -15,6 +15,10 @@ namespace gcb {
 // own GPU as device 0. More ranks than GPUs wrap around onto shared GPUs, which the UUID check
 // below reports. -1 when the rank sees no device.
 int device_for_local_rank(int local_rank, int device_count);
+// The distinct devices that `local_size` rank threads of one process take (device_for_local_rank
+// of each local rank), in order: the GPUs whose memory NCCL moves between directly inside that
+// process. Empty when no device is visible.
+std::vector<int> rank_thread_devices(int local_size, int device_count);
 
 // What each rank says about its GPU: its host and the GPU's UUID, hashed.
 struct GpuClaim {

@@ -13,6 +13,14 @@
 
 namespace gcb {
 
+void capture_in_order(Communicator& comm, const std::function<void()>& launch, int ops, const CaptureHooks& hooks) {
+  launch();  // eager: NCCL connects what this op needs here, not inside the capture
+  comm.synchronize();
+  hooks.begin();
+  for (int i = 0; i < ops; ++i) launch();
+  hooks.end();
+}
+
 #if GCB_HAVE_NCCL
 namespace {
 
@@ -40,12 +48,11 @@ std::unique_ptr<CollGraph> capture_graph(Communicator& comm, const std::function
   GCB_CHECK(comm.stream() != nullptr, graph_waived_reason(comm));
   // A communicator's stream handle is a cudaStream_t (communicator.hpp).
   const auto stream = static_cast<cudaStream_t>(comm.stream());
-  comm.synchronize();
-  // Thread-local capture: other rank threads of this process capture their own streams.
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < ops; ++i) launch();
   cudaGraph_t graph = nullptr;
-  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  // Thread-local capture: other rank threads of this process capture their own streams.
+  capture_in_order(comm, launch, ops,
+                   {[stream] { CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)); },
+                    [stream, &graph] { CUDA_CHECK(cudaStreamEndCapture(stream, &graph)); }});
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);

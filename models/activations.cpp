@@ -5,13 +5,17 @@ namespace {
 size_t sz(int v) { return static_cast<size_t>(v); }
 }  // namespace
 
+// Unset (AllocInit): every activation, saved tensor and scratch buffer is written by the op that
+// produces it before any op reads it; the one accumulation into activation memory, the residual
+// gradient's `dx +=` of layernorm_backward, goes into slot.dout, which the head fills with zeros
+// or a pipeline receive writes first (gpt_layers.cpp).
 View Activations::tensor(size_t count) {
-  owned_.push_back(be_.alloc(MemCategory::activations, dtype_, count));
+  owned_.push_back(be_.alloc(MemCategory::activations, dtype_, count, AllocInit::unset));
   return owned_.back().view();
 }
 
 float* Activations::floats(size_t count) {
-  owned_.push_back(be_.alloc(MemCategory::activations, DType::f32, count));
+  owned_.push_back(be_.alloc(MemCategory::activations, DType::f32, count, AllocInit::unset));
   return owned_.back().f32();
 }
 

@@ -99,9 +99,9 @@ void MemoryStats::reset_peaks() {
   total.peak = total.current;
 }
 
-Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count) {
+Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count, AllocInit init) {
   const size_t bytes = count * dtype_size(dtype);
-  void* p = raw_alloc(bytes, cat);
+  void* p = raw_alloc(bytes, cat, init);
   mem_.add(cat, bytes);
   return Buffer(this, View{p, dtype}, count, cat);
 }

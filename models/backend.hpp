@@ -46,6 +46,13 @@ enum class MemCategory : uint8_t {
 inline constexpr size_t kMemCategories = 8;
 std::string_view mem_category_name(MemCategory c);
 
+// What a new allocation holds. `zeros` for memory that is read before it is written: an
+// accumulator (a gemm with beta = 1, a `+=` op, Adam's moments) or a region some writer leaves
+// out (the padding of a unit). `unset` where every element is written before it is read: a
+// device backend then enqueues no memset (a GPU allocator hands out whatever the memory last
+// held; on the fake device, tests/models/fake_device.hpp, NaN), the CPU oracle zeroes anyway.
+enum class AllocInit : uint8_t { zeros, unset };
+
 struct MemCounter {
   size_t current = 0;
   size_t peak = 0;
@@ -159,8 +166,9 @@ class Backend {
   virtual MemorySpace memory_space() const = 0;
 
   // --- memory ------------------------------------------------------------------------------
-  // Zero-initialised allocation of `count` elements of `dtype` in category `cat`.
-  Buffer alloc(MemCategory cat, DType dtype, size_t count);
+  // Allocation of `count` elements of `dtype` in category `cat`, zeroed unless `init` says the
+  // caller writes every element before reading it (AllocInit).
+  Buffer alloc(MemCategory cat, DType dtype, size_t count, AllocInit init = AllocInit::zeros);
   const MemoryStats& memory() const { return mem_; }
   // The bytes the device allocator actually took for the allocations of each category, measured
   // at each allocation (DeviceBackend); nullptr where the memory is not a device's (the CPU oracle).
@@ -279,10 +287,11 @@ class Backend {
   // A GemmArgs with a GELU as two ops: gemm (into gelu_aux for forward) and gelu_forward /
   // gelu_backward. What gemm does on a backend that does not fuse the GELU.
   void gemm_then_gelu(const GemmArgs& a);
-  // Raw allocation hooks (zeroed memory); alloc()/Buffer do the accounting. Both are
-  // stream-ordered on a device backend (cudaMallocAsync/cudaFreeAsync on the compute stream), so
-  // ZeRO-3 may free a gathered unit right after enqueuing the last op that reads it.
-  virtual void* raw_alloc(size_t bytes, MemCategory cat) = 0;
+  // Raw allocation hooks (zeroed memory when `init` is AllocInit::zeros); alloc()/Buffer do the
+  // accounting. Both are stream-ordered on a device backend (cudaMallocAsync/cudaFreeAsync on the
+  // compute stream), so ZeRO-3 may free a gathered unit right after enqueuing the last op that
+  // reads it.
+  virtual void* raw_alloc(size_t bytes, MemCategory cat, AllocInit init) = 0;
   virtual void raw_free(void* p) = 0;
 
  private:

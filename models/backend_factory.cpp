@@ -4,12 +4,14 @@
 
 #include <algorithm>
 
+#include "collectives/gpu_choice.hpp"
+#include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "gcb/config.hpp"
 #include "models/cpu_backend.hpp"
 #if GCB_HAVE_CUDA_TRAINING
 #include "collectives/factory.hpp"
-#include "core/gpu.hpp"
 #include "models/cuda_backend.hpp"
 #endif
 
@@ -22,7 +24,8 @@ std::unique_ptr<Backend> make_cpu(const BackendSpec&) { return std::make_unique<
 std::unique_ptr<Backend> make_cuda(const BackendSpec& spec) {
   const std::optional<AttentionImpl> attn = parse_attention_impl(spec.attn);
   if (!attn) throw UsageError(fmt::format("--attn {}: expected auto, ours or cudnn", spec.attn));
-  return std::make_unique<CudaBackend>(CudaBackendOptions{spec.device < 0 ? 0 : spec.device, *attn, spec.lt_gelu});
+  return std::make_unique<CudaBackend>(
+      CudaBackendOptions{spec.device < 0 ? 0 : spec.device, *attn, spec.lt_gelu, spec.process_devices});
 }
 
 std::string cuda_unavailable() {
@@ -78,6 +81,11 @@ const ComputeBackend& compute_backend(std::string_view name) {
   if (it == table.end())
     throw UsageError(fmt::format("--backend {}: expected one of {}", name, compute_backend_names()));
   return *it;
+}
+
+std::vector<int> process_devices(const gcb::RankContext& rc) {
+  if (rc.processes || rc.device < 0) return {};
+  return rank_thread_devices(rc.local_size, gpu::device_count());
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec) {

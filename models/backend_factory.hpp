@@ -12,6 +12,10 @@
 #include "models/backend.hpp"
 #include "models/device_peak.hpp"
 
+namespace gcb {
+struct RankContext;
+}
+
 namespace gcb::models {
 
 // What a rank needs to make its backend.
@@ -19,7 +23,14 @@ struct BackendSpec {
   int device = -1;            // the rank's GPU (the World's RankContext::device); -1 on host-only launches
   std::string attn = "auto";  // CUDA attention: auto | ours | cudnn (attention_choice.hpp)
   bool lt_gelu = false;       // CUDA: the MLP's GELU in cuBLASLt's epilogue (cuda_backend.hpp)
+  // CUDA: every GPU this process drives (rank threads), to which the rank's memory pool grants
+  // access (pool_access.hpp); empty when the process drives one GPU.
+  std::vector<int> process_devices;
 };
+
+// BackendSpec::process_devices of a rank of the World: the devices of all its rank threads
+// (gpu_choice.hpp rank_thread_devices), none when ranks are processes or have no device.
+std::vector<int> process_devices(const gcb::RankContext& rc);
 
 struct ComputeBackend {
   std::string_view name;

@@ -3,6 +3,8 @@
 #include "models/config.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -137,8 +139,7 @@ int64_t param_count(const GptConfig& c) {
 }
 
 int padded_vocab(int vocab, int tp) {
-  if (tp <= 1 || vocab % tp == 0) return vocab;
-  const int multiple = 128 * tp;
+  const int multiple = kVocabDivisibleBy * std::max(tp, 1);
   return (vocab + multiple - 1) / multiple * multiple;
 }
 

@@ -47,13 +47,14 @@ int64_t embedding_param_count(const GptConfig& c);  // wte + wpe + final LayerNo
 int64_t param_count(const GptConfig& c);
 
 // The vocabulary rows a tp degree trains with (the rows of wte and the logit columns, V_p ≥ V):
-// V when t divides it, else V rounded up to a multiple of 128·t, as Megatron-LM pads
+// V rounded up to a multiple of 128·t at every t, tp 1 included, as Megatron-LM pads
 // (megatron/training/tokenizer/tokenizer.py `_vocab_size_with_padding`, --make-vocab-size-
-// divisible-by 128). Megatron pads at every t; here only where t needs it, so every layout that
-// ran before keeps the model's exact shapes (GPT-2's 50257 rows at tp 1). The padded rows are real
-// memory (parameters, gradients, optimizer states) but never real tokens: they start at zero, their
-// logits are left out of the softmax, so they never receive a gradient and the loss and every real
-// parameter's gradient are those of the unpadded model.
+// divisible-by, default 128): GPT-2's 50257 rows become 50304 at tp 1, so the LM head's GEMMs
+// run on a multiple of 128 columns (karpathy/llm.c pads the same way, padded_vocab_size). The
+// padded rows are real memory (parameters, gradients, optimizer states) but never real tokens:
+// they start at zero, their logits are left out of the softmax, so they never receive a gradient
+// and the loss and every real parameter's gradient are those of the unpadded model.
+inline constexpr int kVocabDivisibleBy = 128;
 int padded_vocab(int vocab, int tp);
 
 }  // namespace gcb::models

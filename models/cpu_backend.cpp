@@ -30,8 +30,9 @@ size_t at(int r, int C) { return static_cast<size_t>(r) * static_cast<size_t>(C)
 
 }  // namespace
 
-void* CpuBackend::raw_alloc(size_t bytes, MemCategory) {
-  // 64-byte alignment for vector loads; zeroed, as Backend::alloc promises.
+void* CpuBackend::raw_alloc(size_t bytes, MemCategory, AllocInit) {
+  // 64-byte alignment for vector loads; zeroed whatever `init` says: the oracle's results never
+  // depend on what an allocation held (the fake device's NaN fill checks the callers' AllocInit).
   const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, rounded);
   GCB_CHECK(p != nullptr, "CpuBackend: out of host memory");

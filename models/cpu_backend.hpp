@@ -50,7 +50,7 @@ class CpuBackend final : public Backend {
   void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) override;
 
  protected:
-  void* raw_alloc(size_t bytes, MemCategory cat) override;
+  void* raw_alloc(size_t bytes, MemCategory cat, AllocInit init) override;
   void raw_free(void* p) override;
 };
 

@@ -46,13 +46,13 @@ DType same_type(const char* op, std::initializer_list<View> views) {
 }  // namespace
 
 namespace detail {
-CudaDevice::CudaDevice(int device)
-    : device_ops(make_cuda_device_ops(device)), device_stream(cuda_compute_stream(*device_ops)) {}
+CudaDevice::CudaDevice(int device, const std::vector<int>& process_devices)
+    : device_ops(make_cuda_device_ops(device, process_devices)), device_stream(cuda_compute_stream(*device_ops)) {}
 CudaDevice::~CudaDevice() = default;
 }  // namespace detail
 
 CudaBackend::CudaBackend(const CudaBackendOptions& o)
-    : detail::CudaDevice(o.device),
+    : detail::CudaDevice(o.device, o.process_devices),
       DeviceBackend(*device_ops, device_stream),
       options_(o),
       lt_(std::make_unique<kernels::LtContext>(o.device)),
@@ -181,14 +181,16 @@ void CudaBackend::embedding_forward(View out, const int32_t* tokens, View wte, i
 void CudaBackend::embedding_backward(View dwte, View dwpe, View dout, const int32_t* tokens, int v0, int V, int B,
                                      int T, int C) {
   const size_t bytes = k::embedding_backward_workspace(B * T);
-  Buffer ws = alloc(MemCategory::workspace, DType::i8, bytes);
+  // Unset: the kernels write the keys and row ids before the sort reads them, and cub's temporary
+  // storage needs no initial value (NVIDIA/cccl cub/device/device_radix_sort.cuh).
+  Buffer ws = alloc(MemCategory::workspace, DType::i8, bytes, AllocInit::unset);
   k::embedding_backward(same_type("embedding_backward", {dwte, dwpe, dout}), dwte.data, dwpe.data, dout.data, tokens,
                         v0, V, B, T, C, ws.data(), bytes, compute_stream());
 }  // ws is freed in stream order, after the kernels that read it
 
 void CudaBackend::cross_entropy_max(float* rowmax, View logits, int rows, int V, int valid) {
   if (online_.count() < 2 * static_cast<size_t>(rows))
-    online_ = alloc(MemCategory::workspace, DType::f32, 2 * static_cast<size_t>(rows));
+    online_ = alloc(MemCategory::workspace, DType::f32, 2 * static_cast<size_t>(rows), AllocInit::unset);  // max writes
   k::cross_entropy_max(logits.dtype, rowmax, online_.f32(), logits.data, rows, V, valid, compute_stream());
   online_logits_ = logits.data;
   online_rows_ = rows;

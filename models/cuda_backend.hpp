@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/attention/attention_shape.hpp"
 #include "models/attention_choice.hpp"
@@ -43,12 +44,15 @@ struct CudaBackendOptions {
   // instead of our tanh-GELU kernels. Off: whether cuBLASLt computes the tanh form has not been
   // checked on a GPU (test_lt_gelu_epilogue).
   bool lt_gelu = false;
+  // Every GPU of this process (rank threads), to which this device's memory pool grants access
+  // (pool_access.hpp); empty: none.
+  std::vector<int> process_devices;
 };
 
 namespace detail {
 // Base-from-member: the device (its DeviceOps and compute stream) exists before DeviceBackend.
 struct CudaDevice {
-  explicit CudaDevice(int device);
+  CudaDevice(int device, const std::vector<int>& process_devices);
   ~CudaDevice();
   std::unique_ptr<DeviceOps> device_ops;
   DeviceStream device_stream = nullptr;

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
+#include "models/pool_access.hpp"
 
 namespace gcb::models {
 namespace {
@@ -16,7 +18,7 @@ cudaEvent_t ev(DeviceEvent e) { return static_cast<cudaEvent_t>(e); }
 
 class CudaDeviceOps final : public DeviceOps {
  public:
-  explicit CudaDeviceOps(int device) : device_(device) {
+  CudaDeviceOps(int device, const std::vector<int>& process_devices) : device_(device) {
     bind_thread();
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -25,6 +27,21 @@ class CudaDeviceOps final : public DeviceOps {
     CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
     uint64_t keep = std::numeric_limits<uint64_t>::max();
     CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+    // Peers of this process read and write this pool's buffers directly (NCCL's P2P transport).
+    const std::vector<int> peers = pool_access_peers(device, process_devices, [](int peer, int owner) {
+      int ok = 0;
+      CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, peer, owner));
+      return ok != 0;
+    });
+    std::vector<cudaMemAccessDesc> access;
+    for (int peer : peers) {
+      cudaMemAccessDesc d{};
+      d.location.type = cudaMemLocationTypeDevice;
+      d.location.id = peer;
+      d.flags = cudaMemAccessFlagsProtReadWrite;
+      access.push_back(d);
+    }
+    if (!access.empty()) CUDA_CHECK(cudaMemPoolSetAccess(pool_, access.data(), access.size()));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~CudaDeviceOps() override {
@@ -98,7 +115,9 @@ class CudaDeviceOps final : public DeviceOps {
 
 }  // namespace
 
-std::unique_ptr<DeviceOps> make_cuda_device_ops(int device) { return std::make_unique<CudaDeviceOps>(device); }
+std::unique_ptr<DeviceOps> make_cuda_device_ops(int device, const std::vector<int>& process_devices) {
+  return std::make_unique<CudaDeviceOps>(device, process_devices);
+}
 
 DeviceStream cuda_compute_stream(const DeviceOps& ops) { return static_cast<const CudaDeviceOps&>(ops).stream(); }
 

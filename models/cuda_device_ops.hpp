@@ -5,14 +5,16 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "models/device_ops.hpp"
 
 namespace gcb::models {
 
-// Selects `device` on the calling thread and creates its pool and one non-blocking stream (the
-// backend's compute stream, owned by the returned object).
-std::unique_ptr<DeviceOps> make_cuda_device_ops(int device);
+// Selects `device` on the calling thread and creates its pool, granting read/write access to the
+// other GPUs of `process_devices` that can reach it (pool_access.hpp), and one non-blocking
+// stream (the backend's compute stream, owned by the returned object).
+std::unique_ptr<DeviceOps> make_cuda_device_ops(int device, const std::vector<int>& process_devices = {});
 DeviceStream cuda_compute_stream(const DeviceOps& ops);
 
 }  // namespace gcb::models

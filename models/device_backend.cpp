@@ -30,7 +30,7 @@ DeviceBackend::~DeviceBackend() {
   ops_.destroy_event(compute_done_);
 }
 
-void* DeviceBackend::raw_alloc(size_t bytes, MemCategory cat) {
+void* DeviceBackend::raw_alloc(size_t bytes, MemCategory cat, AllocInit init) {
   // At least one 16-byte vector, so that empty tensors still have a distinct address.
   const size_t rounded = std::max<size_t>(16, (bytes + 15) / 16 * 16);
   const size_t before = ops_.pool_used();
@@ -39,7 +39,7 @@ void* DeviceBackend::raw_alloc(size_t bytes, MemCategory cat) {
   const Taken t{cat, after > before ? after - before : 0};
   taken_.emplace(p, t);
   device_mem_.add(cat, t.bytes);
-  ops_.zero_async(p, rounded, compute_);
+  if (init == AllocInit::zeros) ops_.zero_async(p, rounded, compute_);
   return p;
 }
 

@@ -53,8 +53,9 @@ class DeviceBackend : public Backend {
   static constexpr size_t kStagingSlots = 4;
 
  protected:
-  // Zeroed (a memset enqueued behind the allocation) and freed on the compute stream.
-  void* raw_alloc(size_t bytes, MemCategory cat) override;
+  // Allocated, zeroed when `init` asks (a memset enqueued behind the allocation) and freed on the
+  // compute stream.
+  void* raw_alloc(size_t bytes, MemCategory cat, AllocInit init) override;
   void raw_free(void* p) override;
   DeviceOps& ops() const { return ops_; }
   DeviceStream compute_stream() const { return compute_; }

@@ -34,7 +34,9 @@ void DpComm::all_gather(View full, const ShardSpec& s) {
 }
 
 Buffer DpComm::gather(View shard, const ShardSpec& s, MemCategory cat) {
-  Buffer b = be_.alloc(cat, shard.dtype, s.padded);
+  // Unset: the own shard is copied in and the all-gather writes the others (one rank: the shard is
+  // the whole padded unit).
+  Buffer b = be_.alloc(cat, shard.dtype, s.padded, AllocInit::unset);
   be_.copy(b.at(s.begin(rank())), shard, s.shard);
   all_gather(b.view(), s);
   return b;

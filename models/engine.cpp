@@ -55,12 +55,15 @@ class Engine final : public TrainingStep {
         actions_(pipeline_actions(o.schedule, ctx.layout.pp, ctx.pp_rank, o.grad_accum)),
         data_(token_source(o)) {
     states_.initialize(o.seed);
+    // Unset: tokens and targets are uploaded for every micro-batch before they are read; the loss
+    // is written by the first micro-batch's sum (last stage) or a fill (the others) every step.
     const size_t rows = sz(shape_.R);
     if (shape_.first) {
-      for (int j = 0; j < shape_.slots; ++j) tokens_.push_back(be.alloc(MemCategory::workspace, DType::i32, rows));
+      for (int j = 0; j < shape_.slots; ++j)
+        tokens_.push_back(be.alloc(MemCategory::workspace, DType::i32, rows, AllocInit::unset));
     }
-    if (shape_.last) targets_ = be.alloc(MemCategory::workspace, DType::i32, rows);
-    loss_ = be.alloc(MemCategory::workspace, DType::f64, 1);
+    if (shape_.last) targets_ = be.alloc(MemCategory::workspace, DType::i32, rows, AllocInit::unset);
+    loss_ = be.alloc(MemCategory::workspace, DType::f64, 1, AllocInit::unset);
     // --attn auto: one implementation for every rank, agreed before the first step.
     agree_on_attention(be, *ctx.world, policy_.activations, shape_.B, shape_.T, shape_.Cl, shape_.heads);
     set_counting(true);
@@ -153,7 +156,7 @@ class Engine final : public TrainingStep {
       }
     }
     set_counting(true);
-    Buffer buf = be_.alloc(MemCategory::workspace, DType::f32, host.size());
+    Buffer buf = be_.alloc(MemCategory::workspace, DType::f32, host.size(), AllocInit::unset);
     be_.copy_from_host(buf.data(), host.data(), host.size() * sizeof(float));
     Communicator& world = *ctx_.world;
     ordered_collective(be_, world,
@@ -254,7 +257,7 @@ class Engine final : public TrainingStep {
       // Tied embedding: first and last stage swap their partial gradients and add them
       // (a + b = b + a, so both copies stay bitwise equal).
       Communicator& pp = *ctx_.pp;
-      Buffer other = be_.alloc(MemCategory::comm, g.dtype, u.size);
+      Buffer other = be_.alloc(MemCategory::comm, g.dtype, u.size, AllocInit::unset);  // the recv writes it
       const int peer = shape_.first ? ctx_.layout.pp - 1 : 0;
       const PhaseScope ph(phases_, "comm:pp_embed");
       ordered_collective(be_, pp, [&] {

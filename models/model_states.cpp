@@ -16,13 +16,15 @@ ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, co
       dp_rank_(dp_rank),
       buckets_(units.count()),
       gathered_(units.count()) {
+  // Weights and master weights are written whole by distribute() (each unit's padding included,
+  // from a zeroed `full`), gradients by begin_step(); Adam's moments start at zero.
   const size_t full = units.padded_total(), shard = units.shard_total();
-  params_ = be.alloc(MemCategory::params, policy.params, zero == ZeroStage::three ? shard : full);
-  grads_ = be.alloc(MemCategory::grads, policy.grads, zero >= ZeroStage::two ? shard : full);
+  params_ = be.alloc(MemCategory::params, policy.params, zero == ZeroStage::three ? shard : full, AllocInit::unset);
+  grads_ = be.alloc(MemCategory::grads, policy.grads, zero >= ZeroStage::two ? shard : full, AllocInit::unset);
   const size_t optimizer = zero >= ZeroStage::one ? shard : full;
-  if (policy.master_weights) master_ = be.alloc(MemCategory::master, DType::f32, optimizer);
-  m_ = be.alloc(MemCategory::adam_m, DType::f32, optimizer);
-  v_ = be.alloc(MemCategory::adam_v, DType::f32, optimizer);
+  if (policy.master_weights) master_ = be.alloc(MemCategory::master, DType::f32, optimizer, AllocInit::unset);
+  m_ = be.alloc(MemCategory::adam_m, DType::f32, optimizer, AllocInit::zeros);
+  v_ = be.alloc(MemCategory::adam_v, DType::f32, optimizer, AllocInit::zeros);
 }
 
 void ModelStates::distribute(size_t i, View full) {
@@ -44,7 +46,9 @@ void ModelStates::distribute(size_t i, View full) {
 void ModelStates::initialize(uint64_t seed) {
   for (size_t i = 0; i < units_.count(); ++i) {
     const LocalUnit& u = units_.units()[i];
-    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded);
+    // Zeroed: the pieces leave the unit's padding out (under tp the vocabulary rows ≥ V of wte,
+    // which the head's logits gemms read), and the padding is distributed with them.
+    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded, AllocInit::zeros);
     for (const Piece& pc : u.pieces) {
       units_.canonical().init_range(be_, full.at(pc.local), u.unit, pc.canonical, pc.canonical + pc.len, seed);
     }
@@ -58,7 +62,7 @@ void ModelStates::load(const std::vector<float>& canonical) {
             fmt::format("parameter vector of {} elements for a model of {}", canonical.size(), layout.total()));
   for (size_t i = 0; i < units_.count(); ++i) {
     const LocalUnit& u = units_.units()[i];
-    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded);
+    Buffer full = be_.alloc(MemCategory::workspace, DType::f32, u.spec.padded, AllocInit::zeros);  // as in initialize
     const float* unit = canonical.data() + layout.unit_offset(u.unit);
     for (const Piece& pc : u.pieces) {
       be_.copy_from_host(full.at(pc.local).data, unit + pc.canonical, pc.len * sizeof(float));
@@ -83,7 +87,8 @@ View ModelStates::grads(size_t i) {
   const LocalUnit& u = units_.units()[i];
   if (zero_ < ZeroStage::two) return grads_.at(u.offset);
   Buffer& b = buckets_[i];
-  if (!b) b = be_.alloc(MemCategory::grads, policy_.grads, u.spec.padded);
+  // Zeroed: backward accumulates into the bucket (gemm with beta = 1, bias and LayerNorm `+=`).
+  if (!b) b = be_.alloc(MemCategory::grads, policy_.grads, u.spec.padded, AllocInit::zeros);
   return b.view();
 }
 
@@ -159,7 +164,7 @@ std::vector<float> ModelStates::unit_to_host(size_t i, Values which) {
   }
   Buffer widened;
   if (full.dtype != DType::f32) {
-    widened = be_.alloc(MemCategory::workspace, DType::f32, u.size);
+    widened = be_.alloc(MemCategory::workspace, DType::f32, u.size, AllocInit::unset);
     be_.copy(widened.view(), full, u.size);
     full = widened.view();
   }

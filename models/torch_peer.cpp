@@ -58,6 +58,67 @@ void write_peer_tokens(const std::string& path, const TrainRequest& r, int steps
 
 double torch_loss_tolerance(Precision p) { return p == Precision::bf16 ? 0x1p-7 : 1e-4; }
 
+nlohmann::json merge_torch_rounds(const std::vector<nlohmann::json>& rounds) {
+  GCB_CHECK(!rounds.empty(), "merge_torch_rounds: no round");
+  for (const nlohmann::json& r : rounds)
+    if (!r.value("available", false)) return r;
+  nlohmann::json out = rounds.front();
+  out["order"] = kPeerOrder;
+  for (nlohmann::json& entry : out.at("results")) {
+    const std::string mode = entry.value("mode", "");
+    std::vector<double> tps, median;
+    nlohmann::json missing;  // the first round entry of this mode without a figure
+    for (const nlohmann::json& r : rounds) {
+      const auto& results = r.at("results");
+      const auto it = std::find_if(results.begin(), results.end(),
+                                   [&](const nlohmann::json& e) { return e.value("mode", "") == mode; });
+      if (it == results.end()) {
+        if (missing.is_null()) missing = {{"reason", "no " + mode + " entry in a round"}};
+      } else if (!it->contains("tokens_per_s") || it->at("tokens_per_s").is_null()) {
+        if (missing.is_null()) missing = *it;
+      } else {
+        tps.push_back(it->at("tokens_per_s").get<double>());
+        median.push_back(it->value("median_s", 0.0));
+      }
+    }
+    entry["rounds_tokens_per_s"] = tps;
+    if (!missing.is_null()) {
+      entry["tokens_per_s"] = nullptr;
+      entry["reason"] = missing.value("reason", std::string("no timing"));
+      continue;
+    }
+    const auto mean = [](const std::vector<double>& v) {
+      double s = 0;
+      for (double x : v) s += x;
+      return s / static_cast<double>(v.size());
+    };
+    entry["tokens_per_s"] = mean(tps);
+    entry["median_s"] = mean(median);
+  }
+  return out;
+}
+
+std::vector<Result> merge_our_rounds(const std::vector<std::vector<Result>>& rounds) {
+  GCB_CHECK(!rounds.empty(), "merge_our_rounds: no round");
+  std::vector<Result> out = rounds.front();
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<double> tps;
+    for (const std::vector<Result>& round : rounds) {
+      if (i >= round.size() || round[i].key != out[i].key || round[i].status != Status::pass) break;
+      const Metric* m = round[i].metric("tokens_per_s");
+      if (m == nullptr || !m->value) break;
+      tps.push_back(*m->value);
+    }
+    if (tps.size() != rounds.size()) continue;
+    double sum = 0;
+    for (double x : tps) sum += x;
+    for (Metric& m : out[i].metrics)
+      if (m.name == "tokens_per_s") m.value = sum / static_cast<double>(tps.size());
+    out[i].extra["rounds_tokens_per_s"] = tps;
+  }
+  return out;
+}
+
 std::string write_torch_peer_inputs(const TrainRequest& r, const fs::path& dir) {
   std::string weights = r.init_from;
   if (weights.empty()) {
@@ -114,6 +175,9 @@ std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nl
             {"ours_tokens_per_s", *tps->value},
             {"torch_tokens_per_s", theirs},
             {"torch_median_s", entry.value("median_s", 0.0)},
+            {"ours_rounds_tokens_per_s", r.extra.value("rounds_tokens_per_s", std::vector<double>{})},
+            {"torch_rounds_tokens_per_s", entry.value("rounds_tokens_per_s", std::vector<double>{})},
+            {"order", peer.value("order", std::string("ours, then torch (one run each)"))},
             {"torch", peer.value("torch", "")},
             {"torch_impl", peer.value("impl", "")},
             {"torch_device", peer.value("device", "")},

@@ -109,6 +109,7 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["step_time_p90"] = f0.step_p90;
   ex["step_time_mean"] = f0.step_mean;
   ex["tokens_per_s_per_rank"] = tps / m.ranks;
+  ex["vocab_padded"] = padded_vocab(t.model.vocab, l.layout().tp);  // the LM head's columns (config.hpp)
   ex["mfu_palm"] = 100.0 * tps * theory.flops_per_token_palm / peak;
   ex["peak_flops"] = peak;
   ex["peak_source"] = peak_source;

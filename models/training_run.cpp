@@ -109,7 +109,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
-    const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device, req.attn, req.lt_gelu});
+    const std::unique_ptr<Backend> be =
+        make_backend(req.backend, {rc.device, req.attn, req.lt_gelu, process_devices(rc)});
     PhaseTimer phases(be->timeline());
     RankFigures mine;
     LayoutMeasurement m;

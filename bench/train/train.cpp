@@ -263,7 +263,12 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     }
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {
-      const std::vector<Result> ratios = train_torch_peer_results(request, results);
+      // The second run of ours, for the comparison only: its files are the first run's already.
+      models::TrainRequest again = request;
+      again.dump.clear();
+      again.save.clear();
+      const std::vector<Result> ratios =
+          train_torch_peer_results(request, results, [&again] { return models::run_training(again); });
       if (!common->quiet) fmt::print("{}", report::render_torch_ratios(ratios));
       for (const Result& r : ratios) session.runner().add(r);
     }

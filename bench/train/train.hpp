@@ -59,12 +59,15 @@ void run_train_quick(Runner& runner, uint64_t data_seed);
 
 // --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
 // Writes the run's initial weights and token sequences to a temporary folder
-// (models/torch_peer.hpp) and runs scripts/peers/torch_gpt.py on them, the run's warm-up and timed
-// steps, eager and torch.compile.
-PeerRun run_train_torch_peer(const models::TrainRequest& r);
-// Runs the peer and returns models::train_torch_ratios; when none of `ours` ran, runs nothing and returns
-// the WAIVED rows.
-std::vector<Result> train_torch_peer_results(const models::TrainRequest& r, const std::vector<Result>& ours);
+// (models/torch_peer.hpp) and runs scripts/peers/torch_gpt.py on them once per entry of `rounds`
+// (its --modes, in that order: "eager,compile"), each with the run's warm-up and timed steps.
+std::vector<PeerRun> run_train_torch_peer(const models::TrainRequest& r, const std::vector<std::string>& rounds);
+// Runs the peer in the order of models::kPeerOrder — `ours` (already run), torch with eager then
+// compile, torch with compile then eager, `ours_again()` (when given) — and returns
+// models::train_torch_ratios of the merged rounds; when none of `ours` ran, runs nothing and
+// returns the WAIVED rows.
+std::vector<Result> train_torch_peer_results(const models::TrainRequest& r, const std::vector<Result>& ours,
+                                             const std::function<std::vector<Result>()>& ours_again = {});
 
 void add_train_command(CLI::App& root, std::function<int()>& run, const std::vector<std::string>& argv);
 

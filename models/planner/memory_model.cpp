@@ -62,8 +62,9 @@ StageMemory stage_memory(const TrainOptions& o, const ParallelLayout& lay, int s
   if (m.virtual_stages > 1 && lay.pp > 1) acts *= 1.0 + (lay.pp - 1.0) / (lay.pp * m.virtual_stages);
   set(MemCategory::activations, acts);
 
-  // The tied embedding's gradient from the other end of the pipeline (engine.cpp reduce_unit).
-  const double embed_unit = static_cast<double>(o.model.vocab) * o.model.hidden / lay.tp +
+  // The tied embedding's gradient from the other end of the pipeline (engine.cpp reduce_unit), of
+  // the padded vocabulary (config.hpp padded_vocab).
+  const double embed_unit = static_cast<double>(padded_vocab(o.model.vocab, lay.tp)) * o.model.hidden / lay.tp +
                             static_cast<double>(o.model.seq) * o.model.hidden + 2.0 * o.model.hidden;
   set(MemCategory::comm, lay.pp > 1 && has_embed ? G * embed_unit : 0.0);
   // Token ids per micro-batch in flight (first stage), targets (last), the fp64 loss; before them,

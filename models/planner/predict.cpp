@@ -145,8 +145,7 @@ Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute
 
 TrainOptions candidate_options(const PlanModel& pm, const Candidate& c) {
   TrainOptions o;
-  o.model = pm.model;
-  o.model.vocab = padded_vocab(pm.model.vocab, c.layout.tp);
+  o.model = pm.model;  // the real vocabulary: the engine and the formulas pad it (config.hpp padded_vocab)
   o = apply_layout(o, c.layout);
   o.micro_batch = c.micro_batch;
   o.grad_accum = pm.global_batch / (c.layout.dp * c.micro_batch);

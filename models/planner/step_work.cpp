@@ -134,7 +134,8 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
     add_comm(w.per_micro_batch, CommKind::pp_recv, A * Rs * C, boundaries);
     if (s.first || s.last)
       add_comm(w.per_step, CommKind::pp_embed,
-               G * (static_cast<double>(o.model.vocab) * C / lay.tp + o.model.seq * C + 2.0 * C), 1);
+               G * (static_cast<double>(padded_vocab(o.model.vocab, lay.tp)) * C / lay.tp + o.model.seq * C + 2.0 * C),
+               1);
   }
   const PaddedUnits u = padded_units(o.model, lay);
   const double layer_u = static_cast<double>(u.layer), embed_u = static_cast<double>(u.embed);

@@ -3,7 +3,10 @@
 torch.optim.AdamW, timed per step eagerly and under torch.compile.
 
 The model is transformers' GPT2LMHeadModel built from the config.json beside --weights when
-transformers is importable, else a plain torch module with the same math (GPT-2: LayerNorm eps 1e-5,
+transformers is importable, with attn_implementation="sdpa" asked for explicitly (the attention of
+torch.nn.functional.scaled_dot_product_attention, as ours is a fused kernel; transformers' default
+depends on its version and the model: "Attention interface" of the transformers documentation),
+else a plain torch module with the same math, its attention also SDPA (GPT-2: LayerNorm eps 1e-5,
 fused c_attn, causal softmax attention scaled by 1/sqrt(d), GELU tanh form, tied LM head; Conv1D
 weights [in, out] as Hugging Face stores them). Weights come from --weights (the safetensors file
 gcbench writes with --save, or the one it was given with --init-from); tokens from --tokens, raw
@@ -12,11 +15,12 @@ gcbench trains on, step k reading rows [k*batch, (k+1)*batch). The loss is the m
 over batch * seq tokens, as gcbench's. --precision bf16 runs torch.autocast(bfloat16) over fp32
 weights and fp32 AdamW (PyTorch's mixed precision). Timing: CUDA events around each step on a GPU,
 time.perf_counter around each step (ended by loss.item()) on the CPU, with torch.set_num_threads(--threads);
-the median of the steps after --warmup.
+the median of the steps after --warmup. --modes runs the modes in the order given (gcbench runs the
+script twice, eager first then compile first, between two runs of its own: bench/train/train_peer.cpp).
 
-Prints one JSON object (scripts/peers/peer_common.py): {"available", "reason", "torch", "impl",
-"device", "results": [{"mode": "eager"|"compile", "median_s", "tokens_per_s", "losses": [...]} or
-{"mode", "tokens_per_s": null, "reason"}]}. Never raises: a missing torch or GPU is available=false.
+Prints one JSON object (scripts/peers/peer_common.py): {"available", "reason", "torch", "impl" (the
+model and its attention), "device", "results": [{"mode": "eager"|"compile", "median_s",
+"tokens_per_s", "losses": [...], "seconds": [...]} or {"mode", "tokens_per_s": null, "reason"}]}. Never raises: a missing torch or GPU is available=false.
 Status: the CPU path runs in gcbench's tests; the CUDA path has not run on a GPU yet (unvalidated)."""
 import argparse
 import json
@@ -121,15 +125,20 @@ def build_model(torch, weights, dev):
     cfg = json.loads((pathlib.Path(weights).parent / "config.json").read_text())
     state = canonical_names(read_safetensors(torch, weights))
     try:
-        from transformers import GPT2Config, GPT2LMHeadModel
-
-        model = GPT2LMHeadModel(GPT2Config.from_json_file(str(pathlib.Path(weights).parent / "config.json")))
-        impl = "transformers GPT2LMHeadModel"
-        logits_of = lambda m, x: m(input_ids=x).logits  # noqa: E731
+        from transformers import AutoModelForCausalLM, GPT2Config
     except ImportError:
         model = plain_gpt(torch, cfg)
         impl = "plain torch module (transformers not importable)"
         logits_of = lambda m, x: m(x)  # noqa: E731
+        attention = "sdpa"  # F.scaled_dot_product_attention in plain_gpt's Attention
+    else:
+        config = GPT2Config.from_json_file(str(pathlib.Path(weights).parent / "config.json"))
+        model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+        attention = getattr(model.config, "_attn_implementation", "sdpa")
+        if attention != "sdpa":
+            raise ValueError(f"transformers built GPT-2 with attention {attention!r}, not the sdpa asked for")
+        impl = f"transformers {type(model).__name__}"
+        logits_of = lambda m, x: m(input_ids=x).logits  # noqa: E731
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [k for k in missing if k != "lm_head.weight" and not k.endswith(".attn.bias") and not k.endswith("masked_bias")]
     if missing or unexpected:
@@ -137,7 +146,7 @@ def build_model(torch, weights, dev):
     if hasattr(model, "tie_weights"):
         model.tie_weights()
     model.eval()  # no dropout (gcbench has none); gradients still flow
-    return model.to(dev), logits_of, impl, cfg
+    return model.to(dev), logits_of, f"{impl}, attention {attention}", cfg
 
 
 def train(torch, a, dev, tokens, mode):
@@ -219,7 +228,7 @@ def main():
             losses, seconds, impl = train(torch, a, dev, tokens, mode)
             out["impl"] = impl
             median = statistics.median(seconds[a.warmup :])
-            entry.update(median_s=median, tokens_per_s=a.batch * a.seq / median, losses=losses)
+            entry.update(median_s=median, tokens_per_s=a.batch * a.seq / median, losses=losses, seconds=seconds)
             if not all(math.isfinite(x) for x in losses):
                 entry.update(tokens_per_s=None, reason="non-finite loss")
         except Exception as e:  # noqa: BLE001 - e.g. torch.compile without a working compiler

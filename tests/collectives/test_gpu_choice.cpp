@@ -3,6 +3,8 @@
 // duplicate check that catches ranks sharing a GPU.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "collectives/gpu_choice.hpp"
 
 namespace gcb {
@@ -19,6 +21,15 @@ TEST(GpuChoice, OneVisibleGpuPerRankIsDeviceZero) {
 }
 
 TEST(GpuChoice, NoDeviceIsNoGpu) { EXPECT_EQ(device_for_local_rank(0, 0), -1); }
+
+// The GPUs one process's rank threads drive: each local rank's, once, in order.
+TEST(GpuChoice, RankThreadDevicesAreEachLocalRanksGpuOnce) {
+  EXPECT_EQ(rank_thread_devices(4, 8), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(rank_thread_devices(8, 8), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(rank_thread_devices(6, 4), (std::vector<int>{0, 1, 2, 3}));  // wrapped around
+  EXPECT_EQ(rank_thread_devices(1, 8), (std::vector<int>{0}));
+  EXPECT_TRUE(rank_thread_devices(4, 0).empty());
+}
 
 TEST(GpuChoice, DuplicateUuidOnOneHostIsCaught) {
   // One GPU per rank: distinct UUIDs behind the same device index 0 are fine.

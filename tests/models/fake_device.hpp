@@ -4,7 +4,10 @@
 // checks then ask, of a run of the real engine, whether every collective saw all compute issued
 // before it and whether any memory was freed before a collective that used it was done. It also
 // keeps CUDA's current device per host thread (cudaSetDevice is per thread) and lists every
-// operation a thread issued while another device, or none, was its current one.
+// operation a thread issued while another device, or none, was its current one. Its allocations
+// hold NaN (every byte 0xFF: NaN in f64, f32, bf16 and fp16, −1 in int32) until written, so a
+// buffer allocated AllocInit::unset that some op reads before writing turns the losses into NaN, or
+// its tokens into out-of-range ids, instead of passing on zeros a GPU does not promise.
 //   FakeDeviceOps       DeviceOps with the happens-before bookkeeping and the three checks
 //   FakeStreamComm      a host communicator that claims device memory and a stream of its own
 //   FakeDeviceBackend   DeviceBackend whose ops are the CPU oracle's, each logged as one kernel
@@ -53,6 +56,7 @@ class FakeDeviceOps final : public DeviceOps {
   void bind_thread() override { fake_current_device = device_; }
   void* alloc_async(size_t bytes, DeviceStream s) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    std::memset(p, 0xFF, bytes);
     live_[p] = bytes;
     used_ += taken(bytes);
     high_ = std::max(high_, used_);
@@ -67,9 +71,12 @@ class FakeDeviceOps final : public DeviceOps {
     used_ -= taken(bytes);
   }
   void zero_async(void* p, size_t bytes, DeviceStream s) override {
-    std::memset(p, 0, bytes);
+    if (!skip_zeroing) std::memset(p, 0, bytes);
     issue(Op::compute, s, {}, "zero");
   }
+  // Leaves even AllocInit::zeros allocations NaN: the control that shows the NaN fill reaches the
+  // losses when a buffer that needs its zeros misses them.
+  bool skip_zeroing = false;
   void copy_async(void* dst, const void* src, size_t bytes, DeviceStream s) override {
     std::memcpy(dst, src, bytes);
     issue(Op::compute, s, {}, "copy");

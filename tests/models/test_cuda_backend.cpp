@@ -13,6 +13,7 @@
 
 #include "collectives/world.hpp"
 #include "core/gpu.hpp"
+#include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/cuda_backend.hpp"
 #include "models/engine.hpp"
@@ -401,7 +402,7 @@ StepRun run_on_gpu(const TrainOptions& o, const ParallelLayout& lay, int steps, 
   w.ranks = lay.world();
   run_world(w, [&](gcb::RankContext& rc) -> int {
     RankContext ctx = make_rank_context(rc.world_comm, lay);
-    CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic, lt_gelu});
+    CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic, lt_gelu, process_devices(rc)});
     auto engine = make_training_step(be, ctx, o);
     std::vector<float> initial = engine->full_params();
     std::vector<double> losses;

@@ -1,9 +1,16 @@
 // The CUDA backend's decisions that need no GPU: which attention kernels run and why
-// (attention_choice.hpp), and the MFU peak from the spec table (device_peak.hpp).
+// (attention_choice.hpp), the MFU peak from the spec table (device_peak.hpp), and which GPUs each
+// device's memory pool grants access to (pool_access.hpp).
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "collectives/gpu_choice.hpp"
 #include "models/attention_choice.hpp"
 #include "models/device_peak.hpp"
+#include "models/pool_access.hpp"
 
 namespace gcb::models {
 namespace {
@@ -62,6 +69,37 @@ TEST(DevicePeak, DenseBf16PeakOfTheSkuTheDeviceNameMatches) {
   EXPECT_DOUBLE_EQ(spec_peak_flops("NVIDIA H200")->flops, 989.4e12);
   EXPECT_DOUBLE_EQ(spec_peak_flops("NVIDIA A100-SXM4-80GB")->flops, 312e12);
   EXPECT_FALSE(spec_peak_flops("NVIDIA GeForce RTX 4090").has_value());
+}
+
+// Every device of a process's rank threads grants its pool to every other one that can reach it:
+// over the whole process, the granted (owner, peer) pairs are every ordered pair of distinct
+// devices, each once, for a node of 8 fully connected GPUs and for 6 rank threads wrapped onto 4.
+TEST(PoolAccess, EveryOrderedPeerPairOfTheProcessIsGranted) {
+  const auto all = [](int, int) { return true; };
+  for (const auto& [ranks, gpus] : {std::pair{8, 8}, std::pair{6, 4}, std::pair{2, 8}}) {
+    const std::vector<int> devices = rank_thread_devices(ranks, gpus);
+    std::multiset<std::pair<int, int>> granted;
+    for (int owner : devices)
+      for (int peer : pool_access_peers(owner, devices, all)) granted.insert({owner, peer});
+    std::multiset<std::pair<int, int>> want;
+    for (int a : devices)
+      for (int b : devices)
+        if (a != b) want.insert({a, b});
+    EXPECT_EQ(granted, want) << ranks << " rank threads on " << gpus << " GPUs";
+  }
+}
+
+// A pair the hardware cannot reach (cudaDeviceCanAccessPeer false: no P2P between them) is left
+// out, asked in the direction peer → owner; a process of one GPU, or one that drives a single
+// device, grants nothing.
+TEST(PoolAccess, PairsWithoutPeerAccessAndLoneDevicesAreLeftOut) {
+  const auto not_0_from_3 = [](int peer, int owner) { return !(peer == 3 && owner == 0); };
+  EXPECT_EQ(pool_access_peers(0, {0, 1, 2, 3}, not_0_from_3), (std::vector<int>{1, 2}));
+  EXPECT_EQ(pool_access_peers(3, {0, 1, 2, 3}, not_0_from_3), (std::vector<int>{0, 1, 2}));
+  const auto all = [](int, int) { return true; };
+  EXPECT_TRUE(pool_access_peers(0, {0}, all).empty());
+  EXPECT_TRUE(pool_access_peers(0, {}, all).empty());
+  EXPECT_EQ(pool_access_peers(1, {0, 1, 0, 1}, all), (std::vector<int>{0}));  // each peer once
 }
 
 }  // namespace

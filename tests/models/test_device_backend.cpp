@@ -1,10 +1,12 @@
 // The host side of the CUDA backend (models/device_backend.hpp) on a fake device
 // (fake_device.hpp), without a GPU: the ordering plan against communicators' streams under the
 // real engine for ZeRO 0–3 with and without --overlap, tp/sp and pp; that the checks catch a plan
-// missing either half; stream-ordered, zeroed allocation; asynchronous small uploads; the event
-// timeline.
+// missing either half; stream-ordered allocation, zeroed only where asked (AllocInit), with every
+// engine run on NaN-filled memory so that a buffer read before it is written fails the losses;
+// asynchronous small uploads; the event timeline.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -79,7 +81,10 @@ TEST(DeviceBackend, TheChecksCatchAPlanMissingEitherHalf) {
 
 // The real engine on the fake device: every collective sees the compute before it, nothing is
 // freed under a running collective, and the losses equal the CPU backend's bit for bit (the
-// bookkeeping — staged uploads, zeroed allocations, stream-ordered frees — changes no value).
+// bookkeeping — staged uploads, allocations zeroed only where AllocInit::zeros asks, stream-ordered
+// frees — changes no value). The fake device's memory is NaN until written (fake_device.hpp), so
+// the equality also says that no AllocInit::unset buffer is read before it is written, under each
+// layout, recomputation and head chunking below.
 struct EngineCase {
   const char* name;
   ParallelLayout lay;
@@ -87,17 +92,24 @@ struct EngineCase {
   bool overlap, sp;
   PipeSchedule schedule = PipeSchedule::one_f_one_b;
   FakeDeviceBackend::Broken broken = FakeDeviceBackend::Broken::none;  // must be caught
+  Recompute recompute = Recompute::none;
+  int logit_rows = 0;
+  Precision precision = Precision::fp32;
+  int vocab = 0;  // > 0: tiny's vocabulary replaced (one tp does not divide: padded rows of wte)
 };
 
 class DeviceBackendEngine : public ::testing::TestWithParam<EngineCase> {};
 
 TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
   const EngineCase& k = GetParam();
-  TrainOptions o = tiny_options(2, 2, 2);
+  TrainOptions o = tiny_options(2, 2, 2, k.precision);
   o.zero = k.zero;
   o.overlap_comm = k.overlap;
   o.sp = k.sp;
   o.schedule = k.schedule;
+  o.recompute = k.recompute;
+  o.logit_rows = k.logit_rows;
+  if (k.vocab > 0) o.model.vocab = k.vocab;
   const int n = k.lay.world();
   std::vector<std::vector<double>> losses(static_cast<size_t>(n));
   std::vector<std::vector<std::string>> missing(static_cast<size_t>(n)), racing(static_cast<size_t>(n));
@@ -150,6 +162,54 @@ INSTANTIATE_TEST_SUITE_P(
                       EngineCase{"pp2_gpipe", {1, 1, 2}, ZeroStage::none, false, false, PipeSchedule::gpipe},
                       EngineCase{"dp2_tp2_zero3_overlap", {2, 2, 1}, ZeroStage::three, true, false},
                       EngineCase{"dp2_pp2_zero2_overlap", {2, 1, 2}, ZeroStage::two, true, false},
+                      EngineCase{"tp2_selective_recompute",
+                                 {1, 2, 1},
+                                 ZeroStage::none,
+                                 false,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::selective},
+                      EngineCase{"pp2_full_recompute_chunked_logits",
+                                 {1, 1, 2},
+                                 ZeroStage::none,
+                                 false,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::full,
+                                 3},
+                      EngineCase{"dp2_tp2_zero1_padded_vocab",
+                                 {2, 2, 1},
+                                 ZeroStage::one,
+                                 true,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::none,
+                                 0,
+                                 Precision::fp32,
+                                 65},
+                      EngineCase{"dp2_zero3_bf16",
+                                 {2, 1, 1},
+                                 ZeroStage::three,
+                                 true,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::none,
+                                 0,
+                                 Precision::bf16},
+                      EngineCase{"dp2_zero2_tp2_sp_bf16",
+                                 {2, 2, 1},
+                                 ZeroStage::two,
+                                 false,
+                                 true,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::none,
+                                 0,
+                                 Precision::bf16},
                       EngineCase{"dp2_zero3_overlap_without_comm_end",
                                  {2, 1, 1},
                                  ZeroStage::three,
@@ -165,6 +225,49 @@ INSTANTIATE_TEST_SUITE_P(
                                  PipeSchedule::one_f_one_b,
                                  FakeDeviceBackend::Broken::comm_begin}),
     [](const ::testing::TestParamInfo<EngineCase>& i) { return std::string(i.param.name); });
+
+// The control for the NaN fill: the same engine with every memset dropped (Adam's moments, ZeRO-2
+// gradient buckets and the padded units of initialisation then keep their NaN) no longer matches
+// the CPU backend, so a buffer that needs zeros but were allocated AllocInit::unset would be caught.
+TEST(DeviceBackend, ABufferThatNeedsZerosButMissesThemIsCaught) {
+  TrainOptions o = tiny_options(2, 2, 2);
+  o.zero = ZeroStage::two;
+  const ParallelLayout lay{2, 1, 1};
+  for (bool skip : {false, true}) {
+    std::vector<std::vector<double>> losses(2);
+    run_ranks(lay.world(), [&](Communicator& world) {
+      FakeRankDevice d(world, lay, kCompute, kFirstCommStream);
+      d.ops.skip_zeroing = skip;
+      FakeDeviceBackend be(d.ops, kCompute);
+      auto engine = make_training_step(be, d.ctx, o);
+      for (int s = 0; s < 2; ++s) losses[static_cast<size_t>(world.rank())].push_back(engine->step());
+    });
+    const std::vector<RankOutcome> cpu = run_layout(lay, o, 2);
+    for (size_t r = 0; r < 2; ++r) {
+      if (skip) {
+        EXPECT_NE(losses[r], cpu[r].losses) << "rank " << r << ": the NaN fill must reach the losses";
+      } else {
+        EXPECT_EQ(losses[r], cpu[r].losses) << "rank " << r;  // bitwise
+      }
+    }
+  }
+}
+
+// AllocInit::unset enqueues no memset: the allocation holds what the device left there (the fake's NaN).
+TEST(DeviceBackend, UnsetAllocationsAreNotZeroed) {
+  FakeDeviceOps ops(kCompute);
+  FakeDeviceBackend be(ops, kCompute);
+  {
+    Buffer b = be.alloc(MemCategory::activations, DType::f32, 3, AllocInit::unset);
+    std::vector<float> host(3, 0.0f);
+    be.copy_to_host(host.data(), b.data(), sizeof(float) * 3);
+    for (float x : host) EXPECT_TRUE(std::isnan(x));
+  }
+  std::vector<std::string> order;
+  for (const auto& op : ops.log())
+    if (op.stream == kCompute) order.push_back(op.what);
+  EXPECT_EQ(order, (std::vector<std::string>{"alloc", "copy", "free"}));
+}
 
 TEST(DeviceBackend, AllocationsAreZeroedInStreamOrderAndFreedOnTheComputeStream) {
   FakeDeviceOps ops(kCompute);

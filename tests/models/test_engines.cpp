@@ -120,7 +120,8 @@ TEST(Engines, ActivationBytesHaveNoQuadraticTermInSequenceLength) {
 }
 
 TEST(Engines, ModelStateBytesMatchZeroFormulas) {
-  const GptConfig cfg = named_config("tiny");
+  GptConfig cfg = named_config("tiny");
+  cfg.vocab = padded_vocab(cfg.vocab, 1);  // Ψ of the padded vocabulary (config.hpp padded_vocab)
   const size_t psi = static_cast<size_t>(param_count(cfg));
   const int units = cfg.layers + 1;
   for (int n : {1, 2, 4}) {

@@ -154,7 +154,9 @@ TEST(Parallel, StateAndActivationBytesMatchFormulas) {
         const size_t Ls = static_cast<size_t>(stage_layers(c.layers, k.lay.pp, r.pp_rank));
         const bool ends = r.pp_rank == 0 || r.pp_rank == k.lay.pp - 1;
         const size_t psi = Ls * (12 * C * C / t + 7 * C / t + 6 * C) +
-                           (ends ? static_cast<size_t>(c.vocab) * C / t + static_cast<size_t>(c.seq) * C + 2 * C : 0);
+                           (ends ? static_cast<size_t>(padded_vocab(c.vocab, k.lay.tp)) * C / t +
+                                       static_cast<size_t>(c.seq) * C + 2 * C
+                                 : 0);
         EXPECT_EQ(want.params, 4 * psi) << k.name;
       }
       EXPECT_EQ(r.mem[MemCategory::activations].peak, th.activation_bytes) << k.name << " stage " << r.pp_rank;
@@ -222,7 +224,8 @@ TEST(Parallel, CommunicatedBytesMatchTheory) {
   EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::reduce_scatter)], psi);
   EXPECT_EQ(comm_bytes(z, dp2tp2, 0)[idx(CommKind::all_gather)], 2 * 3 * psi);
   // pp 2, stage 0: 2 layers twice, the embedding unit once (its backward needs no parameters).
-  const int64_t C = 32, layer = 12 * C * C + 13 * C, embed = 64 * C + 16 * C + 2 * C;
+  // tiny's vocabulary 64 padded to 128 (config.hpp padded_vocab).
+  const int64_t C = 32, layer = 12 * C * C + 13 * C, embed = 128 * C + 16 * C + 2 * C;
   EXPECT_EQ(comm_bytes(z, dp2pp2, 0)[idx(CommKind::all_gather)], 4 * 3 * (2 * 2 * layer + embed));
   EXPECT_EQ(static_cast<int64_t>(stage_padded_params(z.model, dp2pp2, 0)), 2 * layer + embed);
 }

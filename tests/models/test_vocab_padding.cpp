@@ -1,5 +1,5 @@
-// Vocabulary padding for tensor parallelism (config.hpp padded_vocab): a vocabulary tp does not
-// divide is padded to a multiple of 128·tp. The padded rows must change nothing: the tp runs of
+// Vocabulary padding (config.hpp padded_vocab): every vocabulary is padded to a multiple of
+// 128·tp, tp 1 included. The padded rows must change nothing: the tp runs of
 // `tiny` with such a vocabulary give the single-rank losses, parameters (after 3 AdamW steps) and
 // gradients (one step) within the tolerances of test_parallel (rtol 1e-5: the same terms summed
 // in a different order), and the bytes they hold are the padded sizes the theory counts.
@@ -20,9 +20,12 @@
 namespace gcb::models {
 namespace {
 
-TEST(VocabPadding, PadsOnlyWhereTensorParallelismNeedsIt) {
-  EXPECT_EQ(padded_vocab(50257, 1), 50257);  // GPT-2 keeps its exact shapes at tp 1
-  EXPECT_EQ(padded_vocab(50304, 2), 50304);  // divisible: unchanged
+TEST(VocabPadding, PadsToAMultipleOf128TimesTpAtEveryTp) {
+  EXPECT_EQ(padded_vocab(50257, 1), 50304);  // 393 · 128, as Megatron-LM and llm.c pad GPT-2
+  EXPECT_EQ(padded_vocab(50304, 1), 50304);  // a multiple already: unchanged
+  EXPECT_EQ(padded_vocab(50304, 2), 50432);  // divisible by 2 but not by 256: padded
+  EXPECT_EQ(padded_vocab(64, 1), 128);       // tiny
+  EXPECT_EQ(padded_vocab(256, 2), 256);
   EXPECT_EQ(padded_vocab(50257, 2), 50432);  // 197 · 256
   EXPECT_EQ(padded_vocab(50257, 4), 50688);  // 99 · 512
   EXPECT_EQ(padded_vocab(65, 2), 256);

@@ -1,6 +1,7 @@
 // The torch peer's rows (models/torch_peer.cpp) from a peer JSON written here: the tokens/s ratio,
-// the loss comparison against the stated tolerance, and WAIVED rows where either side has no
-// figure. (The live run of scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
+// the loss comparison against the stated tolerance, WAIVED rows where either side has no figure,
+// and the merging of the alternating rounds (models::kPeerOrder). (The live run of
+// scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -95,6 +96,66 @@ TEST(TrainPeer, NothingOfOursRanSoTorchIsNotRun) {
     EXPECT_EQ(x.status, Status::waived);
     EXPECT_NE(x.reason.find("no NVIDIA driver"), std::string::npos) << x.reason;
   }
+}
+
+// Two torch rounds (eager first, then compile first): per mode the mean of the rounds' figures in
+// the first round's order, the first round's losses, each round's tokens/s; a mode without a
+// figure in any round has none, with that round's reason.
+TEST(TrainPeer, TorchRoundsMergeIntoTheirMean) {
+  const nlohmann::json r1 =
+      peer({{"mode", "eager"}, {"median_s", 0.4}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9}}},
+           {{"mode", "compile"}, {"median_s", 0.2}, {"tokens_per_s", 1000.0}, {"losses", {4.0, 3.9}}});
+  const nlohmann::json r2 =
+      peer({{"mode", "compile"}, {"tokens_per_s", nullptr}, {"reason", "recompile failed"}},
+           {{"mode", "eager"}, {"median_s", 0.2}, {"tokens_per_s", 700.0}, {"losses", {4.0, 3.95}}});
+  const nlohmann::json m = models::merge_torch_rounds({r1, r2});
+  ASSERT_TRUE(m.value("available", false));
+  EXPECT_EQ(m.at("order"), models::kPeerOrder);
+  const auto& res = m.at("results");
+  ASSERT_EQ(res.size(), 2u);
+  EXPECT_EQ(res[0].at("mode"), "eager");
+  EXPECT_DOUBLE_EQ(res[0].at("tokens_per_s").get<double>(), 600.0);
+  EXPECT_DOUBLE_EQ(res[0].at("median_s").get<double>(), 0.3);
+  EXPECT_EQ(res[0].at("rounds_tokens_per_s"), (std::vector<double>{500.0, 700.0}));
+  EXPECT_EQ(res[0].at("losses"), (std::vector<double>{4.0, 3.9}));  // the first round's
+  EXPECT_EQ(res[1].at("mode"), "compile");
+  EXPECT_TRUE(res[1].at("tokens_per_s").is_null());
+  EXPECT_EQ(res[1].at("reason"), "recompile failed");
+  // An unavailable round makes the whole peer unavailable, with its reason.
+  const nlohmann::json gone = models::merge_torch_rounds({r1, {{"available", false}, {"reason", "CUDA OOM"}}});
+  EXPECT_FALSE(gone.value("available", true));
+  EXPECT_EQ(gone.at("reason"), "CUDA OOM");
+}
+
+// Ours in two rounds: tokens/s the mean where the layout passed in both, rounds listed; the ratio
+// row divides the two means and says the order and each side's rounds.
+TEST(TrainPeer, OurRoundsMergeAndTheRatioUsesBothSidesMeans) {
+  Result other = ours({4.0, 3.9}, 2000.0);
+  other.key = "train/tp2";
+  Result other_failed = other;
+  other_failed.status = Status::error;
+  other_failed.reason = "rank 1 died";
+  const std::vector<Result> merged =
+      models::merge_our_rounds({{ours({4.0, 3.9}, 1000.0), other}, {ours({4.0, 3.9}, 1400.0), other_failed}});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_DOUBLE_EQ(*merged[0].metric("tokens_per_s")->value, 1200.0);
+  EXPECT_EQ(merged[0].extra.at("rounds_tokens_per_s"), (std::vector<double>{1000.0, 1400.0}));
+  EXPECT_DOUBLE_EQ(*merged[1].metric("tokens_per_s")->value, 2000.0);  // the first round's, untouched
+  EXPECT_FALSE(merged[1].extra.contains("rounds_tokens_per_s"));
+
+  const nlohmann::json r1 = peer({{"mode", "eager"}, {"tokens_per_s", 500.0}, {"losses", {4.0, 3.9}}},
+                                 {{"mode", "compile"}, {"tokens_per_s", 1000.0}, {"losses", {4.0, 3.9}}});
+  const nlohmann::json r2 = peer({{"mode", "compile"}, {"tokens_per_s", 1400.0}, {"losses", {4.0, 3.9}}},
+                                 {{"mode", "eager"}, {"tokens_per_s", 700.0}, {"losses", {4.0, 3.9}}});
+  const std::vector<Result> rows =
+      models::train_torch_ratios({merged[0]}, models::merge_torch_rounds({r1, r2}), models::Precision::fp32);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, "train/dp1/vs_torch_eager");
+  EXPECT_DOUBLE_EQ(*rows[0].metrics[0].value, 2.0);  // 1200 ÷ 600
+  EXPECT_EQ(rows[0].extra.at("order"), models::kPeerOrder);
+  EXPECT_EQ(rows[0].extra.at("ours_rounds_tokens_per_s"), (std::vector<double>{1000.0, 1400.0}));
+  EXPECT_EQ(rows[0].extra.at("torch_rounds_tokens_per_s"), (std::vector<double>{500.0, 700.0}));
+  EXPECT_DOUBLE_EQ(*rows[1].metrics[0].value, 1.0);  // 1200 ÷ 1200
 }
 
 TEST(TrainPeer, ToleranceFollowsThePrecision) {
