@@ -321,7 +321,10 @@ RunPeak run_peak(const TrainRequest& r) {
     if (b.peak != nullptr) {
       if (const std::optional<PeakFlops> p = b.peak(0)) return {p->flops, p->source, std::nullopt};
     }
-    const std::unique_ptr<Backend> be = make_backend(r.backend, {0, r.attn});
+    BackendSpec spec;
+    spec.device = 0;
+    spec.attn = r.attn;
+    const std::unique_ptr<Backend> be = make_backend(r.backend, spec);
     const int n = 8192;
     return {measure_backend_gemm_peak(*be, n),
             fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend, n), std::nullopt};

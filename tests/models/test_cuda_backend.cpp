@@ -37,7 +37,7 @@ class CudaOps : public ::testing::Test {
  protected:
   void SetUp() override {
     if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::runtime().unavailable_reason;
-    gpu_ = std::make_unique<CudaBackend>(CudaBackendOptions{0, AttentionImpl::automatic});
+    gpu_ = std::make_unique<CudaBackend>(CudaBackendOptions{0, AttentionImpl::automatic, false, {}});
   }
 
   Pair tensor(DType t, size_t n, const std::function<double(size_t)>& value) {
