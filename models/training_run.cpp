@@ -17,6 +17,7 @@
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/gpu.hpp"
 #include "core/harness.hpp"
 #include "core/host_memory.hpp"
@@ -106,6 +107,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   w.ranks = req.ranks;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
+    // The safe point of Ctrl-C / scancel (core/interrupt.hpp): before a layout, agreed by every rank.
+    if (agreed_interrupt(rc, "train/" + l.name) != 0) return 0;
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
     const std::unique_ptr<Backend> be = make_backend(req.backend, {rc.device, req.attn, req.lt_gelu});
     PhaseTimer phases(be->timeline());
@@ -369,6 +372,7 @@ std::vector<Result> run_training(const TrainRequest& r) {
       continue;
     }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
+    if (recorded_stop()) break;  // every rank agreed to stop before this layout
     if (!m) continue;
     results.push_back(training_result(*m, peak.flops, peak.source));
     if (peak.probe) record_peak_probe(results.back(), *peak.probe);

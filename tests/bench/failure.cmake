@@ -13,7 +13,22 @@ foreach(_limit address_space threads)
   set_tests_properties(tight_limits_${_limit} PROPERTIES LABELS "bench;limits" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
 
+# Ctrl-C and scancel keep what finished (core/interrupt.hpp): a run stopped by SIGINT or SIGTERM
+# writes its finished results, marked interrupted, and exits 130 / 143 (interrupted_run.sh).
+foreach(_sig INT TERM)
+  add_test(NAME interrupted_threads_sig${_sig}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> threads ${_sig})
+  set_tests_properties(interrupted_threads_sig${_sig} PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+endforeach()
+add_test(NAME interrupted_threads_twice
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
+set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  add_test(NAME mpi_interrupted_sigTERM
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> mpi TERM ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(mpi_interrupted_sigTERM PROPERTIES LABELS "mpi;interrupt" TIMEOUT 120
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   string(JOIN " " _mpirun2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS})
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/failure_mpi)
   # Rank 1 may not write a byte (rank1_cannot_write.sh): before, every rank wrote the same files.
