@@ -24,6 +24,21 @@ add_test(NAME interrupted_threads_twice
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
 set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
 
+# Launches without MPI (label envlaunch): processes started only by torchrun-style variables
+# (scripts/envrun.sh) meet through rank 0's store and talk over Gloo (env_launch.sh); SIGTERM to
+# the launcher (what Kubernetes and scancel send) keeps what finished. SIGINT is not tested
+# through the launcher: a background job ignores it, and Ctrl-C reaches every process directly.
+if(GCB_HAVE_GLOO)
+  foreach(_mode coll train killed)
+    add_test(NAME env_launch_${_mode}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/env_launch.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:gcbench> ${_mode})
+    set_tests_properties(env_launch_${_mode} PROPERTIES LABELS "bench;envlaunch" TIMEOUT 120)
+  endforeach()
+  add_test(NAME env_interrupted_sigTERM
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> env TERM ${PROJECT_SOURCE_DIR})
+  set_tests_properties(env_interrupted_sigTERM PROPERTIES LABELS "bench;envlaunch;interrupt" TIMEOUT 120)
+endif()
+
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   add_test(NAME mpi_interrupted_sigTERM
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> mpi TERM ${MPIEXEC_EXECUTABLE})

@@ -1,11 +1,13 @@
 #!/bin/sh
-# interrupted_run.sh GCBENCH MODE SIGNAL [MPIEXEC]: a coll run that never ends on its own (-N 0)
+# interrupted_run.sh GCBENCH MODE SIGNAL [MPIEXEC | SRC]: a coll run that never ends on its own (-N 0)
 # gets SIGNAL (INT or TERM) once it has finished a few results (core/interrupt.hpp). It must stop
 # at its next safe point and exit 128 + the signal (130 / 143) with a valid --json of exactly the
 # results its --jsonl holds (at least 3), marked context.interrupted with that signal and what was
 # running, and no temporary file left in the output folder.
 #   MODE threads  2 rank threads in one process; the signal goes to the process
 #   MODE mpi      2 MPI processes under MPIEXEC; every rank gets the signal, as scancel does
+#   MODE env      2 processes started by scripts/envrun.sh (SRC's, torchrun-style variables, no
+#                 MPI; --backend gloo); the signal goes to the launcher, which passes it on
 #   MODE twice    threads, two signals at once: the run still ends with 128 + the signal and no
 #                 temporary file (the second may end it before the document is written)
 # A guard kills everything after 60 s, so a hang fails the test instead of leaving processes.
@@ -24,14 +26,19 @@ fail() {
 }
 cat > "$dir/wrap.sh" <<WRAP
 #!/bin/sh
-echo \$\$ > "$dir/pid.\${OMPI_COMM_WORLD_RANK:-0}"
+echo \$\$ > "$dir/pid.\${OMPI_COMM_WORLD_RANK:-\${RANK:-0}}"
 exec "\$@"
 WRAP
 chmod +x "$dir/wrap.sh"
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$dir/wrap.sh" "$gcbench" > "$dir/gcbench"
+chmod +x "$dir/gcbench"
 args="coll -b 8 -e 64 -f 8 -N 0 --timeout 20 --json $dir/run.json --jsonl $dir/run.jsonl"
 if [ "$mode" = mpi ]; then
   # shellcheck disable=SC2086
   "$mpiexec" -np 2 --oversubscribe "$dir/wrap.sh" "$gcbench" $args --backend mpi > "$dir/out" 2>&1 &
+elif [ "$mode" = env ]; then
+  # shellcheck disable=SC2086
+  GCBENCH="$dir/gcbench" "$mpiexec/scripts/envrun.sh" -n 2 -- $args --backend gloo > "$dir/out" 2>&1 &
 else
   # shellcheck disable=SC2086
   "$dir/wrap.sh" "$gcbench" $args --backend threads --ranks 2 > "$dir/out" 2>&1 &
@@ -49,7 +56,9 @@ i=0
 while [ "$(cat "$dir/run.jsonl" 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 [ $i -lt 1200 ] || fail "no 3 results within 60 s"
 pids=$(cat "$dir"/pid.*)
-if [ "$mode" = twice ]; then
+if [ "$mode" = env ]; then
+  kill -"$sig" "$job"
+elif [ "$mode" = twice ]; then
   kill -"$sig" $pids
   kill -"$sig" $pids
 else
