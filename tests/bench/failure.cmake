@@ -34,6 +34,10 @@ if(GCB_HAVE_GLOO)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/env_launch.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:gcbench> ${_mode})
     set_tests_properties(env_launch_${_mode} PROPERTIES LABELS "bench;envlaunch" TIMEOUT 120)
   endforeach()
+  # Three network-namespace hosts launched by the variables alone (label netns: needs root).
+  add_test(NAME netns_env_launch COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_env_launch.sh $<TARGET_FILE:gcbench>)
+  set_tests_properties(netns_env_launch PROPERTIES LABELS "netns;envlaunch" TIMEOUT 180 SKIP_RETURN_CODE 77
+                       RUN_SERIAL TRUE)
   add_test(NAME env_interrupted_sigTERM
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> env TERM ${PROJECT_SOURCE_DIR})
   set_tests_properties(env_interrupted_sigTERM PROPERTIES LABELS "bench;envlaunch;interrupt" TIMEOUT 120)
