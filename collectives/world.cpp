@@ -549,7 +549,11 @@ LauncherInfo detect_launcher(const std::function<const char*(const char*)>& gete
     info.local_rank = env_int(getenv_fn, s.local_rank).value_or(-1);
     info.local_size = env_int(getenv_fn, s.local_size).value_or(-1);
     info.source = s.size;
-    info.without_mpi = std::string_view(s.size) == "WORLD_SIZE" || !GCB_HAVE_MPI;
+    // srun --mpi=none exports SLURM_MPI_TYPE=none to its tasks (srun(1), "--mpi"): no PMI to
+    // bootstrap MPI from, so such tasks meet through the store too.
+    const char* mpi_type = getenv_fn("SLURM_MPI_TYPE");
+    const bool srun_without_mpi = slurm && mpi_type != nullptr && std::string_view(mpi_type) == "none";
+    info.without_mpi = std::string_view(s.size) == "WORLD_SIZE" || srun_without_mpi || !GCB_HAVE_MPI;
     // The store of a launch without MPI (also what --backend gloo meets through under mpirun):
     // torchrun's MASTER_ADDR/MASTER_PORT; under srun the first host of the job and a port of the
     // job, so two jobs sharing a first node do not collide.

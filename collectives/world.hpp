@@ -40,8 +40,8 @@ struct LauncherInfo {
   int size = 1, rank = 0;                // from the variables below
   int local_rank = -1, local_size = -1;  // -1 when the launcher does not say
   std::string source;                    // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"
-  // Started without MPI (torchrun / Kubernetes variables, or any launcher when this build has no
-  // MPI): the ranks meet through the store rank 0 serves at store_host:store_port.
+  // Started without MPI (torchrun / Kubernetes variables, srun --mpi=none, or any launcher when
+  // this build has no MPI): the ranks meet through the store rank 0 serves at store_host:store_port.
   bool without_mpi = false;
   std::string store_host;  // MASTER_ADDR, else the first host of SLURM_JOB_NODELIST; "" unknown
   int store_port = 0;      // MASTER_PORT, else 29500 (+ SLURM_JOB_ID % 1000 under Slurm)

@@ -99,6 +99,9 @@ TEST(Launcher, SrunStoreIsTheJobsFirstHost) {
                          {"SLURM_JOB_NODELIST", "gpu[007-009,012],login1"}});
   EXPECT_EQ(l.store_host, "gpu007");
   EXPECT_EQ(l.store_port, 29500 + 456);
+  EXPECT_EQ(l.without_mpi, !GCB_HAVE_MPI);
+  EXPECT_TRUE(detect({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "0"}, {"SLURM_MPI_TYPE", "none"}})
+                  .without_mpi);
   EXPECT_EQ(detect({{"SLURM_NTASKS", "2"},
                     {"SLURM_PROCID", "1"},
                     {"SLURM_STEP_ID", "0"},
