@@ -99,6 +99,14 @@ bool reads_documents_only(const CLI::App& app) {
   return false;
 }
 
+// Subcommands with safe points for SIGINT/SIGTERM (between cases, sizes, layouts or families).
+// report/compare/export/topo only read; plan computes; scan's stages have none yet.
+bool stops_at_safe_points(const CLI::App& app) {
+  for (const char* name : {"mem", "gemm", "attn", "p2p", "coll", "train", "run"})
+    if (app.got_subcommand(name)) return true;
+  return false;
+}
+
 // Standard output is an output like any other: a failed write (a full disk behind a
 // redirection, /dev/full, a closed pipe) must not end with exit 0. Under an MPI launch, a rank
 // that leaves with an error ends the others, which would otherwise wait for it.
@@ -138,8 +146,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
     return kExitUsage;
   }
-  // Ctrl-C and scancel stop at the next safe point and keep what finished (core/interrupt.hpp).
-  install_interrupt_handlers(bench::this_process_writes());
+  // Ctrl-C and scancel stop at the next safe point and keep what finished (core/interrupt.hpp), in
+  // the subcommands that have safe points; the others keep the default (end at once).
+  if (stops_at_safe_points(app)) install_interrupt_handlers(bench::this_process_writes());
   int code = kExitUsage;
   try {
     // Before the first parallel region: libgomp ends the process with exit 1 ("a verification

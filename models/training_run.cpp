@@ -135,14 +135,29 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       if (!bus_id.empty() && nvml::available()) {
         hooks.probe = [&bus_id] { return nvml::throttle_reasons(bus_id).value_or(0) & nvml::kThrottleMask; };
       }
+      // The safe point of Ctrl-C / scancel between timed steps (core/interrupt.hpp), agreed by
+      // every rank before each sample, outside its timing: the layout is then left unfinished
+      // and not reported.
+      struct Stopped {};
+      int step = 0;
+      hooks.sample_start = [&] {
+        if (agreed_interrupt(rc, fmt::format("train/{} step {}", l.name, ++step)) != 0) throw Stopped{};
+      };
       m.clocks["before"] = clock_sample(bus_id);
-      const Measurement meas = measure(
-          timer,
-          [&] {
-            const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
-            m.losses.push_back(engine->step());
-          },
-          h, hooks);
+      Measurement meas;
+      try {
+        meas = measure(
+            timer,
+            [&] {
+              const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
+              m.losses.push_back(engine->step());
+            },
+            h, hooks);
+      } catch (const Stopped&) {
+        be->set_phase_timer(nullptr);
+        engine->set_phase_timer(nullptr);
+        return 0;
+      }
       m.clocks["after"] = clock_sample(bus_id);
       mine.sm_clock_mhz = sampled_sm_clock(m.clocks["after"]);
       for (uint64_t f : meas.sample_flags) mine.throttle |= f;

@@ -151,7 +151,7 @@ Result Runner::run(Case& c) {
 void Runner::run_all(CaseList& cases) {
   for (auto& c : cases) {
     // The safe point of Ctrl-C / scancel (core/interrupt.hpp) for cases of one process.
-    if (const int signo = interrupt_signal(); signo != 0) {
+    if (const int signo = interrupt_signal(); signo != 0 && options_.stop_on_signal) {
       record_stop(signo, c->key());
       return;
     }

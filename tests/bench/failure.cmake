@@ -20,6 +20,9 @@ foreach(_sig INT TERM)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> threads ${_sig})
   set_tests_properties(interrupted_threads_sig${_sig} PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
 endforeach()
+add_test(NAME interrupted_train_sigINT
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> train INT)
+set_tests_properties(interrupted_train_sigINT PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
 add_test(NAME interrupted_threads_twice
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
 set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)

@@ -8,6 +8,9 @@
 #   MODE mpi      2 MPI processes under MPIEXEC; every rank gets the signal, as scancel does
 #   MODE env      2 processes started by scripts/envrun.sh (SRC's, torchrun-style variables, no
 #                 MPI; --backend gloo); the signal goes to the launcher, which passes it on
+#   MODE train    train --dp 2 on 2 rank threads with far more steps than the test waits for:
+#                 the signal after 2 s must stop it between steps (a layout stopped so is not
+#                 reported; --json valid, context.interrupted names the layout and step)
 #   MODE twice    threads, two signals at once: the run still ends with 128 + the signal and no
 #                 temporary file (the second may end it before the document is written)
 # A guard kills everything after 60 s, so a hang fails the test instead of leaving processes.
@@ -33,7 +36,10 @@ chmod +x "$dir/wrap.sh"
 printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$dir/wrap.sh" "$gcbench" > "$dir/gcbench"
 chmod +x "$dir/gcbench"
 args="coll -b 8 -e 64 -f 8 -N 0 --timeout 20 --json $dir/run.json --jsonl $dir/run.jsonl"
-if [ "$mode" = mpi ]; then
+if [ "$mode" = train ]; then
+  "$dir/wrap.sh" "$gcbench" train --backend cpu --model tiny --dp 2 --ranks 2 --steps 1000000 --warmup-steps 0 \
+    --peak-flops 1e9 --json "$dir/run.json" > "$dir/out" 2>&1 &
+elif [ "$mode" = mpi ]; then
   # shellcheck disable=SC2086
   "$mpiexec" -np 2 --oversubscribe "$dir/wrap.sh" "$gcbench" $args --backend mpi > "$dir/out" 2>&1 &
 elif [ "$mode" = env ]; then
@@ -52,9 +58,13 @@ job=$!
   kill -KILL "$job" $(cat "$dir"/pid.* 2>/dev/null)
 ) >/dev/null 2>&1 &
 guard=$!
-i=0
-while [ "$(cat "$dir/run.jsonl" 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
-[ $i -lt 1200 ] || fail "no 3 results within 60 s"
+if [ "$mode" = train ]; then
+  sleep 2  # a training run appends its results at the end: nothing to wait for but time
+else
+  i=0
+  while [ "$(cat "$dir/run.jsonl" 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+  [ $i -lt 1200 ] || fail "no 3 results within 60 s"
+fi
 pids=$(cat "$dir"/pid.*)
 if [ "$mode" = env ]; then
   kill -"$sig" "$job"
@@ -80,6 +90,20 @@ if [ "$mode" = twice ] && [ ! -e "$dir/run.json" ]; then
   grep -q "second SIG$sig: ending now" "$dir/out" || fail "no --json and no 'second SIG$sig' line"
   echo "interrupted_run ($mode, SIG$sig): ended at once (exit $code), no temporary file"
   rm -rf "$dir"
+  exit 0
+fi
+if [ "$mode" = train ]; then
+  python3 - "$dir/run.json" "SIG$sig" <<'PY' || fail "the --json is not an interrupted training run"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+stop = doc["context"]["interrupted"]
+assert stop["signal"] == sys.argv[2], stop
+assert stop["running"].startswith("train/dp2 step "), stop
+assert doc["results"] == [] and stop["finished_results"] == 0, doc["results"]
+PY
+  grep -q "interrupted by SIG$sig" "$dir/out" || fail "no 'interrupted by SIG$sig' line"
+  rm -rf "$dir"
+  echo "interrupted_run ($mode, SIG$sig): exit $code, stopped between steps"
   exit 0
 fi
 python3 - "$dir/run.json" "$dir/run.jsonl" "SIG$sig" <<'PY' || fail "the --json does not hold what finished"
