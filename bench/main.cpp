@@ -1,7 +1,8 @@
 // The gcbench command: one subcommand per row of the family table (bench/families.cpp). Exit codes:
 // 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
 // on stderr, nothing written), 3 a fault: a failed library call, a timeout, or an output that
-// could not be written (README "Failure behaviour").
+// could not be written (README "Failure behaviour"); 130 / 143 stopped by SIGINT / SIGTERM, with
+// what finished written (core/interrupt.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -20,10 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cli.hpp"
 #include "bench/families.hpp"
 #include "collectives/world.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "gcb/config.hpp"
 #include "kernels/host_mem.hpp"
 #include "reports/writer.hpp"
@@ -96,6 +99,14 @@ bool reads_documents_only(const CLI::App& app) {
   return false;
 }
 
+// Subcommands with safe points for SIGINT/SIGTERM (between cases, sizes, layouts or families).
+// report/compare/export/topo only read; plan computes; scan's stages have none yet.
+bool stops_at_safe_points(const CLI::App& app) {
+  for (const char* name : {"mem", "gemm", "attn", "p2p", "coll", "train", "run"})
+    if (app.got_subcommand(name)) return true;
+  return false;
+}
+
 // Standard output is an output like any other: a failed write (a full disk behind a
 // redirection, /dev/full, a closed pipe) must not end with exit 0. Under an MPI launch, a rank
 // that leaves with an error ends the others, which would otherwise wait for it.
@@ -106,6 +117,9 @@ int finish_process(int code) {
     code = std::max(code, kExitFault);
   }
   if (code == kExitUsage || code == kExitFault) abort_world_after_error(code);
+  // Stopped by a signal: the other ranks leave only after rank 0 has written (a launcher ends the
+  // job at the first non-zero exit).
+  if (code == interrupt_exit_code(SIGINT) || code == interrupt_exit_code(SIGTERM)) wait_for_writer_before_exit();
   return code;
 }
 
@@ -132,6 +146,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
     return kExitUsage;
   }
+  // Ctrl-C and scancel stop at the next safe point and keep what finished (core/interrupt.hpp), in
+  // the subcommands that have safe points; the others keep the default (end at once).
+  if (stops_at_safe_points(app)) install_interrupt_handlers(bench::this_process_writes());
   int code = kExitUsage;
   try {
     // Before the first parallel region: libgomp ends the process with exit 1 ("a verification

@@ -7,6 +7,7 @@ find_package(PkgConfig QUIET)
 # Each optional library is used when found unless its GCB_ENABLE_<X> is OFF; an OFF build
 # configures and builds without it (the features it backs report themselves unavailable).
 option(GCB_ENABLE_MPI "Use MPI (the mpi collective backend, multi-process launches) when found" ON)
+option(GCB_ENABLE_GLOO "Use Gloo (the gloo collective backend, launches without MPI) when found" ON)
 option(GCB_ENABLE_NCCL "Use NCCL (the nccl collective backend) when found" ON)
 option(GCB_ENABLE_CUDNN "Use cuDNN (the cudnn attention implementation) when found" ON)
 option(GCB_ENABLE_HWLOC "Use hwloc for topology discovery when found (else sysfs)" ON)
@@ -124,6 +125,15 @@ if(GCB_ENABLE_MPI)
   find_package(MPI QUIET COMPONENTS C)
   if(MPI_C_FOUND)
     set(GCB_HAVE_MPI ON)
+  endif()
+endif()
+
+# Gloo (facebookincubator/gloo; Debian libgloo-dev ships its CMake package, target `gloo`).
+set(GCB_HAVE_GLOO OFF)
+if(GCB_ENABLE_GLOO)
+  find_package(Gloo CONFIG QUIET)
+  if(TARGET gloo)
+    set(GCB_HAVE_GLOO ON)
   endif()
 endif()
 

@@ -1,4 +1,4 @@
-// The one place Communicator backends are named ("threads", "mpi", "nccl"): a table of what each
+// The one place Communicator backends are named ("threads", "mpi", "gloo", "nccl"): a table of what each
 // backend is and how to make one. Adding a backend means: its file pair, one row in the table
 // (factory.cpp), one line in collectives/CMakeLists.txt. Callers ask the table (or the
 // communicator itself) about properties; none compares backend names.
@@ -17,6 +17,7 @@
 namespace gcb {
 
 class ThreadWorld;
+struct GlooWorld;
 
 // What one rank needs to join its world; each backend reads only its own fields.
 struct CommunicatorSpec {
@@ -31,8 +32,12 @@ struct CommunicatorSpec {
   int size = 1;
   int device = 0;
   std::array<std::byte, 128> nccl_unique_id{};
-  // mpi: rank-ordered host reductions (bitwise = threads) or the MPI library's collectives.
+  // mpi, gloo: rank-ordered host reductions (bitwise = threads) or the library's collectives.
   ReductionOrder reduction_order = ReductionOrder::rank_ordered;
+  // gloo: the world's store, transport device and timeout (collectives/gloo_communicator.hpp),
+  // and the store prefix every rank of this communicator shares; rank and size as nccl's.
+  std::shared_ptr<GlooWorld> gloo_world;
+  std::string gloo_prefix;
   std::chrono::milliseconds timeout{300'000};
 };
 
@@ -64,7 +69,13 @@ bool communicator_backend_built(std::string_view name);
 std::unique_ptr<Communicator> make_communicator(const CommunicatorSpec& spec);
 
 // The first built backend, in table order, that moves `memory` and fits the launch (one that spans
-// processes when ranks are processes, else one of this process); gcb::UsageError when none does.
+// processes when ranks are processes, else one of this process; under a launch without MPI, one
+// that does not need MPI's world); gcb::UsageError when none does.
 std::string_view communicator_for(MemorySpace memory, bool processes);
+
+// Whether `name` (a known backend) starts its world through MPI's launcher world, so that it
+// cannot run where the ranks were started without MPI (torchrun / Kubernetes / srun variables).
+// Today a property of the mpi row only; see the bootstrap comment on the table (factory.cpp).
+bool communicator_needs_mpi_launch(std::string_view name);
 
 }  // namespace gcb

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/gpu.hpp"
 #include "core/hash.hpp"
+#include "core/interrupt.hpp"
 #include "core/watchdog.hpp"
 #include "gcb/config.hpp"
 #if GCB_HAVE_MPI
@@ -29,6 +31,15 @@
 #endif
 #if GCB_HAVE_NCCL
 #include "collectives/nccl_communicator.hpp"
+#endif
+#if GCB_HAVE_GLOO
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/hash_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "collectives/gloo_communicator.hpp"
+#include "collectives/tcp_store.hpp"
 #endif
 
 namespace gcb {
@@ -163,6 +174,46 @@ struct WatchdogArming {
   WatchdogArming& operator=(const WatchdogArming&) = delete;
 };
 
+// The state of a process on this host from /proc/<pid>/stat ("" when it is running or sleeping).
+[[maybe_unused]] std::string unusual_state(int pid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (f == nullptr) return "has exited";
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const std::string stat(buf, n);
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+  switch (state) {
+    case 'T': return "is stopped (SIGSTOP)";
+    case 't': return "is stopped by a debugger";
+    case 'Z':
+    case 'X': return "has exited";
+    case 'D': return "is blocked in uninterruptible I/O";
+    default: return "";
+  }
+}
+
+// Which ranks the others are waiting for, as far as this host can see: same-host ranks that are
+// stopped or gone (by /proc), and how many ranks live on other hosts (not inspected).
+[[maybe_unused]] std::string describe_peers(const std::vector<RankRecord>& all, int me) {
+  std::string found, remote;
+  const uint64_t my_host = all[static_cast<size_t>(me)].host_hash;
+  int remote_count = 0;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (static_cast<int>(r) == me) continue;
+    if (all[r].host_hash != my_host) {
+      ++remote_count;
+      continue;
+    }
+    const std::string state = unusual_state(all[r].pid);
+    if (!state.empty()) found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
+  }
+  if (found.empty()) found = "no rank on this host is stopped or gone (a rank is slow, deadlocked or elsewhere)";
+  if (remote_count > 0) remote = fmt::format("; {} rank(s) on other hosts were not inspected", remote_count);
+  return found + remote;
+}
+
 #if GCB_HAVE_MPI
 // MPI may be initialised once per process and never again after MPI_Finalize, so the first
 // World initialises it and the process finalises it at exit: every World of a sweep or a suite
@@ -187,26 +238,6 @@ void ensure_mpi_initialized() {
   });
 }
 
-// The state of a process on this host from /proc/<pid>/stat ("" when it is running or sleeping).
-std::string unusual_state(int pid) {
-  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
-  if (f == nullptr) return "has exited";
-  char buf[512] = {};
-  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  const std::string stat(buf, n);
-  const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
-  const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
-  switch (state) {
-    case 'T': return "is stopped (SIGSTOP)";
-    case 't': return "is stopped by a debugger";
-    case 'Z':
-    case 'X': return "has exited";
-    case 'D': return "is blocked in uninterruptible I/O";
-    default: return "";
-  }
-}
-
 // The MPI watchdog's expiry action: the timeout line with `detail` on stderr, then MPI_Abort (the
 // launcher ends every rank), or _exit while MPI is not up (the launcher then ends the others).
 [[noreturn]] void end_every_rank(const WatchExpiry& e, const std::string& detail) {
@@ -221,25 +252,6 @@ std::string unusual_state(int pid) {
   _exit(kExitFault);
 }
 
-// Which ranks the others are waiting for, as far as this host can see: same-host ranks that are
-// stopped or gone (by /proc), and how many ranks live on other hosts (not inspected).
-std::string describe_peers(const std::vector<RankRecord>& all, int me) {
-  std::string found, remote;
-  const uint64_t my_host = all[static_cast<size_t>(me)].host_hash;
-  int remote_count = 0;
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (static_cast<int>(r) == me) continue;
-    if (all[r].host_hash != my_host) {
-      ++remote_count;
-      continue;
-    }
-    const std::string state = unusual_state(all[r].pid);
-    if (!state.empty()) found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
-  }
-  if (found.empty()) found = "no rank on this host is stopped or gone (a rank is slow, deadlocked or elsewhere)";
-  if (remote_count > 0) remote = fmt::format("; {} rank(s) on other hosts were not inspected", remote_count);
-  return found + remote;
-}
 #endif
 
 // --- threads -----------------------------------------------------------------------------------
@@ -370,6 +382,134 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
 }
 #endif
 
+// --- processes started without MPI: the store ---------------------------------------------------
+
+#if GCB_HAVE_GLOO
+// One store and one Gloo transport device per process, for every World of a sweep or a suite;
+// each World connects its meshes under a prefix of its own ("world0", "world1", ...), so every
+// rank must start the same Worlds in the same order (the same command line, checked). Left to
+// the process's end: rank 0's server answers until the last rank is done with it.
+struct StoreLaunch {
+  std::shared_ptr<GlooWorld> world;
+  int worlds = 0;
+};
+
+StoreLaunch* g_store_launch = nullptr;
+
+StoreLaunch* store_launch_if_started() { return g_store_launch; }
+
+StoreLaunch& store_launch(const LauncherInfo& l, std::chrono::milliseconds timeout) {
+  StoreLaunch*& launch = g_store_launch;
+  if (launch != nullptr) return *launch;
+  auto w = std::make_shared<GlooWorld>();
+  w->timeout = timeout;
+  std::string address = "127.0.0.1";
+  if (l.size <= 1) {
+    w->store = std::make_shared<gloo::rendezvous::HashStore>();
+  } else {
+    if (l.store_host.empty())
+      throw UsageError(
+          fmt::format("{} ranks started without MPI ({}={}) but no store address: set MASTER_ADDR (and "
+                      "MASTER_PORT) to rank 0's host on every rank",
+                      l.size, l.source, l.size));
+    w->store = std::make_shared<TcpStore>(l.store_host, l.store_port, l.rank == 0, timeout);
+    // Gloo listens where this host reaches the store from, so peers on the store's network reach
+    // it too; GLOO_SOCKET_IFNAME (PyTorch's variable) names an interface instead.
+    if (const std::string towards = local_address_towards(l.store_host); !towards.empty()) address = towards;
+  }
+  const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
+  if (iface != nullptr && *iface != '\0') {
+    gloo::transport::tcp::attr attr;
+    attr.iface = iface;
+    try {
+      w->device = gloo::transport::tcp::CreateDevice(attr);
+    } catch (const gloo::Exception& e) {
+      throw UsageError(fmt::format("GLOO_SOCKET_IFNAME={}: {}", iface, e.what()));
+    }
+  } else {
+    w->device = gloo_tcp_device(address);
+  }
+  launch = new StoreLaunch{std::move(w), 0};
+  return *launch;
+}
+
+// Rank 0 makes NCCL's id and sets it in the store; the others wait for it there.
+std::array<std::byte, 128> nccl_id_through_store(gloo::rendezvous::Store& store, const std::string& key, int rank) {
+  std::array<std::byte, 128> id{};
+  if (rank == 0) {
+    id = new_nccl_id();
+    store.set(key, std::vector<char>(reinterpret_cast<const char*>(id.data()),
+                                     reinterpret_cast<const char*>(id.data()) + id.size()));
+  } else {
+    const std::vector<char> v = store.get(key);
+    if (v.size() != id.size())
+      throw Fault(fmt::format("the store's NCCL id has {} bytes, expected {}", v.size(), id.size()));
+    std::memcpy(id.data(), v.data(), id.size());
+  }
+  return id;
+}
+
+int run_store_processes(const WorldOptions& o, const LauncherInfo& launcher,
+                        const std::function<int(RankContext&)>& fn) {
+  const int size = launcher.launched ? launcher.size : 1, rank = launcher.launched ? launcher.rank : 0;
+  set_error_rank(rank);
+  // Until every rank has joined no rank knows its peers' pids: one that is stopped or lost that
+  // early leaves the others waiting at the store or in Gloo's connect, which the watchdog ends.
+  const WatchdogArming watchdog(o.timeout, [](const WatchExpiry& e) {
+    exit_on_expiry(e, "; not every rank joined the store (one is stopped, gone or slow to start)");
+  });
+  LauncherInfo l = launcher;
+  l.size = size;
+  l.rank = rank;
+  StoreLaunch& launch = store_launch(l, o.timeout);
+  const std::string prefix = fmt::format("world{}", launch.worlds++);
+  std::unique_ptr<GlooCommunicator> host;
+  {
+    const WatchScope watch("the store rendezvous");
+    host = std::make_unique<GlooCommunicator>(launch.world, prefix, rank, size, o.reduction_order);
+  }
+  Communicator& host_comm = *host;
+  RankRecord rec = my_record(hash_arguments(o.args));
+  auto all = gather_records(host_comm, rec);
+  check_arguments(all);
+  const Placement p = placement_of(all, rank);
+  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
+  std::unique_ptr<Communicator> data;
+  if (nccl) {
+    choose_gpu(rec, p.local_rank);
+    all = gather_records(host_comm, rec);
+    check_gpus(all);
+    gloo::rendezvous::PrefixStore store(prefix, *launch.world->store);
+    data =
+        make_device_comm(o.backend, nccl_id_through_store(store, "nccl_id", rank), size, rank, rec.device, o.timeout);
+  }
+  RankContext ctx{rank,         size,    p.local_rank,
+                  p.local_size, p.nodes, nccl ? rec.device : -1,
+                  host_name(),  true,    data ? *data : host_comm,
+                  host_comm};
+  // From here a rank blocked longer than the timeout ends its process, naming the ranks on this
+  // host that stopped or exited; its closed connections end the others.
+  arm_watchdog(o.timeout, [all, rank](const WatchExpiry& e) { exit_on_expiry(e, "; " + describe_peers(all, rank)); });
+  int code = 0;
+  try {
+    code = fn(ctx);
+  } catch (const std::exception& e) {
+    // Ending this process closes its connections, which ends every peer's next Gloo call.
+    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+    const std::string peers = usage ? std::string() : "; " + describe_peers(all, rank);
+    std::fflush(stdout);
+    std::fprintf(stderr, "gcbench: rank %d on host %s failed: %s%s\n", rank, ctx.host.c_str(), e.what(), peers.c_str());
+    std::fflush(stderr);
+    _exit(usage ? kExitUsage : kExitFault);
+  }
+  int32_t shared = code;
+  host_comm.broadcast(&shared, &shared, 1, DType::i32, 0);
+  host_comm.barrier();
+  data.reset();
+  return shared;
+}
+#endif
+
 }  // namespace
 
 uint64_t hash_arguments(const std::vector<std::string>& args) {
@@ -386,12 +526,14 @@ LauncherInfo detect_launcher(const std::function<const char*(const char*)>& gete
     const char* local_rank;
     const char* local_size;
   };
-  // Order: the most specific launcher first (Open MPI's mpirun, then PMI/PMIx, then srun).
+  // Order: the most specific launcher first (Open MPI's mpirun, then PMI/PMIx, then srun), and
+  // torchrun's variables last: MPI launchers do not set them, but a user may export RANK.
   static constexpr Source kSources[] = {
       {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
       {"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
       {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE"},
       {"SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+      {"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
   };
   for (const auto& s : kSources) {
     const auto size = env_int(getenv_fn, s.size);
@@ -399,17 +541,59 @@ LauncherInfo detect_launcher(const std::function<const char*(const char*)>& gete
     if (!size || !rank || *size < 1) continue;
     // srun sets SLURM_PROCID only for the tasks it starts: a plain command inside an sbatch
     // script has SLURM_NTASKS but no SLURM_STEP_ID of a task step.
-    if (std::string_view(s.size).starts_with("SLURM") && getenv_fn("SLURM_STEP_ID") == nullptr) continue;
+    const bool slurm = std::string_view(s.size).starts_with("SLURM");
+    if (slurm && getenv_fn("SLURM_STEP_ID") == nullptr) continue;
     info.launched = true;
     info.size = *size;
     info.rank = *rank;
     info.local_rank = env_int(getenv_fn, s.local_rank).value_or(-1);
     info.local_size = env_int(getenv_fn, s.local_size).value_or(-1);
     info.source = s.size;
+    // srun --mpi=none exports SLURM_MPI_TYPE=none to its tasks (srun(1), "--mpi"): no PMI to
+    // bootstrap MPI from, so such tasks meet through the store too.
+    const char* mpi_type = getenv_fn("SLURM_MPI_TYPE");
+    const bool srun_without_mpi = slurm && mpi_type != nullptr && std::string_view(mpi_type) == "none";
+    info.without_mpi = std::string_view(s.size) == "WORLD_SIZE" || srun_without_mpi || !GCB_HAVE_MPI;
+    // The store of a launch without MPI (also what --backend gloo meets through under mpirun):
+    // torchrun's MASTER_ADDR/MASTER_PORT; under srun the first host of the job and a port of the
+    // job, so two jobs sharing a first node do not collide.
+    const char* addr = getenv_fn("MASTER_ADDR");
+    if (addr != nullptr && *addr != '\0') {
+      info.store_host = addr;
+    } else if (slurm) {
+      const char* nodes = getenv_fn("SLURM_STEP_NODELIST");
+      if (nodes == nullptr) nodes = getenv_fn("SLURM_JOB_NODELIST");
+      if (nodes != nullptr) info.store_host = first_slurm_host(nodes);
+    }
+    info.store_port = env_int(getenv_fn, "MASTER_PORT").value_or(29500);
+    if (getenv_fn("MASTER_PORT") == nullptr && slurm)
+      info.store_port = 29500 + env_int(getenv_fn, "SLURM_JOB_ID").value_or(0) % 1000;
     return info;
   }
   return info;
 }
+
+std::string first_slurm_host(const std::string& nodelist) {
+  // The first entry ends at a comma outside brackets; a bracket's first range starts with the
+  // first number, kept with its leading zeros ("node[07-09]" -> "node07").
+  std::string out;
+  for (size_t i = 0; i < nodelist.size(); ++i) {
+    const char c = nodelist[i];
+    if (c == ',') break;
+    if (c == '[') {
+      size_t j = i + 1;
+      while (j < nodelist.size() && std::isdigit(static_cast<unsigned char>(nodelist[j]))) out += nodelist[j++];
+      const size_t close = nodelist.find(']', i);
+      if (close == std::string::npos) return out;
+      i = close;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+bool world_launched_without_mpi() { return detect_launcher().without_mpi; }
 
 LauncherInfo detect_launcher() {
   return detect_launcher([](const char* name) -> const char* { return std::getenv(name); });
@@ -417,20 +601,57 @@ LauncherInfo detect_launcher() {
 
 bool world_is_processes() { return detect_launcher().launched; }
 
+namespace {
+
+// Whether run_world meets through the store: a launch without MPI, or --backend gloo, whose
+// ranks always do (under mpirun too, with MASTER_ADDR set).
+bool meets_through_store(const WorldOptions& o, const LauncherInfo& launcher) {
+  const CommunicatorBackend& b = communicator_backend(o.backend);
+  return launcher.without_mpi ? b.spans_processes
+                              : b.spans_processes && b.needs_processes && !communicator_needs_mpi_launch(o.backend);
+}
+
+}  // namespace
+
 int planned_world_size(const WorldOptions& o) {
   const CommunicatorBackend& backend = communicator_backend(o.backend);  // unknown: UsageError
   if (!backend.built()) throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
   const LauncherInfo launcher = detect_launcher();
+  if (launcher.without_mpi || (launcher.launched && !backend.spans_processes)) {
+    if (!backend.spans_processes) {
+      std::vector<std::string_view> spanning;
+      for (const CommunicatorBackend& b : communicator_backends())
+        if (b.built() && b.spans_processes && !(launcher.without_mpi && communicator_needs_mpi_launch(b.name)))
+          spanning.push_back(b.name);
+      throw UsageError(
+          fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of one "
+                      "process; use --backend {}",
+                      launcher.source, launcher.size, o.backend, fmt::join(spanning, " or ")));
+    }
+    if (communicator_needs_mpi_launch(o.backend))
+      throw UsageError(
+          fmt::format("--backend {} needs mpirun or srun with MPI; these ranks were started without "
+                      "MPI ({}={}): use --backend gloo (host memory) or nccl",
+                      o.backend, launcher.source, launcher.size));
+  }
+  if (meets_through_store(o, launcher)) {
+#if GCB_HAVE_GLOO
+    if (launcher.launched && launcher.size > 1 && launcher.store_host.empty())
+      throw UsageError(
+          fmt::format("{} ranks started ({}={}) but no store address: set MASTER_ADDR (and MASTER_PORT) "
+                      "to rank 0's host on every rank",
+                      launcher.size, launcher.source, launcher.size));
+    return launcher.launched ? launcher.size : 1;
+#else
+    throw UsageError(
+        fmt::format("started without MPI ({}={}) but this gcbench was built without Gloo, through "
+                    "which such ranks meet: rebuild with libgloo-dev, or launch with mpirun/srun",
+                    launcher.source, launcher.size));
+#endif
+  }
   const bool processes = launcher.launched || backend.needs_processes;
 #if GCB_HAVE_MPI
-  if (processes) {
-    if (!backend.spans_processes)
-      throw UsageError(
-          fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
-                      "one process; use --backend mpi or nccl under mpirun/srun",
-                      launcher.source, launcher.size, o.backend));
-    return launcher.launched ? launcher.size : 1;
-  }
+  if (processes) return launcher.launched ? launcher.size : 1;
 #else
   if (launcher.launched && launcher.size > 1)
     throw UsageError(
@@ -444,11 +665,47 @@ int planned_world_size(const WorldOptions& o) {
 
 int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
   (void)planned_world_size(o);  // every refusal before anything starts
-#if GCB_HAVE_MPI
   const LauncherInfo launcher = detect_launcher();
+#if GCB_HAVE_GLOO
+  if (meets_through_store(o, launcher)) return run_store_processes(o, launcher, fn);
+#endif
+#if GCB_HAVE_MPI
   if (launcher.launched || communicator_backend(o.backend).needs_processes) return run_processes(o, launcher, fn);
 #endif
   return run_threads(o, fn);
+}
+
+void wait_for_writer_before_exit() {
+#if GCB_HAVE_GLOO
+  if (StoreLaunch* launch = store_launch_if_started(); launch != nullptr) {
+    const LauncherInfo l = detect_launcher();
+    if (!l.launched || l.size <= 1) return;
+    try {
+      if (l.rank == 0)
+        launch->world->store->set("written", {1});
+      else
+        launch->world->store->wait({"written"});
+    } catch (const std::exception&) {  // rank 0 gone or silent: nothing more to wait for
+    }
+    return;
+  }
+#endif
+#if GCB_HAVE_MPI
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+int agreed_interrupt(RankContext& ctx, const std::string& running) {
+  const int32_t mine = interrupt_signal();
+  int32_t signo = 0;
+  ctx.host_comm.all_reduce(&mine, &signo, 1, DType::i32, ReduceOp::max);
+  if (signo != 0) record_stop(signo, running);  // on every rank: each one's Session exits 128 + signo
+  return signo;
 }
 
 void abort_world_after_error(int exit_code) {

@@ -36,16 +36,30 @@ struct RankContext {
 
 // What the environment says about the launcher, read before MPI is initialised.
 struct LauncherInfo {
-  bool launched = false;                 // started by mpirun/srun with rank variables set
+  bool launched = false;                 // started by mpirun/srun/torchrun with rank variables set
   int size = 1, rank = 0;                // from the variables below
   int local_rank = -1, local_size = -1;  // -1 when the launcher does not say
-  std::string source;                    // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", ...
+  std::string source;                    // "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"
+  // Started without MPI (torchrun / Kubernetes variables, srun --mpi=none, or any launcher when
+  // this build has no MPI): the ranks meet through the store rank 0 serves at store_host:store_port.
+  bool without_mpi = false;
+  std::string store_host;  // MASTER_ADDR, else the first host of SLURM_JOB_NODELIST; "" unknown
+  int store_port = 0;      // MASTER_PORT, else 29500 (+ SLURM_JOB_ID % 1000 under Slurm)
 };
 // Reads OMPI_COMM_WORLD_{SIZE,RANK,LOCAL_RANK,LOCAL_SIZE}, PMI_SIZE/PMI_RANK (MPICH, srun
-// --mpi=pmi2), PMIX_RANK + SLURM_*, SLURM_STEP_NUM_TASKS/SLURM_NTASKS + SLURM_PROCID (srun).
-// `getenv` is injectable for tests.
+// --mpi=pmi2), PMIX_RANK + SLURM_*, SLURM_STEP_NUM_TASKS/SLURM_NTASKS + SLURM_PROCID (srun), and
+// last torchrun's WORLD_SIZE/RANK/LOCAL_RANK/LOCAL_WORLD_SIZE (PyTorch docs, "torchrun (Elastic
+// Launch)", environment variables; a Kubernetes Job sets the same), which mark a launch without
+// MPI; MASTER_ADDR/MASTER_PORT name its store. `getenv` is injectable for tests.
 LauncherInfo detect_launcher(const std::function<const char*(const char*)>& getenv_fn);
 LauncherInfo detect_launcher();
+
+// The first host of a Slurm host list ("node[07-09,12],gpu3" -> "node07"), "" for an empty one
+// (Slurm's hostlist syntax, slurm.conf(5) "NodeName"; scontrol show hostnames prints them all).
+std::string first_slurm_host(const std::string& nodelist);
+
+// Whether the ranks of this process's launch meet without MPI (detect_launcher().without_mpi).
+bool world_launched_without_mpi();
 
 struct WorldOptions {
   std::string backend = "threads";  // threads | mpi | nccl
@@ -63,7 +77,7 @@ struct WorldOptions {
 // 64-bit FNV-1a over the arguments, each terminated by a NUL byte.
 uint64_t hash_arguments(const std::vector<std::string>& args);
 
-// Whether run_world would start one process per rank (an MPI launch was detected).
+// Whether run_world would start one process per rank (a launcher was detected).
 bool world_is_processes();
 
 // The number of ranks run_world(options, ...) would start, after every refusal it would make
@@ -76,7 +90,17 @@ int planned_world_size(const WorldOptions& options);
 // thread worlds and after MPI_Finalize.
 void abort_world_after_error(int exit_code);
 
-// Runs fn on every rank and returns when all ranks have finished. Threads: the first failing
+// Called by every process of a multi-process launch when the run was stopped by a signal, after the
+// writing process wrote its outputs: the others return only once it has (an MPI barrier, or a
+// key in the store; bounded by the store's timeout). mpirun and torchrun's agent end the whole
+// job when the first rank exits non-zero, which would otherwise kill the writer mid-write.
+// No-op in thread worlds and single processes.
+void wait_for_writer_before_exit();
+
+// Runs fn on every rank and returns when all ranks have finished. Processes started without MPI
+// (torchrun-style variables) meet through the store (collectives/tcp_store.hpp): Gloo is their
+// host communicator, and a failing rank prints its message and ends its process, whose closed
+// connections end the others (each naming the ranks on its host that exited or stopped). Threads: the first failing
 // rank aborts the others (each blocked collective ends within `timeout`), then gcb::Fault
 // "rank R on host H failed: ..." is thrown (gcb::UsageError is rethrown as is). Processes:
 // MPI_Init_thread on first use (MPI_Finalize at process exit), the launch checks, fn; a failing
@@ -87,5 +111,13 @@ void abort_world_after_error(int exit_code);
 // (MPI_Abort) or the process (threads), naming what it waited in and, for processes, the ranks
 // on this host that are stopped or gone.
 int run_world(const WorldOptions& options, const std::function<int(RankContext&)>& fn);
+
+// A safe point of a multi-rank run (core/interrupt.hpp): every rank calls it at the same place of
+// the same program, and every rank gets the same answer, the stop signal any rank has received
+// (the largest signal number when several did), 0 when none has. It costs one 4-byte all_reduce
+// over the host communicator, so it sits between cases, sizes or layouts, never in a timed loop.
+// A rank that gets a signal a moment after its peers passed a safe point stops at the next one,
+// with them. The writing rank records `running` (what is skipped) with core's record_stop.
+int agreed_interrupt(RankContext& ctx, const std::string& running);
 
 }  // namespace gcb

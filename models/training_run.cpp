@@ -19,6 +19,7 @@
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/gpu.hpp"
 #include "core/harness.hpp"
 #include "core/host_memory.hpp"
@@ -108,6 +109,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   w.ranks = req.ranks;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
+    // The safe point of Ctrl-C / scancel (core/interrupt.hpp): before a layout, agreed by every rank.
+    if (agreed_interrupt(rc, "train/" + l.name) != 0) return 0;
     RankContext ctx = make_rank_context(rc.world_comm, l.layout());
     const std::unique_ptr<Backend> be =
         make_backend(req.backend, {rc.device, req.attn, req.lt_gelu, process_devices(rc)});
@@ -135,14 +138,29 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       if (!bus_id.empty() && nvml::available()) {
         hooks.probe = [&bus_id] { return nvml::throttle_reasons(bus_id).value_or(0) & nvml::kThrottleMask; };
       }
+      // The safe point of Ctrl-C / scancel between timed steps (core/interrupt.hpp), agreed by
+      // every rank before each sample, outside its timing: the layout is then left unfinished
+      // and not reported.
+      struct Stopped {};
+      int step = 0;
+      hooks.sample_start = [&] {
+        if (agreed_interrupt(rc, fmt::format("train/{} step {}", l.name, ++step)) != 0) throw Stopped{};
+      };
       m.clocks["before"] = clock_sample(bus_id);
-      const Measurement meas = measure(
-          timer,
-          [&] {
-            const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
-            m.losses.push_back(engine->step());
-          },
-          h, hooks);
+      Measurement meas;
+      try {
+        meas = measure(
+            timer,
+            [&] {
+              const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
+              m.losses.push_back(engine->step());
+            },
+            h, hooks);
+      } catch (const Stopped&) {
+        be->set_phase_timer(nullptr);
+        engine->set_phase_timer(nullptr);
+        return 0;
+      }
       m.clocks["after"] = clock_sample(bus_id);
       mine.sm_clock_mhz = sampled_sm_clock(m.clocks["after"]);
       for (uint64_t f : meas.sample_flags) mine.throttle |= f;
@@ -375,6 +393,7 @@ std::vector<Result> run_training(const TrainRequest& r) {
       continue;
     }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
+    if (recorded_stop()) break;  // every rank agreed to stop before this layout
     if (!m) continue;
     results.push_back(training_result(*m, peak.flops, peak.source));
     if (peak.probe) record_peak_probe(results.back(), *peak.probe);

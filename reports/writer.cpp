@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/hash.hpp"
+#include "core/interrupt.hpp"
 #include "reports/output_target.hpp"
 
 namespace gcb {
@@ -102,8 +103,10 @@ void write_atomically(const std::string& given, const OutputTarget& t, std::stri
     ::close(dir);
     fail_write(given, err);
   }
+  set_pending_temp_file(dir, tmp.c_str());  // a second Ctrl-C removes it (core/interrupt.hpp)
   auto give_up = [&](int err, bool close_fd) {
     if (close_fd) ::close(fd);
+    clear_pending_temp_file();
     ::unlinkat(dir, tmp.c_str(), 0);
     ::close(dir);
     fail_write(given, err);
@@ -113,6 +116,7 @@ void write_atomically(const std::string& given, const OutputTarget& t, std::stri
   if (::fsync(fd) != 0) give_up(errno, true);  // delayed allocation reports ENOSPC here on some filesystems
   if (::close(fd) != 0) give_up(errno, false);
   if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) give_up(errno, false);
+  clear_pending_temp_file();
   // The folder's own entry must reach the disk too, or a crash after rename() can lose the file.
   const bool synced = ::fsync(dir) == 0 || errno == EINVAL;  // EINVAL: folder fsync not supported
   const int err = errno;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the GPU lease bundle here, on a CPU machine with the CUDA toolkit and our Debian packages:
-# a lean CUDA build (Hopper, GCB_CUDA_ARCHITECTURES 90a; no MPI, hwloc, OpenBLAS, libnuma or
+# a lean CUDA build (Hopper, GCB_CUDA_ARCHITECTURES 90a; no MPI, Gloo, hwloc, OpenBLAS, libnuma or
 # micro-benchmarks; fmt header-only) of `gcbench` and the `gpu`-labelled test binaries, stripped,
 # into .lease/ (ignored by git), with the torch peer scripts and a manifest. scripts/gpu-lease.sh
 # runs it on a lent GPU machine without building.
@@ -75,7 +75,7 @@ start=$SECONDS
 echo "gpu-bundle: configuring $build_dir"
 mkdir -p "$build_dir"
 cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DGCB_CUDA=ON \
-  -DGCB_CUDA_ARCHITECTURES=90a -DGCB_ENABLE_MPI=OFF -DGCB_ENABLE_HWLOC=OFF -DGCB_ENABLE_OPENBLAS=OFF \
+  -DGCB_CUDA_ARCHITECTURES=90a -DGCB_ENABLE_MPI=OFF -DGCB_ENABLE_GLOO=OFF -DGCB_ENABLE_HWLOC=OFF -DGCB_ENABLE_OPENBLAS=OFF \
   -DGCB_ENABLE_NUMA=OFF -DGCB_BUILD_MICRO=OFF -DGCB_FMT_HEADER_ONLY=ON -DGCB_BUILD_TESTS=ON \
   >"$build_dir/configure.log" 2>&1 || { tail -30 "$build_dir/configure.log"; echo "gpu-bundle: configure failed" >&2; exit 1; }
 summary=$(sed -n '/gcbench .* configuration/,/^-- $/p' "$build_dir/configure.log")

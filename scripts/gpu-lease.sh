@@ -206,7 +206,7 @@ if ((build)); then
   command -v ninja >/dev/null && generator=(-G Ninja)
   log "building into $bin_dir (-j $(nproc))"
   {
-    cmake -S . -B "$bin_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DGCB_CUDA=ON -DGCB_ENABLE_MPI=OFF \
+    cmake -S . -B "$bin_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DGCB_CUDA=ON -DGCB_ENABLE_MPI=OFF -DGCB_ENABLE_GLOO=OFF \
       -DGCB_ENABLE_HWLOC=OFF -DGCB_ENABLE_OPENBLAS=OFF -DGCB_ENABLE_NUMA=OFF -DGCB_BUILD_MICRO=OFF \
       "${deps[@]}" "${roots[@]}" -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON &&
       timeout $((deadline - (SECONDS - t0) > 60 ? deadline - (SECONDS - t0) : 60)) cmake --build "$bin_dir" -j "$(nproc)" --target gcbench gpu_tests

@@ -45,6 +45,7 @@ if [[ $family == apt ]]; then
     libgtest-dev googletest libbenchmark-dev
     libhwloc-dev hwloc
     libopenmpi-dev openmpi-bin
+    libgloo-dev
     libopenblas-openmp-dev
     libnuma-dev
     clang-format
@@ -67,6 +68,7 @@ else
     gtest-devel gmock-devel google-benchmark-devel
     hwloc-devel hwloc
     openmpi-devel openmpi
+    gloo-devel
     openblas-devel
     numactl-devel
     clang-tools-extra

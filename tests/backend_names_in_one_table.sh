@@ -17,13 +17,13 @@ report() {  # $1 = what is wrong; stdin = grep -n lines
 }
 # A name compared: backend() == "nccl", backend != "mpi", "threads" == name, …
 report 'compares a communicator backend name (ask the table or the communicator: memory(), stream())' < <(
-  grep -rnE "${src[@]}" '(==|!=)\s*"(threads|mpi|nccl)"|"(threads|mpi|nccl)"\s*(==|!=)' "${dirs[@]}" || true)
+  grep -rnE "${src[@]}" '(==|!=)\s*"(threads|mpi|gloo|nccl)"|"(threads|mpi|gloo|nccl)"\s*(==|!=)' "${dirs[@]}" || true)
 # The names listed by hand (help text, validator messages): take them from communicator_backend_names().
 report 'lists the backend names by hand (use communicator_backend_names() / add_backend_option())' < <(
   grep -rnE "${src[@]}" 'threads,? (mpi )?or nccl|threads, mpi,? (or )?nccl|threads\|mpi\|nccl' "${dirs[@]}" || true)
 # A downcast to a concrete communicator.
 report 'downcasts to a concrete communicator' < <(
-  grep -rnE "${src[@]}" '(dynamic|static|reinterpret)_cast<[^>]*(Thread|Mpi|Nccl)Communicator' "${dirs[@]}" || true)
+  grep -rnE "${src[@]}" '(dynamic|static|reinterpret)_cast<[^>]*(Thread|Mpi|Gloo|Nccl)Communicator' "${dirs[@]}" || true)
 if ((bad)); then exit 1; fi
 # The table itself must still be where the search expects it (else the search proves nothing).
 grep -qE '\{"threads",' collectives/factory.cpp || { echo "collectives/factory.cpp has no backend table"; exit 1; }

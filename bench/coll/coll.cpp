@@ -65,11 +65,12 @@ class CollRun {
     print_ranks();
     const std::vector<uint64_t> sizes =
         size_sweep(o_.min_bytes, o_.max_bytes, o_.step_factor, o_.step_factor ? 0 : o_.step_bytes);
-    for (int cycle = 0; o_.run_cycles == 0 || cycle < o_.run_cycles; ++cycle)
+    for (int cycle = 0; !stopped_ && (o_.run_cycles == 0 || cycle < o_.run_cycles); ++cycle)
       for (CollOp op : o_.ops)
         for (DType t : o_.dtypes)
           for (ReduceOp redop : coll_has_redop(op) ? o_.redops : std::vector<ReduceOp>{ReduceOp::sum})
-            for (int root : roots(op)) run_sweep(Sweep{op, t, redop, root}, sizes, cycle);
+            for (int root : roots(op))
+              if (!stopped_) run_sweep(Sweep{op, t, redop, root}, sizes, cycle);
     return total_wrong_;
   }
 
@@ -259,6 +260,14 @@ class CollRun {
       // Too small for one element per rank (sharded ops), or the same buffer as the last row.
       if (shape.count == 0 || shape.bytes == last_bytes) continue;
       last_bytes = shape.bytes;
+      // The safe point of Ctrl-C / scancel (core/interrupt.hpp): between sizes, agreed by every rank.
+      const std::string running =
+          fmt::format("coll/{} {} {} {} B{}", coll_op_name(s.op), dtype_name(s.dtype), reduce_op_name(s.redop),
+                      shape.bytes, o_.run_cycles != 1 ? fmt::format(" cycle {}", cycle) : "");
+      if (agreed_interrupt(ctx_, running) != 0) {
+        stopped_ = true;
+        break;
+      }
       Cell out, in;
       const Result* out_result = &results.emplace_back(measure_cell(s, shape, false, out));
       const Result* in_result = nullptr;
@@ -275,7 +284,7 @@ class CollRun {
       }
     }
     if (print_) fmt::print("{}", report::coll_sweep_footer(cells, o_.verbose));
-    add_fit(s, fit_bytes, fit_seconds);
+    if (!stopped_) add_fit(s, fit_bytes, fit_seconds);  // a fit of part of a sweep would not say so
   }
 
   void add_fit(const Sweep& s, const std::vector<double>& bytes, const std::vector<double>& seconds) {
@@ -294,6 +303,7 @@ class CollRun {
   bool print_;
   int cycle_ = 0;
   uint64_t total_wrong_ = 0;
+  bool stopped_ = false;  // a stop signal was agreed: no further size runs
 };
 
 }  // namespace

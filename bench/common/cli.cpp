@@ -11,6 +11,7 @@
 #include "collectives/factory.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/gpu.hpp"
 #include "reports/render.hpp"
 #include "reports/topology/topology.hpp"
@@ -249,7 +250,10 @@ int Session::finish(nlohmann::json library_versions) {
   int code = kExitOk;
   for (const auto& r : runner_.results())
     if (r.status == Status::fail || r.status == Status::error) code = kExitVerifyFailed;
-  if (!outputs_.writes()) return code;
+  // Stopped by SIGINT/SIGTERM at a safe point (core/interrupt.hpp): every rank exits 128 + the
+  // signal; the writing one first writes what finished, marked as interrupted.
+  const std::optional<Stop> stop = recorded_stop();
+  if (!outputs_.writes()) return stop ? interrupt_exit_code(stop->signo) : code;
   ContextOptions ctx;
   ctx.command_line = command_line_;
   ctx.library_versions = std::move(library_versions);
@@ -258,6 +262,9 @@ int Session::finish(nlohmann::json library_versions) {
   doc.context["seed"] = options_.seed;
   doc.context["topology"] = topo::topology_context(topo::live_topology());
   doc.results = runner_.results();
+  if (stop)
+    doc.context["interrupted"] = {
+        {"signal", signal_name(stop->signo)}, {"running", stop->running}, {"finished_results", doc.results.size()}};
   if (!options_.json.empty())
     code = std::max(code, write_at_end(outputs_, "--json", options_.json, to_json(doc).dump(2) + "\n", sink_.get()));
   if (!options_.csv.empty())
@@ -266,6 +273,12 @@ int Session::finish(nlohmann::json library_versions) {
   // The rows again, one table per family with the params that tell them apart as columns.
   if (runner_.prints_rows() && !doc.results.empty()) fmt::print("{}", render_console(doc.results));
   fmt::print("\n{}\n", status_summary(doc.results));
+  if (stop) {
+    std::fflush(stdout);
+    fmt::print(stderr, "gcbench: interrupted by {} before {}: {} finished result(s) kept{}\n", signal_name(stop->signo),
+               stop->running, doc.results.size(), options_.json.empty() ? "" : " in " + options_.json);
+    return code == kExitFault ? code : interrupt_exit_code(stop->signo);
+  }
   return code;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/nvml.hpp"
 #include "core/nvml_window.hpp"
 #include "core/nvtx.hpp"
@@ -149,6 +150,11 @@ Result Runner::run(Case& c) {
 
 void Runner::run_all(CaseList& cases) {
   for (auto& c : cases) {
+    // The safe point of Ctrl-C / scancel (core/interrupt.hpp) for cases of one process.
+    if (const int signo = interrupt_signal(); signo != 0 && options_.stop_on_signal) {
+      record_stop(signo, c->key());
+      return;
+    }
     run(*c);
     c.reset();  // free its memory before the next case allocates
   }

@@ -18,6 +18,10 @@ struct RunnerOptions {
   HarnessOptions harness;
   bool profile_range = false;  // cudaProfilerStart/Stop around each timed region
   bool quiet = false;          // no per-case console rows
+  // run_all stops before the next case once SIGINT/SIGTERM arrived (core/interrupt.hpp). Off for
+  // runners inside a multi-rank world without a safe point agreed by every rank (scan's stages),
+  // where ranks stopping at different cases would leave the others waiting.
+  bool stop_on_signal = true;
 };
 
 // Under MIG a GPU instance has a fraction of the GPU's SMs and memory bandwidth, so the full-GPU

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace gcb::bench {
 
@@ -93,6 +94,13 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const CommandCon
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     const bool progress = !options.quiet && this_process_writes();
     for (size_t i = 0; i < chosen.size(); ++i) {
+      // Ctrl-C / scancel: the families that finished are written. Read from the flag, not from a
+      // recorded stop: every process of a launch gets the signal, but only some may have passed
+      // a safe point of their own since (a family's last case), and all must skip the next family.
+      if (const int signo = interrupt_signal(); signo != 0) {
+        record_stop(signo, fmt::format("run: family {}", chosen[i]->name));
+        break;
+      }
       const size_t before = session.runner().results().size();
       if (progress)
         fmt::print(stderr, "run: [{}/{}] {} ... ({:.1f} s so far)\n", i + 1, chosen.size(), chosen[i]->name, elapsed());

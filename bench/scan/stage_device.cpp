@@ -14,7 +14,7 @@ namespace gcb::scan {
 namespace {
 
 std::vector<Result> run_cases(bench::CaseList cases, const HarnessOptions& h) {
-  bench::Runner local(bench::RunnerOptions{h, false, true}, nullptr);
+  bench::Runner local(bench::RunnerOptions{h, false, true, false}, nullptr);  // no local stop: ranks agree
   local.run_all(cases);
   return local.results();
 }

@@ -13,7 +13,44 @@ foreach(_limit address_space threads)
   set_tests_properties(tight_limits_${_limit} PROPERTIES LABELS "bench;limits" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
 
+# Ctrl-C and scancel keep what finished (core/interrupt.hpp): a run stopped by SIGINT or SIGTERM
+# writes its finished results, marked interrupted, and exits 130 / 143 (interrupted_run.sh).
+foreach(_sig INT TERM)
+  add_test(NAME interrupted_threads_sig${_sig}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> threads ${_sig})
+  set_tests_properties(interrupted_threads_sig${_sig} PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+endforeach()
+add_test(NAME interrupted_train_sigINT
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> train INT)
+set_tests_properties(interrupted_train_sigINT PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+add_test(NAME interrupted_threads_twice
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
+set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+
+# Launches without MPI (label envlaunch): processes started only by torchrun-style variables
+# (scripts/envrun.sh) meet through rank 0's store and talk over Gloo (env_launch.sh); SIGTERM to
+# the launcher (what Kubernetes and scancel send) keeps what finished. SIGINT is not tested
+# through the launcher: a background job ignores it, and Ctrl-C reaches every process directly.
+if(GCB_HAVE_GLOO)
+  foreach(_mode coll train killed)
+    add_test(NAME env_launch_${_mode}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/env_launch.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:gcbench> ${_mode})
+    set_tests_properties(env_launch_${_mode} PROPERTIES LABELS "bench;envlaunch" TIMEOUT 120)
+  endforeach()
+  # Three network-namespace hosts launched by the variables alone (label netns: needs root).
+  add_test(NAME netns_env_launch COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_env_launch.sh $<TARGET_FILE:gcbench>)
+  set_tests_properties(netns_env_launch PROPERTIES LABELS "netns;envlaunch" TIMEOUT 180 SKIP_RETURN_CODE 77
+                       RUN_SERIAL TRUE)
+  add_test(NAME env_interrupted_sigTERM
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> env TERM ${PROJECT_SOURCE_DIR})
+  set_tests_properties(env_interrupted_sigTERM PROPERTIES LABELS "bench;envlaunch;interrupt" TIMEOUT 120)
+endif()
+
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  add_test(NAME mpi_interrupted_sigTERM
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> mpi TERM ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(mpi_interrupted_sigTERM PROPERTIES LABELS "mpi;interrupt" TIMEOUT 120
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   string(JOIN " " _mpirun2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe ${MPIEXEC_PREFLAGS})
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/failure_mpi)
   # Rank 1 may not write a byte (rank1_cannot_write.sh): before, every rank wrote the same files.

@@ -233,9 +233,9 @@ TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
                                 "gemm --dtype float7",
                                 "gemm --dtype int32",
                                 "attn --dtype int8",
-                                "coll --backend gloo",
-                                "p2p --mode rank --backend gloo",
-                                "scan --backend gloo",
+                                "coll --backend ucc",
+                                "p2p --mode rank --backend ucc",
+                                "scan --backend ucc",
                                 "coll --device gpu:0",
                                 "coll --device tpu",
                                 "coll --device cpu --backend nccl -b 1K -e 1K",
@@ -258,7 +258,7 @@ TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
       {"mem --dtype fp32,fp16", "fp16: expected one of fp32, fp64, bf16"},
       {"gemm --dtype float7", "float7: expected one of fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8"},
       {"attn --dtype int8", "int8: expected one of fp16, bf16"},
-      {"coll --backend gloo", "gloo not in {threads,mpi,nccl}"},
+      {"coll --backend ucc", "ucc not in {threads,mpi,gloo,nccl}"},
   };
   for (const auto& [args, message] : cases) {
     const CliRun r = gcbench(args);

@@ -26,19 +26,24 @@ TEST(CommunicatorFactory, ThreadsIsAlwaysBuilt) {
 }
 
 TEST(CommunicatorFactory, TableDescribesEveryBackend) {
-  EXPECT_EQ(communicator_backend_names(), "threads, mpi, nccl");
+  EXPECT_EQ(communicator_backend_names(), "threads, mpi, gloo, nccl");
   EXPECT_FALSE(communicator_backend("threads").spans_processes);
   EXPECT_TRUE(communicator_backend("mpi").needs_processes);
   EXPECT_EQ(communicator_backend("mpi").memory, MemorySpace::host);
   EXPECT_EQ(communicator_backend("nccl").memory, MemorySpace::device);
   EXPECT_TRUE(communicator_backend("nccl").spans_processes);
+  EXPECT_TRUE(communicator_backend("gloo").spans_processes);
+  EXPECT_EQ(communicator_backend("gloo").memory, MemorySpace::host);
+  EXPECT_TRUE(communicator_needs_mpi_launch("mpi"));
+  EXPECT_FALSE(communicator_needs_mpi_launch("gloo"));
+  EXPECT_FALSE(communicator_needs_mpi_launch("nccl"));
   for (const CommunicatorBackend& b : communicator_backends()) {
     EXPECT_EQ(b.built(), communicator_backend_built(b.name)) << b.name;
     EXPECT_TRUE(communicator_backend_known(b.name));
     EXPECT_FALSE(b.link.empty()) << b.name;
   }
-  EXPECT_FALSE(communicator_backend_known("gloo"));
-  EXPECT_THROW(communicator_backend("gloo"), UsageError);
+  EXPECT_FALSE(communicator_backend_known("ucc"));
+  EXPECT_THROW(communicator_backend("ucc"), UsageError);
 }
 
 TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
@@ -46,6 +51,11 @@ TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {
   EXPECT_TRUE(communicator_backend_built("mpi"));
 #else
   EXPECT_FALSE(communicator_backend_built("mpi"));
+#endif
+#if GCB_HAVE_GLOO
+  EXPECT_TRUE(communicator_backend_built("gloo"));
+#else
+  EXPECT_FALSE(communicator_backend_built("gloo"));
 #endif
 #if GCB_HAVE_NCCL
   EXPECT_TRUE(communicator_backend_built("nccl"));
@@ -70,15 +80,17 @@ TEST(CommunicatorFactory, CommunicatorForAMemoryAndALaunch) {
 
 TEST(CommunicatorFactory, BadRequestsAreUsageErrors) {
   CommunicatorSpec spec;
-  spec.backend = "gloo";
+  spec.backend = "ucc";
+  EXPECT_THROW(make_communicator(spec), UsageError);
+  spec.backend = "gloo";  // no store or device given (or not built)
   EXPECT_THROW(make_communicator(spec), UsageError);
   spec.backend = "threads";  // no world given
   EXPECT_THROW(make_communicator(spec), UsageError);
   try {
-    spec.backend = "gloo";
+    spec.backend = "ucc";
     make_communicator(spec);
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("known: threads, mpi, nccl"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("known: threads, mpi, gloo, nccl"), std::string::npos) << e.what();
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "gcb/config.hpp"
 #include "core/gpu.hpp"
 
 namespace gcb {
@@ -60,6 +61,63 @@ TEST(Launcher, SrunTaskButNotABatchScript) {
 
 TEST(Launcher, MalformedValuesAreIgnored) {
   EXPECT_FALSE(detect({{"OMPI_COMM_WORLD_SIZE", "four"}, {"OMPI_COMM_WORLD_RANK", "0"}}).launched);
+}
+
+TEST(Launcher, TorchrunVariablesAreALaunchWithoutMpi) {
+  const auto l = detect({{"WORLD_SIZE", "8"},
+                         {"RANK", "5"},
+                         {"LOCAL_RANK", "1"},
+                         {"LOCAL_WORLD_SIZE", "4"},
+                         {"MASTER_ADDR", "head-0.jobs"},
+                         {"MASTER_PORT", "23456"}});
+  EXPECT_TRUE(l.launched);
+  EXPECT_TRUE(l.without_mpi);
+  EXPECT_EQ(l.size, 8);
+  EXPECT_EQ(l.rank, 5);
+  EXPECT_EQ(l.local_rank, 1);
+  EXPECT_EQ(l.local_size, 4);
+  EXPECT_EQ(l.source, "WORLD_SIZE");
+  EXPECT_EQ(l.store_host, "head-0.jobs");
+  EXPECT_EQ(l.store_port, 23456);
+  // torchrun's default port when MASTER_PORT is not set; no MASTER_ADDR: no store address.
+  const auto bare = detect({{"WORLD_SIZE", "2"}, {"RANK", "0"}});
+  EXPECT_EQ(bare.store_port, 29500);
+  EXPECT_EQ(bare.store_host, "");
+  // mpirun's own variables win over an exported RANK/WORLD_SIZE.
+  const auto both =
+      detect({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "1"}, {"WORLD_SIZE", "9"}, {"RANK", "7"}});
+  EXPECT_EQ(both.size, 2);
+  EXPECT_EQ(both.source, "OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(both.without_mpi, !GCB_HAVE_MPI);
+}
+
+TEST(Launcher, SrunStoreIsTheJobsFirstHost) {
+  const auto l = detect({{"SLURM_NTASKS", "16"},
+                         {"SLURM_PROCID", "9"},
+                         {"SLURM_STEP_ID", "0"},
+                         {"SLURM_JOB_ID", "123456"},
+                         {"SLURM_JOB_NODELIST", "gpu[007-009,012],login1"}});
+  EXPECT_EQ(l.store_host, "gpu007");
+  EXPECT_EQ(l.store_port, 29500 + 456);
+  EXPECT_EQ(l.without_mpi, !GCB_HAVE_MPI);
+  EXPECT_TRUE(detect({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "0"}, {"SLURM_MPI_TYPE", "none"}})
+                  .without_mpi);
+  EXPECT_EQ(detect({{"SLURM_NTASKS", "2"},
+                    {"SLURM_PROCID", "1"},
+                    {"SLURM_STEP_ID", "0"},
+                    {"MASTER_ADDR", "n5"},
+                    {"MASTER_PORT", "4000"},
+                    {"SLURM_JOB_NODELIST", "n[1-2]"}})
+                .store_host,
+            "n5");
+}
+
+TEST(Launcher, FirstSlurmHost) {
+  EXPECT_EQ(first_slurm_host("node[07-09,12],gpu3"), "node07");
+  EXPECT_EQ(first_slurm_host("a1,b2"), "a1");
+  EXPECT_EQ(first_slurm_host("solo"), "solo");
+  EXPECT_EQ(first_slurm_host("rack[2-3]-n[5-6]"), "rack2-n5");
+  EXPECT_EQ(first_slurm_host(""), "");
 }
 
 TEST(World, HashOfArgumentsSeparatesArguments) {

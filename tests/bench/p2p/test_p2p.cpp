@@ -138,7 +138,7 @@ TEST(P2pOptionsCheck, RefusesImpossibleValues) {
   bad.iters = 0;
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
-  bad.backend = "gloo";
+  bad.backend = "ucc";
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
   bad.latency_size = o.size + 1;
