@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -195,19 +196,27 @@ struct WatchdogArming {
 }
 
 // Which ranks the others are waiting for, as far as this host can see: same-host ranks that are
-// stopped or gone (by /proc), and how many ranks live on other hosts (not inspected).
+// stopped or gone (by /proc), and how many ranks live on other hosts (not inspected). A killed
+// rank's sockets reset while the kernel is still tearing it down, before /proc shows it as a
+// zombie: a peer that reads the reset first looks again for up to a second before it says that
+// no rank is gone.
 [[maybe_unused]] std::string describe_peers(const std::vector<RankRecord>& all, int me) {
   std::string found, remote;
   const uint64_t my_host = all[static_cast<size_t>(me)].host_hash;
   int remote_count = 0;
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (static_cast<int>(r) == me) continue;
-    if (all[r].host_hash != my_host) {
-      ++remote_count;
-      continue;
+  for (int look = 0; look < 50 && found.empty(); ++look) {
+    if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    remote_count = 0;
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (static_cast<int>(r) == me) continue;
+      if (all[r].host_hash != my_host) {
+        ++remote_count;
+        continue;
+      }
+      const std::string state = unusual_state(all[r].pid);
+      if (!state.empty())
+        found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
     }
-    const std::string state = unusual_state(all[r].pid);
-    if (!state.empty()) found += fmt::format("{}rank {} (pid {}) {}", found.empty() ? "" : ", ", r, all[r].pid, state);
   }
   if (found.empty()) found = "no rank on this host is stopped or gone (a rank is slow, deadlocked or elsewhere)";
   if (remote_count > 0) remote = fmt::format("; {} rank(s) on other hosts were not inspected", remote_count);

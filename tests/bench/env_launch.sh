@@ -68,7 +68,7 @@ PY
     done
     ;;
   train)
-    args="train --backend cpu --model tiny --dp 2 --steps 2 --warmup-steps 0 --peak-flops 1e9 -q"
+    args="train --backend cpu --model tiny --dp 2 --steps 2 --warmup-steps 0 --peak-flops 1e15 -q"
     # shellcheck disable=SC2086
     launch 2 $args --dump "$dir/env.dump"
     finish

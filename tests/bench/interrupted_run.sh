@@ -38,7 +38,7 @@ chmod +x "$dir/gcbench"
 args="coll -b 8 -e 64 -f 8 -N 0 --timeout 20 --json $dir/run.json --jsonl $dir/run.jsonl"
 if [ "$mode" = train ]; then
   "$dir/wrap.sh" "$gcbench" train --backend cpu --model tiny --dp 2 --ranks 2 --steps 1000000 --warmup-steps 0 \
-    --peak-flops 1e9 --json "$dir/run.json" > "$dir/out" 2>&1 &
+    --peak-flops 1e15 --json "$dir/run.json" > "$dir/out" 2>&1 &
 elif [ "$mode" = mpi ]; then
   # shellcheck disable=SC2086
   "$mpiexec" -np 2 --oversubscribe "$dir/wrap.sh" "$gcbench" $args --backend mpi > "$dir/out" 2>&1 &
