@@ -672,6 +672,17 @@ int planned_world_size(const WorldOptions& o) {
   return thread_world_size(o);
 }
 
+#if GCB_HAVE_MPI
+// MPI_COMM_WORLD's size while MPI runs; 0 before MPI_Init and after MPI_Finalize.
+static int running_mpi_world_size() {
+  int initialized = 0, finalized = 0, size = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+#endif
+
 int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
   (void)planned_world_size(o);  // every refusal before anything starts
   const LauncherInfo launcher = detect_launcher();
@@ -700,12 +711,7 @@ void wait_for_writer_before_exit() {
   }
 #endif
 #if GCB_HAVE_MPI
-  int initialized = 0, finalized = 0, size = 1;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized) return;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size > 1) MPI_Barrier(MPI_COMM_WORLD);
+  if (running_mpi_world_size() > 1) MPI_Barrier(MPI_COMM_WORLD);
 #endif
 }
 
@@ -719,12 +725,7 @@ int agreed_interrupt(RankContext& ctx, const std::string& running) {
 
 void abort_world_after_error(int exit_code) {
 #if GCB_HAVE_MPI
-  int initialized = 0, finalized = 0, size = 1;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized) return;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  if (running_mpi_world_size() > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
 #else
   (void)exit_code;
 #endif

@@ -1,7 +1,5 @@
 #include "core/harness.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 
 namespace gcb {
 
@@ -21,12 +20,7 @@ class SteadyClock final : public Clock {
   }
 };
 
-size_t default_flush_bytes() {
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const size_t two_llc = llc > 0 ? 2 * static_cast<size_t>(llc) : 0;
-  return std::max<size_t>(two_llc, size_t{64} << 20);
-}
+size_t default_flush_bytes() { return std::max<size_t>(2 * host_last_level_cache_bytes(), size_t{64} << 20); }
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "core/host_memory.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <fmt/format.h>
 #include <fstream>
@@ -72,6 +74,36 @@ void check_host_memory(double needed, std::string_view what, const AvailableMemo
 
 void check_host_memory(double needed, std::string_view what) {
   check_host_memory(needed, what, host_memory_available());
+}
+
+}  // namespace gcb
+
+namespace gcb {
+
+size_t host_last_level_cache_bytes(const std::string& sys_root) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = fmt::format("{}/devices/system/cpu/cpu0/cache/index{}/", sys_root, i);
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size) || type == "Instruction") continue;
+    size_t bytes = 0;
+    const char* end = size.data() + size.size();
+    const auto [unit, ec] = std::from_chars(size.data(), end, bytes);
+    if (ec != std::errc() || bytes == 0) continue;
+    const std::string suffix(unit, end);
+    bytes *= suffix == "K" ? size_t{1} << 10 : suffix == "M" ? size_t{1} << 20 : suffix == "G" ? size_t{1} << 30 : 1;
+    if (level > best_level || (level == best_level && bytes > best)) {
+      best = bytes;
+      best_level = level;
+    }
+  }
+  if (best > 0) return best;
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return llc > 0 ? static_cast<size_t>(llc) : 0;
 }
 
 }  // namespace gcb

@@ -3,6 +3,7 @@
 // while and then failing with exit 3 or meeting the OOM killer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,5 +27,13 @@ AvailableMemory host_memory_available(const std::string& proc_root = "/proc",
 // `needed` is a double so that products of huge flags cannot wrap around.
 void check_host_memory(double needed, std::string_view what, const AvailableMemory& available);
 void check_host_memory(double needed, std::string_view what);
+
+// The largest data or unified cache of CPU 0 in bytes, as the kernel describes it
+// (<sys_root>/devices/system/cpu/cpu0/cache/index*/{level,type,size}, Documentation/ABI/testing/
+// sysfs-devices-system-cpu), else glibc's sysconf L3 (or L2) figure, else 0. sysfs first: glibc's
+// figure can be far off in a VM (320 MiB on this project's 2-vCPU build machine, where sysfs and
+// lscpu say 32 MiB). Sizes that follow from it (STREAM arrays, the harness's cache flush) come from
+// this one function.
+size_t host_last_level_cache_bytes(const std::string& sys_root = "/sys");
 
 }  // namespace gcb

@@ -1,10 +1,7 @@
 // Host cases of `gcbench mem`: the STREAM family on OpenMP threads (first-touch placement by
 // the same static partition the kernels use), the classic STREAM triad peer, and pointer-chase
 // latency over a working-set sweep.
-#include <unistd.h>
-
 #include <algorithm>
-#include <charconv>
 #include <fmt/format.h>
 #include <fstream>
 #include <string>
@@ -15,6 +12,7 @@
 #include "bench/common/transfer_metrics.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "core/size.hpp"
 #include "kernels/host_mem.hpp"
 
@@ -41,37 +39,9 @@ std::pair<double, std::string> host_clock_mhz() {
   return {0, ""};
 }
 
-// The largest data or unified cache of CPU 0 as the kernel describes it
-// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}, Documentation/ABI/testing/
-// sysfs-devices-system-cpu); 0 when sysfs has none. glibc's sysconf figure can be far off in a VM
-// (320 MiB on this project's 2-vCPU build machine, where sysfs and lscpu say 32 MiB).
-size_t sysfs_last_level_cache_bytes() {
-  size_t best = 0;
-  int best_level = 0;
-  for (int i = 0; i < 16; ++i) {
-    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
-    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
-    int level = 0;
-    std::string type, size;
-    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size) || type == "Instruction") continue;
-    size_t bytes = 0;
-    const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), bytes);
-    if (ec != std::errc() || bytes == 0) continue;
-    const std::string unit(end, static_cast<const char*>(size.data() + size.size()));
-    bytes *= unit == "K" ? 1024 : unit == "M" ? 1024 * 1024 : unit == "G" ? size_t{1} << 30 : 1;
-    if (level > best_level || (level == best_level && bytes > best)) {
-      best = bytes;
-      best_level = level;
-    }
-  }
-  return best;
-}
-
 size_t last_level_cache_bytes() {
-  if (const size_t sysfs = sysfs_last_level_cache_bytes(); sysfs > 0) return sysfs;
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return llc > 0 ? static_cast<size_t>(llc) : size_t{32} << 20;
+  const size_t llc = host_last_level_cache_bytes();
+  return llc > 0 ? llc : size_t{32} << 20;
 }
 
 // STREAM's rule: each array at least 4 × the last-level cache.

@@ -10,6 +10,7 @@
 #           a margin, non-zero, and a message names rank 1 as exited
 # A guard kills everything after 60 s, so a hang fails the test instead of leaving processes.
 set -u
+. "$(dirname "$0")/launch_guard.sh"
 src=$1
 gcbench=$2
 mode=$3
@@ -32,14 +33,7 @@ launch() {  # launch N ARGS...: envrun in the background, its pid in $job, a 60 
   shift
   GCBENCH="$dir/gcbench" "$src/scripts/envrun.sh" -n "$n" -- "$@" > "$dir/out" 2>&1 &
   job=$!
-  (
-    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-    sleep 60 &
-    nap=$!
-    wait "$nap"
-    kill -KILL "$job" $(cat "$dir"/pid.* 2>/dev/null)
-  ) >/dev/null 2>&1 &
-  guard=$!
+  start_guard "$job" "$dir"
 }
 finish() {  # waits for the launch; its exit status in $code
   wait "$job"

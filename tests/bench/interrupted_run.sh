@@ -15,6 +15,7 @@
 #                 temporary file (the second may end it before the document is written)
 # A guard kills everything after 60 s, so a hang fails the test instead of leaving processes.
 set -u
+. "$(dirname "$0")/launch_guard.sh"
 gcbench=$1
 mode=$2
 sig=$3
@@ -50,14 +51,7 @@ else
   "$dir/wrap.sh" "$gcbench" $args --backend threads --ranks 2 > "$dir/out" 2>&1 &
 fi
 job=$!
-(
-  trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-  sleep 60 &
-  nap=$!
-  wait "$nap"
-  kill -KILL "$job" $(cat "$dir"/pid.* 2>/dev/null)
-) >/dev/null 2>&1 &
-guard=$!
+start_guard "$job" "$dir"
 if [ "$mode" = train ]; then
   sleep 2  # a training run appends its results at the end: nothing to wait for but time
 else

@@ -196,6 +196,12 @@ void CheckTally::add(const CheckTally& o) {
   failures.insert(failures.end(), o.failures.begin(), o.failures.end());
 }
 
+std::string CheckTally::first_failures(size_t most) const {
+  std::string s;
+  for (size_t i = 0; i < failures.size() && i < most; ++i) s += failures[i] + "\n";
+  return s;
+}
+
 const std::vector<DType>& checked_dtypes() {
   static const std::vector<DType> types{DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32, DType::i8};
   return types;

@@ -18,6 +18,7 @@ struct CheckTally {
   int failed = 0;
   std::vector<std::string> failures;
   void add(const CheckTally& o);
+  std::string first_failures(size_t most = 5) const;  // one per line, for a test's failure message
 };
 
 // Host-backend dtypes and ops exercised by every check.

@@ -59,19 +59,13 @@ test::CheckTally run_check(int n, ReductionOrder order, const std::function<test
   return total;
 }
 
-std::string first_failures(const test::CheckTally& t) {
-  std::string s;
-  for (size_t i = 0; i < t.failures.size() && i < 5; ++i) s += t.failures[i] + "\n";
-  return s;
-}
-
 class GlooCollectives : public ::testing::TestWithParam<std::tuple<int, ReductionOrder>> {};
 
 TEST_P(GlooCollectives, EveryOpDtypeAndReduceOpIsExact) {
   const auto [n, order] = GetParam();
   for (size_t count : {size_t{1}, size_t{37}}) {
     const auto tally = run_check(n, order, [&](Communicator& c) { return test::check_collectives(c, count); });
-    EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+    EXPECT_EQ(tally.failed, 0) << tally.first_failures();
     // As ThreadCollectives: 6 dtypes × 2 placements × (5 ops × 4 reduction checks + 4 movement checks).
     EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
   }
@@ -80,7 +74,7 @@ TEST_P(GlooCollectives, EveryOpDtypeAndReduceOpIsExact) {
 TEST_P(GlooCollectives, GroupedRingShift) {
   const auto [n, order] = GetParam();
   const auto tally = run_check(n, order, [](Communicator& c) { return test::check_ring_shift(c, 29); });
-  EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+  EXPECT_EQ(tally.failed, 0) << tally.first_failures();
   EXPECT_GT(tally.passed, 0);
 }
 

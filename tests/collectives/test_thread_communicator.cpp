@@ -34,19 +34,13 @@ test::CheckTally run_check(int n, const std::function<test::CheckTally(Communica
   return total;
 }
 
-std::string first_failures(const test::CheckTally& t) {
-  std::string s;
-  for (size_t i = 0; i < t.failures.size() && i < 5; ++i) s += t.failures[i] + "\n";
-  return s;
-}
-
 class ThreadCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(ThreadCollectives, EveryOpDtypeAndReduceOpIsExact) {
   const int n = GetParam();
   for (size_t count : {size_t{1}, size_t{37}}) {
     const auto tally = run_check(n, [&](Communicator& c) { return test::check_collectives(c, count); });
-    EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+    EXPECT_EQ(tally.failed, 0) << tally.first_failures();
     // 6 dtypes × 2 placements × (5 ops × 4 reduction checks + 4 movement checks), per rank.
     EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
   }
@@ -64,7 +58,7 @@ TEST_P(ThreadCollectives, BoundCallsAreExact) {
     watched += bound.watched;
     return t;
   });
-  EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+  EXPECT_EQ(tally.failed, 0) << tally.first_failures();
   EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
   EXPECT_EQ(watched.load(), 0);
 }
@@ -72,7 +66,7 @@ TEST_P(ThreadCollectives, BoundCallsAreExact) {
 TEST_P(ThreadCollectives, GroupedRingShift) {
   const int n = GetParam();
   const auto tally = run_check(n, [](Communicator& c) { return test::check_ring_shift(c, 29); });
-  EXPECT_EQ(tally.failed, 0) << first_failures(tally);
+  EXPECT_EQ(tally.failed, 0) << tally.first_failures();
   EXPECT_EQ(tally.passed, n * 6);
 }
 
@@ -87,7 +81,7 @@ TEST(ThreadCollectives, EveryDataPathIsExact) {
   for (int n : {2, 5}) {
     for (size_t count : {size_t{5000}, size_t{40001}}) {
       const auto tally = run_check(n, [&](Communicator& c) { return test::check_collectives(c, count); });
-      EXPECT_EQ(tally.failed, 0) << "ranks " << n << " count " << count << "\n" << first_failures(tally);
+      EXPECT_EQ(tally.failed, 0) << "ranks " << n << " count " << count << "\n" << tally.first_failures();
       EXPECT_EQ(tally.passed, n * 6 * 2 * (5 * 4 + 4));
     }
   }

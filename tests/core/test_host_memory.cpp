@@ -2,6 +2,7 @@
 // up-front refusal with bytes needed and available.
 #include "core/host_memory.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -70,6 +71,24 @@ TEST(HostMemory, RefusesWithBytesNeededAndAvailable) {
     EXPECT_STREQ(e.what(), "coll -e 1 GiB on 6 rank(s) needs 6 GiB of host memory; 4 GiB are available (MemAvailable)");
   }
   EXPECT_NO_THROW(check_host_memory(1e30, "unknown", AvailableMemory{}));  // nothing known: nothing refused
+}
+
+// The last-level cache from a fake sysfs tree: the highest level's data or unified cache wins,
+// instruction caches and unreadable entries are skipped, K/M suffixes are bytes of 1024.
+TEST_F(HostMemoryTree, LastLevelCacheFromSysfs) {
+  auto cache = [&](int index, int level, const char* type, const char* size) {
+    const std::string dir = fmt::format("sys/devices/system/cpu/cpu0/cache/index{}/", index);
+    write(dir + "level", std::to_string(level) + "\n");
+    write(dir + "type", std::string(type) + "\n");
+    write(dir + "size", std::string(size) + "\n");
+  };
+  cache(0, 1, "Data", "32K");
+  cache(1, 1, "Instruction", "32K");
+  cache(2, 2, "Unified", "512K");
+  EXPECT_EQ(host_last_level_cache_bytes((root_ / "sys").string()), 512u << 10);
+  cache(3, 3, "Unified", "32768K");
+  cache(4, 4, "Instruction", "256M");  // never a data cache, whatever its level
+  EXPECT_EQ(host_last_level_cache_bytes((root_ / "sys").string()), 32u << 20);
 }
 
 }  // namespace

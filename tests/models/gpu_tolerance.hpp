@@ -54,9 +54,9 @@ struct OpTolerance {
 // output is small and tanh's error, scaled by 0.5|x|, is not. Two sides: twice one side's error,
 // plus one ulp of the storage type for the final rounding landing on either side of a value.
 struct GeluTerms {
-  double t, u, dt;  // tanh(u), its argument, one side's |δt|
+  static constexpr double k = 0.7978845608028654, c = 0.044715;  // √(2/π) and GPT-2's cubic term
+  double t, u, dt;                                               // tanh(u), its argument, one side's |δt|
   explicit GeluTerms(double x) {
-    const double k = 0.7978845608028654, c = 0.044715;
     u = k * (x + c * x * x * x);
     t = std::tanh(u);
     dt = (1 - t * t) * 5 * kFp32Unit * std::fabs(u) + 4 * kFp32Unit * std::fabs(t);
@@ -73,7 +73,7 @@ inline double gelu_forward_bound(DType storage, double x, double want) {
 // A and B have opposite signs for x < 0, and A + B passes through zero near x ≈ −0.75: the bound
 // follows the terms A + |B|, not their sum, so the cancellation there is covered.
 inline double gelu_backward_bound(DType storage, double x, double d, double want) {
-  const double k = 0.7978845608028654, c = 0.044715;
+  constexpr double k = GeluTerms::k, c = GeluTerms::c;
   const GeluTerms g(x);
   const double s = 1 - g.t * g.t, a = 0.5 * (1 + g.t), w = 0.5 * std::fabs(x) * k * (1 + 3 * c * x * x), b = w * s;
   const double da = 0.5 * g.dt + kFp32Unit * a, ds = 2 * std::fabs(g.t) * g.dt + 2 * kFp32Unit,
