@@ -3,6 +3,7 @@
 #include "core/interrupt.hpp"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +17,8 @@ namespace {
 
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_announce{false};
+// When the first signal came (CLOCK_MONOTONIC, ns): a copy of it is not a second signal (on_signal).
+std::atomic<long long> g_first_ns{0};
 // The pending temporary file: its folder's descriptor (-1: none) and its name.
 std::atomic<int> g_temp_dir{-1};
 char g_temp_name[64] = {};
@@ -25,20 +28,33 @@ std::optional<Stop> g_stop;
 
 void say(const char* text) { [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, std::strlen(text)); }
 
+long long monotonic_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);  // async-signal-safe (signal-safety(7))
+  return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
 void on_signal(int signo) {
+  const long long now = monotonic_ns();
   int expected = 0;
   if (!g_signal.compare_exchange_strong(expected, signo)) {
+    // One stop delivered twice is not a second signal: timeout(1) sends it to the command and
+    // then to the command's process group (GNU coreutils src/timeout.c, cleanup()); a terminal's
+    // Ctrl-C reaches a launcher's whole foreground group while the launcher forwards it too. The
+    // same signal within kDuplicateWindowNs is that copy; a person's second Ctrl-C comes later.
+    if (expected == signo && now - g_first_ns.load() < kDuplicateWindowNs) return;
     // The second signal: nothing waits for a safe point any more.
     const int dir = g_temp_dir.exchange(-1);
     if (dir >= 0) ::unlinkat(dir, g_temp_name, 0);
     say(signo == SIGINT ? "gcbench: second SIGINT: ending now\n" : "gcbench: second SIGTERM: ending now\n");
     ::_exit(interrupt_exit_code(signo));
   }
+  g_first_ns.store(now);
   if (g_announce.load())
-    say(signo == SIGINT ? "gcbench: SIGINT: stopping at the next safe point and writing what finished (a second "
-                          "SIGINT ends now)\n"
-                        : "gcbench: SIGTERM: stopping at the next safe point and writing what finished (a second "
-                          "signal ends now)\n");
+    say(signo == SIGINT ? "gcbench: SIGINT: stopping at the next safe point and writing what finished (another "
+                          "SIGINT, 0.5 s or more later, ends now)\n"
+                        : "gcbench: SIGTERM: stopping at the next safe point and writing what finished (another "
+                          "signal, 0.5 s or more later, ends now)\n");
 }
 
 }  // namespace

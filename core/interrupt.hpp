@@ -3,7 +3,9 @@
 // results that finished, marked "interrupted", and the process exits 128 + the signal (130 for
 // SIGINT, 143 for SIGTERM: the shell's convention, POSIX.1-2017 XCU 2.8.2 "Exit Status for
 // Commands"). A second signal ends the process at once, removing the temporary file of a
-// document being written. Slurm's scancel and a time limit send SIGTERM, then SIGKILL after
+// document being written. The same signal again within kDuplicateWindowNs is one stop
+// delivered twice (timeout(1) signals the command and then its process group; Ctrl-C reaches a
+// launcher's group while the launcher forwards it), not a second one. Slurm's scancel and a time limit send SIGTERM, then SIGKILL after
 // KillWait (slurm.conf(5)); torchrun forwards SIGINT/SIGTERM to its workers.
 #pragma once
 
@@ -11,6 +13,8 @@
 #include <string>
 
 namespace gcb {
+
+inline constexpr long long kDuplicateWindowNs = 500'000'000;  // 500 ms
 
 // Installs the SIGINT and SIGTERM handlers (SA_RESTART; the process keeps its signal mask).
 // `announce`: the first signal prints one line on stderr (the writing process only, so a

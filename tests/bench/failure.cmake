@@ -23,6 +23,12 @@ endforeach()
 add_test(NAME interrupted_train_sigINT
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> train INT)
 set_tests_properties(interrupted_train_sigINT PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+add_test(NAME interrupted_under_timeout_sigTERM
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> timeout TERM)
+set_tests_properties(interrupted_under_timeout_sigTERM PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+add_test(NAME interrupted_signal_twice_at_once
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> copy TERM)
+set_tests_properties(interrupted_signal_twice_at_once PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
 add_test(NAME interrupted_threads_twice
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
 set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)

@@ -11,8 +11,14 @@
 #   MODE train    train --dp 2 on 2 rank threads with far more steps than the test waits for:
 #                 the signal after 2 s must stop it between steps (a layout stopped so is not
 #                 reported; --json valid, context.interrupted names the layout and step)
-#   MODE twice    threads, two signals at once: the run still ends with 128 + the signal and no
-#                 temporary file (the second may end it before the document is written)
+#   MODE twice    threads, two signals 0.7 s apart: the run still ends with 128 + the signal and
+#                 no temporary file (the second may end it before the document is written)
+#   MODE timeout  threads under timeout(1), whose timer (SIGALRM to it) sends SIGNAL to the run
+#                 and then to its process group: one stop delivered twice, so the run must still
+#                 write what finished (core/interrupt.hpp, kDuplicateWindowNs)
+#   MODE copy     threads, the signal again as soon as the run announced the first: the same
+#                 stop delivered twice (as timeout(1) does when the first is not merged into the
+#                 second), so the run must still write what finished
 # A guard kills everything after 60 s, so a hang fails the test instead of leaving processes.
 set -u
 . "$(dirname "$0")/launch_guard.sh"
@@ -46,6 +52,10 @@ elif [ "$mode" = mpi ]; then
 elif [ "$mode" = env ]; then
   # shellcheck disable=SC2086
   GCBENCH="$dir/gcbench" "$mpiexec/scripts/envrun.sh" -n 2 -- $args --backend gloo > "$dir/out" 2>&1 &
+elif [ "$mode" = timeout ]; then
+  # shellcheck disable=SC2086
+  timeout --preserve-status -s "$sig" 600 "$dir/wrap.sh" "$gcbench" $args --backend threads --ranks 2 \
+    > "$dir/out" 2>&1 &
 else
   # shellcheck disable=SC2086
   "$dir/wrap.sh" "$gcbench" $args --backend threads --ranks 2 > "$dir/out" 2>&1 &
@@ -62,9 +72,17 @@ fi
 pids=$(cat "$dir"/pid.*)
 if [ "$mode" = env ]; then
   kill -"$sig" "$job"
+elif [ "$mode" = timeout ]; then
+  kill -ALRM "$job"  # timeout(1)'s timer: it signals the command, then its process group
+elif [ "$mode" = copy ]; then
+  kill -"$sig" $pids
+  i=0
+  while ! grep -q "SIG$sig: stopping" "$dir/out" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+  kill -"$sig" $pids 2>/dev/null
 elif [ "$mode" = twice ]; then
   kill -"$sig" $pids
-  kill -"$sig" $pids
+  sleep 0.7
+  kill -"$sig" $pids 2>/dev/null
 else
   kill -"$sig" $pids
 fi
