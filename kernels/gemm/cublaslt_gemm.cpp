@@ -102,6 +102,11 @@ struct LtMatmul::Impl {
   std::vector<cublasLtMatmulHeuristicResult_t> results;
   std::vector<LtAlgoConfig> configs;
   int chosen = -1;
+  // Which FP8 scale/amax pointers are set on `op` (bit 0 A, 1 B, 2 D, 3 amax D), now and when
+  // `results` were queried: cuBLASLt picks kernels for the descriptor as it stands, scale pointers
+  // included, so an algorithm found without them is not one for a descriptor that has them
+  // (NVIDIA CUDALibrarySamples, cuBLASLt/LtFp8Matmul: every pointer is set before the heuristic).
+  unsigned bound_scales = 0, queried_scales = 0;
 
   static cublasLtMatrixLayout_t layout(const LtLayout& l) { return make_lt_layout(l); }
 };
@@ -140,6 +145,7 @@ const std::vector<LtAlgoConfig>& LtMatmul::heuristics(int requested) {
                                               m.results.data(), &returned));
   m.results.resize(static_cast<size_t>(returned));
   if (returned == 0) throw Fault(fmt::format("cuBLASLt returned no algorithm for {}", lt_plan_key(m.plan)));
+  m.queried_scales = m.bound_scales;
   m.configs.clear();
   for (int r = 0; r < returned; ++r) m.configs.push_back(config_of(m.results[static_cast<size_t>(r)], r));
   return m.configs;
@@ -158,15 +164,28 @@ const LtAlgoConfig& LtMatmul::chosen() const {
 
 const LtGemmPlan& LtMatmul::plan() const { return impl_->plan; }
 
+void LtMatmul::bind(const LtGemmPointers& p) {
+  Impl& m = *impl_;
+  if (!m.plan.fp8) return;
+  set_desc(m.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(p.b_scale));  // cuBLASLt's A = our B
+  set_desc(m.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(p.a_scale));
+  set_desc(m.op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(p.d_scale));
+  set_desc(m.op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(p.amax_d));
+  m.bound_scales = lt_scale_mask(p);
+  if (!m.results.empty() && m.queried_scales != m.bound_scales) {
+    m.results.clear();  // queried for another descriptor: ask again (the chosen rank is kept)
+    m.configs.clear();
+  }
+}
+
 void LtMatmul::run(const LtGemmPointers& p, gpu::Stream stream) {
   Impl& m = *impl_;
-  if (m.chosen < 0) use_heuristic(0);
-  if (m.plan.fp8) {
-    set_desc(m.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(p.b_scale));  // cuBLASLt's A = our B
-    set_desc(m.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(p.a_scale));
-    set_desc(m.op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(p.d_scale));
-    set_desc(m.op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(p.amax_d));
-  }
+  bind(p);
+  if (m.chosen < 0) m.chosen = 0;
+  heuristics(m.chosen + 1);
+  GCB_CHECK(m.chosen < static_cast<int>(m.results.size()),
+            fmt::format("heuristic rank {} not offered for {} once its FP8 scales are bound", m.chosen,
+                        lt_plan_key(m.plan)));
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const int32_t alpha_i = 1, beta_i = 0;
   const bool integer = m.plan.scale_type == DType::i32;
@@ -188,6 +207,7 @@ LtAutotune lt_autotune(LtMatmul& mm, const LtGemmPointers& p, gpu::Stream stream
     return d;
   }();
   const std::string key = fmt::format("dev{}/{}/top{}", device, lt_plan_key(mm.plan()), top_k);
+  mm.bind(p);  // the candidates are those of the descriptor the runs will use
   out.candidates = mm.heuristics(top_k);
   {
     std::lock_guard lock(tune_cache().mutex);

@@ -49,6 +49,10 @@ struct LtGemmPointers {
   const float* d_scale = nullptr;
   float* amax_d = nullptr;
 };
+// Which of the FP8 pointers are set: bit 0 a_scale, 1 b_scale, 2 d_scale, 3 amax_d.
+constexpr unsigned lt_scale_mask(const LtGemmPointers& p) {
+  return (p.a_scale ? 1u : 0u) | (p.b_scale ? 2u : 0u) | (p.d_scale ? 4u : 0u) | (p.amax_d ? 8u : 0u);
+}
 
 // One handle and one workspace per device; not thread-safe (one per rank thread).
 class LtContext {
@@ -83,6 +87,10 @@ class LtMatmul {
   void use_heuristic(int rank);
   const LtAlgoConfig& chosen() const;
   const LtGemmPlan& plan() const;
+  // Sets p's FP8 scale and amax pointers on the descriptor (no-op for other plans). Heuristics
+  // depend on which of them are set, so when that changes, the algorithms are queried again at
+  // the same rank. run() binds; bind first where the heuristics are read before a run (autotune).
+  void bind(const LtGemmPointers& p);
   // Enqueues D = A·Bᵀ (α = 1, β = 0) on `stream`. Stream-ordered; never synchronises.
   void run(const LtGemmPointers& p, gpu::Stream stream);
 
