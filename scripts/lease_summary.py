@@ -169,15 +169,21 @@ def headline_mem(doc):
 
 
 def headline_coll(doc):
+    """busbw (nccl-tests' PERFORMANCE.md) per op; on one rank busbw is 0 and an in-place
+    all_reduce moves nothing (NCCL returns at once), so there the figure is the out-of-place
+    algbw: NCCL's device-to-device copy of the buffer."""
     best = {}
     for r in results_of(doc, lambda k: k.startswith("coll/") and not k.endswith("/fit")):
         if r.get("status") != "PASS":
             continue
-        ranks = r.get("params", {}).get("ranks")
-        name = "algbw" if ranks == 1 else "busbw"
+        params = r.get("params", {})
+        one_rank = params.get("ranks") == 1
+        if one_rank and params.get("inplace"):
+            continue
+        name = "algbw" if one_rank else "busbw"
         v = metric(r, name)
         if v is not None and v > best.get(r["key"], (0, name))[0]:
-            best[r["key"]] = (v, name)
+            best[r["key"]] = (v, name + (" out-of-place, 1 rank" if one_rank else ""))
     figs = [f"{k.split('/', 1)[1]} {n} max {fmt(v)} GB/s" for k, (v, n) in best.items()]
     return (", ".join(figs[:3]) or "-"), "-", []
 

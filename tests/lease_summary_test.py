@@ -102,7 +102,11 @@ steps = [
         result("mem/hbm/triad_vs_memcpy_d2d", metrics=[("ratio", 1.1, "x")])])),
     dict(id="8d", title="coll", kind="gcbench", family="coll", content=doc([
         result("coll/all_reduce", params={"ranks": 1, "bytes": 8}, metrics=[("busbw", 0.0, "GB/s"), ("algbw", 1.5, "GB/s")]),
-        result("coll/all_reduce", params={"ranks": 1, "bytes": 1024}, metrics=[("busbw", 0.0, "GB/s"), ("algbw", 90.0, "GB/s")])])),
+        result("coll/all_reduce", params={"ranks": 1, "bytes": 1024, "inplace": False},
+               metrics=[("busbw", 0.0, "GB/s"), ("algbw", 90.0, "GB/s")]),
+        # in place on one rank NCCL returns at once: an absurd algbw that must not be the headline
+        result("coll/all_reduce", params={"ranks": 1, "bytes": 1024, "inplace": True},
+               metrics=[("busbw", 0.0, "GB/s"), ("algbw", 3368020.0, "GB/s")])])),
     dict(id="8e", title="p2p", content=gtest_report([case("x", result="SKIPPED")]),
          logtext="t.cpp:3: Skipped\nneeds 2 GPUs, this host has 1\n"),
     dict(id="8g", title="cut", kind="gcbench", family="mem", state="timeout", rc=124, seconds=90, json="-",
@@ -121,7 +125,8 @@ check("backward 0.3" in notes and "loss max rel diff 0.001" in notes, "train not
 check(" PASS " in t["6"] and "ours fwd 300" in t["6"] and "ours fwd 0.75x" in t["6"], "attn figure and ratio", out)
 check(" PASS " in t["7"] and "bf16 8192x8192x8192 700 TFLOP/s" in t["7"] and "bf16/vs_torch 1x" in t["7"], "gemm", out)
 check(" PASS " in t["8a"] and "HBM triad 3000 GB/s" in t["8a"] and "1.1x" in t["8a"], "mem triad and ratio", out)
-check(" PASS " in t["8d"] and "algbw max 90 GB/s" in t["8d"], "coll: one rank reports algbw", out)
+check(" PASS " in t["8d"] and "algbw out-of-place, 1 rank max 90 GB/s" in t["8d"],
+      "coll: one rank reports the out-of-place algbw, never the in-place no-op", out)
 check(" WAIVED " in t["8e"] and "needs 2 GPUs" in t["8e"], "all skipped is WAIVED with the reason", out)
 check(" FAIL " in t["8g"] and "timed out after 90 s; before that: HBM triad 2900 GB/s" in t["8g"],
       "a cut gcbench step is FAIL with what its JSONL kept", out)
