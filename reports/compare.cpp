@@ -92,6 +92,37 @@ std::optional<std::pair<Verdict, std::string>> status_verdict(const Result& b, c
   return std::pair{Verdict::skipped, n.status != Status::pass ? says("NEW", n) : says("BASE", b)};
 }
 
+// Pair by key + params (exact JSON equality; nlohmann objects dump with sorted keys), less the
+// params the measuring host chose itself (extra.host_sized: an array size from the cache, a
+// thread count from the cores), so two runners of one suite pair case by case.
+std::string pair_id(const Result& r) {
+  nlohmann::json params = r.params;
+  if (r.extra.contains("host_sized") && r.extra.at("host_sized").is_array())
+    for (const auto& name : r.extra.at("host_sized"))
+      if (name.is_string()) params.erase(name.get<std::string>());
+  return r.key + '\x1f' + params.dump();
+}
+
+// With several BASE runs: a SLOWER or FASTER verdict stands only when NEW lies beyond the run
+// furthest in that direction by more than the threshold (merge_runs in compare.hpp).
+void clear_the_runs(Comparison& c, double threshold) {
+  if (c.base_runs.size() < 2 || !c.contender) return;
+  if (c.underlying != Verdict::slower && c.underlying != Verdict::faster) return;
+  const auto [lo, hi] = std::minmax_element(c.base_runs.begin(), c.base_runs.end());
+  const bool worse = c.underlying == Verdict::slower;
+  // The run value NEW must clear: the worst run for SLOWER, the best for FASTER.
+  const double edge = (worse == c.higher_is_better) ? *lo : *hi;
+  const double beyond = relative_change(edge, *c.contender);
+  const double gain = c.higher_is_better ? beyond : -beyond;
+  if (worse ? gain < -threshold : gain > threshold) return;
+  c.underlying = Verdict::noisy;
+  c.reason = fmt::format(
+      "|change| {} against the {} baseline runs' median, but within {} of their {} run ({} .. {}): the runs "
+      "alone differ by {}",
+      percent_text(std::fabs(*c.change)), c.base_runs.size(), percent_text(threshold), worse ? "slowest" : "fastest",
+      format_value(*lo), format_value(*hi), percent_text(std::fabs(relative_change(*lo, *hi))));
+}
+
 struct Pending {
   size_t comparison;
   size_t test;          // index into the run's U tests
@@ -207,16 +238,8 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     }
   }
 
-  // Pair by key + params (exact JSON equality; nlohmann objects dump with sorted keys), less the
-  // params the measuring host chose itself (extra.host_sized: an array size from the cache, a
-  // thread count from the cores), so two runners of one suite pair case by case.
-  auto id = [](const Result& r) {
-    nlohmann::json params = r.params;
-    if (r.extra.contains("host_sized") && r.extra.at("host_sized").is_array())
-      for (const auto& name : r.extra.at("host_sized"))
-        if (name.is_string()) params.erase(name.get<std::string>());
-    return r.key + '\x1f' + params.dump();
-  };
+  const auto id = pair_id;
+  if (base.context.is_object()) report.base_runs = base.context.value("base_run_count", size_t{1});
   std::map<std::string, size_t> in_new;
   for (size_t i = 0; i < contender.results.size(); ++i)
     if (!in_new.emplace(id(contender.results[i]), i).second)
@@ -270,6 +293,9 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         c.higher_is_better = bm->higher_is_better;
         c.base = bm->value;
         c.contender = nm->value;
+        if (b.extra.contains("base_runs") && b.extra.at("base_runs").contains(name))
+          for (const auto& v : b.extra.at("base_runs").at(name))
+            if (v.is_number()) c.base_runs.push_back(v.get<double>());
         if (bm->higher_is_better != nm->higher_is_better)
           report.warnings.push_back(
               fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used", b.key,
@@ -325,6 +351,7 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         pending.push_back({report.comparisons.size(), *test, samples_slower, throttled_side});
       } else {
         judge_without_test(c, gain, (nb && nn) ? std::optional<double>(c.noise) : std::nullopt, o.threshold);
+        clear_the_runs(c, o.threshold);
         settle(c, throttled_side);
       }
       report.comparisons.push_back(std::move(c));
@@ -354,6 +381,7 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     Comparison& c = report.comparisons[p.comparison];
     c.p_adjusted = adjusted[p.test];
     judge_with_test(c, c.higher_is_better ? *c.change : -*c.change, p.samples_slower, o);
+    clear_the_runs(c, o.threshold);
     settle(c, p.throttled_side);
   }
   return report;
@@ -404,6 +432,60 @@ std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, 
   check("cpu", text_at(base, "/cpu/model"), text_at(contender, "/cpu/model"));
   check("topology", text_at(base, "/topology/fingerprint"), text_at(contender, "/topology/fingerprint"));
   check("gcbench", text_at(base, "/gcbench/revision"), text_at(contender, "/gcbench/revision"));
+  return out;
+}
+
+ResultDocument merge_runs(std::span<const ResultDocument> runs) {
+  if (runs.empty()) throw UsageError("no baseline run to merge");
+  if (runs.size() == 1) return runs.front();
+  ResultDocument out = runs.front();
+  out.results.clear();
+  out.context["base_run_count"] = runs.size();
+  std::map<std::string, std::vector<const Result*>> by_id;  // a case's PASS (or first) result per run
+  std::vector<std::string> order;
+  for (const ResultDocument& run : runs) {
+    std::map<std::string, bool> seen;  // a case twice in one run: the first counts, as in compare
+    for (const Result& r : run.results) {
+      const std::string key = pair_id(r);
+      if (seen[key]) continue;
+      seen[key] = true;
+      auto [it, fresh] = by_id.try_emplace(key);
+      if (fresh) order.push_back(key);
+      it->second.push_back(&r);
+    }
+  }
+  for (const std::string& key : order) {
+    std::vector<const Result*> passed;
+    for (const Result* r : by_id.at(key))
+      if (r->status == Status::pass) passed.push_back(r);
+    if (passed.empty()) {
+      out.results.push_back(*by_id.at(key).front());
+      continue;
+    }
+    Result merged = *passed.front();
+    merged.samples.clear();
+    merged.sample_flags.clear();
+    for (const Result* r : passed) {
+      merged.samples.insert(merged.samples.end(), r->samples.begin(), r->samples.end());
+      merged.sample_flags.insert(merged.sample_flags.end(), r->sample_flags.begin(), r->sample_flags.end());
+      merged.throttled = merged.throttled || r->throttled;
+    }
+    if (merged.stats) {
+      const std::vector<double> finite = finite_samples(merged);
+      if (!finite.empty()) merged.stats = summarize(finite);
+    }
+    nlohmann::json values = nlohmann::json::object();
+    for (Metric& m : merged.metrics) {
+      std::vector<double> v;
+      for (const Result* r : passed)
+        if (const Metric* rm = r->metric(m.name); rm && rm->value && std::isfinite(*rm->value)) v.push_back(*rm->value);
+      if (v.empty()) continue;
+      m.value = percentile(v, 0.5);
+      values[m.name] = v;
+    }
+    merged.extra["base_runs"] = values;
+    out.results.push_back(std::move(merged));
+  }
   return out;
 }
 

@@ -53,6 +53,7 @@ struct Comparison {
   double noise = 0;                       // max CV of the two sides (fallback rule)
   double spread = 0;  // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
   double shift = 0;   // with the U test: |ln(median NEW sample / median BASE sample)|
+  std::vector<double> base_runs;  // the metric in each BASE run, when BASE pooled several (merge_runs)
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;
   Verdict underlying = Verdict::same;  // for SUSPECT: what the numbers alone say
@@ -66,6 +67,7 @@ struct EnvironmentDifference {
 
 struct CompareReport {
   std::vector<Comparison> comparisons;
+  size_t base_runs = 1;  // how many runs BASE pooled (merge_runs)
   std::vector<EnvironmentDifference> environment;
   bool topology_mismatch = false;  // both sides carry fingerprints and they differ
   std::vector<std::string> warnings;
@@ -100,6 +102,17 @@ double relative_change(double base, double contender);
 // The factor that turns a value in `from` into `to` (MB/s → GB/s: 1e-3), or nullopt when the
 // units are of different kinds or unknown (reports/compare_units.cpp).
 std::optional<double> unit_factor(std::string_view from, std::string_view to);
+
+// Several runs of one suite as one BASE: each case's samples pooled, its metrics the median of
+// the runs' values, and those values kept (extra.base_runs: metric name -> one value per run;
+// extra.base_run_count in the context). Cases pair across runs as compare pairs them (key +
+// params less extra.host_sized); only PASS runs of a case are pooled. With two runs or more,
+// compare_documents asks a change to clear the runs themselves: a SLOWER or FASTER contender
+// must lie beyond the baseline run furthest in that direction by more than the threshold, else
+// NOISY — whole-run shifts on a shared host move every sample of a run together, which no
+// statistic of one run's samples can tell from a change, but the spread of several runs' medians
+// shows. One run is returned unchanged. Throws gcb::UsageError on an empty list.
+ResultDocument merge_runs(std::span<const ResultDocument> runs);
 
 // Pairs and judges. NEW's value is scaled into BASE's unit; units that cannot be converted give
 // SKIPPED, as does a relative change that overflows. With one sample per side there is no noise

@@ -67,6 +67,9 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
   const std::string verdict_line = fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n", headline(r),
                                                compare_summary(r), 100 * o.threshold, o.alpha);
   std::string out = verdict_line;
+  if (r.base_runs > 1)
+    out += fmt::format("BASE pools {} runs: a change must also clear their slowest (or fastest) run by the threshold\n",
+                       r.base_runs);
   if (!r.environment.empty()) {
     out += "environment differences (BASE -> NEW):\n";
     for (const auto& d : r.environment)
@@ -101,6 +104,10 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
       "## gcbench compare: {}\n\n{}. Threshold {:g}%, alpha {:g} (Holm-corrected U test "
       "on >= {} samples per side, else 3 x noise; NOISY: too noisy to judge a change of the threshold's size).\n\n",
       headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
+  if (r.base_runs > 1)
+    head += fmt::format("BASE pools {} runs: a change must also clear their slowest (or fastest) run by the "
+                        "threshold.\n\n",
+                        r.base_runs);
   for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
     head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";

@@ -37,7 +37,8 @@ double parse_threshold(const std::string& text) {
 namespace {
 
 struct CompareCli {
-  std::string base, contender, threshold = "5%", md, junit;
+  std::vector<std::string> files;  // BASE... NEW
+  std::string threshold = "5%", md, junit;
   CompareOptions options;
   bool quiet = false;
 };
@@ -62,11 +63,15 @@ ResultDocument load(const std::string& path) {
 void add_compare_command(CLI::App& root, std::function<int()>& run) {
   auto* app = root.add_subcommand(
       "compare",
-      "Compare two result documents: per case SAME/FASTER/SLOWER/NOISY/AMBIGUOUS/SUSPECT; exit 1 on a regression, "
-      "4 when nothing regressed but a case was too noisy to judge");
+      "Compare result documents, BASE (one run, or several runs pooled) against NEW: per case "
+      "SAME/FASTER/SLOWER/NOISY/AMBIGUOUS/SUSPECT; exit 1 on a regression, 4 when nothing regressed but a case was "
+      "too noisy to judge");
   auto o = std::make_shared<CompareCli>();
-  app->add_option("BASE", o->base, "Baseline result document (JSON or JSONL)")->required();
-  app->add_option("NEW", o->contender, "Contender result document (JSON or JSONL)")->required();
+  app->add_option("DOCUMENTS", o->files,
+                  "BASE [BASE ...] NEW: baseline result documents (JSON or JSONL; several runs of one suite are pooled, and a change must "
+                  "then also clear their slowest or fastest run by the threshold), then the contender's")
+      ->required()
+      ->expected(2, -1);
   app->add_option("--threshold", o->threshold, "Smallest relative change that counts (5% or 0.05)")
       ->capture_default_str();
   app->add_option("--alpha", o->options.alpha, "Family-wise significance level of the Holm-corrected U tests")
@@ -83,10 +88,14 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
   app->add_flag("-q,--quiet", o->quiet, "Print only the verdict line, the environment differences and warnings");
   run = [o] {
     o->options.threshold = parse_threshold(o->threshold);
-    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, {{"BASE", o->base}, {"NEW", o->contender}});
-    const ResultDocument base = load(o->base);
-    const ResultDocument contender = load(o->contender);
-    const CompareReport report = compare_documents(base, contender, o->options);
+    std::vector<NamedPath> inputs;
+    for (size_t i = 0; i + 1 < o->files.size(); ++i) inputs.emplace_back("BASE", o->files[i]);
+    inputs.emplace_back("NEW", o->files.back());
+    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, inputs);
+    std::vector<ResultDocument> runs;
+    for (size_t i = 0; i + 1 < o->files.size(); ++i) runs.push_back(load(o->files[i]));
+    const ResultDocument contender = load(o->files.back());
+    const CompareReport report = compare_documents(merge_runs(runs), contender, o->options);
     fmt::print("{}", render_compare_console(report, o->options, !o->quiet));
     if (!o->md.empty()) outputs.write(o->md, render_compare_markdown(report, o->options));
     if (!o->junit.empty()) outputs.write(o->junit, render_compare_junit(report));

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # A benchmark of the CI gate itself (`gcbench run --suite quick` + `gcbench compare`), on the
 # machine it runs on: does it stay quiet when nothing changed, and does it fail when something
-# did? Three scenarios:
-#   (a) --pairs N pairs of consecutive quick runs of the same binary: compare must exit 0 or 4
-#       (NOISY: too noisy to judge), never 1 (REGRESSION).
-#   (b) the same base against a NEW run given half the CPUs (a cgroup v1 `cpu` quota of
+# did? The baseline is --base-runs K quick runs (as a CI job keeps K runs of the main branch;
+# compare pools them and asks a change to clear their slowest run), then three scenarios:
+#   (a) --pairs N further quick runs of the same binary, each compared with the baseline:
+#       compare must exit 0 or 4 (NOISY: too noisy to judge), never 1 (REGRESSION).
+#   (b) the same baseline against a NEW run given half the CPUs (a cgroup v1 `cpu` quota of
 #       ncpu/2 CPUs): compare must exit 1 and name the families that slowed.
 #   (c) a real code slowdown: a build with -DGCB_GATE_SLOW_TRIAD=ON (the host STREAM triad does
-#       30 % more work, kernels/host_mem.cpp), `--families mem` against the same family of the
-#       normal build: compare must exit 1 naming mem/host/triad.
+#       30 % more work, kernels/host_mem.cpp), `--families mem` against K runs of the same family
+#       of the normal build: compare must exit 1 naming mem/host/triad.
 # Prints one line per run and a table last; writes every document and compare log to --out.
 #
-#   scripts/ci/gate-bench.sh [--pairs N] [--out DIR] [--gcbench BIN] [--skip-build]
+#   scripts/ci/gate-bench.sh [--pairs N] [--base-runs K] [--out DIR] [--gcbench BIN] [--skip-build]
 #
 # --gcbench: the binary under test (default build/bench/gcbench). The slowed build goes to
 # build-gate-slow/ (ccache used when installed); --skip-build reuses it. (b) needs root and the
@@ -21,12 +22,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 pairs=5
+base_runs=3
 out=gate-bench-out
 gcbench=build/bench/gcbench
 skip_build=0
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
+    --base-runs) base_runs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --gcbench) gcbench=$2; shift 2 ;;
     --skip-build) skip_build=1; shift ;;
@@ -47,9 +50,10 @@ quick() {  # quick BIN JSON [extra args...]: one quick run, its seconds on stdou
   "$bin" run --suite quick -q --json "$json" "$@" >"${json%.json}.log" 2>&1
   echo $((SECONDS - start))
 }
-judge() {  # judge NAME BASE NEW EXPECT: compare, one table row; EXPECT is "0|4" or "1"
-  local name=$1 base=$2 new=$3 expect=$4
-  "$gcbench" compare "$base" "$new" >"$out/$name.compare.txt" 2>&1
+judge() {  # judge NAME EXPECT BASE... NEW: compare, one table row; EXPECT is "0|4" or "1"
+  local name=$1 expect=$2
+  shift 2
+  "$gcbench" compare "$@" >"$out/$name.compare.txt" 2>&1
   local rc=$?
   local line slower
   line=$(grep -m1 '^compare: ' "$out/$name.compare.txt" | sed 's/^compare: //')
@@ -61,13 +65,19 @@ judge() {  # judge NAME BASE NEW EXPECT: compare, one table row; EXPECT is "0|4"
   echo "gate-bench: $name: compare exit $rc (expected $expect); slowed families: ${slower:--}"
 }
 
-echo "gate-bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), binary $gcbench, $pairs pairs"
-# (a) consecutive runs of one binary.
+echo "gate-bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), binary $gcbench, $base_runs baseline runs," \
+  "$pairs further runs"
+bases=()
+for ((k = 1; k <= base_runs; ++k)); do
+  s1=$(quick "$gcbench" "$out/base$k.json")
+  echo "gate-bench: baseline run $k: $s1 s"
+  bases+=("$out/base$k.json")
+done
+# (a) further runs of the same binary.
 for ((i = 1; i <= pairs; ++i)); do
-  s1=$(quick "$gcbench" "$out/a$i-base.json")
   s2=$(quick "$gcbench" "$out/a$i-new.json")
-  echo "gate-bench: pair $i: quick runs of $s1 s and $s2 s"
-  judge "a$i" "$out/a$i-base.json" "$out/a$i-new.json" "0|4"
+  echo "gate-bench: run $i: $s2 s"
+  judge "a$i" "0|4" "${bases[@]}" "$out/a$i-new.json"
 done
 
 # (b) NEW on half the CPUs.
@@ -80,7 +90,7 @@ if [[ $(id -u) -eq 0 && -d /sys/fs/cgroup/cpu ]] && mkdir "$cg" 2>/dev/null; the
     >"$out/b-new.log" 2>&1; echo $?)
   echo "gate-bench: half-CPU run exit $s"
   rmdir "$cg" 2>/dev/null
-  judge "b-halfcpu" "$out/a1-base.json" "$out/b-new.json" "1"
+  judge "b-halfcpu" "1" "${bases[@]}" "$out/b-new.json"
 else
   rows+=("$(printf '%-10s %-6s %-5s %-6s %-22s %s' b-halfcpu 1 - SKIP - 'needs root and the cgroup v1 cpu controller')")
 fi
@@ -97,10 +107,14 @@ if ((!skip_build)); then
     cmake --build "$slow" -j "$(nproc)" --target gcbench >"$out/slow-build.log" 2>&1 ||
     { echo "gate-bench: the slowed build failed (see $out/slow-*.log)" >&2; exit 1; }
 fi
-s1=$(quick "$gcbench" "$out/c-base.json" --families mem)
+cbases=()
+for ((k = 1; k <= base_runs; ++k)); do
+  s1=$(quick "$gcbench" "$out/c-base$k.json" --families mem)
+  cbases+=("$out/c-base$k.json")
+done
 s2=$(quick "$slow/bench/gcbench" "$out/c-new.json" --families mem)
-echo "gate-bench: mem-only runs of $s1 s (normal) and $s2 s (slowed triad)"
-judge "c-triad" "$out/c-base.json" "$out/c-new.json" "1"
+echo "gate-bench: mem-only runs: $base_runs normal (the last $s1 s), one slowed triad ($s2 s)"
+judge "c-triad" "1" "${cbases[@]}" "$out/c-new.json"
 if ! grep -qE '^SLOWER +mem/host/triad ' "$out/c-triad.compare.txt"; then
   echo "gate-bench: (c) did not name mem/host/triad SLOWER" >&2
   ok=0

@@ -2,11 +2,14 @@
 # CI performance gate: runs the quick suite, compares it with the baseline of this machine's
 # GPU SKU and writes a Markdown summary (PR comment / job summary) and JUnit XML.
 #
-#   scripts/ci/perf-regress.sh [--out DIR] [--threshold X] [--alpha A] [--strict-noisy] [BASE.json]
+#   scripts/ci/perf-regress.sh [--out DIR] [--threshold X] [--alpha A] [--strict-noisy] [BASE.json ...]
 #                              [-- RUN_FLAGS...]
 #
+# Several BASE documents are several runs of the baseline, pooled by compare: a change must then
+# also clear their slowest (or fastest) run, which keeps a shared runner's whole-run shifts from
+# reading as regressions (3 runs recommended; docs/readme-compare.md).
 # Paths are the caller's: BASE and --out are taken relative to the folder the script is called
-# from, never the repository. BASE defaults to reports/baselines/<sku>/quick.json in the
+# from, never the repository. BASE defaults to every reports/baselines/<sku>/quick*.json in the
 # repository, where <sku> is the first GPU's name from nvidia-smi ("NVIDIA H100 80GB HBM3" ->
 # nvidia-h100-80gb-hbm3), or "cpu-<CPU model>" on a machine without a GPU (never the host name,
 # so every runner of one kind shares a baseline). Flags after `--` go to `gcbench run` (e.g.
@@ -23,7 +26,7 @@ out=${OUT_DIR:-perf-out}
 threshold=${THRESHOLD:-5%}
 alpha=${ALPHA:-0.05}
 strict_noisy=0
-base=""
+bases=()
 run_flags=()
 while (($#)); do
   case $1 in
@@ -34,8 +37,7 @@ while (($#)); do
     --) shift; run_flags=("$@"); break ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "perf-regress: unknown flag $1 (see --help)" >&2; exit 2 ;;
-    *) [[ -z $base ]] || { echo "perf-regress: one BASE only (got '$base' and '$1')" >&2; exit 2; }
-       base=$1; shift ;;
+    *) bases+=("$1"); shift ;;
   esac
 done
 
@@ -56,15 +58,23 @@ sku() {
 }
 
 machine=$(sku)
-base=${base:-$repo/reports/baselines/$machine/quick.json}
-if [[ ! -f "$base" ]]; then
-  echo "perf-regress: no baseline '$base' for '$machine'; make one on this runner with:" >&2
-  echo "  $gcbench run --suite quick --json $base" >&2
-  exit 2
+if ((${#bases[@]} == 0)); then
+  shopt -s nullglob
+  bases=("$repo/reports/baselines/$machine"/quick*.json)
+  shopt -u nullglob
+  if ((${#bases[@]} == 0)); then
+    echo "perf-regress: no baseline reports/baselines/$machine/quick*.json for '$machine'; make three on this runner" \
+      "with:" >&2
+    echo "  for k in 1 2 3; do $gcbench run --suite quick --json $repo/reports/baselines/$machine/quick-\$k.json; done" >&2
+    exit 2
+  fi
 fi
+for b in "${bases[@]}"; do
+  [[ -f "$b" ]] || { echo "perf-regress: no baseline '$b'" >&2; exit 2; }
+done
 mkdir -p "$out" || { echo "perf-regress: cannot create '$out'" >&2; exit 2; }
 
-echo "perf-regress: machine $machine, baseline $base, output $out"
+echo "perf-regress: machine $machine, baseline ${bases[*]} (${#bases[@]} run(s)), output $out"
 "$gcbench" run --suite quick --json "$out/new.json" "${run_flags[@]}"
 run_rc=$?
 # 1 = a case FAILED verification: compare still runs and reports it as FAILED (exit 1).
@@ -73,7 +83,7 @@ if [[ $run_rc -ne 0 && $run_rc -ne 1 ]] || [[ ! -f "$out/new.json" ]]; then
   exit "$run_rc"
 fi
 
-"$gcbench" compare "$base" "$out/new.json" --threshold "$threshold" --alpha "$alpha" \
+"$gcbench" compare "${bases[@]}" "$out/new.json" --threshold "$threshold" --alpha "$alpha" \
   --md "$out/summary.md" --junit "$out/junit.xml"
 rc=$?
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -f "$out/summary.md" ]]; then

@@ -243,6 +243,63 @@ TEST(Compare, SpreadDecidesNoisyRobustly) {
   EXPECT_NE(w.reason.find("too noisy to judge a change of 5.00%"), std::string::npos) << w.reason;
 }
 
+// Several BASE runs (merge_runs): samples pooled, the metric the median of the runs' values, each
+// run's value kept; a case missing or failed in one run is pooled from the others.
+TEST(CompareRuns, MergePoolsSamplesAndKeepsEachRunsValue) {
+  ResultDocument r1, r2, r3;
+  r1.results.push_back(make("x/a", 100, {1.0, 1.0, 1.0}));
+  r2.results.push_back(make("x/a", 80, {1.25, 1.25}));
+  r3.results.push_back(make("x/a", 90, {1.1}));
+  r1.results.push_back(make("x/only1", 5, {2.0}));
+  r3.results.push_back(make("x/only1", 7, {2.0}));
+  r3.results.back().status = Status::error;  // not pooled
+  const std::vector<ResultDocument> runs = {r1, r2, r3};
+  const ResultDocument m = merge_runs(runs);
+  EXPECT_EQ(m.context.value("base_run_count", 0), 3);
+  ASSERT_EQ(m.results.size(), 2u);
+  const Result& a = m.results[0];
+  EXPECT_EQ(a.samples.size(), 6u);
+  ASSERT_TRUE(a.metrics[0].value);
+  EXPECT_DOUBLE_EQ(*a.metrics[0].value, 90);  // median of 100, 80, 90
+  EXPECT_EQ(a.extra.at("base_runs").at("m"), nlohmann::json({100.0, 80.0, 90.0}));
+  ASSERT_TRUE(a.stats);
+  EXPECT_EQ(a.stats->count, 6u);
+  const Result& only = m.results[1];
+  EXPECT_EQ(only.extra.at("base_runs").at("m"), nlohmann::json({5.0}));
+  EXPECT_THROW(merge_runs(std::vector<ResultDocument>{}), UsageError);
+  EXPECT_EQ(merge_runs(std::vector<ResultDocument>{r1}).results.size(), 2u);  // one run: unchanged
+}
+
+// With several BASE runs, SLOWER must clear the slowest run by the threshold. Five runs, four
+// alike and one 30 % slower (a whole-run shift): the pooled samples are tight (the MAD ignores one
+// run in five), so a NEW run as slow as that one is significant and beyond 3 x spread — but it
+// is no slower than a baseline run already was: NOISY. Twice as slow clears every run: SLOWER.
+TEST(CompareRuns, ASlowdownMustClearTheSlowestBaselineRun) {
+  auto run = [](double scale) {
+    ResultDocument d;
+    std::vector<double> s = {1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00};
+    for (double& x : s) x *= scale;
+    d.results.push_back(make("x/a", 100 / scale, s));
+    return d;
+  };
+  const std::vector<ResultDocument> runs = {run(1.0), run(1.0), run(1.01), run(0.99), run(1.3)};
+  const ResultDocument base = merge_runs(runs);
+  const CompareReport shifted = compare_documents(base, run(1.32), {});
+  ASSERT_EQ(shifted.comparisons.size(), 1u);
+  const Comparison& c = shifted.comparisons[0];
+  EXPECT_EQ(shifted.base_runs, 5u);
+  EXPECT_EQ(c.base_runs.size(), 5u);
+  EXPECT_EQ(c.verdict, Verdict::noisy) << c.reason;
+  EXPECT_NE(c.reason.find("slowest run"), std::string::npos) << c.reason;
+  // The same NEW against the first run alone: a regression, as before.
+  EXPECT_EQ(compare_documents(runs[0], run(1.32), {}).comparisons[0].verdict, Verdict::slower);
+  const Comparison slow = compare_documents(base, run(2.0), {}).comparisons[0];
+  EXPECT_EQ(slow.verdict, Verdict::slower) << slow.reason;
+  // FASTER likewise must clear the fastest run; lower-is-better metrics read the other way.
+  EXPECT_EQ(compare_documents(base, run(0.5), {}).comparisons[0].verdict, Verdict::faster);
+  EXPECT_NE(render_compare_console(shifted, {}).find("BASE pools 5 runs"), std::string::npos);
+}
+
 // Params the measuring host chose itself (extra.host_sized) do not split a case: another runner's
 // array size from its own cache still pairs; a size the user chose does not.
 TEST(Compare, HostSizedParamsPairAcrossRunners) {

@@ -2,7 +2,7 @@
 # scripts/ci/perf-regress.sh from a folder outside the repository: a relative BASE and --out are
 # the caller's, flags after `--` reach `gcbench run`, nothing is written into the source tree,
 # and compare's verdict decides the exit code (an unchanged run passes; a baseline with a faked
-# 100x faster gemm is a regression).
+# 100x faster gemm is a regression, also as two baseline runs pooled).
 #   perf_regress.sh REPO GCBENCH
 set -euo pipefail
 repo=$1
@@ -37,11 +37,12 @@ for r in d["results"]:
 json.dump(d, open(sys.argv[2], "w"))
 PY
 set +e
-GCBENCH=$gcbench "$repo/scripts/ci/perf-regress.sh" --out out2 fast.json -- \
+GCBENCH=$gcbench "$repo/scripts/ci/perf-regress.sh" --out out2 fast.json fast.json -- \
   --families gemm --device cpu -q --max-time 0.2 >log2.txt 2>&1
 rc=$?
 set -e
 [[ $rc -eq 1 ]] || { cat log2.txt; fail "a 100x slowdown exited $rc, not 1"; }
 grep -q 'SLOWER' log2.txt || fail "no SLOWER row"
+grep -q 'BASE pools 2 runs' log2.txt || fail "two BASE documents were not pooled"
 [[ "$(git -C "$repo" status --porcelain | sort)" == "$before" ]] || fail "the source tree changed"
 echo "perf_regress: ok"

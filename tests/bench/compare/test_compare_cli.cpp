@@ -65,6 +65,13 @@ TEST_F(CompareCli, ExitCodesOnFixturePairs) {
   EXPECT_NE(noise.out.find("NOISY     mem/host/copy"), std::string::npos) << noise.out;
   EXPECT_EQ(noise.out.find("SLOWER "), std::string::npos) << noise.out;
 
+  // Several BASE runs: the last document is NEW; BASE pools the others and says so.
+  const CliRun pooled = gcbench("compare " + kFix + "base.json " + pair("new_identical.json", "new_identical.json"));
+  EXPECT_EQ(pooled.code, 0) << pooled.out << pooled.err;
+  EXPECT_NE(pooled.out.find("BASE pools 2 runs"), std::string::npos) << pooled.out;
+  const CliRun pooled_slow = gcbench("compare " + kFix + "base.json " + pair("new_identical.json", "new_regression.json"));
+  EXPECT_EQ(pooled_slow.code, 1) << pooled_slow.out << pooled_slow.err;
+
   const CliRun throttled = gcbench("compare " + pair("base.json", "new_throttled.json"));
   EXPECT_EQ(throttled.code, 0) << throttled.out;
   EXPECT_NE(throttled.out.find("SUSPECT"), std::string::npos);
