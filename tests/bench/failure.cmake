@@ -50,6 +50,9 @@ if(GCB_HAVE_GLOO)
   add_test(NAME env_interrupted_sigTERM
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> env TERM ${PROJECT_SOURCE_DIR})
   set_tests_properties(env_interrupted_sigTERM PROPERTIES LABELS "bench;envlaunch;interrupt" TIMEOUT 120)
+  add_test(NAME env_interrupted_group_sigINT
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> envgroup INT ${PROJECT_SOURCE_DIR})
+  set_tests_properties(env_interrupted_group_sigINT PROPERTIES LABELS "bench;envlaunch;interrupt" TIMEOUT 120)
 endif()
 
 if(GCB_HAVE_MPI AND MPIEXEC_EXECUTABLE)

@@ -8,6 +8,9 @@
 #   MODE mpi      2 MPI processes under MPIEXEC; every rank gets the signal, as scancel does
 #   MODE env      2 processes started by scripts/envrun.sh (SRC's, torchrun-style variables, no
 #                 MPI; --backend gloo); the signal goes to the launcher, which passes it on
+#   MODE envgroup as env, but the launcher leads its own process group and the signal goes to the
+#                 whole group, as a terminal's Ctrl-C does: every rank gets it from the terminal
+#                 and again from the launcher, one stop delivered twice
 #   MODE train    train --dp 2 on 2 rank threads with far more steps than the test waits for:
 #                 the signal after 2 s must stop it between steps (a layout stopped so is not
 #                 reported; --json valid, context.interrupted names the layout and step)
@@ -52,6 +55,9 @@ elif [ "$mode" = mpi ]; then
 elif [ "$mode" = env ]; then
   # shellcheck disable=SC2086
   GCBENCH="$dir/gcbench" "$mpiexec/scripts/envrun.sh" -n 2 -- $args --backend gloo > "$dir/out" 2>&1 &
+elif [ "$mode" = envgroup ]; then
+  # shellcheck disable=SC2086
+  GCBENCH="$dir/gcbench" setsid "$mpiexec/scripts/envrun.sh" -n 2 -- $args --backend gloo > "$dir/out" 2>&1 &
 elif [ "$mode" = timeout ]; then
   # shellcheck disable=SC2086
   timeout --preserve-status -s "$sig" 600 "$dir/wrap.sh" "$gcbench" $args --backend threads --ranks 2 \
@@ -72,6 +78,8 @@ fi
 pids=$(cat "$dir"/pid.*)
 if [ "$mode" = env ]; then
   kill -"$sig" "$job"
+elif [ "$mode" = envgroup ]; then
+  env kill -s "$sig" -- "-$job"  # the launcher's process group, as a terminal's Ctrl-C (procps kill: dash's takes no group)
 elif [ "$mode" = timeout ]; then
   kill -ALRM "$job"  # timeout(1)'s timer: it signals the command, then its process group
 elif [ "$mode" = copy ]; then
