@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <array>
+#include <set>
 #include <fmt/ranges.h>
 
 #include "reports/escape.hpp"
@@ -178,11 +180,44 @@ std::string status_summary(const std::vector<Result>& results) {
   return fmt::format("{} passed, {} failed, {} waived, {} errors", pass, fail, waived, error);
 }
 
-std::string render_csv(const ResultDocument& doc) {
-  std::string out =
-      "key,params,status,reason,metric,value,unit,higher_is_better,percent_of_peak,median_s,min_s,p95_s,cv,samples,"
-      "throttled\n";
+namespace {
+
+// The fixed columns of render_csv, around the parameter columns.
+constexpr std::array<std::string_view, 14> kCsvColumns = {
+    "status", "reason", "median_s", "min_s", "p95_s", "cv", "samples", "throttled",
+    "metric", "value",  "unit",     "higher_is_better", "percent_of_peak", "key"};
+
+std::string csv_param_text(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  return csv_field(v.dump());  // numbers, booleans; arrays and objects as compact JSON
+}
+
+}  // namespace
+
+std::vector<std::string> csv_param_columns(const std::vector<Result>& results) {
+  std::set<std::string> names;
+  for (const auto& r : results)
+    if (r.params.is_object())
+      for (const auto& [name, value] : r.params.items()) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+std::string render_csv(const ResultDocument& doc, const std::vector<std::string>& param_columns) {
+  const std::vector<std::string> params = param_columns.empty() ? csv_param_columns(doc.results) : param_columns;
+  std::string out = "key";
+  for (const auto& name : params) {
+    const bool taken = std::find(kCsvColumns.begin(), kCsvColumns.end(), name) != kCsvColumns.end();
+    out += ',';
+    out += csv_field(taken ? std::string("param_").append(name) : name);
+  }
+  out += ",status,reason,metric,value,unit,higher_is_better,percent_of_peak,median_s,min_s,p95_s,cv,samples,throttled\n";
   for (const auto& r : doc.results) {
+    std::string head = csv_field(r.key);
+    for (const auto& name : params) {
+      head += ',';
+      if (r.params.is_object() && r.params.contains(name)) head += csv_param_text(r.params.at(name));
+    }
     auto row = [&](const Metric* m) {
       auto num = [](std::optional<double> v) {
         return v && std::isfinite(*v) ? fmt::format("{:.9g}", *v) : std::string();
@@ -194,11 +229,11 @@ std::string render_csv(const ResultDocument& doc) {
         p95 = r.stats->p95;
         cv = r.stats->cv;
       }
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.key), csv_field(r.params.dump()),
-                         status_name(r.status), csv_field(r.reason), m ? csv_field(m->name) : "",
-                         m ? num(m->value) : "", m ? csv_field(m->unit) : "",
-                         m ? (m->higher_is_better ? "true" : "false") : "", m ? num(m->percent_of_peak()) : "",
-                         num(median), num(min), num(p95), num(cv), r.samples.size(), r.throttled ? "true" : "false");
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", head, status_name(r.status),
+                         csv_field(r.reason), m ? csv_field(m->name) : "", m ? num(m->value) : "",
+                         m ? csv_field(m->unit) : "", m ? (m->higher_is_better ? "true" : "false") : "",
+                         m ? num(m->percent_of_peak()) : "", num(median), num(min), num(p95), num(cv),
+                         r.samples.size(), r.throttled ? "true" : "false");
     };
     if (r.metrics.empty()) row(nullptr);
     for (const auto& m : r.metrics) row(&m);

@@ -33,6 +33,13 @@ std::string render_console(const std::vector<Result>& results);
 // Counts per status, e.g. "12 passed, 0 failed, 3 waived, 0 errors".
 std::string status_summary(const std::vector<Result>& results);
 
-std::string render_csv(const ResultDocument& doc);
+// CSV, one row per result × metric: `key`, then one column per parameter (the union of the
+// results' param names, sorted; a name that is also a fixed column gets a `param_` prefix; empty
+// where a result lacks it; strings as they are, numbers and booleans as JSON, arrays and objects
+// as compact JSON), then status, reason, metric, value, unit, higher_is_better, percent_of_peak,
+// median_s, min_s, p95_s, cv, samples, throttled. `param_columns`: these columns instead of the
+// document's own union (one header over several documents).
+std::vector<std::string> csv_param_columns(const std::vector<Result>& results);
+std::string render_csv(const ResultDocument& doc, const std::vector<std::string>& param_columns = {});
 
 }  // namespace gcb

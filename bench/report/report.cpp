@@ -16,11 +16,14 @@ namespace gcb::bench {
 
 namespace {
 
-// One CSV for all runs: render_csv's rows with the run's label in front.
+// One CSV for all runs: render_csv's rows with the run's label in front, under one header.
 std::string combined_csv(const std::vector<report::Run>& runs) {
+  std::vector<Result> all;  // one set of parameter columns over every run
+  for (const auto& run : runs) all.insert(all.end(), run.doc.results.begin(), run.doc.results.end());
+  const std::vector<std::string> columns = csv_param_columns(all);
   std::string out;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string csv = render_csv(runs[i].doc);
+    const std::string csv = render_csv(runs[i].doc, columns);
     size_t pos = 0;
     bool header = true;
     while (pos < csv.size()) {

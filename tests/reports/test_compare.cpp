@@ -438,7 +438,7 @@ TEST(Export, BencherMetricFormatAndCsv) {
   EXPECT_TRUE(chase.contains("launch_latency"));
   EXPECT_EQ(parse_export_format("csv"), ExportFormat::csv);
   EXPECT_THROW(parse_export_format("xml"), UsageError);
-  EXPECT_EQ(export_text(doc, ExportFormat::csv).rfind("key,params,status", 0), 0u);
+  EXPECT_EQ(export_text(doc, ExportFormat::csv).rfind("key,", 0), 0u);
 }
 
 // One result with one metric and `samples` (seconds per launch) around 1 ms.

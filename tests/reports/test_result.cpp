@@ -251,6 +251,26 @@ TEST(Render, CsvAndConsoleCarryStatusAndUnits) {
   EXPECT_EQ(status_summary(doc.results), "1 passed, 0 failed, 1 waived, 0 errors");
 }
 
+// One CSV column per parameter (the union, sorted by name), empty where a result lacks it; a parameter
+// named like a fixed column gets a prefix; strings bare, numbers as JSON; one header for several
+// documents when the columns are given.
+TEST(Render, CsvHasOneColumnPerParameter) {
+  Result a = sample_result("coll/all_reduce", 10);
+  a.params = {{"bytes", 1024}, {"op", "all_reduce"}, {"status", "x"}, {"inplace", false}};
+  Result b = sample_result("mem/host/triad", 12.5);
+  b.params = {{"dtype", "fp32"}, {"sizes", {1, 2}}};
+  const ResultDocument doc{{}, {a, b}};
+  const std::string csv = render_csv(doc);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header,
+            "key,bytes,dtype,inplace,op,sizes,param_status,status,reason,metric,value,unit,higher_is_better,"
+            "percent_of_peak,median_s,min_s,p95_s,cv,samples,throttled");
+  EXPECT_NE(csv.find("\ncoll/all_reduce,1024,,false,all_reduce,,x,PASS,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nmem/host/triad,,fp32,,,\"[1,2]\",,PASS,"), std::string::npos) << csv;
+  const std::vector<std::string> columns = {"bytes", "extra"};
+  EXPECT_EQ(render_csv(doc, columns).rfind("key,bytes,extra,status,", 0), 0u);
+}
+
 TEST(Specs, LooksUpSkusByCudaDeviceName) {
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 80GB HBM3")->sku, "H100 SXM5 80GB");
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 PCIe")->sku, "H100 PCIe 80GB");
