@@ -133,6 +133,11 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
 inline constexpr size_t kMarkdownCommentLimit = 60000;
 std::string render_compare_markdown(const CompareReport& r, const CompareOptions& o,
                                     size_t max_bytes = kMarkdownCommentLimit);
+// One self-contained HTML page (inline CSS, no script): the verdict first, environment
+// differences and warnings, the changed rows by severity, then SAME rows and rows with nothing to
+// compare (WAIVED, ERROR, NEW, MISSING) folded in <details>.
+std::string render_compare_html(const CompareReport& r, const CompareOptions& o,
+                                const std::string& title = "gcbench compare");
 // JUnit XML: one testcase per comparison; SLOWER and FAILED are failures, SKIPPED/NEW/MISSING
 // are skipped.
 std::string render_compare_junit(const CompareReport& r);

@@ -1,5 +1,6 @@
 // Renderers of a compare report: console table, Markdown for PR comments (size-budgeted, GitHub
-// caps a comment at 65,536 characters — GitHub's comment limit) and JUnit XML.
+// caps a comment at 65,536 characters — GitHub's comment limit), a self-contained HTML page and
+// JUnit XML.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -178,6 +179,94 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
         "JUnit report._\n",
         candidates - kept);
   return head + body + tail;
+}
+
+namespace {
+
+const char* kCompareCss = R"(
+body { font-family: Helvetica, Arial, sans-serif; margin: 24px; color: #222; max-width: 1400px; }
+h1 { font-size: 20px; margin: 0 0 4px 0; }
+.verdict { font-size: 16px; padding: 8px 12px; border-radius: 4px; margin: 8px 0 12px 0; display: inline-block; }
+.verdict.bad { background: #fde2e1; border: 1px solid #d93025; }
+.verdict.noisy { background: #fef7e0; border: 1px solid #f9ab00; }
+.verdict.ok { background: #e6f4ea; border: 1px solid #1e8e3e; }
+table { border-collapse: collapse; margin: 8px 0 16px 0; font-size: 12px; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.why { color: #555; max-width: 520px; }
+tr.SLOWER td, tr.FAILED td { background: #fde2e1; }
+tr.FASTER td { background: #e6f4ea; }
+tr.NOISY td, tr.AMBIGUOUS td, tr.SUSPECT td { background: #fef7e0; }
+details { margin: 4px 0 8px 0; }
+summary { cursor: pointer; font-weight: bold; }
+.warn { background: #fef7e0; border-left: 4px solid #f9ab00; padding: 4px 8px; margin: 4px 0; }
+.note { color: #555; font-size: 13px; }
+)";
+
+std::string html_rows(const std::vector<const Comparison*>& rows) {
+  std::string out =
+      "<table>\n<tr><th>verdict</th><th>case</th><th>params</th><th>metric</th><th>BASE</th><th>NEW</th><th>unit</th>"
+      "<th>change</th><th>p (Holm)</th><th>n</th><th>why</th></tr>\n";
+  for (const Comparison* c : rows)
+    out += fmt::format(
+        "<tr class=\"{0}\"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td class=\"num\">{4}</td>"
+        "<td class=\"num\">{5}</td><td>{6}</td><td class=\"num\">{7}</td><td class=\"num\">{8}</td>"
+        "<td class=\"num\">{9}</td><td class=\"why\">{10}</td></tr>\n",
+        verdict_name(c->verdict), xml_escape(c->key), xml_escape(params_summary(c->params)), xml_escape(c->metric),
+        value_text(c->base), value_text(c->contender), xml_escape(c->unit), change_text(*c), p_text(*c), n_text(*c),
+        c->verdict == Verdict::same ? "" : xml_escape(c->reason));
+  return out + "</table>\n";
+}
+
+}  // namespace
+
+std::string render_compare_html(const CompareReport& r, const CompareOptions& o, const std::string& title) {
+  const char* tone = r.regressed() ? "bad" : r.count(Verdict::noisy) > 0 ? "noisy" : "ok";
+  std::string body = fmt::format("<h1>{}</h1>\n<div class=\"verdict {}\"><b>{}</b> &mdash; {}</div>\n",
+                                 xml_escape(title), tone, xml_escape(headline(r)), xml_escape(compare_summary(r)));
+  body += fmt::format(
+      "<p class=\"note\">Threshold {:g} %, alpha {:g} (Holm-corrected U test on &ge; {} samples per side, else 3 "
+      "&times; noise; NOISY: too noisy to judge a change of the threshold's size){}.</p>\n",
+      100 * o.threshold, o.alpha, o.min_utest_samples,
+      r.base_runs > 1 ? fmt::format("; BASE pools {} runs: a change must also clear their slowest (or fastest) run",
+                                    r.base_runs)
+                      : "");
+  for (const auto& w : r.warnings) body += fmt::format("<div class=\"warn\">{}</div>\n", xml_escape(w));
+  if (!r.environment.empty()) {
+    body += "<h2>Environment differences</h2>\n<table>\n<tr><th>field</th><th>BASE</th><th>NEW</th></tr>\n";
+    for (const auto& d : r.environment)
+      body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(d.field),
+                          xml_escape(d.base.empty() ? "(absent)" : d.base),
+                          xml_escape(d.contender.empty() ? "(absent)" : d.contender));
+    body += "</table>\n";
+  }
+  // What changed first, most urgent first; then, folded: SAME rows and the ones with nothing to
+  // compare (a side WAIVED, ERROR or absent).
+  std::vector<const Comparison*> changed, same, nothing;
+  for (const auto& c : r.comparisons) {
+    if (c.verdict == Verdict::same)
+      same.push_back(&c);
+    else if (c.verdict == Verdict::skipped || c.verdict == Verdict::added || c.verdict == Verdict::missing)
+      nothing.push_back(&c);
+    else
+      changed.push_back(&c);
+  }
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const Comparison* a, const Comparison* b) { return severity(a->verdict) < severity(b->verdict); });
+  body += fmt::format("<h2>Changed ({})</h2>\n", changed.size());
+  body += changed.empty() ? "<p>No case changed beyond the threshold.</p>\n" : html_rows(changed);
+  if (!same.empty())
+    body += fmt::format("<details{}><summary>SAME ({})</summary>\n{}</details>\n", o.all_rows ? " open" : "",
+                        same.size(), html_rows(same));
+  if (!nothing.empty())
+    body += fmt::format(
+        "<details><summary>Nothing to compare: a side WAIVED, ERROR or absent ({})</summary>\n{}</details>\n",
+        nothing.size(), html_rows(nothing));
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>{}</style>\n"
+      "</head>\n<body>\n{}</body>\n</html>\n",
+      xml_escape(title), kCompareCss, body);
 }
 
 std::string render_compare_junit(const CompareReport& r) {

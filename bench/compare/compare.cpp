@@ -38,7 +38,7 @@ namespace {
 
 struct CompareCli {
   std::vector<std::string> files;  // BASE... NEW
-  std::string threshold = "5%", md, junit;
+  std::string threshold = "5%", md, junit, html;
   CompareOptions options;
   bool quiet = false;
 };
@@ -79,6 +79,10 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--metric", o->options.metrics, "Only these metric names (default: each result's headline)")
       ->delimiter(',');
   app->add_option("--md", o->md, "Write a Markdown summary (PR comment, < 64 KB)")->check(file_path());
+  app->add_option("--html", o->html,
+                  "Write one HTML page: the verdict first, changed cases by severity, SAME and WAIVED/absent rows "
+                  "folded away")
+      ->check(file_path());
   app->add_option("--junit", o->junit, "Write JUnit XML (one testcase per comparison, SLOWER = failure)")
       ->check(file_path());
   app->add_flag("--all-metrics", o->options.all_metrics,
@@ -91,7 +95,7 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
     std::vector<NamedPath> inputs;
     for (size_t i = 0; i + 1 < o->files.size(); ++i) inputs.emplace_back("BASE", o->files[i]);
     inputs.emplace_back("NEW", o->files.back());
-    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}}, inputs);
+    const Outputs outputs({{"--md", o->md}, {"--junit", o->junit}, {"--html", o->html}}, inputs);
     std::vector<ResultDocument> runs;
     for (size_t i = 0; i + 1 < o->files.size(); ++i) runs.push_back(load(o->files[i]));
     const ResultDocument contender = load(o->files.back());
@@ -99,6 +103,7 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
     fmt::print("{}", render_compare_console(report, o->options, !o->quiet));
     if (!o->md.empty()) outputs.write(o->md, render_compare_markdown(report, o->options));
     if (!o->junit.empty()) outputs.write(o->junit, render_compare_junit(report));
+    if (!o->html.empty()) outputs.write(o->html, render_compare_html(report, o->options));
     if (report.regressed()) return kExitVerifyFailed;
     return report.count(Verdict::noisy) > 0 ? kExitNoisy : kExitOk;
   };

@@ -58,6 +58,19 @@ TEST_F(CompareCli, ExitCodesOnFixturePairs) {
   EXPECT_NE(slower.out.find("SLOWER    mem/hbm/triad"), std::string::npos) << slower.out;
   EXPECT_NE(read(path("c.md")).find("## gcbench compare: REGRESSION"), std::string::npos);
   EXPECT_NE(read(path("c.xml")).find("<failure type=\"SLOWER\""), std::string::npos);
+  // The HTML page: the verdict before any row, the changed row first, SAME rows folded away.
+  const CliRun html = gcbench("compare " + pair("base.json", "new_regression.json") + " --html " + path("c.html"));
+  EXPECT_EQ(html.code, 1);
+  const std::string page = read(path("c.html"));
+  const size_t verdict = page.find("<b>REGRESSION</b>"), changed = page.find("<h2>Changed (1)</h2>"),
+               slower_row = page.find("<tr class=\"SLOWER\"><td>SLOWER</td><td>mem/hbm/triad</td>"),
+               same_rows = page.find("<details><summary>SAME (2)</summary>");
+  EXPECT_NE(verdict, std::string::npos) << page;
+  EXPECT_LT(verdict, changed);
+  EXPECT_LT(changed, slower_row);
+  EXPECT_LT(slower_row, same_rows);
+  EXPECT_NE(same_rows, std::string::npos) << page;
+  EXPECT_EQ(page.find("<script"), std::string::npos);
 
   const CliRun noise = gcbench("compare " + pair("base.json", "new_noise.json") + " --threshold 1%");
   // Beyond 1 %, but the U test cannot tell it from the spread: NOISY, exit 4, never 1.
@@ -79,7 +92,7 @@ TEST_F(CompareCli, ExitCodesOnFixturePairs) {
 }
 
 TEST_F(CompareCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
-  const std::string outs = " --md " + path("c.md") + " --junit " + path("c.xml");
+  const std::string outs = " --md " + path("c.md") + " --junit " + path("c.xml") + " --html " + path("c.html");
   for (const std::string& bad :
        {pair("base.json", "other_schema.json"), pair("base.json", "nothing_in_common.json"),
         kFix + "base.json " + path("no-such-file.json"), pair("base.json", "base.json") + " --threshold 5",
@@ -88,7 +101,7 @@ TEST_F(CompareCli, BadInputExitsTwoWithOneLineAndWritesNothing) {
     const CliRun r = gcbench("compare " + bad + outs);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
-    EXPECT_FALSE(fs::exists(path("c.md")) || fs::exists(path("c.xml"))) << bad;
+    EXPECT_FALSE(fs::exists(path("c.md")) || fs::exists(path("c.xml")) || fs::exists(path("c.html"))) << bad;
   }
   // An unwritable output is reported before anything is compared, and the other is not written.
   const CliRun r = gcbench("compare " + pair("base.json", "new_regression.json") + " --junit " + path("c.xml") +
