@@ -50,4 +50,20 @@ LtGemmPlan make_lt_linear_plan(const LinearGemm& g) {
   return p;
 }
 
+bool LinearAlignment::operator<(const LinearAlignment& o) const {
+  return std::tie(a, b, c) < std::tie(o.a, o.b, o.c);
+}
+
+uint16_t lt_pointer_alignment(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address == 0) return 256;  // absent: no constraint
+  uint16_t align = 256;
+  while (align > 1 && address % align != 0) align = static_cast<uint16_t>(align / 2);
+  return align;
+}
+
+LinearAlignment lt_linear_alignment(const void* lt_a, const void* lt_b, const void* c) {
+  return {lt_pointer_alignment(lt_a), lt_pointer_alignment(lt_b), lt_pointer_alignment(c)};
+}
+
 }  // namespace gcb::kernels

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/dtype.hpp"
 #include "kernels/gemm/gemm_types.hpp"
@@ -54,6 +55,18 @@ LinearEpilogue make_lt_linear_epilogue(const LinearGemm& g);
 LtGemmPlan make_lt_linear_plan(const LinearGemm& g);
 std::string describe(const LinearGemm& g);
 
+// The alignment cuBLASLt may assume of each operand: the largest power of two, at most 256 (its
+// default, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES), that divides the address. Views into the
+// flat parameter buffer are aligned to 2·C bytes only (gpt2-1558m: C = 1600 → 128 B; odd custom
+// widths less), so a heuristic asked at the default 256 can pick a kernel whose loads assume more
+// than the pointer has. Of cuBLASLt's A, B and C (= D).
+struct LinearAlignment {
+  uint16_t a = 256, b = 256, c = 256;
+  bool operator<(const LinearAlignment& o) const;
+};
+uint16_t lt_pointer_alignment(const void* p);
+LinearAlignment lt_linear_alignment(const void* lt_a, const void* lt_b, const void* c);
+
 class LtContext;
 
 // Runs LinearGemm problems on one LtContext (not thread-safe: one per rank).
@@ -70,7 +83,7 @@ class LtLinear {
  private:
   struct Plan;
   LtContext& ctx_;
-  std::map<LinearGemm, std::unique_ptr<Plan>> plans_;
+  std::map<std::pair<LinearGemm, LinearAlignment>, std::unique_ptr<Plan>> plans_;  // one per shape and alignment
 };
 
 }  // namespace gcb::kernels

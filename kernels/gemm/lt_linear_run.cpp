@@ -30,7 +30,7 @@ struct LtLinear::Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulHeuristicResult_t algo{};
 
-  Plan(LtContext& ctx, const LinearGemm& g) {
+  Plan(LtContext& ctx, const LinearGemm& g, const LinearAlignment& align) {
     const LtGemmPlan p = make_lt_linear_plan(g);
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, cuda_compute(p.compute), cuda_type(p.scale_type)));
     const auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
@@ -49,6 +49,15 @@ struct LtLinear::Plan {
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const uint64_t ws = ctx.workspace_bytes();
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    // The pointers' real alignment, so the heuristic only offers kernels that can load them.
+    const auto min_alignment = [&](cublasLtMatmulPreferenceAttributes_t attr, uint16_t bytes) {
+      const uint32_t value = bytes;
+      CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
+    };
+    min_alignment(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align.a);
+    min_alignment(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align.b);
+    min_alignment(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align.c);
+    min_alignment(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align.c);
     int returned = 0;
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(ctx.handle()), op, a, b,
                                                                  c, c, pref, 1, &algo, &returned);
@@ -70,8 +79,10 @@ LtLinear::~LtLinear() = default;
 
 void LtLinear::run(const LinearGemm& g, const void* a, const void* b, void* c, const void* bias, void* aux,
                    void* stream) {
-  auto it = plans_.find(g);
-  if (it == plans_.end()) it = plans_.emplace(g, std::make_unique<Plan>(ctx_, g)).first;
+  // cuBLASLt's A is our b, its B our a (lt_linear.hpp).
+  const auto key = std::make_pair(g, lt_linear_alignment(b, a, c));
+  auto it = plans_.find(key);
+  if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<Plan>(ctx_, g, key.second)).first;
   Plan& p = *it->second;
   if (g.bias) {
     GCB_CHECK(bias != nullptr, "LtLinear: the plan adds a bias but none was given");

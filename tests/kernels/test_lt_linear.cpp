@@ -127,5 +127,27 @@ TEST(LtLinearPlan, GeluEpilogueRefusesAccumulationBackwardBiasAndUnalignedAux) {
   EXPECT_NO_THROW(make_lt_linear_epilogue(g));
 }
 
+// The alignment a heuristic is told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES): the largest
+// power of two dividing the address, capped at cuBLASLt's default 256. gpt2-1558m's parameter views
+// (C = 1600, bf16: rows of 3200 bytes) sit 128-aligned at best; plans differ per alignment.
+TEST(LtLinearAlignment, LargestPowerOfTwoDividingTheAddressAtMost256) {
+  alignas(512) static unsigned char buffer[8192];
+  EXPECT_EQ(lt_pointer_alignment(buffer), 256);
+  EXPECT_EQ(lt_pointer_alignment(buffer + 256), 256);
+  EXPECT_EQ(lt_pointer_alignment(buffer + 128), 128);
+  EXPECT_EQ(lt_pointer_alignment(buffer + 3200), 128);  // one gpt2-1558m bf16 row in
+  EXPECT_EQ(lt_pointer_alignment(buffer + 3 * 1600), 64);
+  EXPECT_EQ(lt_pointer_alignment(buffer + 2), 2);
+  EXPECT_EQ(lt_pointer_alignment(buffer + 1), 1);
+  EXPECT_EQ(lt_pointer_alignment(nullptr), 256);
+  const LinearAlignment x = lt_linear_alignment(buffer, buffer + 64, buffer + 16);
+  EXPECT_EQ(x.a, 256);
+  EXPECT_EQ(x.b, 64);
+  EXPECT_EQ(x.c, 16);
+  const LinearAlignment y = lt_linear_alignment(buffer, buffer, buffer);
+  EXPECT_TRUE(y < x || x < y);  // distinct plan keys
+  EXPECT_FALSE(y < y);
+}
+
 }  // namespace
 }  // namespace gcb::kernels
