@@ -107,7 +107,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_device, bool 
       ->capture_default_str();
   app.add_option("--min-time", h->min_time, "Seconds of measured time before the noise rule may stop")
       ->capture_default_str();
-  app.add_option("--max-time", h->max_time, "Wall seconds of sampling per case (budget)")->capture_default_str();
+  app.add_option("--max-time", h->max_time,
+                 "Wall seconds of warm-up and sampling per case (budget; set-up and checks not counted)")
+      ->capture_default_str();
   app.add_option("--noise", h->noise, "Stop once the relative stddev of the samples is at most this (0.005 = 0.5%)")
       ->capture_default_str();
   app.add_flag("--cold", h->cold, "Flush caches (L2 on GPU, LLC on host) before every sample");

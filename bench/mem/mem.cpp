@@ -262,6 +262,9 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
   auto common = std::make_shared<CommonOptions>();
   auto mem = std::make_shared<MemOptions>();
   auto sizes = std::make_shared<std::map<std::string, std::string>>();
+  // STREAM runs 10 iterations, BabelStream 100: one second of samples per case is plenty for a
+  // bandwidth (tens of samples of 1 GiB-class arrays) and keeps the default run near 30 s.
+  common->harness.max_time = kMemMaxTime;
   add_common_options(*app, *common);
   app->add_option("--group", mem->groups, "Which groups: stream, copy, latency")->delimiter(',')->capture_default_str();
   std::vector<std::pair<std::string, kernels::StreamOp>> op_names;
@@ -306,6 +309,9 @@ void add_mem_command(CLI::App& root, std::function<int()>& run, const std::vecto
     const DeviceSelection sel = select_devices(common->device);
     check_fits(*mem, sel);  // before the session opens any output file
     Session session(*common, argv);
+    if (sel.cpu && !common->quiet)
+      if (const std::string plan = host_mem_plan(*mem, common->harness.max_time); !plan.empty())
+        fmt::print("{}\n", plan);
     run_mem(*mem, sel, common->seed, session.runner());
     return session.finish();
   };

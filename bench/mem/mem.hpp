@@ -43,6 +43,15 @@ void check_fits(const MemOptions& o, const DeviceSelection& sel);
 
 // Cases on the host: STREAM kernels, the classic STREAM peer, pointer-chase latency.
 CaseList host_mem_cases(const MemOptions& o, uint64_t seed);
+// What the host part of a run will measure, printed before it starts as STREAM prints its array
+// size: the array size and where it came from, threads, the pointer-chase range and the budget
+// per case, a line each (at most 100 columns), e.g.
+//   mem (host): STREAM arrays of 128 MiB (4 x last-level cache 32 MiB), 2 threads
+//               pointer chase 4 KiB .. 128 MiB
+//               at most 1 s of warm-up and sampling per case (--max-time)
+std::string host_mem_plan(const MemOptions& o, double max_time);
+// mem's default --max-time (the harness's is 5 s).
+inline constexpr double kMemMaxTime = 1.0;
 // Cases on the selected GPUs: STREAM kernels, copies (CE and SM), latency. When GPUs were
 // requested but none exist, one WAIVED case per kind says why.
 CaseList gpu_mem_cases(const MemOptions& o, const DeviceSelection& sel, uint64_t seed);

@@ -201,6 +201,28 @@ class HostLatencyCase final : public Case {
 
 }  // namespace
 
+std::string host_mem_plan(const MemOptions& o, double max_time) {
+  const auto has = [&](const char* g) { return std::find(o.groups.begin(), o.groups.end(), g) != o.groups.end(); };
+  std::vector<std::string> parts;
+  if (has("stream")) {
+    const size_t array_bytes = o.size ? o.size : default_host_array_bytes();
+    parts.push_back(fmt::format(
+        "STREAM arrays of {} ({}), {} threads", format_bytes(static_cast<double>(array_bytes)),
+        o.size ? "--size" : fmt::format("4 x last-level cache {}", format_bytes(static_cast<double>(last_level_cache_bytes()))),
+        o.threads > 0 ? o.threads : kernels::host_threads()));
+  }
+  if (has("latency")) {
+    const uint64_t max = o.latency_max ? o.latency_max : 4 * last_level_cache_bytes();
+    parts.push_back(fmt::format("pointer chase {} .. {}", format_bytes(static_cast<double>(o.latency_min)),
+                                format_bytes(static_cast<double>(max))));
+  }
+  if (parts.empty()) return "";
+  // Lines of at most 100 columns: one per part, then the budget.
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "\n            " : "mem (host): ") + parts[i];
+  return out + fmt::format("\n            at most {:g} s of warm-up and sampling per case (--max-time)", max_time);
+}
+
 CaseList host_mem_cases(const MemOptions& o, uint64_t seed) {
   if (o.threads > 0) kernels::set_host_threads(o.threads);
   CaseList cases;

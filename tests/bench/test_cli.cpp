@@ -99,6 +99,12 @@ TEST_F(Cli, HelpSaysWhatItRuns) {
 
 // --timeout's help is one sentence in every family that has it: "Seconds <what> may last before
 // the run ends with exit 3" (coll and p2p once read "Seconds a rank may wait in ... may last").
+// mem's own default budget per case (1 s, not the harness's 5 s) is what its help shows.
+TEST_F(Cli, MemHelpShowsItsOwnMaxTime) {
+  EXPECT_NE(squeezed_help("mem --help").find("--max-time FLOAT=1 "), std::string::npos) << squeezed_help("mem --help");
+  EXPECT_NE(squeezed_help("gemm --help").find("--max-time FLOAT=5 "), std::string::npos);
+}
+
 TEST_F(Cli, TimeoutHelpIsOneSentence) {
   for (const char* sub : {"coll --help", "p2p --help", "train --help"}) {
     const std::string help = squeezed_help(sub);
@@ -115,6 +121,14 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
       gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("mem/host/triad"), std::string::npos);
+  // What it will measure comes first, as STREAM prints its array size, each line within 100 columns.
+  EXPECT_EQ(r.out.rfind("mem (host): STREAM arrays of ", 0), 0u) << r.out;
+  const std::string plan = r.out.substr(0, r.out.find("\ncase "));
+  EXPECT_NE(plan.find("of warm-up and sampling per case (--max-time)"), std::string::npos) << plan;
+  for (size_t at = 0, nl; (nl = plan.find('\n', at)) != std::string::npos || at < plan.size(); at = nl + 1) {
+    if (nl == std::string::npos) nl = plan.size();
+    EXPECT_LE(nl - at, 100u) << plan.substr(at, nl - at);
+  }
   const ResultDocument doc = load_document(path("r.json"));
   EXPECT_FALSE(doc.context.at("host").get<std::string>().empty());
   EXPECT_EQ(doc.context.at("seed"), 1);
