@@ -245,7 +245,9 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                     {"--data", opts.data},
                     {"--init-from", opts.init_from},
                     {"--init-from", opts.init_from.empty() ? "" : models::config_json_path(opts.init_from)}};
-    Session session(*common, argv, files);
+    CommonOptions session_options = *common;
+    session_options.quiet = true;  // train's own tables replace the generic per-case rows
+    Session session(session_options, argv, files);
     const std::vector<Result> results = models::run_training(request);
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;
