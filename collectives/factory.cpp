@@ -72,10 +72,8 @@ const std::vector<CommunicatorBackend>& communicator_backends() {
       {"threads", MemorySpace::host, false, false, "memcpy through the ThreadCommunicator in one process (not a link)",
        "threads (in-process, shared memory)", "", make_threads},
       {"mpi", MemorySpace::host, true, true, "MPI, host memory", "MPI", "MPI", make_mpi},
-      {"gloo", MemorySpace::host, true, true, "Gloo over TCP, host memory", "Gloo", "Gloo (libgloo-dev)",
-       make_gloo},
-      {"nccl", MemorySpace::device, true, false, "NCCL send/recv, device memory", "NCCL", "CUDA and NCCL",
-       make_nccl},
+      {"gloo", MemorySpace::host, true, true, "Gloo over TCP, host memory", "Gloo", "Gloo (libgloo-dev)", make_gloo},
+      {"nccl", MemorySpace::device, true, false, "NCCL send/recv, device memory", "NCCL", "CUDA and NCCL", make_nccl},
   };
   return table;
 }

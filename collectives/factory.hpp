@@ -44,10 +44,10 @@ struct CommunicatorSpec {
 // One row of the backend table.
 struct CommunicatorBackend {
   std::string_view name;
-  MemorySpace memory;      // where its buffers live (device: one GPU per rank)
-  bool spans_processes;    // can join ranks of different processes
-  bool needs_processes;    // runs only with one process per rank (MPI's world)
-  std::string_view link;   // what a transfer through it is, for result labels
+  MemorySpace memory;     // where its buffers live (device: one GPU per rank)
+  bool spans_processes;   // can join ranks of different processes
+  bool needs_processes;   // runs only with one process per rank (MPI's world)
+  std::string_view link;  // what a transfer through it is, for result labels
   // The library it measures, for console headers ("NCCL"; the threads backend is no library and
   // says what it is instead); with the communicator's library_version() in library_label().
   std::string_view library;

@@ -149,9 +149,11 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("-n,--iters", o->iters,
                   "Iterations: ops per sample (pipelined/graph, nccl-tests -n); at least this many samples (isolated)")
       ->capture_default_str();
-  app->add_option("-w,--warmup_iters,--warmup", o->warmup_iters, "Warm-up iterations: untimed ops per size (nccl-tests -w)")
+  app->add_option("-w,--warmup_iters,--warmup", o->warmup_iters,
+                  "Warm-up iterations: untimed ops per size (nccl-tests -w)")
       ->capture_default_str();
-  app->add_option("--min-samples", h.min_samples, "Samples per size and placement at least (each of -n ops when pipelined)")
+  app->add_option("--min-samples", h.min_samples,
+                  "Samples per size and placement at least (each of -n ops when pipelined)")
       ->capture_default_str();
   app->add_option("--max-samples", h.max_samples,
                   fmt::format("Samples per size and placement at most (with --noise and without this flag: {})",
@@ -179,8 +181,9 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--mode", f->mode, "pipelined (nccl-tests), isolated (per-op, max over ranks) or graph")
       ->capture_default_str();
   add_backend_option(*app, o->backend);
-  auto* ranks = app->add_option("--ranks", o->ranks, "Rank threads of this process (default: threads 4, nccl one per GPU)")
-                    ->check(positive());
+  auto* ranks =
+      app->add_option("--ranks", o->ranks, "Rank threads of this process (default: threads 4, nccl one per GPU)")
+          ->check(positive());
   // nccl-tests -g: GPUs per thread, here per process (gcbench runs one thread per rank, -t 1).
   auto* g = app->add_option("-g", o->ranks,
                             "GPUs (ranks) of this process, nccl-tests -g as --ranks; under mpirun/srun one per "
@@ -210,9 +213,10 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     // -g counts this process's ranks; where each process is one rank (a launcher, mpi, gloo), the
     // count would be ignored, so it must be 1, as nccl-tests -g 1 under mpirun.
     if (g->count() > 0 && options.ranks > 1 && (world_is_processes() || world_size != options.ranks))
-      throw UsageError(fmt::format("-g {}: with this backend or launcher each process is one rank (nccl-tests -g 1); "
-                                   "start {} processes per host instead, or use --backend threads or nccl",
-                                   options.ranks, options.ranks));
+      throw UsageError(
+          fmt::format("-g {}: with this backend or launcher each process is one rank (nccl-tests -g 1); "
+                      "start {} processes per host instead, or use --backend threads or nccl",
+                      options.ranks, options.ranks));
     if (options.root >= world_size)
       throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", options.root, world_size));
     check_coll_host_memory(options, world_size);
