@@ -96,7 +96,9 @@ Headline headline(const Result& r) {
     if (m.value) {
       const auto [v, unit] = readable_rate(*m.value, m.unit);
       h.value = format_value(v);
-      h.unit = unit;
+      // A one-way figure from a round trip (p2p's ping-pongs, model.one_way) beside the median
+      // time per launch, which is the round trip (or several): the unit says which is which.
+      h.unit = r.model.contains("one_way") ? unit + " 1-way" : unit;
     } else {
       h.value = "null";
     }

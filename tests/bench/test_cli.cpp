@@ -171,6 +171,22 @@ TEST_F(Cli, CollTakesNcclTestsFlagsAndNamesItsLibrary) {
   }
 }
 
+// `gcbench p2p` prints each result once, in its own view (it once printed every rank pair three
+// times: a generic row as it ended, in its matrix, and in the generic summary table); JSON keeps
+// every result.
+TEST_F(Cli, P2pPrintsEachResultOnce) {
+  const std::string f = path("p2p.json");
+  const CliRun r =
+      gcbench("p2p --mode rank --backend threads --ranks 2 --size 64K --min-samples 2 --max-time 0.2 --json " + f);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  size_t titles = 0;
+  for (size_t at = r.out.find("p2p/latency"); at != std::string::npos; at = r.out.find("p2p/latency", at + 1)) ++titles;
+  EXPECT_EQ(titles, 1u) << r.out;
+  EXPECT_EQ(r.out.find("status         value unit"), std::string::npos) << "no generic table:\n" << r.out;
+  EXPECT_NE(r.out.find("[ns one-way = round-trip time / 2 (osu_latency)]"), std::string::npos) << r.out;
+  EXPECT_EQ(load_document(f).results.size(), 6u);  // 2 ordered pairs x bandwidth, bidir, latency
+}
+
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   const CliRun r =
       gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv"));

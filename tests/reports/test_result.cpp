@@ -298,6 +298,17 @@ TEST(Render, RatesBelowOneTakeASmallerPrefix) {
   EXPECT_EQ(row.find("TFLOP/s"), std::string::npos) << row;
 }
 
+// A one-way latency (p2p's ping-pongs record how in model.one_way) sits beside the median time per
+// launch, a round trip: the unit column says which figure is one-way.
+TEST(Render, OneWayLatencySaysSo) {
+  Result lat = sample_result("p2p/latency", 242.8);
+  lat.metrics = {Metric{"latency", 242.8, "ns", false, {}, {}}};
+  lat.model = {{"one_way", "round-trip time / 2 (osu_latency)"}};
+  EXPECT_NE(console_row(lat).find("242.8 ns 1-way"), std::string::npos) << console_row(lat);
+  lat.model = nlohmann::json::object();
+  EXPECT_EQ(console_row(lat).find("1-way"), std::string::npos) << console_row(lat);
+}
+
 TEST(Specs, LooksUpSkusByCudaDeviceName) {
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 80GB HBM3")->sku, "H100 SXM5 80GB");
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 PCIe")->sku, "H100 PCIe 80GB");
