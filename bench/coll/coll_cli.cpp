@@ -215,7 +215,7 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     if (g->count() > 0 && options.ranks > 1 && (world_is_processes() || world_size != options.ranks))
       throw UsageError(
           fmt::format("-g {}: with this backend or launcher each process is one rank (nccl-tests -g 1); "
-                      "start {} processes per host instead, or use --backend threads or nccl",
+                      "start {} processes per host instead, or without a launcher a --backend whose ranks are threads",
                       options.ranks, options.ranks));
     if (options.root >= world_size)
       throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", options.root, world_size));
