@@ -70,10 +70,10 @@ constexpr std::unique_ptr<Communicator> (*make_nccl)(const CommunicatorSpec&) = 
 const std::vector<CommunicatorBackend>& communicator_backends() {
   static const std::vector<CommunicatorBackend> table = {
       {"threads", MemorySpace::host, false, false, "memcpy through the ThreadCommunicator in one process (not a link)",
-       "", make_threads},
-      {"mpi", MemorySpace::host, true, true, "MPI, host memory", "MPI", make_mpi},
-      {"gloo", MemorySpace::host, true, true, "Gloo over TCP, host memory", "Gloo (libgloo-dev)", make_gloo},
-      {"nccl", MemorySpace::device, true, false, "NCCL send/recv, device memory", "CUDA and NCCL", make_nccl},
+       "threads (in-process, shared memory)", "", make_threads},
+      {"mpi", MemorySpace::host, true, true, "MPI, host memory", "MPI", "MPI", make_mpi},
+      {"gloo", MemorySpace::host, true, true, "Gloo over TCP, host memory", "Gloo", "Gloo (libgloo-dev)", make_gloo},
+      {"nccl", MemorySpace::device, true, false, "NCCL send/recv, device memory", "NCCL", "CUDA and NCCL", make_nccl},
   };
   return table;
 }
@@ -98,6 +98,12 @@ const CommunicatorBackend& communicator_backend(std::string_view name) {
   if (it == table.end())
     throw UsageError(fmt::format("unknown communicator backend '{}' (known: {})", name, communicator_backend_names()));
   return *it;
+}
+
+std::string library_label(std::string_view library, std::string_view version) {
+  if (version.empty()) return std::string(library);
+  if (version.find(library) != std::string_view::npos) return std::string(version);
+  return fmt::format("{} {}", library, version);
 }
 
 std::vector<std::string_view> built_communicator_backends() {

@@ -44,10 +44,13 @@ struct CommunicatorSpec {
 // One row of the backend table.
 struct CommunicatorBackend {
   std::string_view name;
-  MemorySpace memory;      // where its buffers live (device: one GPU per rank)
-  bool spans_processes;    // can join ranks of different processes
-  bool needs_processes;    // runs only with one process per rank (MPI's world)
-  std::string_view link;   // what a transfer through it is, for result labels
+  MemorySpace memory;     // where its buffers live (device: one GPU per rank)
+  bool spans_processes;   // can join ranks of different processes
+  bool needs_processes;   // runs only with one process per rank (MPI's world)
+  std::string_view link;  // what a transfer through it is, for result labels
+  // The library it measures, for console headers ("NCCL"; the threads backend is no library and
+  // says what it is instead); with the communicator's library_version() in library_label().
+  std::string_view library;
   std::string_view needs;  // what to reconfigure with when it is not built
   // Null when this binary was built without the backend.
   std::unique_ptr<Communicator> (*make)(const CommunicatorSpec&);
@@ -61,6 +64,11 @@ std::string communicator_backend_names();
 bool communicator_backend_known(std::string_view name);
 // The row of `name`; gcb::UsageError naming the known backends for anything else.
 const CommunicatorBackend& communicator_backend(std::string_view name);
+// What a console header names as the measured library: `library` (a row's column) and `version`
+// (Communicator::library_version(), recorded in results as "<backend>_version"): "NCCL 2.21.5",
+// "Gloo 0.5.0"; a version text that already names its library (MPI_Get_library_version's first
+// line, "Open MPI v4.1.6", "MPICH Version: 4.2.0") alone; `library` alone when there is no version.
+std::string library_label(std::string_view library, std::string_view version);
 // Names of the backends compiled into this binary, in table order.
 std::vector<std::string_view> built_communicator_backends();
 bool communicator_backend_built(std::string_view name);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/dtype.hpp"
+#include "reports/render.hpp"
 
 namespace gcb::report {
 
@@ -47,8 +48,8 @@ std::string cell_text(const Result* c) {
 std::string stats_text(const Result& c, bool verbose) {
   if (!c.stats) return fmt::format("{:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}", "N/A", "", "", "", "", "", "");
   const Statistics& s = *c.stats;
-  std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:6.2f} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
-                                 s.p95 * 1e6, s.max * 1e6, s.cv * 100, extra_number(c, "skew_median") * 100,
+  std::string text = fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:>6} {:6.1f} {:>8}", s.min * 1e6, s.median * 1e6,
+                                 s.p95 * 1e6, s.max * 1e6, cv_text(s, 2), extra_number(c, "skew_median") * 100,
                                  fmt::format("{} ({:.0f}%)", static_cast<long long>(extra_number(c, "slowest_rank")),
                                              extra_number(c, "slowest_rank_share") * 100));
   if (verbose)

@@ -63,6 +63,26 @@ std::string format_seconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+std::pair<double, std::string> readable_rate(double v, const std::string& unit) {
+  // Rates with an SI prefix step down while the value is below 1 (0.04196 TFLOP/s = 41.96 GFLOP/s).
+  static constexpr std::string_view kPrefixes = "TGMk";
+  for (std::string_view base : {"FLOP/s", "B/s"}) {
+    if (unit.size() != base.size() + 1 || unit.compare(1, std::string::npos, base) != 0) continue;
+    size_t p = kPrefixes.find(unit[0]);
+    if (p == std::string_view::npos) break;
+    while (std::isfinite(v) && v != 0 && std::fabs(v) < 1 && p + 1 < kPrefixes.size() - 1) {
+      v *= 1000;
+      ++p;
+    }
+    return {v, kPrefixes[p] + std::string(base)};
+  }
+  return {v, unit};
+}
+
+std::string cv_text(const Statistics& s, int decimals) {
+  return s.count > 1 ? fixed_text(s.cv * 100, decimals) : std::string("-");
+}
+
 namespace {
 
 // The headline columns every console table shares: status, value, unit, % of peak, median, CV, n.
@@ -74,13 +94,21 @@ Headline headline(const Result& r) {
   Headline h;
   if (!r.metrics.empty()) {
     const Metric& m = r.metrics.front();
-    h.value = m.value ? format_value(*m.value) : "null";
     h.unit = m.unit;
+    if (m.value) {
+      const auto [v, unit] = readable_rate(*m.value, m.unit);
+      h.value = format_value(v);
+      // A one-way figure from a round trip (p2p's ping-pongs, model.one_way) beside the median
+      // time per launch, which is the round trip (or several): the unit says which is which.
+      h.unit = r.model.contains("one_way") ? unit + " 1-way" : unit;
+    } else {
+      h.value = "null";
+    }
     if (const auto p = m.percent_of_peak()) h.peak = fixed_text(*p, 1);
   }
   if (r.stats && r.stats->count > 0) {
     h.median = format_seconds(r.stats->median);
-    h.cv = fixed_text(r.stats->cv * 100, 2);
+    h.cv = cv_text(*r.stats, 2);
     h.n = fmt::format("{}", r.stats->count);
   }
   h.status = std::string(status_name(r.status));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reports/result.hpp"
@@ -21,6 +22,14 @@ std::string fixed_text(double v, int decimals);
 // taken in long double, so no finite fraction prints as inf), "n/a" when not finite.
 std::string percent_text(double fraction, int decimals = 2);
 std::string format_seconds(double s);  // "12.3 us", "4.56 ms"
+// A rate in the unit that reads best on a console: a value below 1 in an SI-prefixed FLOP/s or
+// B/s unit steps down a prefix at a time, to MFLOP/s or MB/s at most ({0.04196, "TFLOP/s"} gives
+// {41.96, "GFLOP/s"}); any other unit, and values of 1 and above, as they are. Results keep
+// their recorded unit: this is for people.
+std::pair<double, std::string> readable_rate(double v, const std::string& unit);
+// The coefficient of variation in percent with `decimals` digits, "-" for fewer than two
+// samples, where it is undefined (a one-sample row once read "0.00").
+std::string cv_text(const Statistics& s, int decimals);
 
 // One line per case as it ends: key, status, the headline metric and timing, then every param in
 // full (last, so nothing is cut and the columns before it stay aligned).

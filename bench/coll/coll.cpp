@@ -96,17 +96,19 @@ class CollRun {
     std::vector<RankLine> all(static_cast<size_t>(ctx_.size));
     ctx_.host_comm.all_gather(&mine, all.data(), sizeof(RankLine), DType::i8);
     if (!print_) return;
-    const std::string nccl = nccl_version_string();
-    fmt::print("# gcbench coll  backend: {}  ranks: {} ({} node(s), {} per node, {})  {}\n", ctx_.world_comm.backend(),
+    // The library measured: the backend's own (its results' "<backend>_version"), not whichever
+    // NCCL this binary could load.
+    const Communicator& comm = ctx_.world_comm;
+    fmt::print("# gcbench coll  backend: {}  ranks: {} ({} node(s), {} per node, {})  library: {}\n", comm.backend(),
                ctx_.size, ctx_.nodes, ctx_.local_size, ctx_.processes ? "one process per rank" : "threads",
-               nccl.empty() ? std::string() : "NCCL " + nccl);
+               library_label(communicator_backend(comm.backend()).library, comm.library_version()));
     fmt::print("# minBytes {} maxBytes {} step: {}  warmup iters: {}  iters: {}  validation: {}  mode: {} ({})\n",
                o_.min_bytes, o_.max_bytes,
                o_.step_factor ? fmt::format("{}(factor)", o_.step_factor) : fmt::format("{}(bytes)", o_.step_bytes),
                warmup(), o_.iters, o_.check, timing_mode_name(o_.mode), timing_mode_description(o_.mode));
+    const HarnessOptions h = harness();  // as every cell samples (isolated: at least -n samples)
     fmt::print("# time: per-rank times combined by {} (-a {}); samples: {}..{} within {} s per case\n#\n",
-               rank_combine_name(o_.average), static_cast<int>(o_.average), h_.min_samples, h_.max_samples,
-               h_.max_time);
+               rank_combine_name(o_.average), static_cast<int>(o_.average), h.min_samples, h.max_samples, h.max_time);
     for (int r = 0; r < ctx_.size; ++r) {
       const auto& l = all[static_cast<size_t>(r)];
       fmt::print("#  Rank {:2} Group  0 Pid {:6} on {:>10} device {:2} [{}]\n", r, l.pid,

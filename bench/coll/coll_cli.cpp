@@ -129,24 +129,45 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   auto common = std::make_shared<CommonOptions>();
   auto o = std::make_shared<CollOptions>();
   auto f = std::make_shared<CollFlags>();
-  add_common_options(*app, *common, true, true);
+  // Output, seed and device as every family; of the harness only what coll honours, with the
+  // defaults it uses (no --cold or --profile-range: coll's cells time themselves, warm).
+  add_common_options(*app, *common, true, false);
+  HarnessOptions& h = common->harness;
+  h.min_samples = h.max_samples = kMicrosecondFamilySamples;  // the fixed count unless --noise
   app->add_option("--op", f->op_tokens,
                   "Collectives, comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
                   "sendrecv, gather, scatter, or all (a reduction name here acts as -o)")
       ->delimiter(',');
   app->add_option("-o", f->redop_tokens, "Reduction: sum, prod, min, max, avg or all (nccl-tests -o)")->delimiter(',');
-  app->add_option("-d,--datatype", f->dtype_tokens, "float, double, half, bfloat16, int32, int8 or all")
+  app->add_option("-d,--datatype", f->dtype_tokens,
+                  "float, double, half, bfloat16, int32, int8 or all (nccl-tests -d; default float)")
       ->delimiter(',');
   app->add_option("-b,--minbytes", f->minbytes, "Smallest size (K/M/G suffixes, binary)")->capture_default_str();
   app->add_option("-e,--maxbytes", f->maxbytes, "Largest size")->capture_default_str();
   app->add_option("-i,--stepbytes", f->stepbytes, "Additive size step when -f is not given")->capture_default_str();
   app->add_option("-f,--stepfactor", o->step_factor, "Multiplicative size step (0 = use -i)")->capture_default_str();
-  app->add_option("-n,--iters", o->iters, "Ops per sample (pipelined/graph); at least this many samples (isolated)")
+  app->add_option("-n,--iters", o->iters,
+                  "Iterations: ops per sample (pipelined/graph, nccl-tests -n); at least this many samples (isolated)")
       ->capture_default_str();
-  auto* w =
-      app->add_option("-w,--warmup_iters", o->warmup_iters, "Untimed ops per size before sampling (--warmup alias)")
-          ->capture_default_str();
-  app->add_option("-c,--check", o->check, "Correctness-check iterations per size; 0 = off")->capture_default_str();
+  app->add_option("-w,--warmup_iters,--warmup", o->warmup_iters,
+                  "Warm-up iterations: untimed ops per size (nccl-tests -w)")
+      ->capture_default_str();
+  app->add_option("--min-samples", h.min_samples,
+                  "Samples per size and placement at least (each of -n ops when pipelined)")
+      ->capture_default_str();
+  app->add_option("--max-samples", h.max_samples,
+                  fmt::format("Samples per size and placement at most (with --noise and without this flag: {})",
+                              HarnessOptions{}.max_samples))
+      ->capture_default_str();
+  app->add_option("--max-time", h.max_time, "Wall seconds of warm-up and sampling per size and placement (budget)")
+      ->capture_default_str();
+  app->add_option("--noise", h.noise,
+                  "Off unless given: stop sampling a size once the relative stddev of its samples is at most this "
+                  "(0.005 = 0.5%), between --min-samples and --max-samples");
+  app->add_option("--min-time", h.min_time, "With --noise: seconds of measured time before it may stop")
+      ->capture_default_str();
+  app->add_option("-c,--check", o->check, "Correctness-check iterations per size; 0 = off (nccl-tests -c)")
+      ->capture_default_str();
   app->add_option("-r,--root", o->root, "Root of broadcast/reduce/gather/scatter; -1 = every root")
       ->capture_default_str();
   app->add_option("-a,--average", f->average,
@@ -160,8 +181,15 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--mode", f->mode, "pipelined (nccl-tests), isolated (per-op, max over ranks) or graph")
       ->capture_default_str();
   add_backend_option(*app, o->backend);
-  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
-      ->check(positive());
+  auto* ranks =
+      app->add_option("--ranks", o->ranks, "Rank threads of this process (default: threads 4, nccl one per GPU)")
+          ->check(positive());
+  // nccl-tests -g: GPUs per thread, here per process (gcbench runs one thread per rank, -t 1).
+  auto* g = app->add_option("-g", o->ranks,
+                            "GPUs (ranks) of this process, nccl-tests -g as --ranks; under mpirun/srun one per "
+                            "process (-g 1)")
+                ->check(positive())
+                ->excludes(ranks);
   add_timeout_option(*app, o->timeout, "one collective or MPI call of a rank");
   app->add_flag("-v,--verbose", o->verbose,
                 "Statistics table also shows samples, stop reason and wall seconds per size");
@@ -173,13 +201,22 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
     options.backend = communicator_for_device(common->device, options.backend);
     options.seed = common->seed;
     HarnessOptions harness = microsecond_family_harness(*app, common->harness);
-    // -w wins; else the common --warmup; else nccl-tests' default of 1.
-    if (w->count() == 0) options.warmup_iters = app->get_option("--warmup")->count() > 0 ? harness.warmup : 1;
+    // --noise turns the stopping rule on: up to the harness's own sample budget unless bounded.
+    if (app->count("--noise") > 0 && app->count("--max-samples") == 0)
+      harness.max_samples = std::max(HarnessOptions{}.max_samples, harness.min_samples);
+    harness.warmup = options.warmup_iters;
     validate(options);
     validate(harness);
     // Refusals that need the world size, before any output exists (-r 5 on 2 ranks, nccl
     // without a GPU): found inside the run, they used to leave an empty --jsonl behind.
     const int world_size = checked_world_size(options.backend, options.ranks);
+    // -g counts this process's ranks; where each process is one rank (a launcher, mpi, gloo), the
+    // count would be ignored, so it must be 1, as nccl-tests -g 1 under mpirun.
+    if (g->count() > 0 && options.ranks > 1 && (world_is_processes() || world_size != options.ranks))
+      throw UsageError(
+          fmt::format("-g {}: with this backend or launcher each process is one rank (nccl-tests -g 1); "
+                      "start {} processes per host instead, or without a launcher a --backend whose ranks are threads",
+                      options.ranks, options.ranks));
     if (options.root >= world_size)
       throw UsageError(fmt::format("-r/--root {} is outside the world of {} ranks", options.root, world_size));
     check_coll_host_memory(options, world_size);

@@ -192,14 +192,18 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
     const HarnessOptions rank_harness = microsecond_family_harness(*app, common->harness);
     const DeviceSelection sel = select_devices(common->device);
     const std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-    Session session(*common, argv);  // on ranks other than 0: measures into a runner nobody reads
+    // p2p's own view replaces the generic rows and table: each result shows once (it once showed
+    // three times: a row as it ended, in its matrix, in the summary table).
+    CommonOptions session_options = *common;
+    session_options.quiet = true;
+    Session session(session_options, argv);  // on ranks other than 0: measures into a runner nobody reads
     int code = kExitOk;
     if (has_mode(options, "rank")) code = run_p2p_ranks(options, rank_harness, session.runner(), common->seed, args);
     // Only the writing process (world rank 0) measures this process's own GPUs and prints.
     if (!session.writes()) return code;
     run_local(options, sel, common->seed, session.runner());
     if (!common->quiet) {
-      fmt::print("{}", render_p2p_matrices(session.runner().results()));
+      fmt::print("{}", render_p2p_view(session.runner().results()));
       fmt::print("{}", unpaired_warnings(session.runner().results()));
     }
     return std::max(code, session.finish());

@@ -69,6 +69,9 @@ nlohmann::json link_extra(double measured_gbps, const LinkRate& expected);
 // (rows = src, columns = dst, as p2pBandwidthLatencyTest prints them); "-" = not measured
 // (the diagonal), "W" = waived, "E"/"F" = error / failed.
 std::string render_p2p_matrices(const std::vector<Result>& results);
+// What `gcbench p2p` prints, once: the matrices, then the generic table (reports/render.hpp) of
+// only the results no matrix shows (the host aggregate, device cases waived as a whole).
+std::string render_p2p_view(const std::vector<Result>& results);
 
 // ---- cases and runs.
 

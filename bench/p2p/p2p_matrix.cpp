@@ -7,6 +7,7 @@
 
 #include "bench/p2p/p2p.hpp"
 #include "core/size.hpp"
+#include "reports/render.hpp"
 #include "reports/specs.hpp"
 
 namespace gcb::bench {
@@ -90,7 +91,11 @@ std::string title_of(const Result& r, const std::string& unit) {
   }
   for (const auto& s : parts) t += (s == parts.front() ? " (" : ", ") + s;
   if (!parts.empty()) t += ")";
-  return fmt::format("{} [{}], row = src, column = dst", t, unit);
+  // A latency from a ping-pong is one-way; the title says so and how (its model.one_way).
+  const std::string what = r.model.contains("one_way") && r.model.at("one_way").is_string()
+                               ? fmt::format("{} one-way = {}", unit, r.model.at("one_way").get<std::string>())
+                               : unit;
+  return fmt::format("{} [{}], row = src, column = dst", t, what);
 }
 
 std::string cell_of(const Result& r) {
@@ -105,6 +110,13 @@ std::string cell_of(const Result& r) {
 }
 
 }  // namespace
+
+std::string render_p2p_view(const std::vector<Result>& results) {
+  std::vector<Result> rest;
+  for (const auto& r : results)
+    if (!is_pair_result(r)) rest.push_back(r);
+  return render_p2p_matrices(results) + (rest.empty() ? std::string() : render_console(rest));
+}
 
 std::string render_p2p_matrices(const std::vector<Result>& results) {
   struct Matrix {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include "core/gpu.hpp"
@@ -114,6 +115,82 @@ TEST_F(Cli, TimeoutHelpIsOneSentence) {
     EXPECT_NE(text.find(" may last before the run ends with "), std::string::npos) << sub << ": " << text;
     EXPECT_EQ(text.find("may wait"), std::string::npos) << sub << ": " << text;
   }
+}
+
+// The default `names` shows in `help` ("-n,--iters INT=20" gives "20"), "" when it shows none,
+// "<missing>" when the option is not there.
+std::string help_default(const std::string& help, const std::string& names) {
+  const size_t at = help.find("\n  " + names + " ");
+  if (at == std::string::npos) return "<missing>";
+  const size_t type = at + 4 + names.size();  // past "\n  NAMES "
+  const std::string token = help.substr(type, help.find_first_of(" \n", type) - type);
+  const size_t eq = token.find('=');
+  return eq == std::string::npos ? std::string() : token.substr(eq + 1);
+}
+
+// `coll --help` offers only the harness options coll honours, with the defaults a run without them
+// uses, as its header prints them (it once showed --warmup=3, --max-samples=1000, --noise=0.005,
+// --cold and --profile-range, the other families' harness, while the header said warm-up 1,
+// samples 10..10).
+TEST_F(Cli, CollHelpShowsTheDefaultsCollUses) {
+  const std::string help = gcbench("coll --help").out;
+  for (const char* unused : {"--cold", "--profile-range"})
+    EXPECT_EQ(help.find(unused), std::string::npos) << unused << " is not used by coll:\n" << help;
+  EXPECT_EQ(help_default(help, "--noise FLOAT"), "") << "--noise is off unless given:\n" << help;
+  const CliRun r = gcbench("coll --backend threads --ranks 2 -b 8 -e 8");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("warmup iters: (\\d+)  iters: (\\d+)  validation: (\\d+)")))
+      << r.out;
+  EXPECT_EQ(help_default(help, "-w,--warmup_iters,--warmup"), m[1].str()) << help;
+  EXPECT_EQ(help_default(help, "-n,--iters"), m[2].str()) << help;
+  EXPECT_EQ(help_default(help, "-c,--check"), m[3].str()) << help;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("samples: (\\d+)\\.\\.(\\d+) within ([0-9.]+) s"))) << r.out;
+  EXPECT_EQ(help_default(help, "--min-samples"), m[1].str()) << help;
+  EXPECT_EQ(help_default(help, "--max-samples"), m[2].str()) << help;
+  EXPECT_EQ(help_default(help, "--max-time"), m[3].str()) << help;
+}
+
+// nccl-tests' -g (GPUs of this process) is --ranks; -n, -w, -c, -d keep their meanings. The header
+// names the library measured: the threads backend is none, and it says so rather than "NCCL".
+TEST_F(Cli, CollTakesNcclTestsFlagsAndNamesItsLibrary) {
+  const std::string f = path("g.json");
+  const CliRun r = gcbench("coll --backend threads -g 3 -b 64 -e 64 -n 2 -w 0 -c 1 -d double --json " + f);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ranks: 3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warmup iters: 0  iters: 2  validation: 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("library: threads (in-process, shared memory)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NCCL"), std::string::npos) << r.out;
+  const ResultDocument doc = load_document(f);
+  ASSERT_FALSE(doc.results.empty());
+  for (const auto& res : doc.results) {
+    EXPECT_EQ(res.params.at("ranks"), 3) << res.key;
+    EXPECT_EQ(res.params.at("dtype"), "fp64") << res.key;
+  }
+  // Where each process is one rank, -g above 1 would be ignored: refused instead.
+  if (gcbench("coll --help").out.find("gloo") != std::string::npos) {
+    const CliRun g = gcbench("coll --backend gloo -g 2 -b 8 -e 8");
+    if (g.err.find("not built") == std::string::npos) {
+      EXPECT_EQ(g.code, 2) << g.out << g.err;
+      EXPECT_NE(g.err.find("-g 2"), std::string::npos) << g.err;
+    }
+  }
+}
+
+// `gcbench p2p` prints each result once, in its own view (it once printed every rank pair three
+// times: a generic row as it ended, in its matrix, and in the generic summary table); JSON keeps
+// every result.
+TEST_F(Cli, P2pPrintsEachResultOnce) {
+  const std::string f = path("p2p.json");
+  const CliRun r =
+      gcbench("p2p --mode rank --backend threads --ranks 2 --size 64K --min-samples 2 --max-time 0.2 --json " + f);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  size_t titles = 0;
+  for (size_t at = r.out.find("p2p/latency"); at != std::string::npos; at = r.out.find("p2p/latency", at + 1)) ++titles;
+  EXPECT_EQ(titles, 1u) << r.out;
+  EXPECT_EQ(r.out.find("status         value unit"), std::string::npos) << "no generic table:\n" << r.out;
+  EXPECT_NE(r.out.find("[ns one-way = round-trip time / 2 (osu_latency)]"), std::string::npos) << r.out;
+  EXPECT_EQ(load_document(f).results.size(), 6u);  // 2 ordered pairs x bandwidth, bidir, latency
 }
 
 TEST_F(Cli, CpuMemRunWritesAValidDocument) {

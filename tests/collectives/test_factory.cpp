@@ -41,9 +41,22 @@ TEST(CommunicatorFactory, TableDescribesEveryBackend) {
     EXPECT_EQ(b.built(), communicator_backend_built(b.name)) << b.name;
     EXPECT_TRUE(communicator_backend_known(b.name));
     EXPECT_FALSE(b.link.empty()) << b.name;
+    EXPECT_FALSE(b.library.empty()) << b.name;
   }
   EXPECT_FALSE(communicator_backend_known("ucc"));
   EXPECT_THROW(communicator_backend("ucc"), UsageError);
+}
+
+// What coll's header names as the measured library: each backend's own, never another's (it once
+// said "NCCL <version>" over threads, MPI and Gloo runs).
+TEST(CommunicatorFactory, LibraryLabelNamesTheBackendsLibrary) {
+  EXPECT_EQ(library_label(communicator_backend("nccl").library, "2.21.5"), "NCCL 2.21.5");
+  EXPECT_EQ(library_label(communicator_backend("gloo").library, "0.5.0"), "Gloo 0.5.0");
+  EXPECT_EQ(library_label(communicator_backend("gloo").library, ""), "Gloo");
+  // MPI_Get_library_version's first line names its library already.
+  EXPECT_EQ(library_label(communicator_backend("mpi").library, "Open MPI v4.1.6"), "Open MPI v4.1.6");
+  EXPECT_EQ(library_label(communicator_backend("mpi").library, "MPICH Version:\t4.2.0"), "MPICH Version:\t4.2.0");
+  EXPECT_EQ(library_label(communicator_backend("threads").library, ""), "threads (in-process, shared memory)");
 }
 
 TEST(CommunicatorFactory, BuiltListMatchesCompileDefinitions) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "reports/coll_table.hpp"
 #include "reports/render.hpp"
 #include "reports/result.hpp"
 #include "reports/specs.hpp"
@@ -269,6 +270,63 @@ TEST(Render, CsvHasOneColumnPerParameter) {
   EXPECT_NE(csv.find("\nmem/host/triad,,fp32,,,\"[1,2]\",,PASS,"), std::string::npos) << csv;
   const std::vector<std::string> columns = {"bytes", "extra"};
   EXPECT_EQ(render_csv(doc, columns).rfind("key,bytes,extra,status,", 0), 0u);
+}
+
+// A one-sample row has no spread: its CV is undefined and every console table prints "-" there
+// (it once printed "0.00"); two samples give a number.
+TEST(Render, UndefinedStatisticsPrintADash) {
+  Result one = sample_result("gemm/host/sgemm", 12.5);
+  one.samples = {1e-3};
+  one.stats = summarize(one.samples);
+  const std::string header = console_header();
+  const size_t cv_end = header.find("cv%") + 3;  // the column is right-aligned under its header
+  const std::string row = console_row(one);
+  EXPECT_EQ(row.substr(cv_end - 6, 6), "     -") << header << row;
+  const std::string table = render_console({one});
+  EXPECT_NE(table.find("     -     1\n"), std::string::npos) << table;  // cv% "-", n 1
+  Result coll = one;
+  coll.key = "coll/all_reduce";
+  coll.params = {{"bytes", 8}, {"inplace", false}, {"mode", "pipelined"}};
+  const Result* cells[] = {&coll};
+  const std::string footer = report::coll_sweep_footer(cells, false);
+  const std::string last = footer.substr(footer.rfind("\n", footer.size() - 2) + 1);
+  EXPECT_NE(last.find("   1000.00      -    0.0"), std::string::npos) << footer;  // max, CV%, skew%
+  one.samples = {1e-3, 2e-3};
+  one.stats = summarize(one.samples);
+  EXPECT_EQ(cv_text(*one.stats, 2), fixed_text(one.stats->cv * 100, 2));
+}
+
+// Rates below 1 in their unit read in the next smaller one on the console (a CPU SGEMM once read
+// "0.04196 TFLOP/s"); the recorded unit stays in the results.
+TEST(Render, RatesBelowOneTakeASmallerPrefix) {
+  auto expect = [](double v, const char* unit, double want, const char* want_unit) {
+    const auto [got, got_unit] = readable_rate(v, unit);
+    EXPECT_NEAR(got, want, 1e-9 * std::fabs(want)) << v << " " << unit;
+    EXPECT_EQ(got_unit, want_unit) << v << " " << unit;
+  };
+  expect(0.04196, "TFLOP/s", 41.96, "GFLOP/s");
+  expect(4.2e-5, "TFLOP/s", 42, "MFLOP/s");
+  expect(4.2e-9, "TFLOP/s", 4.2e-3, "MFLOP/s");  // MFLOP/s at the smallest
+  expect(0.5, "GB/s", 500, "MB/s");
+  expect(12.5, "GB/s", 12.5, "GB/s");
+  expect(0.5, "ns", 0.5, "ns");
+  expect(0, "TFLOP/s", 0, "TFLOP/s");
+  Result gemm = sample_result("gemm/host/sgemm", 0.04196);
+  gemm.metrics = {Metric{"tflops", 0.04196, "TFLOP/s", true, {}, {}}};
+  const std::string row = console_row(gemm);
+  EXPECT_NE(row.find("41.96 GFLOP/s"), std::string::npos) << row;
+  EXPECT_EQ(row.find("TFLOP/s"), std::string::npos) << row;
+}
+
+// A one-way latency (p2p's ping-pongs record how in model.one_way) sits beside the median time per
+// launch, a round trip: the unit column says which figure is one-way.
+TEST(Render, OneWayLatencySaysSo) {
+  Result lat = sample_result("p2p/latency", 242.8);
+  lat.metrics = {Metric{"latency", 242.8, "ns", false, {}, {}}};
+  lat.model = {{"one_way", "round-trip time / 2 (osu_latency)"}};
+  EXPECT_NE(console_row(lat).find("242.8 ns 1-way"), std::string::npos) << console_row(lat);
+  lat.model = nlohmann::json::object();
+  EXPECT_EQ(console_row(lat).find("1-way"), std::string::npos) << console_row(lat);
 }
 
 TEST(Specs, LooksUpSkusByCudaDeviceName) {

@@ -58,6 +58,37 @@ TEST(P2pMatrix, OtherParamsMakeOtherMatricesAndStatusesShowAsLetters) {
   EXPECT_EQ(render_p2p_matrices({host, mem}), "");
 }
 
+// p2p's console view shows each result once: pairs in their matrix, only what no matrix shows in
+// the generic table; a ping-pong latency matrix says its values are one-way and how they are
+// derived from the round trip.
+TEST(P2pMatrix, ViewShowsEachResultOnceAndLabelsOneWayLatency) {
+  Result lat = pair_result("p2p/latency", 0, 1, 0);
+  lat.metrics = {Metric{"latency", 1234.5, "ns", false, {}, {}}};
+  lat.model = {{"one_way", "round-trip time / 2 (osu_latency)"}};
+  Result host;
+  host.key = "p2p/host_aggregate";
+  host.params = {{"direction", "all_to_host"}, {"scope", "host"}};
+  host.status = Status::waived;
+  host.reason = "no GPU here";
+  const std::vector<Result> rs = {pair_result("p2p/bandwidth", 0, 1, 12.5), pair_result("p2p/bandwidth", 1, 0, 7.25),
+                                  lat, host};
+  const std::string out = render_p2p_view(rs);
+  auto count = [&out](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = out.find(what); at != std::string::npos; at = out.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("12.50"), 1u) << out;
+  EXPECT_EQ(count("1234.50"), 1u) << out;
+  EXPECT_EQ(count("1234.5 "), 0u) << out;  // no generic row for a pair
+  EXPECT_EQ(count("host_aggregate"), 1u) << out;
+  EXPECT_EQ(count("no GPU here"), 1u) << out;
+  EXPECT_NE(out.find("[ns one-way = round-trip time / 2 (osu_latency)], row = src"), std::string::npos) << out;
+  EXPECT_NE(out.find("[GB/s], row = src"), std::string::npos) << out;
+  // Pairs alone: no generic table at all.
+  EXPECT_EQ(render_p2p_view({rs[0], rs[1]}), render_p2p_matrices({rs[0], rs[1]}));
+}
+
 TEST(P2pExpected, NvlinkPcieNetworkRates) {
   // H100 SXM: 18 links × 25 GB/s per direction = 450 GB/s (NVIDIA H100 datasheet).
   const LinkRate nv = nvlink_rate(18, 25);
