@@ -5,8 +5,8 @@
 // Commands"). A second signal ends the process at once, removing the temporary file of a
 // document being written. The same signal again within kDuplicateWindowNs is one stop
 // delivered twice (timeout(1) signals the command and then its process group; Ctrl-C reaches a
-// launcher's group while the launcher forwards it), not a second one. Slurm's scancel and a time limit send SIGTERM, then SIGKILL after
-// KillWait (slurm.conf(5)); torchrun forwards SIGINT/SIGTERM to its workers.
+// launcher's group while the launcher forwards it), not a second one. Slurm's scancel and a time limit send SIGTERM,
+// then SIGKILL after KillWait (slurm.conf(5)); torchrun forwards SIGINT/SIGTERM to its workers.
 #pragma once
 
 #include <optional>

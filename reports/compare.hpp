@@ -51,8 +51,8 @@ struct Comparison {
   std::optional<double> p_value;          // raw two-sided U-test p-value, when the test ran
   std::optional<double> p_adjusted;       // Holm-adjusted
   double noise = 0;                       // max CV of the two sides (fallback rule)
-  double spread = 0;  // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
-  double shift = 0;   // with the U test: |ln(median NEW sample / median BASE sample)|
+  double spread = 0;              // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
+  double shift = 0;               // with the U test: |ln(median NEW sample / median BASE sample)|
   std::vector<double> base_runs;  // the metric in each BASE run, when BASE pooled several (merge_runs)
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;

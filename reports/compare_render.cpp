@@ -106,9 +106,10 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
       "on >= {} samples per side, else 3 x noise; NOISY: too noisy to judge a change of the threshold's size).\n\n",
       headline(r), compare_summary(r), 100 * o.threshold, o.alpha, o.min_utest_samples);
   if (r.base_runs > 1)
-    head += fmt::format("BASE pools {} runs: a change must also clear their slowest (or fastest) run by the "
-                        "threshold.\n\n",
-                        r.base_runs);
+    head += fmt::format(
+        "BASE pools {} runs: a change must also clear their slowest (or fastest) run by the "
+        "threshold.\n\n",
+        r.base_runs);
   for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
     head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";
@@ -229,9 +230,9 @@ std::string render_compare_html(const CompareReport& r, const CompareOptions& o,
       "<p class=\"note\">Threshold {:g} %, alpha {:g} (Holm-corrected U test on &ge; {} samples per side, else 3 "
       "&times; noise; NOISY: too noisy to judge a change of the threshold's size){}.</p>\n",
       100 * o.threshold, o.alpha, o.min_utest_samples,
-      r.base_runs > 1 ? fmt::format("; BASE pools {} runs: a change must also clear their slowest (or fastest) run",
-                                    r.base_runs)
-                      : "");
+      r.base_runs > 1
+          ? fmt::format("; BASE pools {} runs: a change must also clear their slowest (or fastest) run", r.base_runs)
+          : "");
   for (const auto& w : r.warnings) body += fmt::format("<div class=\"warn\">{}</div>\n", xml_escape(w));
   if (!r.environment.empty()) {
     body += "<h2>Environment differences</h2>\n<table>\n<tr><th>field</th><th>BASE</th><th>NEW</th></tr>\n";
@@ -252,8 +253,9 @@ std::string render_compare_html(const CompareReport& r, const CompareOptions& o,
     else
       changed.push_back(&c);
   }
-  std::stable_sort(changed.begin(), changed.end(),
-                   [](const Comparison* a, const Comparison* b) { return severity(a->verdict) < severity(b->verdict); });
+  std::stable_sort(changed.begin(), changed.end(), [](const Comparison* a, const Comparison* b) {
+    return severity(a->verdict) < severity(b->verdict);
+  });
   body += fmt::format("<h2>Changed ({})</h2>\n", changed.size());
   body += changed.empty() ? "<p>No case changed beyond the threshold.</p>\n" : html_rows(changed);
   if (!same.empty())

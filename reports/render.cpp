@@ -212,8 +212,8 @@ namespace {
 
 // The fixed columns of render_csv, around the parameter columns.
 constexpr std::array<std::string_view, 14> kCsvColumns = {
-    "status", "reason", "median_s", "min_s", "p95_s", "cv", "samples", "throttled",
-    "metric", "value",  "unit",     "higher_is_better", "percent_of_peak", "key"};
+    "status", "reason", "median_s",         "min_s",           "p95_s", "cv", "samples", "throttled", "metric",
+    "value",  "unit",   "higher_is_better", "percent_of_peak", "key"};
 
 std::string csv_param_text(const nlohmann::json& v) {
   if (v.is_null()) return "";
@@ -239,7 +239,8 @@ std::string render_csv(const ResultDocument& doc, const std::vector<std::string>
     out += ',';
     out += csv_field(taken ? std::string("param_").append(name) : name);
   }
-  out += ",status,reason,metric,value,unit,higher_is_better,percent_of_peak,median_s,min_s,p95_s,cv,samples,throttled\n";
+  out +=
+      ",status,reason,metric,value,unit,higher_is_better,percent_of_peak,median_s,min_s,p95_s,cv,samples,throttled\n";
   for (const auto& r : doc.results) {
     std::string head = csv_field(r.key);
     for (const auto& name : params) {
@@ -257,11 +258,11 @@ std::string render_csv(const ResultDocument& doc, const std::vector<std::string>
         p95 = r.stats->p95;
         cv = r.stats->cv;
       }
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", head, status_name(r.status),
-                         csv_field(r.reason), m ? csv_field(m->name) : "", m ? num(m->value) : "",
-                         m ? csv_field(m->unit) : "", m ? (m->higher_is_better ? "true" : "false") : "",
-                         m ? num(m->percent_of_peak()) : "", num(median), num(min), num(p95), num(cv),
-                         r.samples.size(), r.throttled ? "true" : "false");
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", head, status_name(r.status), csv_field(r.reason),
+                      m ? csv_field(m->name) : "", m ? num(m->value) : "", m ? csv_field(m->unit) : "",
+                      m ? (m->higher_is_better ? "true" : "false") : "", m ? num(m->percent_of_peak()) : "",
+                      num(median), num(min), num(p95), num(cv), r.samples.size(), r.throttled ? "true" : "false");
     };
     if (r.metrics.empty()) row(nullptr);
     for (const auto& m : r.metrics) row(&m);

@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "bench/attn/attn_internal.hpp"
 #include "bench/attn/attn_verify.hpp"
 #include "bench/common/waived_case.hpp"
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "kernels/attention/attention_ref.hpp"
 #include "kernels/attention/flash_attn.hpp"
 
@@ -25,6 +27,24 @@ using kernels::attn::AttnShape;
 // small problems (about a second per launch on one core at ~2 GFLOP/s).
 constexpr double kCpuFlopLimit = 2e9;
 
+// What to run instead of a shape too large for the CPU reference: a GPU when this host has one,
+// else the same sequence with fewer heads (FLOPs are linear in batch · heads), or, when one head
+// is already too much, a shorter sequence (quadratic in it) at a multiple of 64.
+std::string cpu_sized_hint(const AttnShape& a, double flops) {
+  const double per_head = flops / (static_cast<double>(a.batch) * static_cast<double>(a.heads));
+  std::string smaller;
+  if (per_head <= kCpuFlopLimit) {
+    const int heads = static_cast<int>(std::min<double>(a.heads, std::floor(kCpuFlopLimit / per_head)));
+    smaller = fmt::format("--batch 1 --heads {}", std::max(heads, 1));
+  } else {
+    const double scale = std::sqrt(kCpuFlopLimit / per_head);
+    const int seq = std::max(64, static_cast<int>(std::floor(a.seq * scale / 64)) * 64);
+    smaller = fmt::format("--batch 1 --heads 1 --seq {}", seq);
+  }
+  if (gpu::device_count() > 0) return fmt::format("use --device gpu, or a smaller shape ({})", smaller);
+  return fmt::format("this host has no GPU: a smaller shape fits, e.g. {}", smaller);
+}
+
 class CpuTiledCase final : public Case {
  public:
   CpuTiledCase(AttnProblem p, int check_rows, uint64_t seed) : p_(p), check_rows_(check_rows), seed_(seed) {}
@@ -33,8 +53,8 @@ class CpuTiledCase final : public Case {
   std::string waived_reason() const override {
     const double f = attn_flops(p_, false);
     if (f > kCpuFlopLimit)
-      return fmt::format("CPU tiled reference limited to {:.0g} FLOP per launch (this case: {:.3g}); use --device gpu",
-                         kCpuFlopLimit, f);
+      return fmt::format("CPU tiled reference limited to {:.0g} FLOP per launch (this case: {:.3g}); {}", kCpuFlopLimit,
+                         f, cpu_sized_hint(p_.shape, f));
     return {};
   }
   void setup() override {

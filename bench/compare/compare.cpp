@@ -67,9 +67,10 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
       "SAME/FASTER/SLOWER/NOISY/AMBIGUOUS/SUSPECT; exit 1 on a regression, 4 when nothing regressed but a case was "
       "too noisy to judge");
   auto o = std::make_shared<CompareCli>();
-  app->add_option("DOCUMENTS", o->files,
-                  "BASE [BASE ...] NEW: baseline result documents (JSON or JSONL; several runs of one suite are pooled, and a change must "
-                  "then also clear their slowest or fastest run by the threshold), then the contender's")
+  app->add_option(
+         "DOCUMENTS", o->files,
+         "BASE [BASE ...] NEW: baseline result documents (JSON or JSONL; several runs of one suite are pooled, and a change must "
+         "then also clear their slowest or fastest run by the threshold), then the contender's")
       ->required()
       ->expected(2, -1);
   app->add_option("--threshold", o->threshold, "Smallest relative change that counts (5% or 0.05)")

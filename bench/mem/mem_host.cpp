@@ -208,7 +208,8 @@ std::string host_mem_plan(const MemOptions& o, double max_time) {
     const size_t array_bytes = o.size ? o.size : default_host_array_bytes();
     parts.push_back(fmt::format(
         "STREAM arrays of {} ({}), {} threads", format_bytes(static_cast<double>(array_bytes)),
-        o.size ? "--size" : fmt::format("4 x last-level cache {}", format_bytes(static_cast<double>(last_level_cache_bytes()))),
+        o.size ? "--size"
+               : fmt::format("4 x last-level cache {}", format_bytes(static_cast<double>(last_level_cache_bytes()))),
         o.threads > 0 ? o.threads : kernels::host_threads()));
   }
   if (has("latency")) {

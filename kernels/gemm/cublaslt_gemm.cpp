@@ -183,9 +183,9 @@ void LtMatmul::run(const LtGemmPointers& p, gpu::Stream stream) {
   bind(p);
   if (m.chosen < 0) m.chosen = 0;
   heuristics(m.chosen + 1);
-  GCB_CHECK(m.chosen < static_cast<int>(m.results.size()),
-            fmt::format("heuristic rank {} not offered for {} once its FP8 scales are bound", m.chosen,
-                        lt_plan_key(m.plan)));
+  GCB_CHECK(
+      m.chosen < static_cast<int>(m.results.size()),
+      fmt::format("heuristic rank {} not offered for {} once its FP8 scales are bound", m.chosen, lt_plan_key(m.plan)));
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const int32_t alpha_i = 1, beta_i = 0;
   const bool integer = m.plan.scale_type == DType::i32;

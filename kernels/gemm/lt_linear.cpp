@@ -50,9 +50,7 @@ LtGemmPlan make_lt_linear_plan(const LinearGemm& g) {
   return p;
 }
 
-bool LinearAlignment::operator<(const LinearAlignment& o) const {
-  return std::tie(a, b, c) < std::tie(o.a, o.b, o.c);
-}
+bool LinearAlignment::operator<(const LinearAlignment& o) const { return std::tie(a, b, c) < std::tie(o.a, o.b, o.c); }
 
 uint16_t lt_pointer_alignment(const void* p) {
   const auto address = reinterpret_cast<uintptr_t>(p);

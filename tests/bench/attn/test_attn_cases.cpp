@@ -2,6 +2,8 @@
 // times, the CPU tiled path end to end (PASS, and FAIL is possible), WAIVED GPU cases, the
 // torch-peer ratio logic on a fixture, and the binary's exit codes.
 #include <gtest/gtest.h>
+
+#include "core/gpu.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -141,6 +143,15 @@ TEST(AttnCpuPath, TiledReferencePassesAndLargeShapesAreWaived) {
     } else {
       EXPECT_EQ(r.status, Status::waived);
       EXPECT_NE(r.reason.find("CPU tiled reference limited"), std::string::npos);
+      // The hint names a shape that fits (one head is too much at s 20000: a shorter sequence),
+      // and sends the user to a GPU only where one exists.
+      const size_t at = r.reason.find("--seq ");
+      ASSERT_NE(at, std::string::npos) << r.reason;
+      AttnProblem fits;
+      fits.shape = {1, 1, std::stoi(r.reason.substr(at + 6)), 64, r.params.at("causal").get<bool>()};
+      fits.pass = AttnPass::fwd;
+      EXPECT_LE(attn_flops(fits, false), 2e9) << r.reason;
+      EXPECT_EQ(r.reason.find("use --device gpu") != std::string::npos, gpu::device_count() > 0) << r.reason;
       ++waived;
     }
   }

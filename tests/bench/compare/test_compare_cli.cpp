@@ -82,7 +82,8 @@ TEST_F(CompareCli, ExitCodesOnFixturePairs) {
   const CliRun pooled = gcbench("compare " + kFix + "base.json " + pair("new_identical.json", "new_identical.json"));
   EXPECT_EQ(pooled.code, 0) << pooled.out << pooled.err;
   EXPECT_NE(pooled.out.find("BASE pools 2 runs"), std::string::npos) << pooled.out;
-  const CliRun pooled_slow = gcbench("compare " + kFix + "base.json " + pair("new_identical.json", "new_regression.json"));
+  const CliRun pooled_slow =
+      gcbench("compare " + kFix + "base.json " + pair("new_identical.json", "new_regression.json"));
   EXPECT_EQ(pooled_slow.code, 1) << pooled_slow.out << pooled_slow.err;
 
   const CliRun throttled = gcbench("compare " + pair("base.json", "new_throttled.json"));
