@@ -26,7 +26,11 @@ namespace {
 std::string overlay_text(const ResultDocument& doc) {
   std::map<std::pair<int, int>, double> p2p;
   int max_index = -1;
-  std::map<std::string, std::pair<double, double>> coll;  // op → (bytes, busbw)
+  struct CollFigure {
+    double bytes = -1, busbw = 0;
+    bool inplace = false;
+  };
+  std::map<std::string, CollFigure> coll;  // op → its figure at the largest size
   for (const auto& r : doc.results) {
     if (r.status != Status::pass) continue;
     // Device pairs only: rank-pair results (threads, MPI) also carry src/dst but are not GPUs.
@@ -44,7 +48,9 @@ std::string overlay_text(const ResultDocument& doc) {
       if (!m || !m->value) continue;
       auto& slot = coll[r.params.at("op").get<std::string>()];
       const double bytes = r.params.at("bytes").get<double>();
-      if (bytes >= slot.first) slot = {bytes, *m->value};
+      const bool inplace = r.params.value("inplace", false);
+      // The largest size; there out-of-place, nccl-tests' first columns, over in-place.
+      if (bytes > slot.bytes || (bytes == slot.bytes && slot.inplace && !inplace)) slot = {bytes, *m->value, inplace};
     }
   }
   std::string out;
@@ -62,9 +68,10 @@ std::string overlay_text(const ResultDocument& doc) {
     }
   }
   if (!coll.empty()) {
-    out += "\nMeasured collective bus bandwidth (largest size per op):\n";
+    out += "\nMeasured collective bus bandwidth (largest size per op, out-of-place where measured):\n";
     for (const auto& [op, v] : coll)
-      out += fmt::format("  {:<16} {:>10} {:>9.2f} GB/s\n", op, format_bytes(v.first), v.second);
+      out += fmt::format("  {:<16} {:>10} {:>9.2f} GB/s{}\n", op, format_bytes(v.bytes), v.busbw,
+                         v.inplace ? " (in-place)" : "");
   }
   if (out.empty()) out = "\n(--results holds no p2p or collective results to overlay)\n";
   return out;

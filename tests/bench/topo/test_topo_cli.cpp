@@ -123,11 +123,14 @@ TEST(TopoCli, ResultsOverlay) {
   std::ofstream(results)
       << R"({"schema":"gcbench.result/1","context":{},"results":[)"
          R"({"key":"p2p/bandwidth","params":{"src":0,"dst":1},"status":"PASS","metrics":[{"name":"bandwidth","value":371.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
-         R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
+         R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824,"inplace":false},"status":"PASS","metrics":[{"name":"busbw","value":480.25,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}},)"
+         // in place, after it at the same size (coll's order): not the figure quoted
+         R"({"key":"coll/all_reduce","params":{"op":"all_reduce","bytes":1073741824,"inplace":true},"status":"PASS","metrics":[{"name":"busbw","value":490.5,"unit":"GB/s","higher_is_better":true}],"statistics":null,"samples":[],"sample_flags":[],"model":{},"clocks":{},"throttled":false,"harness":{"stop_reason":"converged","batch":1,"timer":"x"}}]})";
   const gcb::test::CliRun r = gcbench("topo --from " + kSmi + " --results " + results);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("371.5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("480.25 GB/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("490.5"), std::string::npos) << r.out;
   fs::remove(results);
 }
 
