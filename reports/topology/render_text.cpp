@@ -3,11 +3,24 @@
 #include <fmt/format.h>
 
 #include "core/size.hpp"
+#include "reports/topology/sysfs.hpp"
 #include "reports/topology/topology.hpp"
 
 namespace gcb::topo {
 
 namespace {
+
+// "PCIe gen5 x16 (max gen5 x16)", leaving out what the source left at 0 (NCCL's XML in a VM
+// gives link_width="0"); "" when the generation is unknown.
+std::string pcie_text(const PcieLink& l) {
+  if (!l.gen) return "";
+  std::string out = fmt::format(" PCIe gen{}", l.gen);
+  if (l.width) out += fmt::format(" x{}", l.width);
+  if (l.max_gen)
+    out +=
+        l.max_width ? fmt::format(" (max gen{} x{})", l.max_gen, l.max_width) : fmt::format(" (max gen{})", l.max_gen);
+  return out;
+}
 
 std::string summary_text(const Topology& t) {
   std::string out = fmt::format("host: {}   source: {}{}\n", t.hostname.empty() ? "?" : t.hostname, t.source,
@@ -21,11 +34,11 @@ std::string summary_text(const Topology& t) {
         n.memory_bytes ? fmt::format(", memory {}", format_bytes(static_cast<double>(n.memory_bytes))) : "");
   if (t.gpus.empty()) out += "GPUs: none found\n";
   for (const auto& g : t.gpus)
-    out += fmt::format("GPU{}: {}{}{}\n", g.index, g.name.empty() ? "(name unknown)" : g.name,
-                       g.bus_id.empty() ? "" : fmt::format(" {}", g.bus_id),
-                       g.pcie.gen ? fmt::format(" PCIe gen{} x{} (max gen{} x{})", g.pcie.gen, g.pcie.width,
-                                                g.pcie.max_gen, g.pcie.max_width)
-                                  : "");
+    out += fmt::format("GPU{}: {}{}{}\n", g.index,
+                       !g.name.empty()         ? g.name
+                       : !g.pci_device.empty() ? detail::pci_gpu_name(g.pci_device)  // NCCL's XML has no name
+                                               : "(name unknown)",
+                       g.bus_id.empty() ? "" : fmt::format(" {}", g.bus_id), pcie_text(g.pcie));
   for (const auto& n : t.nics)
     out += fmt::format("NIC {}: {}{}{}{}\n", n.name, n.bus_id.empty() ? "(no PCI address)" : n.bus_id,
                        n.rate_gbps > 0 ? fmt::format(" {} Gb/s", n.rate_gbps) : "",

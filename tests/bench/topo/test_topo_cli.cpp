@@ -55,6 +55,17 @@ TEST(TopoCli, FormatsAndFingerprintsAgreeAcrossSources) {
   fs::remove(json);
 }
 
+// NCCL's topology XML names no GPU model, only its PCI device id: the text view shows that id
+// (as live sysfs discovery does) rather than "(name unknown)", and leaves out PCIe fields the
+// file left at 0 (link_width="0" in a VM) instead of printing "x0 (max gen0 x0)".
+TEST(TopoCli, NcclXmlGpusShowTheirPciDevice) {
+  const gcb::test::CliRun r = gcbench("topo --from " + kXml);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("GPU0: NVIDIA PCI device 0x2330 0000:a4:00.0 PCIe gen5\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("name unknown"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" x0"), std::string::npos) << r.out;
+}
+
 TEST(TopoCli, ExpectExitsOneWhenTheMachineDiffers) {
   // The 8-NIC HGX capture is not the IBM VM: different NIC paths must be reported.
   const gcb::test::CliRun r = gcbench("topo --from " + kSmi + " --expect " + kXml);
