@@ -73,7 +73,8 @@ std::string cell_label(double v) {
   if (a >= 1e6) return fmt::format("{:.3g}", v);  // never hundreds of digits
   if (a >= 100) return fmt::format("{:.0f}", v);
   if (a >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
+  if (a >= 1 || a == 0) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.2g}", v);  // two significant digits: 0.0089 and 0.011 stay apart
 }
 
 }  // namespace

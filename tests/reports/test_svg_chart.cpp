@@ -115,6 +115,12 @@ TEST(SvgChart, BarChartsGroupedAndStacked) {
   }
   b.stacked = false;
   EXPECT_NE(render_bar_chart(b).find(">4.00</text>"), std::string::npos);  // values over grouped bars
+  // Below 1, two significant digits: 0.0089 and 0.011 once both read "0.01".
+  b.series = {{"r1", {0.0089, 0.011, 0.5}}};
+  const std::string small = render_bar_chart(b);
+  EXPECT_NE(small.find(">0.0089</text>"), std::string::npos) << small;
+  EXPECT_NE(small.find(">0.011</text>"), std::string::npos) << small;
+  EXPECT_NE(small.find(">0.5</text>"), std::string::npos) << small;
 }
 
 TEST(SvgChart, HeatmapHasOneCellPerEntry) {
