@@ -387,9 +387,11 @@ std::vector<Result> run_training(const TrainRequest& r) {
   const RunPeak peak = run_peak(r);
   const std::vector<float> initial =
       r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
-  for (const LayoutSpec& l : r.layouts) {
+  for (size_t i = 0; i < r.layouts.size(); ++i) {
+    const LayoutSpec& l = r.layouts[i];
     if (const std::string why = layout_unavailable(r, l); !why.empty()) {
       results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, why));
+      if (r.on_layout) r.on_layout(i + 1, r.layouts.size(), results.back());
       continue;
     }
     const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
@@ -397,6 +399,7 @@ std::vector<Result> run_training(const TrainRequest& r) {
     if (!m) continue;
     results.push_back(training_result(*m, peak.flops, peak.source));
     if (peak.probe) record_peak_probe(results.back(), *peak.probe);
+    if (r.on_layout) r.on_layout(i + 1, r.layouts.size(), results.back());
   }
   return results;
 }

@@ -5,6 +5,7 @@
 // communication per kind and the pipeline bubble, measured next to theory.hpp's formulas.
 #pragma once
 
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct TrainRequest {
   std::string init_from;          // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)
   std::string save;               // write the final weights there in the same format (one layout only)
   double timeout = 300;           // seconds one step (warm-up included) or a wait for another rank may take
+  // Called after each layout (run or WAIVED) with its 1-based index, the layout count and its
+  // result: a sweep's progress (bench/train prints it). Empty = nothing called.
+  std::function<void(size_t index, size_t count, const Result& result)> on_layout;
 };
 
 // The global batch in sequences (the request's, or ranks × micro-batch).

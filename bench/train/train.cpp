@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
 #include <tuple>
 
@@ -248,7 +250,26 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     CommonOptions session_options = *common;
     session_options.quiet = true;  // train's own tables replace the generic per-case rows
     Session session(session_options, argv, files);
-    const std::vector<Result> results = models::run_training(request);
+    models::TrainRequest with_progress = request;
+    if (request.layouts.size() > 1 && !common->quiet && session.writes()) {
+      // A sweep says where it is after each layout: k of n, the layout's step time, elapsed and
+      // an estimate from the mean time per layout so far (the first layout includes set-up).
+      const auto start = std::chrono::steady_clock::now();
+      with_progress.on_layout = [start](size_t k, size_t n, const Result& r) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const Metric* m = r.metrics.empty() ? nullptr : &r.metrics.front();
+        const std::string figure = r.status != Status::pass ? std::string(status_name(r.status))
+                                   : m && m->value          ? fmt::format("{:.2f} ms/step", *m->value * 1e3)
+                                                            : std::string("-");
+        fmt::print(
+            "train: layout {} of {} {}: {} ({:.0f} s elapsed{})\n", k, n, r.params.value("layout", std::string("?")),
+            figure, elapsed,
+            k < n ? fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(k) * static_cast<double>(n - k))
+                  : "");
+        std::fflush(stdout);
+      };
+    }
+    const std::vector<Result> results = models::run_training(with_progress);
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.

@@ -72,6 +72,24 @@ TEST(TrainCli, CudaSweepWithoutAGpuIsWaivedRowsWithTheReason) {
   fs::remove(json);
 }
 
+// A sweep says where it is after each layout (k of n, its step time, elapsed, an estimate), and
+// the results are printed once, in train's own table: no generic case table after it.
+TEST(TrainCli, SweepPrintsProgressAndItsTableOnce) {
+  const test::CliRun r = gcbench("--model tiny --sweep dp2,tp2 --steps 2 --warmup-steps 0");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const size_t first = r.out.find("train: layout 1 of 2 dp2: "), second = r.out.find("train: layout 2 of 2 dp1-tp2: ");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(first, second - first).find("s left)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ms/step ("), std::string::npos) << r.out;
+  EXPECT_LT(second, r.out.find("layout                            step ms")) << r.out;
+  EXPECT_EQ(r.out.find("case "), std::string::npos) << r.out;  // the generic table's header
+  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;
+  const test::CliRun quiet = gcbench("--model tiny --sweep dp2,tp2 --steps 2 --warmup-steps 0 -q");
+  ASSERT_EQ(quiet.code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("train: layout"), std::string::npos) << quiet.out;
+}
+
 // --device gpu picks the compute backend on device memory (the cuda row), as --backend cuda does.
 TEST(TrainCli, DeviceGpuIsTheDeviceMemoryBackend) {
   if (gpu::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
