@@ -23,15 +23,57 @@ double number_at(const nlohmann::json& j, const char* key) {
   return j.at(key).get<double>();
 }
 
-// Values of the params without the named axes, joined by spaces: "ce unidirectional pinned".
-std::string compact(const nlohmann::json& params, const std::vector<std::string>& drop) {
+// A legend or category names a series by the params that tell it apart from the others of its
+// chart, as name=value ("inplace=true op=all_reduce"); what all of them share is left out (the
+// chart's title says it), so legends are not rows of bare values.
+std::vector<std::string> differing_keys(const std::vector<nlohmann::json>& params) {
+  std::vector<std::string> keys;
+  for (const auto& p : params)
+    for (auto it = p.begin(); it != p.end(); ++it)
+      if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) keys.push_back(it.key());
+  std::vector<std::string> out;
+  for (const auto& k : keys) {
+    std::optional<nlohmann::json> first;  // a copy: the absent value is a temporary
+    bool differ = false;
+    for (const auto& p : params) {
+      nlohmann::json v = p.contains(k) ? p.at(k) : nlohmann::json();
+      if (!first)
+        first = std::move(v);
+      else if (*first != v)
+        differ = true;
+    }
+    if (differ) out.push_back(k);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string named(const nlohmann::json& params, const std::vector<std::string>& keys) {
   std::string out;
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    if (std::find(drop.begin(), drop.end(), it.key()) != drop.end()) continue;
+  for (const auto& k : keys) {
+    if (!params.contains(k)) continue;
     if (!out.empty()) out += ' ';
-    out += it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    const auto& v = params.at(k);
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   return out;
+}
+
+constexpr size_t kSharedChars = 72;
+
+// What every series of a chart shares (the params that are not among `apart` and have one value
+// in all of them), for its title: " (device=gpu:0 engine=ce)"; "" when nothing is shared.
+std::string shared_text(const std::vector<nlohmann::json>& params, const std::vector<std::string>& apart) {
+  if (params.empty()) return "";
+  std::vector<std::string> keys;
+  for (auto it = params.front().begin(); it != params.front().end(); ++it)
+    if (std::find(apart.begin(), apart.end(), it.key()) == apart.end() &&
+        std::all_of(params.begin(), params.end(), [&](const nlohmann::json& p) { return p.contains(it.key()); }))
+      keys.push_back(it.key());
+  std::string text = named(params.front(), keys);
+  // Long lists are cut (the chart cuts its visible title again to its width; svg_chart.cpp).
+  if (text.size() > kSharedChars) text = text.substr(0, text.rfind(' ', kSharedChars)) + " …";
+  return text.empty() ? "" : " (" + text + ")";
 }
 
 std::string with_run(const std::vector<Run>& runs, size_t i, const std::string& name) {
@@ -114,9 +156,17 @@ std::string size_chart(const std::vector<Run>& runs, const std::string& title, c
   c.title = title;
   c.x = {"size", "B", svg::Scale::log, svg::TickFormat::bytes};
   c.y = {y_label, "", svg::Scale::linear, svg::TickFormat::number};
+  std::vector<std::vector<Sweep>> per_run;
+  std::vector<nlohmann::json> rests;
+  for (const auto& run : runs) {
+    per_run.push_back(sweeps(run, keep, "bytes", drop, metric));
+    for (const auto& s : per_run.back()) rests.push_back(s.rest);
+  }
+  const std::vector<std::string> apart = differing_keys(rests);
+  c.title += shared_text(rests, apart);
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& s : sweeps(runs[i], keep, "bytes", drop, metric)) {
-      const std::string name = with_run(runs, i, compact(s.rest, {}));
+    for (const auto& s : per_run[i]) {
+      const std::string name = with_run(runs, i, named(s.rest, apart));
       c.y.unit = metric_unit(*s.sample, metric);
       c.series.push_back({name, s.points});
       if (const auto fit = find_fit(runs[i], s.sample->key + "/fit", s.rest)) {
@@ -166,8 +216,14 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
     svg::BarChart b;
     b.title = "Memory bandwidth per kernel";
     b.y = {"bandwidth", "GB/s", svg::Scale::linear, svg::TickFormat::number};
-    for (const auto& row : rows)
-      b.categories.push_back(row.key.substr(4) + " " + compact(row.params, {"array_bytes", "threads"}));
+    std::vector<nlohmann::json> params;
+    for (const auto& row : rows) params.push_back(row.params);
+    std::vector<std::string> apart = differing_keys(params);
+    std::erase_if(apart, [](const std::string& k) { return k == "array_bytes" || k == "threads"; });
+    for (const auto& row : rows) {
+      const std::string tail = named(row.params, apart);
+      b.categories.push_back(row.key.substr(4) + (tail.empty() ? "" : " " + tail));
+    }
     for (size_t i = 0; i < runs.size(); ++i) {
       svg::BarSeries s{runs[i].label, {}};
       for (const auto& row : rows) {
@@ -197,12 +253,19 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
     c.title = key + ": latency vs working set";
     c.x = {"working set", "B", svg::Scale::log, svg::TickFormat::bytes};
     c.y = {"latency per load", "", svg::Scale::log, svg::TickFormat::number};
+    std::vector<std::vector<Sweep>> per_run;
+    std::vector<nlohmann::json> rests;
+    for (const auto& run : runs) {
+      per_run.push_back(sweeps(
+          run, [&](const Result& r) { return r.key == key; }, "working_set_bytes", {"working_set_bytes"}, ""));
+      for (const auto& s : per_run.back()) rests.push_back(s.rest);
+    }
+    const std::vector<std::string> apart = differing_keys(rests);
+    c.title += shared_text(rests, apart);
     for (size_t i = 0; i < runs.size(); ++i)
-      for (const auto& s : sweeps(
-               runs[i], [&](const Result& r) { return r.key == key; }, "working_set_bytes", {"working_set_bytes"},
-               "")) {
+      for (const auto& s : per_run[i]) {
         c.y.unit = metric_unit(*s.sample, "");
-        c.series.push_back({with_run(runs, i, compact(s.rest, {})), s.points});
+        c.series.push_back({with_run(runs, i, named(s.rest, apart)), s.points});
       }
     if (!c.series.empty()) out.push_back(svg::render_line_chart(c));
   }

@@ -22,13 +22,16 @@ std::string px(double v) { return fmt::format("{:.1f}", std::isfinite(v) ? v : 0
 
 std::string truncated(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "…"; }
 
+// The visible title is cut to what the width holds at 13 px bold (~8 px a character) with "…";
+// the SVG <title>, a reader's tooltip, keeps it whole.
 std::string svg_open(int width, int height, const std::string& title) {
+  const std::string shown = truncated(title, static_cast<size_t>(std::max(width / 8, 8)));
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
       "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n<title>{2}</title>\n"
       "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">{2}</text>\n",
-      width, height, xml_escape(title), width / 2);
+      "<text x=\"{3}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">{4}</text>\n",
+      width, height, xml_escape(title), width / 2, xml_escape(shown));
 }
 
 std::string axis_title(const Axis& a) { return a.unit.empty() ? a.label : fmt::format("{} ({})", a.label, a.unit); }

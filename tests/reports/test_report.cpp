@@ -87,11 +87,34 @@ TEST(Report, MemoryChartsCoverBarsCopySweepsWithFitAndLatency) {
   const auto charts = memory_charts({run});
   ASSERT_EQ(charts.size(), 3u);  // bars, the d2d sweep, the latency curve
   for (const auto& c : charts) EXPECT_EQ(xml_check(c), "");
-  EXPECT_NE(charts[1].find("α–β fit of gpu:0 ce: α=1.30 us β=50.00 GB/s"), std::string::npos) << charts[1];
+  // What every series shares goes to the title; legends name only what tells series apart.
+  EXPECT_NE(charts[1].find("<title>mem/copy/d2d: bandwidth vs size (device=gpu:0 engine=ce)</title>"),
+            std::string::npos)
+      << charts[1];
+  EXPECT_NE(charts[1].find("α–β fit of measured: α=1.30 us β=50.00 GB/s"), std::string::npos) << charts[1];
   // The summary table keeps only the largest size of the sweep, plus the fit and the others.
   const auto rows = family_rows({run}, "mem");
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[1].params.at("bytes"), 1048576.0);
+}
+
+// Legends are name=value of the params that differ between a chart's series, never rows of bare
+// values ("threads fp32 false pipelined 1 all_reduce 2 2 sum -1").
+TEST(Report, LegendsNameTheParamsThatDiffer) {
+  Doc run{"coll.json", {}};
+  for (bool inplace : {false, true})
+    for (double n : {1024.0, 65536.0}) {
+      Result r = bandwidth_result("mem/copy/h2d", {{"device", "gpu:0"}, {"engine", "ce"}, {"pinned", inplace}}, 10, n);
+      r.params["bytes"] = n;
+      run.doc.results.push_back(r);
+    }
+  const auto charts = memory_charts({run});
+  ASSERT_FALSE(charts.empty());
+  const std::string& c = charts.back();
+  EXPECT_NE(c.find(">pinned=false<"), std::string::npos) << c;
+  EXPECT_NE(c.find(">pinned=true<"), std::string::npos) << c;
+  EXPECT_NE(c.find("(device=gpu:0 engine=ce)</title>"), std::string::npos) << c;
+  EXPECT_EQ(c.find(">gpu:0 ce false<"), std::string::npos) << c;
 }
 
 TEST(Report, SideBySideRatiosAndEnvironmentDiff) {

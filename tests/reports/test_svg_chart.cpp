@@ -123,6 +123,22 @@ TEST(SvgChart, BarChartsGroupedAndStacked) {
   EXPECT_NE(small.find(">0.5</text>"), std::string::npos) << small;
 }
 
+// A title longer than the chart is wide is cut with "…" where it is drawn (720 px: 90
+// characters), and kept whole in the SVG <title> (the tooltip).
+TEST(SvgChart, LongTitlesAreCutWhereDrawnAndKeptInTheTooltip) {
+  BarChart b;
+  b.title = "all_reduce: busbw vs size (" + std::string(120, 'x') + ")";
+  b.categories = {"x"};
+  b.series = {{"r1", {1.0}}};
+  const std::string s = render_bar_chart(b);
+  EXPECT_NE(s.find("<title>" + b.title + "</title>"), std::string::npos);
+  const size_t drawn = s.find("font-weight=\"bold\">");
+  ASSERT_NE(drawn, std::string::npos);
+  const size_t from = s.find(">", drawn) + 1;
+  const std::string text = s.substr(from, s.find("</text>", from) - from);
+  EXPECT_EQ(text, b.title.substr(0, 89) + "…") << text;
+}
+
 TEST(SvgChart, HeatmapHasOneCellPerEntry) {
   Heatmap h;
   h.title = "p2p";
