@@ -180,6 +180,12 @@ std::string size_chart(const std::vector<Run>& runs, const std::string& title, c
       }
     }
   }
+  // Values spanning more than 100x (a latency-bound 8 B and a 1 GiB bandwidth) read on a log axis.
+  double lo = INFINITY, hi = 0;
+  for (const auto& se : c.series)
+    for (const auto& [x, y] : se.points)
+      if (y > 0 && std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
+  if (hi > 100 * lo) c.y.scale = svg::Scale::log;
   return c.series.empty() ? "" : svg::render_line_chart(c);
 }
 

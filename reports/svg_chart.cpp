@@ -83,8 +83,11 @@ std::string cell_label(double v) {
 }  // namespace
 
 std::string_view series_color(size_t n) {
-  static constexpr std::array<std::string_view, 10> kPalette = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  // Tableau 10, then ten more of Tableau 20's lighter and darker tones: a training step's phases
+  // and communication kinds (up to ~15 stacked segments) each keep a colour of their own.
+  static constexpr std::array<std::string_view, 20> kPalette = {
+      "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+      "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d", "#f1ce63", "#86bcb6", "#d37295", "#fabfd2", "#d4a6c8", "#79706e"};
   return kPalette[n % kPalette.size()];
 }
 

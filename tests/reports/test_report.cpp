@@ -117,6 +117,24 @@ TEST(Report, LegendsNameTheParamsThatDiffer) {
   EXPECT_EQ(c.find(">gpu:0 ce false<"), std::string::npos) << c;
 }
 
+// A sweep whose values span more than 100x (latency-bound small messages, bandwidth-bound large
+// ones) reads on a log y axis: decades as ticks; within 100x the axis stays linear.
+TEST(Report, SizeChartsTakeALogAxisBeyond100x) {
+  auto chart = [](double low) {
+    Doc run{"copy.json", {}};
+    for (double n : {1024.0, 1048576.0, 1073741824.0}) {
+      Result r = bandwidth_result("mem/copy/d2d", {{"device", "gpu:0"}, {"bytes", n}}, n == 1024.0 ? low : 50.0);
+      run.doc.results.push_back(r);
+    }
+    const auto charts = memory_charts({run});
+    return charts.empty() ? std::string() : charts.front();
+  };
+  const std::string wide = chart(0.01), narrow = chart(5.0);
+  EXPECT_NE(wide.find("text-anchor=\"end\">0.01</text>"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("text-anchor=\"end\">10</text>"), std::string::npos) << wide;
+  EXPECT_EQ(narrow.find("text-anchor=\"end\">0.01</text>"), std::string::npos) << narrow;
+}
+
 TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   const std::vector<Doc> runs = {fixture_run(), contender()};
   const auto diff = environment_diff(runs);

@@ -2,6 +2,8 @@
 // is well-formed XML with the marks it should have.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "reports/report_charts.hpp"
 #include "reports/svg_chart.hpp"
 #include "tests/reports/xml_check.hpp"
@@ -137,6 +139,14 @@ TEST(SvgChart, LongTitlesAreCutWhereDrawnAndKeptInTheTooltip) {
   const size_t from = s.find(">", drawn) + 1;
   const std::string text = s.substr(from, s.find("</text>", from) - from);
   EXPECT_EQ(text, b.title.substr(0, 89) + "…") << text;
+}
+
+// Twenty series keep twenty colours (a training step's phases and communication kinds once
+// repeated after ten: backward and comm:pp_embed both blue).
+TEST(SvgChart, TwentySeriesTwentyColours) {
+  std::set<std::string_view> colours;
+  for (size_t i = 0; i < 20; ++i) colours.insert(series_color(i));
+  EXPECT_EQ(colours.size(), 20u);
 }
 
 TEST(SvgChart, HeatmapHasOneCellPerEntry) {
