@@ -2,12 +2,17 @@
 // K = 2^10, M = 2^20, G = 2^30, T = 2^40; "KiB"/"KB"/"K" are all accepted and mean the same.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gcb {
+
+// A non-negative int count as a size_t (element counts and offsets from int shapes), without a
+// cast at every index.
+constexpr size_t sz(int v) { return static_cast<size_t>(v); }
 
 // Throws gcb::UsageError naming the text for anything malformed ("12Q", "", "-1", "1.5.2G").
 // A fractional number is accepted when the result is a whole number of bytes ("0.5K").

@@ -1,9 +1,8 @@
 #include "models/activations.hpp"
 
+#include "core/size.hpp"
+
 namespace gcb::models {
-namespace {
-size_t sz(int v) { return static_cast<size_t>(v); }
-}  // namespace
 
 // Unset (AllocInit): every activation, saved tensor and scratch buffer is written by the op that
 // produces it before any op reads it; the one accumulation into activation memory, the residual

@@ -8,9 +8,11 @@
 
 #include <cstddef>
 
+#include "core/gpu.hpp"
+
 namespace gcb::models {
 
-using DeviceStream = void*;
+using DeviceStream = gpu::Stream;  // core/gpu.hpp: the one stream type of the kernel interfaces
 using DeviceEvent = void*;
 
 // The device allocator's own counters (cudaMemPoolAttrUsedMemCurrent / High, ReservedMemHigh):

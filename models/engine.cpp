@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/size.hpp"
 #include "models/activations.hpp"
 #include "models/attention_agreement.hpp"
 #include "models/comm_queue.hpp"
@@ -29,8 +30,6 @@
 
 namespace gcb::models {
 namespace {
-
-size_t sz(int v) { return static_cast<size_t>(v); }
 
 std::unique_ptr<TokenSource> token_source(const TrainOptions& o) {
   if (o.data_file.empty()) return synthetic_tokens(o.data_seed, o.model.vocab);

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
+#include "core/size.hpp"
+
 namespace gcb::models {
-namespace {
-size_t sz(int v) { return static_cast<size_t>(v); }
-}  // namespace
 
 GptLayers::GptLayers(Backend& be, TpComm& tp, const RankShape& shape, const RankUnits& units, Recompute recompute,
                      Activations& acts)

@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/size.hpp"
+
 namespace gcb::models {
 namespace {
-
-size_t sz(int v) { return static_cast<size_t>(v); }
 
 enum class Init : uint8_t { normal, residual_normal, zero, one };
 

@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/size.hpp"
+
 namespace gcb::models {
-namespace {
-
-size_t sz(int v) { return static_cast<size_t>(v); }
-
-}  // namespace
 
 int stage_layers(int layers, int pp, int stage) { return layers / pp + (stage < layers % pp ? 1 : 0); }
 int stage_first_layer(int layers, int pp, int stage) { return stage * (layers / pp) + std::min(stage, layers % pp); }

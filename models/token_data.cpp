@@ -7,12 +7,11 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/size.hpp"
 #include "models/init_rng.hpp"
 
 namespace gcb::models {
 namespace {
-
-size_t sz(int v) { return static_cast<size_t>(v); }
 
 class SyntheticTokens final : public TokenSource {
  public:

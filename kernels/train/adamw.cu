@@ -10,8 +10,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
-
 constexpr MultiTensorLimits kLimits{};
 constexpr size_t kMaxTensors = 30, kMaxBlocks = 320;
 static_assert(kLimits.max_tensors == kMaxTensors && kLimits.max_blocks == kMaxBlocks);
@@ -62,7 +60,7 @@ __global__ void adamw_multi_kernel(AdamWTable tab, size_t chunk, AdamWStep a) {
 
 }  // namespace
 
-void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWStep& a, void* stream) {
+void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWStep& a, gpu::Stream stream) {
   const NvtxRange range("adamw_multi");
   static_assert(kLimits.chunk % kChunk == 0);
   std::vector<size_t> sizes;

@@ -13,7 +13,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 constexpr int kWarps = 4;       // rows per block
 constexpr int kMaxPerLane = 8;  // head dim ≤ 32 · 8
 
@@ -152,7 +151,7 @@ void check_shape(int B, int T, int C, int NH) {
 }  // namespace
 
 void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
-                              void* stream) {
+                              gpu::Stream stream) {
   const NvtxRange range("simple_attention_forward");
   check_shape(B, T, C, NH);
   const HeadView v{T, C, NH, C / NH};
@@ -166,7 +165,7 @@ void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, i
 }
 
 void simple_attention_backward(DType t, void* dqkv, const void* dout, const void* qkv, const void* out,
-                               const float* lse, int B, int T, int C, int NH, float* workspace, void* stream) {
+                               const float* lse, int B, int T, int C, int NH, float* workspace, gpu::Stream stream) {
   const NvtxRange range("simple_attention_backward");
   check_shape(B, T, C, NH);
   const HeadView v{T, C, NH, C / NH};

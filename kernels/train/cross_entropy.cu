@@ -12,7 +12,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 constexpr int kThreads = 512;
 __device__ size_t at(int r, int V) { return static_cast<size_t>(r) * static_cast<size_t>(V); }
 
@@ -103,7 +102,7 @@ __global__ void backward_kernel(T* dlogits, const T* probs, const int32_t* targe
 }  // namespace
 
 void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, int valid,
-                       void* stream) {
+                       gpu::Stream stream) {
   const NvtxRange range("cross_entropy_max");
   GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_max: bad shape");
   if (rows == 0) return;
@@ -116,7 +115,7 @@ void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits
 }
 
 void cross_entropy_sums(DType t, float* stats, const void* logits, const float* rowmax, const float* online,
-                        const int32_t* targets, int v0, int rows, int V, int valid, void* stream) {
+                        const int32_t* targets, int v0, int rows, int V, int valid, gpu::Stream stream) {
   const NvtxRange range("cross_entropy_sums");
   GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_sums: bad shape");
   if (rows == 0) return;
@@ -134,7 +133,7 @@ void cross_entropy_sums(DType t, float* stats, const void* logits, const float* 
 }
 
 void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
-                          const float* stats, int rows, int V, int valid, void* stream) {
+                          const float* stats, int rows, int V, int valid, gpu::Stream stream) {
   const NvtxRange range("cross_entropy_finish");
   GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_finish: bad shape");
   if (rows == 0) return;
@@ -148,7 +147,7 @@ void cross_entropy_finish(DType t, float* losses, void* probs, const void* logit
 
 void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
                                    const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
-                                   float dloss, void* stream) {
+                                   float dloss, gpu::Stream stream) {
   const NvtxRange range("cross_entropy_finish_backward");
   GCB_CHECK(rows >= 0 && V > 0 && valid >= 0 && valid <= V, "cross_entropy_finish_backward: bad shape");
   if (rows == 0) return;
@@ -161,7 +160,7 @@ void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const 
 }
 
 void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows, int V,
-                            float dloss, void* stream) {
+                            float dloss, gpu::Stream stream) {
   const NvtxRange range("cross_entropy_backward");
   GCB_CHECK(rows >= 0 && V > 0, "cross_entropy_backward: bad shape");
   if (rows == 0) return;

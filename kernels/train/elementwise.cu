@@ -10,8 +10,6 @@ namespace {
 
 constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
-
 template <typename T>
 __global__ void fill_kernel(T* x, size_t n, float value, bool vec) {
   const size_t i = chunk_start();
@@ -96,7 +94,7 @@ __global__ void gelu_backward_kernel(T* dx, const T* x, const T* dout, size_t n,
 
 }  // namespace
 
-void fill(DType t, void* x, size_t n, float value, void* stream) {
+void fill(DType t, void* x, size_t n, float value, gpu::Stream stream) {
   const NvtxRange range("fill");
   if (n == 0) return;
   if (t == DType::f64) {
@@ -112,7 +110,7 @@ void fill(DType t, void* x, size_t n, float value, void* stream) {
   check_launch();
 }
 
-void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, void* stream) {
+void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, gpu::Stream stream) {
   const NvtxRange range("cast");
   if (n == 0) return;
   const bool vec = aligned16(dst) && aligned16(src);
@@ -130,7 +128,7 @@ void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, void* 
   check_launch();
 }
 
-void add(DType t, void* out, const void* a, const void* b, size_t n, void* stream) {
+void add(DType t, void* out, const void* a, const void* b, size_t n, gpu::Stream stream) {
   const NvtxRange range("add");
   if (n == 0) return;
   const bool vec = aligned16(out) && aligned16(a) && aligned16(b);
@@ -142,7 +140,7 @@ void add(DType t, void* out, const void* a, const void* b, size_t n, void* strea
   check_launch();
 }
 
-void scale(DType t, void* x, double s, size_t n, void* stream) {
+void scale(DType t, void* x, double s, size_t n, gpu::Stream stream) {
   const NvtxRange range("scale");
   if (n == 0) return;
   if (t == DType::f64) {
@@ -159,7 +157,7 @@ void scale(DType t, void* x, double s, size_t n, void* stream) {
   check_launch();
 }
 
-void gelu_forward(DType t, void* out, const void* x, size_t n, void* stream) {
+void gelu_forward(DType t, void* out, const void* x, size_t n, gpu::Stream stream) {
   const NvtxRange range("gelu_forward");
   if (n == 0) return;
   const bool vec = aligned16(out) && aligned16(x);
@@ -171,7 +169,7 @@ void gelu_forward(DType t, void* out, const void* x, size_t n, void* stream) {
   check_launch();
 }
 
-void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n, void* stream) {
+void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n, gpu::Stream stream) {
   const NvtxRange range("gelu_backward");
   if (n == 0) return;
   const bool vec = aligned16(dx) && aligned16(x) && aligned16(dout);

@@ -11,7 +11,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 constexpr int kThreads = 256;
 constexpr size_t kAlign = 256;
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
@@ -89,7 +88,7 @@ size_t sort_temp_bytes(int rows) {
 }  // namespace
 
 void embedding_forward(DType t, void* out, const int32_t* tokens, const void* wte, int v0, int V, const void* wpe,
-                       int B, int T, int C, void* stream) {
+                       int B, int T, int C, gpu::Stream stream) {
   const NvtxRange range("embedding_forward");
   GCB_CHECK(B > 0 && T > 0 && C > 0 && V >= 0, "embedding_forward: bad shape");
   const int rows = B * T;
@@ -111,7 +110,7 @@ size_t embedding_backward_workspace(int rows) {
 }
 
 void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V, int B,
-                        int T, int C, void* workspace, size_t workspace_bytes, void* stream) {
+                        int T, int C, void* workspace, size_t workspace_bytes, gpu::Stream stream) {
   const NvtxRange range("embedding_backward");
   GCB_CHECK(B > 0 && T > 0 && C > 0 && V >= 0, "embedding_backward: bad shape");
   const int rows = B * T;

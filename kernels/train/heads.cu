@@ -8,7 +8,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 constexpr int kThreads = 256;
 
 struct Layout {
@@ -42,7 +41,7 @@ Layout layout(int width, int col, int B, int T, int NH, int hs) {
 }  // namespace
 
 void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
-                   void* stream) {
+                   gpu::Stream stream) {
   const NvtxRange range("rows_to_heads");
   const Layout l = layout(width, col, B, T, NH, hs);
   const size_t n = l.elements();
@@ -55,7 +54,7 @@ void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int 
 }
 
 void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
-                   void* stream) {
+                   gpu::Stream stream) {
   const NvtxRange range("heads_to_rows");
   const Layout l = layout(width, col, B, T, NH, hs);
   const size_t n = l.elements();

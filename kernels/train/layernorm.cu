@@ -8,7 +8,6 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 constexpr int kRowWarps = 8;  // rows per block of the row kernels
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 __device__ size_t row_at(int r, int C) { return static_cast<size_t>(r) * static_cast<size_t>(C); }
 
 // mean, then the variance around it (two passes, as the CPU oracle), then the normalised output.
@@ -86,7 +85,7 @@ __global__ void layernorm_dwdb_kernel(T* dw, T* db, const T* dout, const T* x, c
 }  // namespace
 
 void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void* x, const void* w, const void* b,
-                       int rows, int C, void* stream) {
+                       int rows, int C, gpu::Stream stream) {
   const NvtxRange range("layernorm_forward");
   GCB_CHECK(rows >= 0 && C > 0, "layernorm_forward: bad shape");
   if (rows == 0) return;
@@ -100,7 +99,7 @@ void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void*
 }
 
 void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout, const void* x, const void* w,
-                        const float* mean, const float* rstd, int rows, int C, void* stream) {
+                        const float* mean, const float* rstd, int rows, int C, gpu::Stream stream) {
   const NvtxRange range("layernorm_backward");
   GCB_CHECK(rows >= 0 && C > 0, "layernorm_backward: bad shape");
   if (rows == 0) return;

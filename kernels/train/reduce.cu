@@ -6,7 +6,6 @@
 namespace gcb::kernels::train {
 namespace {
 
-cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 constexpr int kSumThreads = 1024;
 
 // Thread i adds elements i, i + 1024, … in double; the block sums the partials in warp order.
@@ -33,7 +32,7 @@ __global__ void bias_backward_kernel(T* dbias, const T* dout, int rows, int cols
 
 }  // namespace
 
-void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, void* stream) {
+void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, gpu::Stream stream) {
   const NvtxRange range("sum");
   if (out_t == DType::f64) {
     sum_kernel<double><<<1, kSumThreads, 0, st(stream)>>>(static_cast<double*>(out), in, n, accumulate);
@@ -45,7 +44,7 @@ void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, voi
   check_launch();
 }
 
-void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, void* stream) {
+void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, gpu::Stream stream) {
   const NvtxRange range("bias_backward");
   GCB_CHECK(rows >= 0 && cols >= 0, "bias_backward: negative shape");
   if (cols == 0) return;

@@ -14,11 +14,16 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/gpu.hpp"
 #include "core/nvtx.hpp"
 
 namespace gcb::kernels::train {
 
 using bf16 = __nv_bfloat16;
+
+// The one place a stream of the kernel interfaces (gpu::Stream, an opaque cudaStream_t) becomes
+// the CUDA type, for the <<<>>> launches.
+inline cudaStream_t st(gpu::Stream s) { return static_cast<cudaStream_t>(s); }
 
 template <typename I>
 __host__ __device__ constexpr I ceil_div(I a, I b) {

@@ -3,9 +3,11 @@
 // layernorm.cu, embedding.cu, cross_entropy.cu, adamw.cu, attention_simple.cu, heads.cu. Each
 // computes what the CpuBackend op of the same name computes (models/cpu_backend*.cpp: the
 // oracle the gpu tests compare against), in fp32, storing each value rounded once. No CUDA
-// header here: pointers are device memory, `stream` is a cudaStream_t. Every launcher is
-// stream-ordered, asserts its preconditions and checks its launch. Element types: f32 or bf16
-// (DType), as stated per launcher; gcb::Fault otherwise. Compiles, unvalidated (never run on a GPU).
+// header here: pointers are device memory, `stream` a gpu::Stream (core/gpu.hpp: an opaque
+// cudaStream_t, the one stream type of every kernel interface). Every launcher is stream-ordered,
+// asserts its preconditions and checks its launch. Element types: f32 or bf16 (DType), as stated
+// per launcher; gcb::Fault otherwise. Ran on one H200 against the CPU oracle (test_cuda_backend,
+// 2026-11-27).
 #pragma once
 
 #include <cstddef>
@@ -13,46 +15,47 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/gpu.hpp"
 #include "kernels/train/adamw_math.hpp"
 
 namespace gcb::kernels::train {
 
 // --- element-wise (elementwise.cu) -------------------------------------------------------------
 // x[i] = value; t = f32, bf16 or f64.
-void fill(DType t, void* x, size_t n, float value, void* stream);
+void fill(DType t, void* x, size_t n, float value, gpu::Stream stream);
 // dst = src converted (f32 ↔ bf16; equal types are a copy the caller makes with cudaMemcpy).
-void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, void* stream);
+void cast(DType dst_t, void* dst, DType src_t, const void* src, size_t n, gpu::Stream stream);
 // out = a + b, all of type t.
-void add(DType t, void* out, const void* a, const void* b, size_t n, void* stream);
+void add(DType t, void* out, const void* a, const void* b, size_t n, gpu::Stream stream);
 // x *= s, rounded to t (f32, bf16; f64 scaled in double).
-void scale(DType t, void* x, double s, size_t n, void* stream);
+void scale(DType t, void* x, double s, size_t n, gpu::Stream stream);
 // GELU, tanh form (GPT-2): out = ½x(1 + tanh(√(2/π)(x + 0.044715x³))); dx = gelu'(x)·dout.
-void gelu_forward(DType t, void* out, const void* x, size_t n, void* stream);
-void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n, void* stream);
+void gelu_forward(DType t, void* out, const void* x, size_t n, gpu::Stream stream);
+void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n, gpu::Stream stream);
 
 // --- reductions (reduce.cu) --------------------------------------------------------------------
 // out[0] (+)= Σ in[i] over fp32 inputs, in double, one block in a fixed order; out is f32 or f64.
-void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, void* stream);
+void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, gpu::Stream stream);
 // dbias[col] += Σ_rows dout[row, col], both of type t (deterministic column sums).
-void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, void* stream);
+void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, gpu::Stream stream);
 
 // --- LayerNorm (layernorm.cu), eps 1e-5; x, out, w, b, dx, dw, db, dout of type t --------------
 void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void* x, const void* w, const void* b,
-                       int rows, int C, void* stream);
+                       int rows, int C, gpu::Stream stream);
 // dx += …, dw += …, db += … (accumulating; dw, db as deterministic column sums).
 void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout, const void* x, const void* w,
-                        const float* mean, const float* rstd, int rows, int C, void* stream);
+                        const float* mean, const float* rstd, int rows, int C, gpu::Stream stream);
 
 // --- embedding of a vocabulary shard [v0, v0 + V) (embedding.cu); wte, wpe, out of type t -------
 void embedding_forward(DType t, void* out, const int32_t* tokens, const void* wte, int v0, int V, const void* wpe,
-                       int B, int T, int C, void* stream);
+                       int B, int T, int C, gpu::Stream stream);
 // Bytes of device scratch embedding_backward needs for `rows` tokens (a radix sort of them).
 size_t embedding_backward_workspace(int rows);
 // dwte[tok − v0] += dout[row] for the shard's tokens, summed per token in row order after a
 // stable radix sort of the tokens (deterministic, no atomics); dwpe[t] += Σ_b dout[b, t] when
 // dwpe is not null.
 void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int v0, int V, int B,
-                        int T, int C, void* workspace, size_t workspace_bytes, void* stream);
+                        int T, int C, void* workspace, size_t workspace_bytes, gpu::Stream stream);
 
 // --- softmax cross-entropy over a vocabulary shard (cross_entropy.cu); logits of type t ---------
 // Rows have stride V; columns [valid, V) are vocabulary padding: read by no pass, probability 0.
@@ -60,16 +63,16 @@ void embedding_backward(DType t, void* dwte, void* dwpe, const void* dout, const
 // be null) receives the shard's own maximum and Σ exp(l − that maximum), summed in the same pass
 // (Milakov & Gimelshein 2018).
 void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits, int rows, int V, int valid,
-                       void* stream);
+                       gpu::Stream stream);
 // stats[r] = {Σ exp(l − rowmax[r]), l[target − v0] or 0}. With `online` from the max pass the sum
 // is rescaled, online.sum · exp(online.max − rowmax), and only the target logit is read;
 // without it the row is summed again.
 void cross_entropy_sums(DType t, float* stats, const void* logits, const float* rowmax, const float* online,
-                        const int32_t* targets, int v0, int rows, int V, int valid, void* stream);
+                        const int32_t* targets, int v0, int rows, int V, int valid, gpu::Stream stream);
 // losses[r] = log(Σexp) − (target logit − rowmax); probs = exp(l − rowmax)/Σexp below valid, 0
 // from valid on (may alias logits).
 void cross_entropy_finish(DType t, float* losses, void* probs, const void* logits, const float* rowmax,
-                          const float* stats, int rows, int V, int valid, void* stream);
+                          const float* stats, int rows, int V, int valid, gpu::Stream stream);
 // finish and backward in one pass (cross_entropy_math.hpp), the fused classifier of llm.c
 // (karpathy/llm.c llmc/fused_classifier.cuh): losses as finish computes them and dlogits =
 // (softmax − onehot(target − v0)) · dloss written over the logits' storage (dlogits may alias
@@ -77,17 +80,17 @@ void cross_entropy_finish(DType t, float* losses, void* probs, const void* logit
 // written once instead of twice each.
 void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const void* logits, const float* rowmax,
                                    const float* stats, const int32_t* targets, int v0, int rows, int V, int valid,
-                                   float dloss, void* stream);
+                                   float dloss, gpu::Stream stream);
 // dlogits = (probs − onehot(target − v0)) · dloss (may alias probs).
 void cross_entropy_backward(DType t, void* dlogits, const void* probs, const int32_t* targets, int v0, int rows, int V,
-                            float dloss, void* stream);
+                            float dloss, gpu::Stream stream);
 
 // --- AdamW (adamw.cu, arithmetic in adamw_math.hpp) ----------------------------------------------
 // One optimizer step over a list of tensors (AdamWTensor), all with params and grads of type t,
 // in as few launches as the multi-tensor table allows (multi_tensor_plan.hpp). The bias corrections
 // c1 = 1 − β1^step, c2 = 1 − β2^step in AdamWStep are computed by the caller (in float, as the CPU
 // oracle does). Empty tensors are skipped.
-void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWStep& a, void* stream);
+void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWStep& a, gpu::Stream stream);
 
 // --- attention without the flash kernels (attention_simple.cu) ---------------------------------
 // Causal attention straight on the fused qkv [B, T, 3C] (q | k | v, heads contiguous in each),
@@ -97,14 +100,16 @@ void adamw_multi(DType t, const std::vector<AdamWTensor>& tensors, const AdamWSt
 // For fp32 runs (the flash kernels are 16-bit) and head dims other than 64 and 128; head dim ≤ 256.
 // Quadratic work with no tiling: a correctness path, not a fast one.
 void simple_attention_forward(DType t, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
-                              void* stream);
+                              gpu::Stream stream);
 // `workspace` holds B·NH·T floats (D).
 void simple_attention_backward(DType t, void* dqkv, const void* dout, const void* qkv, const void* out,
-                               const float* lse, int B, int T, int C, int NH, float* workspace, void* stream);
+                               const float* lse, int B, int T, int C, int NH, float* workspace, gpu::Stream stream);
 
 // --- head layouts for the flash and cuDNN kernels (heads.cu), bf16 ------------------------------
 // Columns [col, col + NH·hs) of a [B, T, width] tensor to [B, NH, T, hs], and back.
-void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream);
-void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs, void* stream);
+void rows_to_heads(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   gpu::Stream stream);
+void heads_to_rows(DType t, void* dst, const void* src, int width, int col, int B, int T, int NH, int hs,
+                   gpu::Stream stream);
 
 }  // namespace gcb::kernels::train
