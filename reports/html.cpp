@@ -150,7 +150,9 @@ std::optional<double> metric_of(const Result* r, const char* name) {
 // Layout comparison: step time, tokens/s and MFU of each layout in each run — measured (train) or
 // predicted (plan).
 std::string layout_table(const std::vector<Run>& runs, const std::string& family) {
-  const auto rows = family_rows(runs, family);
+  auto rows = family_rows(runs, family);
+  // plan --verify's rows compare a prediction with a measurement: their own table (verify_table).
+  std::erase_if(rows, [](const Row& r) { return r.key.rfind("plan/verify/", 0) == 0; });
   static constexpr std::array<std::pair<const char*, const char*>, 3> kCols = {
       {{"step_time", "step time"}, {"tokens_per_s", "tokens/s"}, {"mfu", "MFU"}}};
   std::string out = "<table>\n<tr><th>layout</th><th>params</th>";
@@ -176,6 +178,35 @@ std::string layout_table(const std::vector<Run>& runs, const std::string& family
           text = format_value(*v);
         out += fmt::format("<td class=\"num\">{}</td>", xml_escape(text));
       }
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+// plan --verify: each layout's predicted and measured step time, the error and the verdict.
+std::string verify_table(const std::vector<Run>& runs) {
+  auto rows = family_rows(runs, "plan");
+  std::erase_if(rows, [](const Row& r) { return r.key.rfind("plan/verify/", 0) != 0; });
+  if (rows.empty()) return "";
+  std::string out =
+      "<p class=\"note\">plan --verify: the predicted step time against the training library's measured one on "
+      "this machine (error = predicted / measured − 1).</p>\n<table>\n<tr><th>layout</th>";
+  for (const auto& run : runs) {
+    const std::string tag = runs.size() > 1 ? " · " + xml_escape(run.label) : "";
+    out += fmt::format("<th>predicted{0}</th><th>measured{0}</th><th>error{0}</th><th>verdict{0}</th>", tag);
+  }
+  out += "</tr>\n";
+  for (const auto& row : rows) {
+    out += fmt::format("<tr><td>{}</td>", xml_escape(row.key.substr(12)));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Result* r = row.per_run[i];
+      const auto predicted = metric_of(r, "step_time_predicted"), measured = metric_of(r, "step_time_measured"),
+                 error = metric_of(r, "error");
+      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>",
+                         predicted ? format_seconds(*predicted) : "—", measured ? format_seconds(*measured) : "—",
+                         error ? fmt::format("{:+.1f} %", *error) : "—",
+                         r ? xml_escape(std::string(status_name(r->status))) : "—");
     }
     out += "</tr>\n";
   }
@@ -227,6 +258,7 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
           "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
           "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
       out += layout_table(runs, family);
+      out += verify_table(runs);
     } else if (family == "scan") {
       out += scan_section_html(runs);
     } else {

@@ -135,6 +135,34 @@ TEST(Report, SizeChartsTakeALogAxisBeyond100x) {
   EXPECT_EQ(narrow.find("text-anchor=\"end\">0.01</text>"), std::string::npos) << narrow;
 }
 
+// plan --verify's rows are a table of their own, predicted against measured (they once sat in the
+// layout table as a row of dashes: they have no step_time, tokens/s or MFU).
+TEST(Report, PlanVerifyRowsShowPredictedAgainstMeasured) {
+  Doc run{"plan.json", {}};
+  Result layout;
+  layout.key = "plan/dp2-zero2-mb2-none";
+  layout.params = {{"layout", "dp2-zero2"}};
+  layout.metrics = {Metric{"step_time", 0.001659, "s", false, {}, {}}};
+  Result verify;
+  verify.key = "plan/verify/dp2-zero2-mb2-none";
+  verify.params = {{"layout", "dp2-zero2"}};
+  verify.metrics = {Metric{"error", 119.1, "%", false, {}, {}},
+                    Metric{"step_time_predicted", 0.001659, "s", false, {}, {}},
+                    Metric{"step_time_measured", 0.000757, "s", false, {}, {}}};
+  verify.status = Status::fail;
+  run.doc.results = {layout, verify};
+  const std::string html = render_html({run});
+  const size_t table = html.find("plan --verify: the predicted step time");
+  ASSERT_NE(table, std::string::npos) << html;
+  const std::string rest = html.substr(table);
+  EXPECT_NE(rest.find("<td>dp2-zero2-mb2-none</td>"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("+119.1 %"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("<td>FAIL</td>"), std::string::npos) << rest;
+  const size_t layouts = html.find("Predicted, not measured");
+  ASSERT_LT(layouts, table);
+  EXPECT_EQ(html.substr(layouts, table - layouts).find("verify"), std::string::npos);  // not a layout row
+}
+
 TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   const std::vector<Doc> runs = {fixture_run(), contender()};
   const auto diff = environment_diff(runs);
