@@ -55,6 +55,24 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
                    1e3 * r.extra["comm_exposed"].get<double>(), bubble, b["theory"].get<double>(),
                    *r.metric("final_loss")->value);
   }
+  // The fastest layout, and the ones a rerun could put first: their step times' p10–p90 ranges
+  // overlap the fastest one's (two runs of one sweep can rank such layouts either way).
+  if (results.size() > 1) {
+    const auto time = [](const Result& r) { return *r.metric("step_time")->value; };
+    const Result& best = *std::min_element(results.begin(), results.end(),
+                                           [&](const Result& a, const Result& b) { return time(a) < time(b); });
+    const auto p = [](const Result& r, const char* key, double fallback) {
+      return r.extra.contains(key) && r.extra[key].is_number() ? r.extra[key].get<double>() : fallback;
+    };
+    const double best_p90 = p(best, "step_time_p90", time(best));
+    std::string tied;
+    for (const Result& r : results)
+      if (&r != &best && p(r, "step_time_p10", time(r)) <= best_p90)
+        tied += (tied.empty() ? "" : ", ") + r.key.substr(6);
+    fmt::format_to(
+        to, "fastest: {} ({:.3f} ms per step){}\n", best.key.substr(6), 1e3 * time(best),
+        tied.empty() ? "" : fmt::format("; within its p10–p90 spread, so a rerun may rank them first: {}", tied));
+  }
   // Model states: bytes held between steps; activations: the peak. Each next to its formula.
   const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};
   double largest = 0;

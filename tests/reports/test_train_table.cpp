@@ -29,6 +29,29 @@ Result ran(const std::string& layout) {
   return r;
 }
 
+// A sweep names its fastest layout and the layouts whose p10–p90 step times reach into the
+// fastest one's: a rerun can rank those first (two identical sweeps once flipped without a word).
+TEST(TrainTable, FastestLayoutAndTheOnesWithinItsSpread) {
+  auto layout = [](const std::string& name, double step, double p10, double p90) {
+    Result r = ran(name);
+    r.metrics[0].value = step;
+    r.extra["step_time_p10"] = p10;
+    r.extra["step_time_p90"] = p90;
+    return r;
+  };
+  const std::string text = render_train_tables(
+      {layout("dp2", 0.010, 0.009, 0.012), layout("tp2", 0.011, 0.0115, 0.013), layout("pp2", 0.020, 0.019, 0.021)},
+      "t");
+  EXPECT_NE(text.find("fastest: dp2 (10.000 ms per step); within its p10–p90 spread, so a rerun may rank them "
+                      "first: tp2\n"),
+            std::string::npos)
+      << text;
+  const std::string apart =
+      render_train_tables({layout("dp2", 0.010, 0.009, 0.0105), layout("tp2", 0.011, 0.0107, 0.013)}, "t");
+  EXPECT_NE(apart.find("fastest: dp2 (10.000 ms per step)\n"), std::string::npos) << apart;
+  EXPECT_EQ(render_train_tables({ran("dp2")}, "t").find("fastest"), std::string::npos);  // one layout: no ranking
+}
+
 TEST(TrainTable, RowsOfWhatRanAndWhyTheOthersDidNot) {
   Result waived;
   waived.key = "train/tp3";
