@@ -1,6 +1,10 @@
 #include "collectives/rank_world.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "collectives/factory.hpp"
 #include "core/error.hpp"
@@ -25,15 +29,24 @@ std::string default_coll_backend() {
   }
 }
 
+int default_host_rank_threads() {
+  int cpus = 0;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cpus, 2, 4);
+}
+
 namespace {
 
 WorldOptions checked_world_options(const std::string& backend, int ranks, double timeout_s) {
   WorldOptions w;
   w.backend = backend.empty() ? default_coll_backend() : backend;
   w.ranks = ranks;
-  // An in-process host backend has no launcher or GPU count to size it: 4 rank threads.
+  // An in-process host backend has no launcher or GPU count to size it: default_host_rank_threads.
   const CommunicatorBackend& b = communicator_backend(w.backend);
-  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = 4;
+  if (w.ranks == 0 && !b.spans_processes && b.memory == MemorySpace::host) w.ranks = default_host_rank_threads();
   w.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1e3));
   return w;
 }

@@ -225,7 +225,16 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
     std::vector<nlohmann::json> params;
     for (const auto& row : rows) params.push_back(row.params);
     std::vector<std::string> apart = differing_keys(params);
-    std::erase_if(apart, [](const std::string& k) { return k == "array_bytes" || k == "threads"; });
+    // Params the measuring host chose (extra.host_sized: STREAM's array size, its thread count)
+    // differ between machines, not between kernels: not in the category names.
+    std::vector<std::string> host_sized;
+    for (const auto& row : rows)
+      if (const Result* r = row.first(); r && r->extra.contains("host_sized") && r->extra.at("host_sized").is_array())
+        for (const auto& k : r->extra.at("host_sized"))
+          if (k.is_string()) host_sized.push_back(k.get<std::string>());
+    std::erase_if(apart, [&](const std::string& k) {
+      return std::find(host_sized.begin(), host_sized.end(), k) != host_sized.end();
+    });
     for (const auto& row : rows) {
       const std::string tail = named(row.params, apart);
       b.categories.push_back(row.key.substr(4) + (tail.empty() ? "" : " " + tail));

@@ -182,7 +182,9 @@ void add_coll_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   add_backend_option(*app, o->backend);
   auto* ranks =
-      app->add_option("--ranks", o->ranks, "Rank threads of this process (default: threads 4, nccl one per GPU)")
+      app->add_option(
+             "--ranks", o->ranks,
+             "Rank threads of this process (default: threads as many as the CPUs it may use, 2 to 4; nccl one per GPU)")
           ->check(positive());
   // nccl-tests -g: GPUs per thread, here per process (gcbench runs one thread per rank, -t 1).
   auto* g = app->add_option("-g", o->ranks,

@@ -176,7 +176,9 @@ void add_p2p_command(CLI::App& root, std::function<int()>& run, const std::vecto
   app->add_option("--latency-size", *latency_size, "Bytes per rank ping-pong message")->capture_default_str();
   app->add_option("--iters", o->iters, "Round trips per launch of the GPU flag ping-pong")->capture_default_str();
   add_backend_option(*app, o->backend);  // rank mode
-  app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 4; nccl: one per GPU)")
+  app->add_option(
+         "--ranks", o->ranks,
+         "Rank threads for the threads backend (default: the CPUs this process may use, 2 to 4; nccl: one per GPU)")
       ->check(positive());
   add_timeout_option(*app, o->timeout, "one send, receive or MPI call of a rank");
   run = [=, &argv] {
