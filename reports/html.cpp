@@ -37,6 +37,7 @@ td.status { color: #a94442; }
 .note { color: #666; font-size: 12px; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .charts svg { border: 1px solid #ddd; }
+tr.nofit td { color: #999; background: #f6f6f6; font-style: italic; }
 )";
 
 std::string value_cell(const Result* r, bool show_peak) {
@@ -164,7 +165,19 @@ std::string layout_table(const std::vector<Run>& runs, const std::string& family
     const std::string layout = row.params.contains("layout") && row.params.at("layout").is_string()
                                    ? row.params.at("layout").get<std::string>()
                                    : row.key;
-    out += fmt::format("<tr><td>{}</td><td>{}</td>", xml_escape(layout),
+    // A layout no run could take (WAIVED: it does not fit, or the model refuses it) is drawn as
+    // such, greyed with the reason, not as a row of dashes among the ones that ran.
+    const Result* refused = nullptr;
+    bool all_refused = true;
+    for (const Result* r : row.per_run) {
+      if (r && r->status == Status::waived)
+        refused = refused ? refused : r;
+      else if (r)
+        all_refused = false;
+    }
+    const bool nofit = refused && all_refused;
+    out += fmt::format("<tr{}><td>{}{}</td><td>{}</td>", nofit ? " class=\"nofit\"" : "", xml_escape(layout),
+                       nofit ? " — not run: " + xml_escape(refused->reason) : "",
                        xml_escape(params_without(row.params, {"layout"})));
     for (size_t i = 0; i < runs.size(); ++i) {
       for (const auto& [metric, title] : kCols) {

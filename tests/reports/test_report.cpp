@@ -150,7 +150,12 @@ TEST(Report, PlanVerifyRowsShowPredictedAgainstMeasured) {
                     Metric{"step_time_predicted", 0.001659, "s", false, {}, {}},
                     Metric{"step_time_measured", 0.000757, "s", false, {}, {}}};
   verify.status = Status::fail;
-  run.doc.results = {layout, verify};
+  Result nofit;
+  nofit.key = "plan/dp1-mb2-none";
+  nofit.params = {{"layout", "dp1"}};
+  nofit.status = Status::waived;
+  nofit.reason = "needs 90 GiB, more than the 80 GiB of a device";
+  run.doc.results = {layout, verify, nofit};
   const std::string html = render_html({run});
   const size_t table = html.find("plan --verify: the predicted step time");
   ASSERT_NE(table, std::string::npos) << html;
@@ -158,6 +163,9 @@ TEST(Report, PlanVerifyRowsShowPredictedAgainstMeasured) {
   EXPECT_NE(rest.find("<td>dp2-zero2-mb2-none</td>"), std::string::npos) << rest;
   EXPECT_NE(rest.find("+119.1 %"), std::string::npos) << rest;
   EXPECT_NE(rest.find("<td>FAIL</td>"), std::string::npos) << rest;
+  // A layout that does not fit is greyed with its reason, not a row of dashes like the others.
+  EXPECT_NE(html.find("<tr class=\"nofit\"><td>dp1 — not run: needs 90 GiB, more than the 80 GiB"), std::string::npos)
+      << html;
   const size_t layouts = html.find("Predicted, not measured");
   ASSERT_LT(layouts, table);
   EXPECT_EQ(html.substr(layouts, table - layouts).find("verify"), std::string::npos);  // not a layout row
