@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "kernels/host_mem.hpp"
+#include "models/config.hpp"
 #include "models/training_run.hpp"
 
 namespace gcb::bench {
@@ -236,7 +237,10 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   // --seed seeds the synthetic tokens of the --verify runs, with train's default.
   common->seed = models::TrainOptions{}.data_seed;
   add_common_options(*app, *common, false, false);
-  app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")
+  app->add_option(
+         "--model", o->model,
+         "Named config (tiny, small, gpt2-124m … gpt2-1558m (or gpt2, gpt2-medium, gpt2-large, gpt2-xl), gpt3-small … gpt3-175b) or a JSON file")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
       ->capture_default_str();
   app->add_option("--layers", o->overrides.layers, "Override the number of layers");
   app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");

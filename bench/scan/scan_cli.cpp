@@ -9,6 +9,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "models/config.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::scan {
@@ -98,7 +99,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   app->add_option("--coll-size", f->coll_size, "Collective size (default 8M host memory, 256M device memory)");
   app->add_option("--coll-iters", o->coll_iters, "Collective ops per sample")->capture_default_str();
-  app->add_option("--reference-model", o->reference_model, "GPT config of the reference step")->capture_default_str();
+  app->add_option("--reference-model", o->reference_model,
+                  "GPT config of the reference step (a name of `gcbench train --model`: gpt2 is gpt2-124m)")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
+      ->capture_default_str();
   app->add_option("--reference-steps", o->reference_steps, "Timed training steps per rank")->capture_default_str();
   bench::add_backend_option(*app, o->backend);
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 1)");

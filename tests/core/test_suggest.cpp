@@ -25,7 +25,7 @@ TEST(Suggest, ClosestNameWithinTwoEditsOrASharedPrefix) {
   EXPECT_EQ(closest_name("GPT2-124M", models), "gpt2-124m");
   EXPECT_EQ(closest_name("gpt3-175b-x", models), "gpt3-175b");  // a known name starts it
   EXPECT_EQ(closest_name("gpt3-17", models), "gpt3-175b");      // 2 edits
-  EXPECT_EQ(closest_name("gpt2", models), std::nullopt);          // known: nothing to suggest
+  EXPECT_EQ(closest_name("gpt2", models), std::nullopt);        // known: nothing to suggest
   EXPECT_EQ(closest_name("llama-70b", models), std::nullopt);
   EXPECT_EQ(closest_name("", models), std::nullopt);
   const std::vector<std::string> commands = {"mem", "gemm", "attn", "p2p", "coll", "train", "plan"};

@@ -94,6 +94,22 @@ TEST(PlanCli, WarmupStepsIsTheFlagAndWarmupItsDeprecatedSpelling) {
   EXPECT_FALSE(has(now.out, "deprecated")) << now.out;
 }
 
+// Hugging Face's GPT-2 names are taken; the results name the canonical config.
+TEST(PlanCli, HuggingFaceGpt2NamesAreAliasesAndTyposGetASuggestion) {
+  const std::string json = temp("alias.json");
+  const test::CliRun r = plan("--model gpt2-medium --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "plan: gpt2-350m (L 24 C 1024")) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_FALSE(doc.results.empty());
+  EXPECT_EQ(doc.results.front().params.at("model").get<std::string>(), "gpt2-350m");
+  const test::CliRun typo = plan("--model gpt2-medum --gpu h100-sxm --gpus 8 --global-batch 8 -q");
+  EXPECT_EQ(typo.code, 2) << typo.out;
+  EXPECT_TRUE(has(typo.out, "unknown model 'gpt2-medum' (did you mean 'gpt2-medium'?)")) << typo.out;
+  EXPECT_TRUE(has(plan("--help").out, "gpt2-medium")) << "help lists the aliases";
+}
+
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
   // Narayanan et al. 2021 Table 1, GPT 145.6B: tp 8, pp 8, dp 24 on 1536 A100s, micro-batch 2,
   // interleaved with 2 model chunks, full recomputation.
