@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
+    fmt::print(stderr, "gcbench: error: {}\n", bench::parse_error_line(app, e));
     return kExitUsage;
   }
   // Ctrl-C and scancel stop at the next safe point and keep what finished (core/interrupt.hpp), in
