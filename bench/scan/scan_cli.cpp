@@ -20,6 +20,7 @@ struct ScanFlags {
   std::vector<std::string> stages;
   bool reference = false;
   std::string device_size, link_size = "256M", pair_size, coll_size;
+  std::string budget = "0";
 };
 
 uint64_t size_or_zero(const std::string& s) { return s.empty() ? 0 : parse_size(s); }
@@ -39,6 +40,7 @@ void apply(const ScanFlags& f, ScanOptions& o) {
   o.link_size = parse_size(f.link_size);
   o.pair_size = size_or_zero(f.pair_size);
   o.coll_size = size_or_zero(f.coll_size);
+  o.budget_s = parse_budget_s(f.budget);
 }
 
 }  // namespace
@@ -68,9 +70,9 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "(default: all but reference)")
       ->delimiter(',');
   app->add_flag("--reference", f->reference, "Add the reference step (a few GPT training steps on every rank)");
-  app->add_option("--budget", o->budget_minutes,
-                  "Minutes for the whole scan (0 = 2 + nodes/2); a stage that cannot fit its share is "
-                  "skipped")
+  app->add_option("--budget", f->budget,
+                  "Seconds for the whole scan, or with a unit: 600, 600s, 10m (0 = 120 + 30 per node); a "
+                  "stage that cannot fit its share is skipped")
       ->capture_default_str();
   app->add_option("--tolerance", o->rule.tolerance,
                   "Relative shortfall against the peer median (or the faster half) that matters")
