@@ -1,7 +1,8 @@
 // The gcbench command: one subcommand per row of the family table (bench/families.cpp). Exit codes:
 // 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
 // on stderr, nothing written), 3 a fault: a failed library call, a timeout, or an output that
-// could not be written (README "Failure behaviour"); 130 / 143 stopped by SIGINT / SIGTERM, with
+// could not be written (README "Failure behaviour"); 4 compare: a case too noisy to judge; 5 plan: no
+// layout fits (bench/plan/plan.hpp); 130 / 143 stopped by SIGINT / SIGTERM, with
 // what finished written (core/interrupt.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

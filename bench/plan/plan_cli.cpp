@@ -376,7 +376,16 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                                    opts.verify_tolerance, common->seed))
         session.runner().add(std::move(r));
     }
-    return session.finish();
+    const int code = session.finish();
+    if (!out.fits.empty() || code != kExitOk) return code;
+    // Nothing to train with: a distinct exit code, and the last line says why.
+    long invalid = 0;
+    for (const Rejection& r : out.invalid) invalid += r.variants;
+    fmt::print(
+        "plan: no layout fits: {} of {} predicted candidates need more than {} per GPU, {} combinations cannot "
+        "run (exit {})\n",
+        out.oom.size(), out.candidates, format_bytes(pm.cluster.memory_bytes), invalid, kExitNoLayoutFits);
+    return kExitNoLayoutFits;
   };
 }
 
