@@ -1,7 +1,8 @@
 // The gcbench command: one subcommand per row of the family table (bench/families.cpp). Exit codes:
 // 0 all passed or waived, 1 a verification failed or a case hit an error, 2 bad input (one line
 // on stderr, nothing written), 3 a fault: a failed library call, a timeout, or an output that
-// could not be written (README "Failure behaviour"); 130 / 143 stopped by SIGINT / SIGTERM, with
+// could not be written (README "Failure behaviour"); 4 compare: a case too noisy to judge; 5 plan: no
+// layout fits (bench/plan/plan.hpp); 130 / 143 stopped by SIGINT / SIGTERM, with
 // what finished written (core/interrupt.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "gcbench: error: {} (see gcbench --help)\n", e.what());
+    fmt::print(stderr, "gcbench: error: {}\n", bench::parse_error_line(app, e));
     return kExitUsage;
   }
   // Ctrl-C and scancel stop at the next safe point and keep what finished (core/interrupt.hpp), in

@@ -47,6 +47,12 @@ std::optional<CollOp> parse_coll_op(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> coll_op_names() {
+  std::vector<std::string> out;
+  for (const auto& i : kOps) out.emplace_back(i.name);
+  return out;
+}
+
 const std::vector<CollOp>& all_coll_ops() {
   static const std::vector<CollOp> ops = [] {
     std::vector<CollOp> v;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,7 @@ enum class CollOp : uint8_t {
 };
 std::string_view coll_op_name(CollOp op);
 std::optional<CollOp> parse_coll_op(std::string_view name);
+std::vector<std::string> coll_op_names();  // the canonical names, in all_coll_ops() order
 const std::vector<CollOp>& all_coll_ops();
 bool coll_has_redop(CollOp op);
 bool coll_has_root(CollOp op);

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/suggest.hpp"
 
 namespace gcb::models {
 namespace {
@@ -40,6 +41,25 @@ constexpr NamedConfig kConfigs[] = {
     {"gpt3-175b", 96, 12288, 96, 50257, 2048},
 };
 
+// The Hugging Face model ids of the four GPT-2 sizes (openai-community/gpt2, gpt2-medium,
+// gpt2-large, gpt2-xl on huggingface.co; Radford et al. 2019, table 2): names people already type.
+struct ModelAlias {
+  const char* alias;
+  const char* name;
+};
+constexpr ModelAlias kAliases[] = {
+    {"gpt2", "gpt2-124m"},
+    {"gpt2-medium", "gpt2-350m"},
+    {"gpt2-large", "gpt2-774m"},
+    {"gpt2-xl", "gpt2-1558m"},
+};
+
+std::string_view alias_of(std::string_view name) {
+  for (const auto& a : kAliases)
+    if (name == a.name) return a.alias;
+  return {};
+}
+
 }  // namespace
 
 void validate(const GptConfig& c) {
@@ -55,17 +75,43 @@ void validate(const GptConfig& c) {
 }
 
 GptConfig named_config(std::string_view name) {
+  const std::string canonical = canonical_config_name(name);
   for (const auto& k : kConfigs) {
-    if (name == k.name) {
+    if (canonical == k.name) {
       return GptConfig{k.name, k.layers, k.hidden, k.heads, k.vocab, k.seq};
     }
   }
-  throw UsageError(fmt::format("unknown model '{}' (known: {})", name, fmt::join(config_names(), ", ")));
+  std::vector<std::string> typeable = config_names();
+  for (const std::string& alias : config_aliases()) typeable.push_back(alias);
+  throw UsageError(
+      fmt::format("unknown model '{}'{} (known: {})", name, did_you_mean(name, typeable), config_names_with_aliases()));
 }
 
 std::vector<std::string> config_names() {
   std::vector<std::string> out;
   for (const auto& k : kConfigs) out.emplace_back(k.name);
+  return out;
+}
+
+std::vector<std::string> config_aliases() {
+  std::vector<std::string> out;
+  for (const auto& a : kAliases) out.emplace_back(a.alias);
+  return out;
+}
+
+std::string canonical_config_name(std::string_view name) {
+  for (const auto& a : kAliases)
+    if (name == a.alias) return a.name;
+  return std::string(name);
+}
+
+std::string config_names_with_aliases() {
+  std::string out;
+  for (const auto& k : kConfigs) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+    if (const std::string_view alias = alias_of(k.name); !alias.empty()) out += fmt::format(" (or {})", alias);
+  }
   return out;
 }
 

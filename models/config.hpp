@@ -24,9 +24,16 @@ struct GptConfig {
 void validate(const GptConfig& c);
 
 // Names: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m, gpt3-small, gpt3-medium, gpt3-large,
-// gpt3-xl, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b. Unknown name: gcb::UsageError.
+// gpt3-xl, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b; the GPT-2 sizes also under their Hugging
+// Face names gpt2, gpt2-medium, gpt2-large, gpt2-xl (the config keeps the canonical name, which
+// results record). Unknown name: gcb::UsageError with the closest name ("did you mean").
 GptConfig named_config(std::string_view name);
-std::vector<std::string> config_names();
+std::vector<std::string> config_names();  // canonical names only
+// The canonical name of an alias ("gpt2-medium" → "gpt2-350m"); any other text unchanged.
+std::string canonical_config_name(std::string_view name);
+std::vector<std::string> config_aliases();  // gpt2, gpt2-medium, gpt2-large, gpt2-xl
+// "tiny, small, gpt2-124m (or gpt2), …": the names for help and error lines.
+std::string config_names_with_aliases();
 
 // Overrides: fields > 0 replace those of the base.
 struct ConfigOverrides {

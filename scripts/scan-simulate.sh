@@ -4,7 +4,7 @@
 # synthetic cluster of 64, 256, 1,024 and 4,096 nodes of 8 GPUs with four planted culprits
 # (tests/bench/scan/scan_simulate.cpp says what is real and what is modelled). Builds the
 # simulator in BUILD (default build) and prints a Markdown table; extra arguments go to it
-# (--nodes, --gpus, --rack, --seed, --budget, --pair-rounds, --check). 4,096 nodes take a few
+# (--nodes, --gpus, --rack, --seed, --budget SECONDS (default 600), --pair-rounds, --check). 4,096 nodes take a few
 # minutes and about 4 GB of memory.
 #   scripts/scan-simulate.sh [BUILD] [-- ARGS...]
 set -euo pipefail

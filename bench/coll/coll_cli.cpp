@@ -10,6 +10,7 @@
 #include "collectives/graph_capture.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "core/suggest.hpp"
 
 namespace gcb::bench {
 
@@ -80,10 +81,10 @@ void apply(const CollFlags& f, CollOptions& o) {
         redops.push_back(t);
       } else {
         throw UsageError(
-            fmt::format("--op {}: expected a collective (all_reduce, all_gather, reduce_scatter, "
+            fmt::format("--op {}{}: expected a collective (all_reduce, all_gather, reduce_scatter, "
                         "broadcast, reduce, alltoall, sendrecv, gather, scatter, all) or a reduction "
                         "(sum, prod, min, max, avg)",
-                        t));
+                        t, did_you_mean(t, coll_op_names())));
       }
     }
     if (!ops.empty()) o.ops = ops;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/suggest.hpp"
 #include "core/gpu.hpp"
 #include "reports/render.hpp"
 #include "reports/topology/topology.hpp"
@@ -282,6 +284,59 @@ int Session::finish(nlohmann::json library_versions) {
     return code == kExitFault ? code : interrupt_exit_code(stop->signo);
   }
   return code;
+}
+
+namespace {
+
+// Every spelling of the flags of `app`: --long and -s.
+std::vector<std::string> flag_spellings(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) out.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
+  // The innermost subcommand given: its flags are the ones meant, its --help the one to read.
+  const CLI::App* innermost = &app;
+  std::string path = "gcbench";  // CLI11 names the top-level app after argv[0], a path
+  while (!innermost->get_subcommands().empty()) {
+    innermost = innermost->get_subcommands().back();
+    path += " " + innermost->get_name();
+  }
+  const std::vector<std::string> extras = app.remaining(true);
+  if (innermost == &app && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    // No subcommand matched: the first word given is the one that should have.
+    const auto word =
+        std::find_if(extras.begin(), extras.end(), [](const std::string& x) { return !x.starts_with('-'); });
+    if (word != extras.end()) {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
+      const std::string hint = did_you_mean(*word, names);
+      return fmt::format("unknown subcommand '{}'{} (see {} --help{})", *word, hint, path,
+                         hint.empty() ? fmt::format("; known: {}", fmt::join(names, ", ")) : "");
+    }
+  }
+  std::string hints;
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    std::vector<std::string> flags = flag_spellings(*innermost);
+    if (innermost != &app)
+      for (const std::string& f : flag_spellings(app)) flags.push_back(f);
+    for (const std::string& x : extras) {
+      if (!x.starts_with('-') || x == "-" || x == "--") continue;
+      const std::string flag = x.substr(0, x.find('='));
+      if (const std::string hint = did_you_mean(flag, flags); !hint.empty())
+        hints += fmt::format("unknown flag '{}'{}; ", flag, hint);
+    }
+  }
+  std::string what = e.what();
+  if (!hints.empty() && !what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+  return fmt::format("{}{} (see {} --help)", hints, what, path);
 }
 
 }  // namespace gcb::bench

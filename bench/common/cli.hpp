@@ -14,6 +14,7 @@
 #include "core/buffer.hpp"
 #include "core/context.hpp"
 #include "core/dtype.hpp"
+#include "core/suggest.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
 
@@ -37,21 +38,26 @@ CLI::Validator file_path();
 
 // A transformer for flags whose values name an enum: CLI11 turns each name into the enum's number,
 // so an options struct holds the enum (`std::vector<E>` with ->delimiter(',') for lists), and
-// refuses any other word with "WORD: expected one of a, b, c" (exit 2, as every usage error).
+// refuses any other word with "WORD: expected one of a, b, c" (exit 2, as every usage error; with
+// the closest name when one is near, core/suggest.hpp).
 // Unlike CLI::CheckedTransformer it accepts names only: a bare number is not a silent alias.
 // `names` lists every value in the order help shows them.
 template <typename E>
 CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
   std::string listed;
-  for (const auto& [name, value] : names) listed += (listed.empty() ? "" : ", ") + name;
+  std::vector<std::string> words;
+  for (const auto& [name, value] : names) {
+    listed += (listed.empty() ? "" : ", ") + name;
+    words.push_back(name);
+  }
   CLI::Validator v(
-      [names, listed](std::string& text) -> std::string {
+      [names, listed, words](std::string& text) -> std::string {
         for (const auto& [name, value] : names)
           if (name == text) {
             text = std::to_string(static_cast<long long>(value));
             return {};
           }
-        return text + ": expected one of " + listed;
+        return text + did_you_mean(text, words) + ": expected one of " + listed;
       },
       "{" + listed + "}");
   return v;
@@ -103,6 +109,11 @@ std::optional<MemorySpace> device_memory(const std::string& device);
 // memory, gcb::UsageError when it does not; else the first built one that does
 // (communicator_for); `backend` unchanged for --device all.
 std::string communicator_for_device(const std::string& device, const std::string& backend);
+
+// The one line for a command line CLI11 refused (after "gcbench: error: "): its message, with the
+// closest subcommand for an unknown one and the closest flag of the subcommand for each unknown
+// flag ("did you mean", core/suggest.hpp), and which --help to read.
+std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e);
 
 // The one decision of which process writes files and prints the summary: world rank 0 under
 // mpirun/srun (from the launcher's variables, known before MPI starts), else the only process.

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "models/config.hpp"
 
 namespace gcb::bench {
 
@@ -140,7 +141,9 @@ void add_gemm_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->delimiter(',')
       ->transform(dtype_names(gemm_dtypes()));
   app->add_option("--model", g->model,
-                  "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b) or llama-70b")
+                  "llm preset: a model of `gcbench train --model` (gpt2-124m … gpt3-175b; gpt2, gpt2-medium, "
+                  "gpt2-large, gpt2-xl) or llama-70b")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
       ->capture_default_str();
   app->add_option("--batch", g->batch, "llm preset: batch (M = batch x seq)")->capture_default_str();
   app->add_option("--seq", g->seq, "llm preset: sequence length")->capture_default_str();

@@ -7,6 +7,7 @@
 #include "core/ceil_div.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "core/suggest.hpp"
 #include "models/config.hpp"
 
 namespace gcb::bench {
@@ -55,11 +56,17 @@ const std::vector<LlmModel>& llm_models() {
 }
 
 const LlmModel& find_llm_model(const std::string& name) {
-  for (const auto& m : llm_models())
-    if (m.name == name) return m;
-  std::string known;
-  for (const auto& m : llm_models()) known += (known.empty() ? "" : ", ") + m.name;
-  throw UsageError(fmt::format("unknown --model '{}' (known: {})", name, known));
+  const std::string canonical = models::canonical_config_name(name);
+  std::vector<std::string> known;
+  for (const auto& m : llm_models()) {
+    if (m.name == canonical) return m;
+    known.push_back(m.name);
+  }
+  std::vector<std::string> typeable = known;
+  for (const std::string& alias : models::config_aliases()) typeable.push_back(alias);
+  throw UsageError(fmt::format("unknown --model '{}'{} (known: {}; {} are gpt2-124m … gpt2-1558m)", name,
+                               did_you_mean(name, typeable), fmt::join(known, ", "),
+                               fmt::join(models::config_aliases(), ", ")));
 }
 
 std::vector<int64_t> parse_dim_list(const std::vector<std::string>& entries) {

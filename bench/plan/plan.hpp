@@ -17,6 +17,10 @@
 
 namespace gcb::bench {
 
+// `gcbench plan`'s own exit code: every candidate layout is out of memory (or none can run), so
+// there is nothing to train with; the last line of the output says so. (0-4: core/error.hpp.)
+inline constexpr int kExitNoLayoutFits = 5;
+
 struct PlanCliOptions {
   std::string model = "tiny";  // named config or JSON file
   models::ConfigOverrides overrides;
@@ -87,6 +91,9 @@ std::vector<models::planner::Candidate> parse_plan_layouts(const std::string& te
 // Printing (plan_print.cpp).
 void print_plan(const models::planner::PlanRequest& req, const models::planner::PlanModel& pm,
                 const models::planner::PlanOutcome& out, int top, int rejected);
+// The plan tables' memory figures: GiB from 1 GiB up, MiB or KiB below ("512.0 MiB", never
+// "0.00 GiB"), bytes below 1 KiB.
+std::string memory_text(double bytes);
 void print_shapes(const models::planner::PlanModel& pm, const std::vector<models::planner::Prediction>& shown);
 void print_published(const std::vector<models::planner::PublishedCheck>& checks, const std::string& gpu);
 

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "kernels/host_mem.hpp"
+#include "models/config.hpp"
 #include "models/training_run.hpp"
 
 namespace gcb::bench {
@@ -236,7 +237,10 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   // --seed seeds the synthetic tokens of the --verify runs, with train's default.
   common->seed = models::TrainOptions{}.data_seed;
   add_common_options(*app, *common, false, false);
-  app->add_option("--model", o->model, "Named config (tiny, small, gpt2-124m, …, gpt3-175b) or a JSON file")
+  app->add_option(
+         "--model", o->model,
+         "Named config (tiny, small, gpt2-124m … gpt2-1558m (or gpt2, gpt2-medium, gpt2-large, gpt2-xl), gpt3-small … gpt3-175b) or a JSON file")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
       ->capture_default_str();
   app->add_option("--layers", o->overrides.layers, "Override the number of layers");
   app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");
@@ -372,7 +376,16 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                                    opts.verify_tolerance, common->seed))
         session.runner().add(std::move(r));
     }
-    return session.finish();
+    const int code = session.finish();
+    if (!out.fits.empty() || code != kExitOk) return code;
+    // Nothing to train with: a distinct exit code, and the last line says why.
+    long invalid = 0;
+    for (const Rejection& r : out.invalid) invalid += r.variants;
+    fmt::print(
+        "plan: no layout fits: {} of {} predicted candidates need more than {} per GPU, {} combinations cannot "
+        "run (exit {})\n",
+        out.oom.size(), out.candidates, format_bytes(pm.cluster.memory_bytes), invalid, kExitNoLayoutFits);
+    return kExitNoLayoutFits;
   };
 }
 

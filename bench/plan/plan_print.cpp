@@ -20,6 +20,18 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 std::string gbps(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
 
+}  // namespace
+
+std::string memory_text(double bytes) {
+  const double b = std::abs(bytes);
+  if (b >= kGiB) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+namespace {
+
 // A reason with its numbers replaced, so that "tp 16 > 8 GPUs per node" and "tp 32 > 8 …" group.
 std::string reason_kind(const std::string& reason) {
   std::string k;
@@ -43,10 +55,10 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
                                     : "materialized");
   fmt::print("cluster: {} × {}", c.gpus, c.device);
   if (!c.is_cpu()) fmt::print(", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
-  fmt::print("\n  peak {} per device ({}); memory limit {:.2f} GiB ({})\n",
+  fmt::print("\n  peak {} per device ({}); memory limit {} ({})\n",
              c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12)
                                   : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
-             c.peak_source, c.memory_bytes / kGiB, c.memory_source);
+             c.peak_source, memory_text(c.memory_bytes), c.memory_source);
   fmt::print("  memory bandwidth {}{} ({})\n",
              c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
              c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
@@ -78,22 +90,63 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
     fmt::print("  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
 }
 
+// The ranked table's columns: a header with its unit, text-aligned (left) or numeric (right).
+// Every column is as wide as its widest cell, so a long layout name moves the columns after it
+// on every row alike.
+struct Column {
+  std::string header;
+  bool left = false;
+};
+
+void print_table(const std::vector<Column>& cols, const std::vector<std::vector<std::string>>& rows, size_t bar) {
+  std::vector<size_t> width(cols.size());
+  auto cells = [](const std::string& s) {  // display width: UTF-8 continuation bytes take no column
+    size_t n = 0;
+    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    return n;
+  };
+  for (size_t c = 0; c < cols.size(); ++c) {
+    width[c] = cells(cols[c].header);
+    for (const auto& row : rows) width[c] = std::max(width[c], cells(row[c]));
+  }
+  auto line = [&](auto cell_of) {
+    std::string out;
+    for (size_t c = 0; c < cols.size(); ++c) {
+      const std::string text = cell_of(c);
+      const std::string pad(width[c] - cells(text), ' ');
+      if (c > 0) out += c == bar ? " | " : " ";
+      out += cols[c].left ? text + pad : pad + text;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  };
+  line([&](size_t c) { return cols[c].header; });
+  for (const auto& row : rows) line([&](size_t c) { return row[c]; });
+}
+
 void print_ranked(const std::vector<Prediction>& preds, size_t n) {
-  fmt::print(
-      "\n{:>3} {:<34} {:>3} {:<9} {:>9} {:>11} {:>6} {:>6} {:>8} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
-      "#", "layout", "mb", "recompute", "step s", "tokens/s", "MFU%", "HFU%", "mem GiB", "fwd+bwd", "recomp", "tp",
-      "pp", "zero3", "bubble", "dp", "optim", "other");
+  // TFLOP/s/GPU: Prediction::model_flops_per_gpu, Megatron-LM's headline figure (the model FLOPs
+  // of MFU over the predicted step time and the GPUs).
+  const std::vector<Column> cols = {
+      {"#"},         {"layout", true}, {"mb"},     {"recompute", true}, {"step [s]"},   {"tokens/s"}, {"TFLOP/s/GPU"},
+      {"MFU [%]"},   {"HFU [%]"},      {"memory"}, {"fwd+bwd [s]"},     {"recomp [s]"}, {"tp [s]"},   {"pp [s]"},
+      {"zero3 [s]"}, {"bubble [s]"},   {"dp [s]"}, {"optim [s]"},       {"other [s]"}};
+  std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < std::min(n, preds.size()); ++i) {
     const Prediction& p = preds[i];
     const TimeBreakdown& t = p.time;
     std::string layout = p.candidate.layout.name;
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
-    fmt::print(
-        "{:>3} {:<34} {:>3} {:<9} {:>9.4g} {:>11.4g} {:>6.2f} {:>6.2f} {:>8.2f} | {:>8.3g} {:>8.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g} {:>7.3g}\n",
-        i + 1, layout, p.candidate.micro_batch, recompute_name(p.candidate.recompute), t.step, p.tokens_per_s, p.mfu,
-        p.hfu, p.memory.total() / kGiB, t.forward + t.backward, t.recompute, t.tp_comm, t.pp_comm, t.zero3_gather,
-        t.bubble, t.dp_comm, t.optimizer, t.other_comm);
+    auto s3 = [](double v) { return fmt::format("{:.3g}", v); };
+    rows.push_back({fmt::format("{}", i + 1), layout, fmt::format("{}", p.candidate.micro_batch),
+                    std::string(recompute_name(p.candidate.recompute)), fmt::format("{:.4g}", t.step),
+                    fmt::format("{:.4g}", p.tokens_per_s), fmt::format("{:.1f}", p.model_flops_per_gpu / 1e12),
+                    fmt::format("{:.2f}", p.mfu), fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total()),
+                    s3(t.forward + t.backward), s3(t.recompute), s3(t.tp_comm), s3(t.pp_comm), s3(t.zero3_gather),
+                    s3(t.bubble), s3(t.dp_comm), s3(t.optimizer), s3(t.other_comm)});
   }
+  fmt::print("\n");
+  print_table(cols, rows, 10);
 }
 
 std::string memory_line(const StageMemory& m) {
@@ -102,7 +155,7 @@ std::string memory_line(const StageMemory& m) {
     const auto cat = static_cast<models::MemCategory>(k);
     const double v = cat == models::MemCategory::workspace ? m.workspace_steady : m.peak[k];
     if (v <= 0) continue;
-    s += fmt::format("{}{} {:.2f}", s.empty() ? "" : ", ", models::mem_category_name(cat), v / kGiB);
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", models::mem_category_name(cat), memory_text(v));
   }
   return s;
 }
@@ -113,8 +166,8 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
   print_cluster(req, pm);
   long invalid = 0;
   for (const Rejection& r : out.invalid) invalid += r.variants;
-  fmt::print("candidates: {} predicted — {} fit in {:.2f} GiB, {} do not; {} combinations cannot run\n", out.candidates,
-             out.fits.size(), pm.cluster.memory_bytes / kGiB, out.oom.size(), invalid);
+  fmt::print("candidates: {} predicted — {} fit in {}, {} do not; {} combinations cannot run\n", out.candidates,
+             out.fits.size(), memory_text(pm.cluster.memory_bytes), out.oom.size(), invalid);
   if (out.fits.empty()) {
     fmt::print("\nno layout fits");
   } else {
@@ -128,14 +181,14 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
         100 * (t.forward + t.backward + t.recompute) / t.step,
         100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
         100 * t.optimizer / t.step);
-    fmt::print("  memory of stage {} (GiB): {}\n", best.memory.stage, memory_line(best.memory));
+    fmt::print("  memory of stage {}: {}\n", best.memory.stage, memory_line(best.memory));
   }
   if (!out.oom.empty()) {
     fmt::print("\nout of memory: {} candidates; the closest:\n", out.oom.size());
     for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(0, rejected)), out.oom.size()); ++i) {
       const Prediction& p = out.oom[i];
-      fmt::print("  {:<48} {:.2f} GiB, {:.2f} GiB over — stage {}: {}\n", p.candidate.name(), p.memory.total() / kGiB,
-                 (p.memory.total() - p.memory_limit) / kGiB, p.memory.stage, memory_line(p.memory));
+      fmt::print("  {:<48} {}, {} over — stage {}: {}\n", p.candidate.name(), memory_text(p.memory.total()),
+                 memory_text(p.memory.total() - p.memory_limit), p.memory.stage, memory_line(p.memory));
     }
   }
   if (!out.invalid.empty()) {

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <system_error>
 #include <filesystem>
 
 #include "bench/coll/coll.hpp"
@@ -21,7 +24,7 @@ void validate(const ScanOptions& o) {
   for (const auto& s : o.stages)
     if (std::find(kStageNames.begin(), kStageNames.end(), s) == kStageNames.end())
       throw UsageError(fmt::format("--stages {}: expected inventory, device, links, pairs, coll, reference or all", s));
-  if (o.budget_minutes < 0) throw UsageError("--budget must be ≥ 0 minutes (0 = the default for the job's size)");
+  if (o.budget_s < 0) throw UsageError("--budget must be ≥ 0 seconds (0 = the default for the job's size)");
   if (o.coll_ops.empty()) throw UsageError("--coll-ops: give at least one collective");
   for (const auto& op : o.coll_ops) {
     const auto c = parse_coll_op(op);
@@ -46,7 +49,21 @@ bool has_stage(const ScanOptions& o, const std::string& stage) {
 
 // 2 minutes plus half a minute per node: a 2-node scan in 3 minutes, 64 nodes in 34 (the pair
 // stage grows with the N−1 rounds; the other stages run on every node at once).
-double default_budget_minutes(int nodes) { return 2 + 0.5 * std::max(nodes, 1); }
+double default_budget_s(int nodes) { return 120 + 30.0 * std::max(nodes, 1); }
+
+double parse_budget_s(std::string_view text) {
+  std::string_view number = text;
+  double unit = 1;
+  if (!number.empty() && (number.back() == 's' || number.back() == 'm')) {
+    unit = number.back() == 'm' ? 60 : 1;
+    number.remove_suffix(1);
+  }
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) || value < 0)
+    throw UsageError(fmt::format("--budget {}: expected seconds ≥ 0, optionally with s or m (600, 600s, 10m)", text));
+  return value * unit;
+}
 
 int run_scan(const ScanOptions& o, const bench::CommonOptions& common, bench::Runner& runner,
              const std::vector<std::string>& args) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/common/cli.hpp"
@@ -21,7 +22,7 @@ inline const std::vector<std::string> kStageNames = {"inventory", "device", "lin
 
 struct ScanOptions {
   std::vector<std::string> stages = {"inventory", "device", "links", "pairs", "coll"};  // reference: opt-in
-  double budget_minutes = 0;                                                            // whole scan; 0 = 2 + nodes / 2
+  double budget_s = 0;  // whole scan, seconds; 0 = default_budget_s(nodes)
   RobustRule rule;
   bool fail_fast = false;  // stop after the first stage with a verdict other than OK
   // Per device.
@@ -54,8 +55,11 @@ struct ScanOptions {
 
 void validate(const ScanOptions& o);
 bool has_stage(const ScanOptions& o, const std::string& stage);
-// Default budget in minutes for a job of `nodes` nodes.
-double default_budget_minutes(int nodes);
+// Default budget in seconds for a job of `nodes` nodes: 120 + 30 × nodes.
+double default_budget_s(int nodes);
+// --budget's value: seconds, or with a suffix s (seconds) or m (minutes): "600", "600s", "10m",
+// "0.5m". UsageError for anything else or a negative number.
+double parse_budget_s(std::string_view text);
 
 // Runs the scan into `runner` (rank 0's; ignored elsewhere) and returns rank 0's verdict on every
 // rank: 0 when everything is OK, 1 otherwise.

@@ -9,6 +9,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "models/config.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::scan {
@@ -19,6 +20,7 @@ struct ScanFlags {
   std::vector<std::string> stages;
   bool reference = false;
   std::string device_size, link_size = "256M", pair_size, coll_size;
+  std::string budget = "0";
 };
 
 uint64_t size_or_zero(const std::string& s) { return s.empty() ? 0 : parse_size(s); }
@@ -38,6 +40,7 @@ void apply(const ScanFlags& f, ScanOptions& o) {
   o.link_size = parse_size(f.link_size);
   o.pair_size = size_or_zero(f.pair_size);
   o.coll_size = size_or_zero(f.coll_size);
+  o.budget_s = parse_budget_s(f.budget);
 }
 
 }  // namespace
@@ -67,9 +70,9 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "(default: all but reference)")
       ->delimiter(',');
   app->add_flag("--reference", f->reference, "Add the reference step (a few GPT training steps on every rank)");
-  app->add_option("--budget", o->budget_minutes,
-                  "Minutes for the whole scan (0 = 2 + nodes/2); a stage that cannot fit its share is "
-                  "skipped")
+  app->add_option("--budget", f->budget,
+                  "Seconds for the whole scan, or with a unit: 600, 600s, 10m (0 = 120 + 30 per node); a "
+                  "stage that cannot fit its share is skipped")
       ->capture_default_str();
   app->add_option("--tolerance", o->rule.tolerance,
                   "Relative shortfall against the peer median (or the faster half) that matters")
@@ -98,7 +101,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   app->add_option("--coll-size", f->coll_size, "Collective size (default 8M host memory, 256M device memory)");
   app->add_option("--coll-iters", o->coll_iters, "Collective ops per sample")->capture_default_str();
-  app->add_option("--reference-model", o->reference_model, "GPT config of the reference step")->capture_default_str();
+  app->add_option("--reference-model", o->reference_model,
+                  "GPT config of the reference step (a name of `gcbench train --model`: gpt2 is gpt2-124m)")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
+      ->capture_default_str();
   app->add_option("--reference-steps", o->reference_steps, "Timed training steps per rank")->capture_default_str();
   bench::add_backend_option(*app, o->backend);
   app->add_option("--ranks", o->ranks, "Rank threads for the threads backend (default 1)");

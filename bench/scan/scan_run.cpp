@@ -177,16 +177,16 @@ int ScanRun::run() {
   const std::string node = o_.rehearse ? fmt::format("{}-r{}", ctx_.host, ctx_.rank) : ctx_.host;
   layout_ = gather_layout(ctx_, node, gpu_);
   const int nodes = static_cast<int>(layout_.nodes.size());
-  budget_s_ = 60 * (o_.budget_minutes > 0 ? o_.budget_minutes : default_budget_minutes(nodes));
+  budget_s_ = o_.budget_s > 0 ? o_.budget_s : default_budget_s(nodes);
   if (leader()) {
     size_t most = 0;
     for (const auto& r : layout_.ranks_of_node) most = std::max(most, r.size());
     std::string names;
     for (size_t i = 0; i < layout_.nodes.size() && i < 8; ++i) names += (i ? ", " : "") + layout_.nodes[i];
     if (layout_.nodes.size() > 8) names += ", ...";
-    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.3g} min\n", nodes,
+    say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.3g} s\n", nodes,
         nodes == 1 ? "" : "s", names, ctx_.size, ctx_.size == 1 ? "" : "s", most,
-        gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_ / 60);
+        gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_);
   }
   for (const auto& stage : stages_) {
     if (stage == "inventory")

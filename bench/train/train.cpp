@@ -13,6 +13,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "models/backend_factory.hpp"
+#include "models/config.hpp"
 #include "models/hf_gpt2.hpp"
 #include "reports/train_table.hpp"
 
@@ -157,7 +158,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   common->seed = o->data_seed;
   o->seed = 1;
   add_common_options(*app, *common, true, false);
-  app->add_option("--model", o->model, "Named config (tiny, gpt2-124m, …, gpt3-175b) or a JSON file")
+  app->add_option(
+         "--model", o->model,
+         "Named config (tiny, small, gpt2-124m … gpt2-1558m (or gpt2, gpt2-medium, gpt2-large, gpt2-xl), gpt3-small … gpt3-175b) or a JSON file")
+      ->transform([](const std::string& s) { return models::canonical_config_name(s); })
       ->capture_default_str();
   app->add_option("--layers", o->overrides.layers, "Override the number of layers");
   app->add_option("--hidden", o->overrides.hidden, "Override the hidden size");

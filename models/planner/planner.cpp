@@ -93,6 +93,7 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   r.metrics.push_back({"tokens_per_s", p.tokens_per_s, "tokens/s", true, std::nullopt, ""});
   r.metrics.push_back({"mfu", p.mfu, "%", true, 100.0, peak_src});
   r.metrics.push_back({"hfu", p.hfu, "%", true, 100.0, peak_src});
+  r.metrics.push_back({"tflops_per_gpu", p.model_flops_per_gpu / 1e12, "TFLOP/s", true, std::nullopt, ""});
   r.metrics.push_back({"memory", p.memory.total(), "B", false, p.memory_limit, pm.cluster.memory_source});
   const TrainOptions& o = p.options;
   r.model = {{"flops_per_token_causal", model_flops_per_token(pm.model, FlopsConvention::causal)},

@@ -222,6 +222,9 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   const double tokens = static_cast<double>(pm.global_batch) * pm.model.seq;
   const double denom = t.step * pm.cluster.gpus * pm.cluster.peak_flops;
   p.tokens_per_s = t.step > 0 ? tokens / t.step : 0.0;
+  if (t.step > 0 && pm.cluster.gpus > 0)
+    p.model_flops_per_gpu =
+        tokens * model_flops_per_token(pm.model, FlopsConvention::causal) / (t.step * pm.cluster.gpus);
   if (denom > 0) {
     p.mfu = 100.0 * tokens * model_flops_per_token(pm.model, FlopsConvention::causal) / denom;
     p.mfu_palm = 100.0 * tokens * model_flops_per_token(pm.model, FlopsConvention::palm) / denom;

@@ -77,6 +77,9 @@ struct Prediction {
   int bottleneck_stage = 0;  // the stage with the longest micro-batch
   double tokens_per_s = 0;
   double mfu = 0, mfu_palm = 0, hfu = 0;  // %, of the cluster's peak (theory.hpp conventions)
+  // Achieved model FLOP/s per GPU: the model FLOPs of a step (causal, MFU's convention) over the
+  // step time and the GPUs — Megatron-LM's "teraFLOP/s per GPU" (Narayanan et al. 2021).
+  double model_flops_per_gpu = 0;
   double memory_limit = 0;
   bool fits() const { return memory.total() <= memory_limit; }
 };

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/gpu.hpp"
 #include "reports/result.hpp"
@@ -65,6 +67,28 @@ TEST_F(Cli, BadInputExitsTwoWithOneLineAndWritesNothing) {
   EXPECT_EQ(missing_dir.code, 2);
   EXPECT_NE(missing_dir.err.find("does not exist"), std::string::npos) << missing_dir.err;
   EXPECT_NE(gcbench("mem --size 12Q").err.find("12Q"), std::string::npos);
+}
+
+// A typo in a subcommand, a flag, a model, a collective or a listed value gets the closest name
+// (core/suggest.hpp), still one line and exit 2.
+TEST_F(Cli, TyposGetTheClosestName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"trian", "unknown subcommand 'trian' (did you mean 'train'?) (see gcbench --help)"},
+      {"nosuchcommand", "unknown subcommand 'nosuchcommand' (see gcbench --help; known: mem, "},
+      {"train --modle tiny", "unknown flag '--modle' (did you mean '--model'?); the following arguments were not "},
+      {"mem --sise=4K", "unknown flag '--sise' (did you mean '--size'?)"},
+      {"mem --bogus-flag", "(see gcbench mem --help)"},
+      {"train --model gpt2-medum", "unknown model 'gpt2-medum' (did you mean 'gpt2-medium'?)"},
+      {"coll --op alreduce -b 1K -e 1K", "--op alreduce (did you mean 'all_reduce'?): expected a collective"},
+      {"mem --kernels triad,tirad", "tirad (did you mean 'triad'?): expected one of"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = gcbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  EXPECT_EQ(gcbench("mem --bogus-flag").err.find("did you mean"), std::string::npos);
 }
 
 TEST_F(Cli, HelpAndVersion) {

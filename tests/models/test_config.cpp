@@ -2,6 +2,11 @@
 // table 2.1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/error.hpp"
 #include "models/config.hpp"
 
@@ -51,6 +56,41 @@ TEST(ModelConfig, InvalidConfigsAreUsageErrors) {
   EXPECT_THROW(config_from_json("{\"layers\": 2"), UsageError);
   EXPECT_THROW(config_from_json(R"({"layers": "two", "hidden": 8, "heads": 2, "vocab": 4, "seq": 4})"), UsageError);
   EXPECT_THROW(load_config_file("/nonexistent/model.json"), UsageError);
+}
+
+// Hugging Face's names of the GPT-2 sizes are the same configs under the canonical name.
+TEST(ModelConfig, HuggingFaceGpt2NamesAreAliases) {
+  const std::pair<const char*, const char*> aliases[] = {
+      {"gpt2", "gpt2-124m"}, {"gpt2-medium", "gpt2-350m"}, {"gpt2-large", "gpt2-774m"}, {"gpt2-xl", "gpt2-1558m"}};
+  for (const auto& [alias, name] : aliases) {
+    const GptConfig a = named_config(alias), c = named_config(name);
+    EXPECT_EQ(a.name, name) << alias;  // what results record
+    EXPECT_EQ(param_count(a), param_count(c)) << alias;
+    EXPECT_EQ(canonical_config_name(alias), name);
+  }
+  EXPECT_EQ(canonical_config_name("gpt3-xl"), "gpt3-xl");  // GPT-3 XL is not GPT-2 XL
+  EXPECT_EQ(named_config("gpt2-xl").layers, 48);
+  EXPECT_EQ(config_from_json(R"({"base": "gpt2-medium"})").name, "gpt2-350m");
+  const std::vector<std::string> names = config_names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "gpt2"), 0);  // canonical names only
+  EXPECT_NE(config_names_with_aliases().find("gpt2-350m (or gpt2-medium)"), std::string::npos);
+}
+
+TEST(ModelConfig, UnknownNameSuggestsTheClosest) {
+  try {
+    named_config("gpt2-medum");
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown model 'gpt2-medum' (did you mean 'gpt2-medium'?)"), std::string::npos) << what;
+    EXPECT_NE(what.find("gpt2-124m (or gpt2)"), std::string::npos) << what;
+  }
+  try {
+    named_config("llama-70b");
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

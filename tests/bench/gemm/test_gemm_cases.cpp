@@ -90,6 +90,9 @@ TEST(GemmShapes, LlmPresetFollowsTheModel) {
   o.model = "gpt2-1558m";
   EXPECT_EQ(gemm_shapes(o)[2].shape, (GemmShape{t, 4 * 1600, 1600}));
   EXPECT_EQ(gemm_shapes(o)[4].shape, (GemmShape{t, 50304, 1600}));
+  const auto xl = gemm_shapes(o);
+  o.model = "gpt2-xl";  // Hugging Face's name of the same model
+  EXPECT_EQ(gemm_shapes(o), xl);
   o.model = "gpt5";
   EXPECT_THROW(gemm_shapes(o), UsageError);
 }

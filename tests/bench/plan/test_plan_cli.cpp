@@ -3,12 +3,16 @@
 // Megatron-LM row; invalid requests exit 2 with one line; --verify runs layouts through the
 // training library and judges their memory (exactly: the engine is deterministic); --published
 // reproduces Narayanan et al. 2021 Table 1.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
@@ -92,6 +96,72 @@ TEST(PlanCli, WarmupStepsIsTheFlagAndWarmupItsDeprecatedSpelling) {
   const test::CliRun now = plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --warmup-steps 2");
   EXPECT_EQ(now.code, 0) << now.out;
   EXPECT_FALSE(has(now.out, "deprecated")) << now.out;
+}
+
+// Hugging Face's GPT-2 names are taken; the results name the canonical config.
+TEST(PlanCli, HuggingFaceGpt2NamesAreAliasesAndTyposGetASuggestion) {
+  const std::string json = temp("alias.json");
+  const test::CliRun r = plan("--model gpt2-medium --gpu h100-sxm --gpus 8 --global-batch 8 --top 1 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "plan: gpt2-350m (L 24 C 1024")) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_FALSE(doc.results.empty());
+  EXPECT_EQ(doc.results.front().params.at("model").get<std::string>(), "gpt2-350m");
+  const test::CliRun typo = plan("--model gpt2-medum --gpu h100-sxm --gpus 8 --global-batch 8 -q");
+  EXPECT_EQ(typo.code, 2) << typo.out;
+  EXPECT_TRUE(has(typo.out, "unknown model 'gpt2-medum' (did you mean 'gpt2-medium'?)")) << typo.out;
+  EXPECT_TRUE(has(plan("--help").out, "gpt2-medium")) << "help lists the aliases";
+}
+
+// No layout fits: exit 5 (not 0), and the last line says so.
+TEST(PlanCli, NoLayoutFitsIsExit5WithALastLineSayingSo) {
+  const test::CliRun r = plan("--model gpt3-175b --gpu h100-sxm --gpus 8 --global-batch 8 --top 3 --rejected 1");
+  EXPECT_EQ(r.code, 5) << r.out;
+  std::string text = r.out;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const std::string last = text.substr(text.rfind('\n') + 1);
+  EXPECT_TRUE(last.starts_with("plan: no layout fits: ")) << r.out;
+  EXPECT_TRUE(has(last, "(exit 5)")) << last;
+  EXPECT_EQ(plan("--model gpt3-175b --gpu h100-sxm --gpus 8 --global-batch 8 -q").code, 5);
+}
+
+// The ranked table: units in the headers, a TFLOP/s-per-GPU column equal to the results' metric
+// (model FLOPs per step / step time / GPUs), memory under 1 GiB in MiB or KiB, and columns as wide
+// as their longest cell, so a long layout name does not shift its row.
+TEST(PlanCli, RankedTableHasUnitsTflopsPerGpuAndAlignedColumns) {
+  const std::string json = temp("table.json");
+  const test::CliRun r =
+      plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 64 --top 10 --micro-batch 1,8 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* header : {"step [s]", "TFLOP/s/GPU", "MFU [%]", "memory", "fwd+bwd [s]", "bubble [s]", "dp [s]"})
+    EXPECT_TRUE(has(r.out, header)) << header << "\n" << r.out;
+  EXPECT_FALSE(std::regex_search(r.out, std::regex("[^0-9]0\\.00 GiB"))) << r.out;
+  EXPECT_TRUE(has(r.out, " MiB") || has(r.out, " KiB")) << r.out;
+  // Every row of the table has its bar at the header's column.
+  const size_t start = r.out.rfind('\n', r.out.find("TFLOP/s/GPU"));
+  ASSERT_NE(start, std::string::npos) << r.out;
+  const size_t end = r.out.find("\n\n", start + 1);
+  std::istringstream table(r.out.substr(start + 1, end - start - 1));
+  std::string line;
+  std::vector<size_t> bars;
+  while (std::getline(table, line)) bars.push_back(line.find(" | "));
+  ASSERT_GE(bars.size(), 3u) << r.out;
+  for (size_t b : bars) EXPECT_EQ(b, bars.front()) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  const Result& best = doc.results.front();
+  const Metric* tflops = best.metric("tflops_per_gpu");
+  ASSERT_NE(tflops, nullptr);
+  EXPECT_EQ(tflops->unit, "TFLOP/s");
+  // Megatron's figure: tokens per step × model FLOPs per token / step time / GPUs.
+  const double expect = best.model.at("tokens_per_step").get<double>() *
+                        best.model.at("flops_per_token_causal").get<double>() / *best.metric("step_time")->value / 8 /
+                        1e12;
+  EXPECT_NEAR(*tflops->value, expect, 1e-9 * expect);
+  EXPECT_NEAR(*tflops->value, *best.metric("mfu")->value / 100 * best.model.at("peak_flops").get<double>() / 1e12,
+              1e-6 * expect);
+  EXPECT_TRUE(has(r.out, fmt::format(" {:.1f} ", *tflops->value))) << r.out;
 }
 
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {

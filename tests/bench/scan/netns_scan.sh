@@ -71,8 +71,8 @@ case "$mode" in
     # throttled node's transfers take their samples whatever their share, so the pair stage
     # overruns its share by 18-28 s here (41 s of a 30 s budget once, the collectives then
     # skipped); 75 s leaves the collectives 20 s or more.
-    budget=0.5
-    [ "$mode" != unthrottled ] && budget=1.25
+    budget=30
+    [ "$mode" != unthrottled ] && budget=75
     # One more scan when the first names a healthy node: on a machine loaded by other work one
     # node's rank can be starved for seconds, and every stage then rightly finds it slow, its
     # confirmation included (a build and a simulator beside the tests once put node3 of the
@@ -126,7 +126,7 @@ case "$mode" in
     # machine's other load (a build beside the test put one at a fifth of the others) widens the
     # MAD past a 1 % host. A wrong culprit or a wrong exit code fails at once.
     for attempt in 1 2; do
-      out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,device --budget 0.3 \
+      out=$("$cluster" --name "$name" mpirun -- "$gcbench" scan --stages inventory,device --budget 18 \
         --tolerance 0.5 --mad-threshold 2 --device-size 16M --gemm-size 256 2>&1)
       code=$?
       printf '%s\n' "$out"

@@ -36,7 +36,7 @@
 // latency and bidirectional figures of the rounds, to keep 4,096 nodes within memory; those
 // figures would be judged by the same code.
 //
-//   scan_simulate [--nodes 64,256,1024,4096] [--gpus 8] [--rack 32] [--seed 1] [--budget 10]
+//   scan_simulate [--nodes 64,256,1024,4096] [--gpus 8] [--rack 32] [--seed 1] [--budget 600]
 //                 [--pair-rounds 0] [--check]
 // --check: exit 1 unless every planted culprit is named, no healthy node or false link is, and
 // the simulated time is within the budget (the ctest entry).
@@ -58,6 +58,7 @@
 #include "bench/scan/halving.hpp"
 #include "bench/scan/judge.hpp"
 #include "bench/scan/pair_search.hpp"
+#include "bench/scan/scan.hpp"
 
 namespace gcb::scan {
 namespace {
@@ -231,8 +232,7 @@ struct Row {
   double wall_s = 0;
 };
 
-Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, int pair_rounds,
-             const Encoding& encoding) {
+Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_s, int pair_rounds, const Encoding& encoding) {
   const auto wall0 = std::chrono::steady_clock::now();
   Cluster c = make_cluster(nodes, gpus, rack, seed);
   std::vector<std::string> names;
@@ -242,7 +242,7 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_min, in
   row.nodes = nodes;
   row.gpus = gpus;
   row.rack = c.rack;
-  row.budget_s = budget_min * 60;
+  row.budget_s = budget_s;
   std::vector<Finding> findings;
 
   // Device stage: every GPU's bf16 GEMM against its SKU's fleet; it uses its share of the budget.
@@ -432,7 +432,7 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {64, 256, 1024, 4096};
   int gpus = 8, rack = 32, pair_rounds = 0;
   uint64_t seed = 1;
-  double budget = 10;
+  double budget = 600;  // seconds, as gcbench scan --budget
   bool check = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -458,7 +458,12 @@ int main(int argc, char** argv) {
     } else if (a == "--seed") {
       seed = std::stoull(value());
     } else if (a == "--budget") {
-      budget = std::stod(value());
+      try {
+        budget = parse_budget_s(value());
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "{}\n", e.what());
+        return 2;
+      }
     } else if (a == "--pair-rounds") {
       pair_rounds = std::stoi(value());
     } else if (a == "--check") {
@@ -474,7 +479,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   fmt::print(
-      "# scan_simulate: {} GPUs (= NICs, rails) per node, racks of up to {} nodes, seed {}, budget {} min; port "
+      "# scan_simulate: {} GPUs (= NICs, rails) per node, racks of up to {} nodes, seed {}, budget {} s; port "
       "{} GB/s ±2 %, noise σ 3 %, {:.0f} MiB messages, pair step set-up {} s, collective set-up {} s + {} ms/rank, "
       "α {} us\n",
       gpus, rack, seed, budget, kPortGBs, kBytes / (1 << 20), kPairSetup, kCollSetup, kPerRank * 1e3, kLatency * 1e6);

@@ -41,7 +41,7 @@ TEST(ScanCli, BadInputExitsTwoAndWritesNothing) {
   const fs::path out = temp("bad.json");
   for (const char* args :
        {"--stages device,warp", "--tolerance 1.5", "--coll-ops broadcast", "--baseline /nonexistent/base.json",
-        "--budget -1", "--pair-size 12Q", "--inventory-from a=/nonexistent.xml"}) {
+        "--budget -1", "--budget 10h", "--budget 5x", "--pair-size 12Q", "--inventory-from a=/nonexistent.xml"}) {
     const auto r = run_gcbench(std::string("scan ") + args + " --json " + out.string());
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
     EXPECT_FALSE(fs::exists(out)) << args;
@@ -59,7 +59,7 @@ nlohmann::json load(const fs::path& p) {
 TEST(ScanCli, EveryStageOnFakeNodes) {
   const fs::path out = temp("fake.json");
   const std::string common =
-      "scan --ranks 4 --rehearse --budget 0.4 --tolerance 0.99 --device-size 1M --gemm-size 128 "
+      "scan --ranks 4 --rehearse --budget 24 --tolerance 0.99 --device-size 1M --gemm-size 128 "
       "--pair-size 256K --coll-size 256K --coll-iters 1 --reference --reference-steps 2";
   const auto r = run_gcbench(common + " --json " + out.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
@@ -121,8 +121,9 @@ TEST(ScanCli, EveryStageOnFakeNodes) {
 // says that nothing between nodes was measured instead of a bare "all OK".
 TEST(ScanCli, OneNodeSaysWhatItSkipped) {
   const auto r = run_gcbench(
-      "scan --ranks 2 --stages inventory,pairs,coll --budget 0.1 --pair-size 256K --coll-size 256K --coll-iters 1");
+      "scan --ranks 2 --stages inventory,pairs,coll --budget 6 --pair-size 256K --coll-size 256K --coll-iters 1");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("backend threads, budget 6 s"), std::string::npos) << r.out;  // seconds, not minutes
   EXPECT_NE(r.out.find("# scan verdict: all OK (ran: inventory; skipped: pairs — one node: no inter-node pair; coll — "
                        "one node: no inter-node collective); nothing between nodes was measured (one node: run it "
                        "under a launcher on every node, or --rehearse on one host)"),
@@ -140,7 +141,7 @@ TEST(ScanCli, OneNodeSaysWhatItSkipped) {
 TEST(ScanCli, AStageTheBudgetCannotFitIsSkippedWithReasonBudget) {
   const fs::path out = temp("budget.json");
   const auto r = run_gcbench(
-      "scan --ranks 3 --rehearse --stages device,pairs --budget 0.01 --device-size 1M --gemm-size 128 "
+      "scan --ranks 3 --rehearse --stages device,pairs --budget 0.6 --device-size 1M --gemm-size 128 "
       "--tolerance 0.99 --json " +
       out.string());
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
@@ -166,7 +167,7 @@ TEST(ScanCli, AStageTheBudgetCannotFitIsSkippedWithReasonBudget) {
 // SLOW, so the scan stops after the device stage.
 TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
   const auto r = run_gcbench(
-      "scan --ranks 3 --test-fake-nodes --stages device,pairs --budget 0.2 --device-size 1M "
+      "scan --ranks 3 --test-fake-nodes --stages device,pairs --budget 12 --device-size 1M "
       "--gemm-size 128 --tolerance 0 --mad-threshold 0.0001 --fail-fast");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("--fail-fast: stopping after per device"), std::string::npos) << r.out;
@@ -179,7 +180,7 @@ TEST(ScanCli, FailFastStopsAfterTheFirstStageThatFindsSomething) {
 TEST(ScanCli, DriftAgainstABaselineNamesTheNodeThatGotSlower) {
   const fs::path base = temp("base.json"), now = temp("now.json");
   const std::string common =
-      "scan --ranks 3 --test-fake-nodes --stages device --budget 0.2 --device-size 1M --gemm-size 128 "
+      "scan --ranks 3 --test-fake-nodes --stages device --budget 12 --device-size 1M --gemm-size 128 "
       "--tolerance 0.9";
   auto first = run_gcbench(common + " --json " + base.string());
   // The baseline run's own verdict is not under test: fake nodes share this host's cores, and on

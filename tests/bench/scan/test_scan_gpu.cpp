@@ -18,7 +18,7 @@ TEST(ScanGpu, StagesOneToThreeOnOneNode) {
   const int gpus = gpu::device_count();
   if (gpus == 0) GTEST_SKIP() << "no GPU: " << gpu::runtime().unavailable_reason;
   const auto out = std::filesystem::temp_directory_path() / ("gcb-scan-gpu-" + std::to_string(getpid()) + ".json");
-  const auto r = test::run_gcbench("scan --stages inventory,device,links --budget 2 --json " + out.string());
+  const auto r = test::run_gcbench("scan --stages inventory,device,links --budget 120 --json " + out.string());
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.code << "\n" << r.out << r.err;  // a verdict, not a fault
   std::ifstream f(out);
   const auto doc = nlohmann::json::parse(f);

@@ -13,6 +13,7 @@
 #include "bench/scan/halving.hpp"
 #include "bench/scan/plan.hpp"
 #include "bench/scan/robust.hpp"
+#include "bench/scan/scan.hpp"
 #include "bench/scan/scan_run.hpp"
 #include "core/error.hpp"
 
@@ -235,6 +236,19 @@ TEST(ScanBudget, SharesAreRenormalisedOverTheStagesLeft) {
   EXPECT_NEAR(stage_share("device", {all.begin() + 1, all.end()}, 600, 12), 588 * 0.25 / 0.93, 1e-9);
   EXPECT_NEAR(stage_share("coll", {"coll"}, 600, 100), 500, 1e-9);  // the last stage gets all that is left
   EXPECT_EQ(stage_share("coll", {"coll"}, 600, 700), 0);            // overrun: nothing
+}
+
+// --budget is seconds like every other limit, with an optional unit; the default is in seconds too.
+TEST(ScanBudget, BudgetIsSecondsWithAnOptionalUnit) {
+  EXPECT_EQ(parse_budget_s("600"), 600);
+  EXPECT_EQ(parse_budget_s("600s"), 600);
+  EXPECT_EQ(parse_budget_s("10m"), 600);
+  EXPECT_EQ(parse_budget_s("0.5m"), 30);
+  EXPECT_EQ(parse_budget_s("0"), 0);
+  for (const char* bad : {"", "-1", "10h", "m", "1.5.2", "10 m", "nan", "inf"})
+    EXPECT_THROW(parse_budget_s(bad), UsageError) << bad;
+  EXPECT_EQ(default_budget_s(2), 180);  // 3 minutes for two nodes
+  EXPECT_EQ(default_budget_s(64), 2040);
 }
 
 // A stage is skipped for the budget when nothing is left or its share gives a measurement less

@@ -52,6 +52,23 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
   }
 }
 
+// Hugging Face's GPT-2 names are models of their own; results record the canonical name.
+TEST(TrainCli, HuggingFaceGpt2NameIsRecordedAsTheCanonicalName) {
+  const std::string j = temp("alias.json");
+  const test::CliRun r = gcbench(
+      "--model gpt2 --layers 1 --hidden 32 --heads 4 --vocab 64 --seq 16 --steps 1 --warmup-steps 0 "
+      "--peak-flops 1e15 --quiet --json " +
+      j);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const ResultDocument d = load_document(j);
+  fs::remove(j);
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].params.at("model").get<std::string>(), "gpt2-124m+custom");
+  const test::CliRun typo = gcbench("--model gpt2-medum --quiet");
+  EXPECT_EQ(typo.code, 2) << typo.out;
+  EXPECT_NE(typo.out.find("(did you mean 'gpt2-medium'?)"), std::string::npos) << typo.out;
+}
+
 #if GCB_HAVE_CUDA_TRAINING
 // Without a GPU, the cuda backend's sweep is a row per layout, WAIVED with the reason (exit 0):
 // nothing is measured and nothing fails. tp2 takes GPT-2's vocabulary padded (50257 → 50432

@@ -26,7 +26,7 @@ class ScanCalibration : public ::testing::Test {
   static void SetUpTestSuite() {
     path_ = (fs::temp_directory_path() / ("gcb-plan-scan-" + std::to_string(getpid()) + ".json")).string();
     const test::CliRun r = test::run_gcbench(
-        "scan --ranks 2 --test-fake-nodes --stages device,pairs,coll --budget 0.3 --tolerance 0.99 --device-size 1M "
+        "scan --ranks 2 --test-fake-nodes --stages device,pairs,coll --budget 18 --tolerance 0.99 --device-size 1M "
         "--gemm-size 128 --pair-size 256K --coll-size 256K --quiet --json " +
             path_,
         true);
