@@ -41,7 +41,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 std::optional<std::string> closest_name(std::string_view typed, const std::vector<std::string>& known) {
   if (typed.empty()) return std::nullopt;
   if (std::find(known.begin(), known.end(), typed) != known.end()) return std::nullopt;
-  const size_t limit = typed.size() <= 3 ? 1 : 2;
+  const size_t limit = typed.size() <= 2 ? 0 : typed.size() <= 3 ? 1 : 2;
   std::optional<std::string> best;
   size_t best_distance = limit + 1;
   for (const std::string& name : known) {

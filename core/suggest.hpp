@@ -15,8 +15,9 @@ namespace gcb {
 // "GPT2" and "gpt2" are 0 apart.
 size_t edit_distance(std::string_view a, std::string_view b);
 
-// The known name `typed` most likely meant: the nearest within 2 edits (1 when `typed` has at
-// most 3 characters: "p2p" is 2 edits from "mem"), else a name that starts with `typed` or that
+// The known name `typed` most likely meant: the nearest within 2 edits (1 when `typed` has 3
+// characters: "p2p" is 2 edits from "mem"; none, only a different case, for 1 or 2: "-x" is not
+// a typo of "-h"), else a name that starts with `typed` or that
 // `typed` starts with (3 characters at least). At equal distance a name starting with `typed`
 // wins, then the earlier name. None when nothing
 // fits or `typed` is itself known.

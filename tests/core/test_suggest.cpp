@@ -32,7 +32,9 @@ TEST(Suggest, ClosestNameWithinTwoEditsOrASharedPrefix) {
   EXPECT_EQ(closest_name("trian", commands), "train");
   EXPECT_EQ(closest_name("gem", commands), "gemm");
   EXPECT_EQ(closest_name("mme", commands), "mem");
-  EXPECT_EQ(closest_name("xyz", commands), std::nullopt);  // short: at most one edit
+  EXPECT_EQ(closest_name("xyz", commands), std::nullopt);               // short: at most one edit
+  EXPECT_EQ(closest_name("-x", {"-h", "-q", "--help"}), std::nullopt);  // shorter still: no edit
+  EXPECT_EQ(closest_name("-Q", {"-h", "-q", "--help"}), "-q");
   EXPECT_EQ(closest_name("pan", commands), "plan");
   EXPECT_EQ(closest_name("training", commands), "train");  // starts with a known name
 }
