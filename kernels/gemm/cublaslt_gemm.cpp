@@ -173,16 +173,17 @@ void LtMatmul::bind(const LtGemmPointers& p) {
   set_desc(m.op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(p.amax_d));
   m.bound_scales = lt_scale_mask(p);
   if (!m.results.empty() && m.queried_scales != m.bound_scales) {
-    m.results.clear();  // queried for another descriptor: ask again (the chosen rank is kept)
-    m.configs.clear();
+    // Queried for another descriptor: ask again for as many (the chosen rank is kept).
+    const int requested = static_cast<int>(m.results.size());
+    m.results.clear();
+    heuristics(requested);
   }
 }
 
 void LtMatmul::run(const LtGemmPointers& p, gpu::Stream stream) {
   Impl& m = *impl_;
   bind(p);
-  if (m.chosen < 0) m.chosen = 0;
-  heuristics(m.chosen + 1);
+  if (m.chosen < 0) use_heuristic(0);
   GCB_CHECK(
       m.chosen < static_cast<int>(m.results.size()),
       fmt::format("heuristic rank {} not offered for {} once its FP8 scales are bound", m.chosen, lt_plan_key(m.plan)));

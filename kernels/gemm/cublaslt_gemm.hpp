@@ -88,8 +88,9 @@ class LtMatmul {
   const LtAlgoConfig& chosen() const;
   const LtGemmPlan& plan() const;
   // Sets p's FP8 scale and amax pointers on the descriptor (no-op for other plans). Heuristics
-  // depend on which of them are set, so when that changes, the algorithms are queried again at
-  // the same rank. run() binds; bind first where the heuristics are read before a run (autotune).
+  // depend on which of them are set, so when that changes, the algorithms are queried again (as
+  // many as before; the chosen rank is kept). run() binds; bind first where the heuristics are read before a run
+  // (autotune).
   void bind(const LtGemmPointers& p);
   // Enqueues D = A·Bᵀ (α = 1, β = 0) on `stream`. Stream-ordered; never synchronises.
   void run(const LtGemmPointers& p, gpu::Stream stream);

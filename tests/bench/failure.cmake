@@ -20,18 +20,16 @@ foreach(_sig INT TERM)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> threads ${_sig})
   set_tests_properties(interrupted_threads_sig${_sig} PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
 endforeach()
-add_test(NAME interrupted_train_sigINT
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> train INT)
-set_tests_properties(interrupted_train_sigINT PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
-add_test(NAME interrupted_under_timeout_sigTERM
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> timeout TERM)
-set_tests_properties(interrupted_under_timeout_sigTERM PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
-add_test(NAME interrupted_signal_twice_at_once
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> copy TERM)
-set_tests_properties(interrupted_signal_twice_at_once PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
-add_test(NAME interrupted_threads_twice
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> twice INT)
-set_tests_properties(interrupted_threads_twice PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+# name:MODE:SIGNAL of the other single-process modes (interrupted_run.sh says what each does).
+foreach(_case interrupted_train_sigINT:train:INT interrupted_under_timeout_sigTERM:timeout:TERM
+              interrupted_signal_twice_at_once:copy:TERM interrupted_threads_twice:twice:INT)
+  string(REPLACE ":" ";" _case ${_case})
+  list(GET _case 0 _name)
+  list(GET _case 1 _mode)
+  list(GET _case 2 _sig)
+  add_test(NAME ${_name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interrupted_run.sh $<TARGET_FILE:gcbench> ${_mode} ${_sig})
+  set_tests_properties(${_name} PROPERTIES LABELS "bench;interrupt" TIMEOUT 120)
+endforeach()
 
 # Launches without MPI (label envlaunch): processes started only by torchrun-style variables
 # (scripts/envrun.sh) meet through rank 0's store and talk over Gloo (env_launch.sh); SIGTERM to
