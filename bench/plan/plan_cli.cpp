@@ -323,11 +323,15 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   run = [=, &argv] {
     const PlanCliOptions& opts = *o;
+    // plan's own tables (the ranking, the published check, the verify rows) are its view: the
+    // generic per-case rows would print the same results a second and third time.
+    CommonOptions session_options = *common;
+    session_options.quiet = true;
     if (!opts.published.empty()) {
       const std::string gpu = opts.gpu == "cpu" ? "a100-sxm4-80gb" : opts.gpu;
       const std::vector<PublishedCheck> checks = check_published(
           read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
-      Session session(*common, argv, plan_input_files(opts));
+      Session session(session_options, argv, plan_input_files(opts));
       if (!common->quiet) print_published(checks, gpu_spec_by_name(gpu).sku);
       for (const PublishedCheck& c : checks) {
         Result r;
@@ -358,7 +362,7 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       throw UsageError(fmt::format(
           "--verify runs layouts on this machine's CPU: plan with --gpu cpu ({} cannot run here)", req.cluster.device));
     }
-    Session session(*common, argv, plan_input_files(opts));
+    Session session(session_options, argv, plan_input_files(opts));
     const PlanModel pm = plan_model(req);
     const PlanOutcome out = make_plan(req);
     if (!common->quiet) print_plan(req, pm, out, opts.top, opts.rejected);

@@ -138,6 +138,9 @@ TEST(PlanCli, RankedTableHasUnitsTflopsPerGpuAndAlignedColumns) {
     EXPECT_TRUE(has(r.out, header)) << header << "\n" << r.out;
   EXPECT_FALSE(std::regex_search(r.out, std::regex("[^0-9]0\\.00 GiB"))) << r.out;
   EXPECT_TRUE(has(r.out, " MiB") || has(r.out, " KiB")) << r.out;
+  // The ranking is printed once: no generic case table repeats it.
+  EXPECT_FALSE(has(r.out, "case ")) << r.out;
+  EXPECT_TRUE(has(r.out, "10 passed, 0 failed")) << r.out;
   // Every row of the table has its bar at the header's column.
   const size_t start = r.out.rfind('\n', r.out.find("TFLOP/s/GPU"));
   ASSERT_NE(start, std::string::npos) << r.out;
