@@ -75,10 +75,16 @@ struct HostProbe {
   double gemm_alone_s = 0, gemm_together_s = 0;  // the slowest rank's (time_ranks_at_once)
   RankSkew gemm_together_skew;                   // the ranks' spread in the together figure
   std::string gemm_shape;
+  // The rank threads' all_reduce (the threads communicator training runs on, every rank at once;
+  // 0: not measured): a 4-byte call's time (the latency α) and one of `all_reduce_bytes` (a
+  // layer's fp32 gradient, as the dp reduction sends it), from which the bus bandwidth
+  // 2(n−1)/n · bytes / (time − α) (nccl-tests' busbw) costs every collective of the plan.
+  double all_reduce_alpha_s = 0, all_reduce_large_s = 0, all_reduce_busbw = 0;
+  size_t all_reduce_bytes = 0;
   int ranks = 1, threads_per_rank = 1, cores = 1;
   double seconds = 0;  // the probe's own run time
 };
-HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth);
+HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth, bool measure_all_reduce);
 
 // Flags to the planner's request; gcb::UsageError with one line for anything invalid.
 models::planner::PlanRequest plan_request(const PlanCliOptions& o);

@@ -202,7 +202,8 @@ PlanRequest plan_request(const PlanCliOptions& o) {
     if (o.host_probe) {
       // The ranks share this host's cores: measure what each sees when all run at once.
       const bool triad = r.calibration.triad.empty();
-      const HostProbe p = probe_shared_host(r.model, r.cluster.gpus, triad);
+      const bool all_reduce = r.calibration.coll.empty() && r.cluster.intra.busbw_bytes_per_s <= 0;
+      const HostProbe p = probe_shared_host(r.model, r.cluster.gpus, triad, all_reduce);
       r.shared = p.rates;
       r.shared.source = fmt::format(
           "{}; GEMM {} {:.3g} ms alone, {:.3g} ms with every rank at once (the slowest rank's; ranks {:.0f} % "
@@ -213,6 +214,16 @@ PlanRequest plan_request(const PlanCliOptions& o) {
       // reached the two measurements unequally. Kept as measured, and said.
       if (p.rates.contention < 1.0)
         r.shared.source += " — below 1: the host's other load distorted the probe (re-run on a quiet host)";
+      if (p.all_reduce_busbw > 0) {
+        // No coll results: the rank threads' own all_reduce costs every collective of the plan.
+        r.cluster.intra.base_latency_s = p.all_reduce_alpha_s;
+        r.cluster.intra.step_latency_s = 0;
+        r.cluster.intra.busbw_bytes_per_s = p.all_reduce_busbw;
+        r.cluster.intra.source = fmt::format(
+            "host probe: threads all_reduce of {} ranks at once, 4 B {:.3g} µs, {} {:.3g} ms (no coll results)",
+            r.cluster.gpus, 1e6 * p.all_reduce_alpha_s, format_bytes(static_cast<double>(p.all_reduce_bytes)),
+            1e3 * p.all_reduce_large_s);
+      }
       if (triad && p.bandwidth > 0) {
         r.cluster.memory_bandwidth = p.bandwidth;
         r.cluster.memory_bandwidth_source =
@@ -318,8 +329,9 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_flag("--shapes", o->shapes, "Print the GEMM and attention shapes of the shown layouts (what to calibrate)");
   app->add_flag(
          "--host-probe,!--no-host-probe", o->host_probe,
-         "--gpu cpu: measure each element-wise op's in-cache rate, GEMM contention and (without mem results) the triad "
-         "bandwidth with every rank running at once, the slowest rank's time (2–4 s)")
+         "--gpu cpu: measure each element-wise op's in-cache rate, GEMM contention, (without mem results) the triad "
+         "bandwidth and (without coll results) the rank threads' all_reduce with every rank running at once, the "
+         "slowest rank's time (2–4 s)")
       ->capture_default_str();
   run = [=, &argv] {
     const PlanCliOptions& opts = *o;

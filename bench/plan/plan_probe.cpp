@@ -168,7 +168,31 @@ RanksAtOnce time_ranks_at_once(int ranks, const std::function<std::function<void
   return out;
 }
 
-HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth) {
+namespace {
+
+// Seconds per all_reduce of `bytes` (fp32 sum) over `ranks` rank threads of one ThreadWorld, every
+// rank calling at once (the slowest rank's, median over samples).
+double threads_all_reduce_seconds(int ranks, size_t bytes) {
+  ThreadWorld world(ranks);
+  struct Rank {
+    std::unique_ptr<ThreadCommunicator> comm;
+    std::vector<float> send, recv;
+  };
+  const size_t count = std::max<size_t>(1, bytes / sizeof(float));
+  const auto setup = [&](int r) {
+    return std::make_shared<Rank>(
+        Rank{world.communicator(r), std::vector<float>(count, 1.0f), std::vector<float>(count)});
+  };
+  const auto call = [count](std::shared_ptr<Rank>& k) {
+    k->comm->all_reduce(k->send.data(), k->recv.data(), count, DType::f32, ReduceOp::sum);
+  };
+  return concurrent_seconds(ranks, setup, call);
+}
+
+}  // namespace
+
+HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool measure_bandwidth,
+                            bool measure_all_reduce) {
   HostProbe out;
   out.ranks = ranks;
   out.threads_per_rank = kernels::host_threads();
@@ -235,6 +259,17 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
       kernels::host_stream_run(kernels::StreamOp::triad, t->arrays);
     });
     out.bandwidth = s > 0 ? 3.0 * static_cast<double>(kArray) / s : 0.0;
+  }
+  if (measure_all_reduce && ranks > 1) {
+    // A layer's fp32 gradient (12C² + 13C elements), within 64 KiB … 64 MiB.
+    const double c = model.hidden;
+    const double layer_bytes = 4.0 * (12 * c * c + 13 * c);
+    out.all_reduce_bytes = static_cast<size_t>(std::clamp(layer_bytes, 64.0 * 1024, 64.0 * 1024 * 1024));
+    out.all_reduce_alpha_s = threads_all_reduce_seconds(ranks, sizeof(float));
+    out.all_reduce_large_s = threads_all_reduce_seconds(ranks, out.all_reduce_bytes);
+    const double transfer = out.all_reduce_large_s - out.all_reduce_alpha_s;
+    if (transfer > 0)
+      out.all_reduce_busbw = 2.0 * (ranks - 1) / ranks * static_cast<double>(out.all_reduce_bytes) / transfer;
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   rates.source = fmt::format("host probe: {} rank{} × {} thread{} at once on {} cores", ranks, ranks > 1 ? "s" : "",

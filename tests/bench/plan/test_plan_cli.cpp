@@ -126,6 +126,24 @@ TEST(PlanCli, NoLayoutFitsIsExit5WithALastLineSayingSo) {
   EXPECT_EQ(plan("--model gpt3-175b --gpu h100-sxm --gpus 8 --global-batch 8 -q").code, 5);
 }
 
+// A CPU plan without coll results costs its communication with the rank threads' own all_reduce
+// (the host probe), says so, and a dp layout's gradient all-reduce takes time; --no-host-probe
+// leaves it loudly "not costed".
+TEST(PlanCli, CpuPlanCostsCommunicationFromTheThreadsAllReduce) {
+  const std::string json = temp("cpu-comm.json");
+  const test::CliRun r = plan("--model tiny --gpu cpu --gpus 2 --global-batch 8 --layout dp2 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "host probe: threads all_reduce of 2 ranks at once")) << r.out;
+  EXPECT_FALSE(has(r.out, "not costed")) << r.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_FALSE(doc.results.empty());
+  EXPECT_GT(doc.results.front().extra.at("breakdown").at("dp_comm").get<double>(), 0.0);
+  const test::CliRun off = plan("--model tiny --gpu cpu --gpus 2 --global-batch 8 --layout dp2 --no-host-probe");
+  ASSERT_EQ(off.code, 0) << off.out;
+  EXPECT_TRUE(has(off.out, "intra-node link unknown: not costed")) << off.out;
+}
+
 // The ranked table: units in the headers, a TFLOP/s-per-GPU column equal to the results' metric
 // (model FLOPs per step / step time / GPUs), memory under 1 GiB in MiB or KiB, and columns as wide
 // as their longest cell, so a long layout name does not shift its row.
