@@ -8,6 +8,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
+#include "core/suggest.hpp"
 #include "gcb/config.hpp"
 #include "models/cpu_backend.hpp"
 #if GCB_HAVE_CUDA_TRAINING
@@ -62,10 +63,20 @@ std::string compute_backend_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+namespace {
+
+std::string unknown_backend(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& b : compute_backends()) names.emplace_back(b.name);
+  return fmt::format("--backend {}{}: expected one of {}", name, did_you_mean(name, names), compute_backend_names());
+}
+
+}  // namespace
+
 std::string backend_error(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end()) return fmt::format("--backend {}: expected one of {}", name, compute_backend_names());
+  if (it == table.end()) return unknown_backend(name);
   if (!it->built()) return fmt::format("--backend {}: {}", name, it->missing);
   return "";
 }
@@ -78,8 +89,7 @@ std::string backend_unavailable(std::string_view name) {
 const ComputeBackend& compute_backend(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end())
-    throw UsageError(fmt::format("--backend {}: expected one of {}", name, compute_backend_names()));
+  if (it == table.end()) throw UsageError(unknown_backend(name));
   return *it;
 }
 

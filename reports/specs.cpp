@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 
 namespace gcb {
 
@@ -92,6 +93,32 @@ bool words_begin(const std::vector<std::string>& query, const std::vector<std::s
 
 }  // namespace
 
+std::string gpu_spec_key(const GpuSpec& s) { return fmt::format("{}", fmt::join(name_words(s.sku), "-")); }
+
+namespace {
+
+// The key of the SKU `typed` most likely meant: the nearest within 2 edits of a key or of one of
+// its leading parts ("a101" → a100 → "a100-sxm4-80gb", the first such SKU), else none.
+std::string gpu_did_you_mean(std::string_view typed) {
+  std::string best;
+  size_t best_d = 3;
+  for (const GpuSpec& s : gpu_specs()) {
+    const std::vector<std::string> words = name_words(s.sku);
+    std::string prefix;
+    for (const std::string& w : words) {
+      prefix += (prefix.empty() ? "" : "-") + w;
+      const size_t d = edit_distance(typed, prefix);
+      if (d < best_d) {
+        best_d = d;
+        best = gpu_spec_key(s);
+      }
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+}  // namespace
+
 GpuSpec gpu_spec_by_name(std::string_view name) {
   const std::vector<std::string> query = name_words(name);
   std::vector<const GpuSpec*> hits;
@@ -100,17 +127,17 @@ GpuSpec gpu_spec_by_name(std::string_view name) {
     for (const std::string& m : s.match) hit = hit || words_begin(query, name_words(m));
     if (hit) hits.push_back(&s);
   }
-  auto skus = [](const std::vector<const GpuSpec*>& specs) {
+  auto keys = [](const std::vector<const GpuSpec*>& specs) {
     std::vector<std::string> out;
-    for (const GpuSpec* s : specs) out.push_back(s->sku);
+    for (const GpuSpec* s : specs) out.push_back(gpu_spec_key(*s));
     return fmt::format("{}", fmt::join(out, ", "));
   };
   if (query.empty() || hits.empty()) {
     std::vector<const GpuSpec*> all;
     for (const GpuSpec& s : gpu_specs()) all.push_back(&s);
-    throw UsageError(fmt::format("unknown GPU '{}' (known: {})", name, skus(all)));
+    throw UsageError(fmt::format("unknown GPU '{}'{} (known: {})", name, gpu_did_you_mean(name), keys(all)));
   }
-  if (hits.size() > 1) throw UsageError(fmt::format("GPU '{}' is ambiguous: {}", name, skus(hits)));
+  if (hits.size() > 1) throw UsageError(fmt::format("GPU '{}' is ambiguous: one of {}", name, keys(hits)));
   return *hits.front();
 }
 

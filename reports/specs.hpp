@@ -33,6 +33,9 @@ std::optional<GpuSpec> find_gpu_spec(std::string_view device_name);
 // hyphens and underscores alike; every word of `name` must begin a word of the SKU or of one of
 // its match strings. gcb::UsageError naming the candidates when none or several SKUs match.
 GpuSpec gpu_spec_by_name(std::string_view name);
+// The SKU as a user types it: lower case, words joined by hyphens ("h100-sxm5-80gb"); the name
+// errors list and suggest (with the closest within 2 edits of a key or its leading words).
+std::string gpu_spec_key(const GpuSpec& spec);
 // Dense tensor-core (or FP32/FP64 pipe) peak for dtype in TFLOP/s; fp64 uses the tensor rate.
 std::optional<double> peak_tflops(const GpuSpec& spec, DType t);
 

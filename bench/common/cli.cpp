@@ -66,7 +66,12 @@ void add_backend_option(CLI::App& app, std::string& backend) {
                  fmt::format("Communicator backend: {} (default: the first built one that moves device memory when "
                              "GPUs exist, else host memory; one that spans processes under mpirun/srun)",
                              communicator_backend_names()))
-      ->check(CLI::IsMember(names).description(""))
+      ->check(CLI::Validator(
+          [names](std::string& text) -> std::string {
+            if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+            return text + did_you_mean(text, names) + ": expected one of " + communicator_backend_names();
+          },
+          ""))
       ->type_name("NAME");
 }
 

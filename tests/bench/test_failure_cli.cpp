@@ -258,7 +258,11 @@ TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
       {"mem --dtype fp32,fp16", "fp16: expected one of fp32, fp64, bf16"},
       {"gemm --dtype float7", "float7: expected one of fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8"},
       {"attn --dtype int8", "int8: expected one of fp16, bf16"},
-      {"coll --backend ucc", "ucc not in {threads,mpi,gloo,nccl}"},
+      {"coll --backend ucc", "ucc: expected one of threads, mpi, gloo, nccl"},
+      {"coll --backend thread", "thread (did you mean 'threads'?): expected one of threads, mpi"},
+      {"p2p --backend ncl", "ncl (did you mean 'nccl'?): expected one of"},
+      {"train --backend cpuu", "--backend cpuu (did you mean 'cpu'?): expected one of cpu, cuda"},
+      {"plan --gpu a101 --global-batch 8", "unknown GPU 'a101' (did you mean 'a100-sxm4-80gb'?)"},
   };
   for (const auto& [args, message] : cases) {
     const CliRun r = gcbench(args);

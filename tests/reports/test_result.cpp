@@ -358,6 +358,22 @@ TEST(Specs, LooksUpSkusByTheNameAUserTypes) {
   EXPECT_THROW(gpu_spec_by_name("h100"), UsageError);
   EXPECT_THROW(gpu_spec_by_name("v100"), UsageError);
   EXPECT_THROW(gpu_spec_by_name(" - "), UsageError);
+  // The errors list the names as typed, and suggest the nearest.
+  const auto message = [](std::string_view typed) {
+    try {
+      gpu_spec_by_name(typed);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("h100").find("is ambiguous: one of h100-sxm5-80gb, h100-pcie-80gb, h100-nvl-94gb"),
+            std::string::npos)
+      << message("h100");
+  EXPECT_NE(message("a101").find("(did you mean 'a100-sxm4-80gb'?)"), std::string::npos) << message("a101");
+  EXPECT_NE(message("h2000").find("(did you mean 'h200-sxm-141gb'?)"), std::string::npos) << message("h2000");
+  EXPECT_NE(message("v100").find("known: h100-sxm5-80gb, "), std::string::npos) << message("v100");
+  EXPECT_EQ(message("tpu-v5").find("did you mean"), std::string::npos) << message("tpu-v5");
   // Capacity and the reference node's NIC rate per GPU (DGX A100: 8 × 200 Gb/s for 8 GPUs).
   const GpuSpec a100 = gpu_spec_by_name("a100-sxm4-80gb");
   EXPECT_DOUBLE_EQ(a100.memory_gib, 80);
