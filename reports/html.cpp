@@ -2,9 +2,11 @@
 
 #include "reports/escape.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/render.hpp"
 #include "reports/report_charts.hpp"
@@ -63,9 +65,30 @@ std::string ratio_cell(const Row& row, size_t run) {
   return fmt::format("<td class=\"num{}\">{}×</td>", cls, fixed_text(*q, 3));
 }
 
+// "Values: bandwidth, best sample (mem/host/copy …); latency, median (mem/host/latency)": what each
+// headline is, once per distinct label, so a best-sample figure is never read as a median.
+std::string headline_note(const std::vector<Row>& rows) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> labels;
+  for (const auto& row : rows) {
+    const std::string label = headline_label(row.first());
+    if (label.empty()) continue;
+    auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == label; });
+    if (it == labels.end()) it = labels.insert(labels.end(), {label, {}});
+    if (std::find(it->second.begin(), it->second.end(), row.key) == it->second.end()) it->second.push_back(row.key);
+  }
+  if (labels.empty()) return "";
+  std::string text;
+  for (const auto& [label, keys] : labels) {
+    const std::string cases = keys.size() > 3 ? fmt::format("{}, {} … ({} cases)", keys[0], keys[1], keys.size())
+                                              : fmt::format("{}", fmt::join(keys, ", "));
+    text += fmt::format("{}{} ({})", text.empty() ? "" : "; ", label, cases);
+  }
+  return fmt::format("<p class=\"note\">Values: {}.</p>\n", xml_escape(text));
+}
+
 // Side-by-side table: case, params, the headline value of each run, ratio of each run to run 0.
 std::string compare_table(const std::vector<Run>& runs, const std::vector<Row>& rows, bool show_peak) {
-  std::string out = "<table>\n<tr><th>case</th><th>params</th>";
+  std::string out = headline_note(rows) + "<table>\n<tr><th>case</th><th>params</th>";
   for (const auto& run : runs) out += fmt::format("<th>{}</th>", xml_escape(run.label));
   for (size_t i = 1; i < runs.size(); ++i)
     out += fmt::format("<th>{} / {}</th>", xml_escape(runs[i].label), xml_escape(runs[0].label));

@@ -221,7 +221,8 @@ std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
   if (!rows.empty()) {
     svg::BarChart b;
     b.title = "Memory bandwidth per kernel";
-    b.y = {"bandwidth", "GB/s", svg::Scale::linear, svg::TickFormat::number};
+    // The axis names the statistic (the best sample, STREAM's convention), as the table's note does.
+    b.y = {headline_label(rows.front().first()), "GB/s", svg::Scale::linear, svg::TickFormat::number};
     std::vector<nlohmann::json> params;
     for (const auto& row : rows) params.push_back(row.params);
     std::vector<std::string> apart = differing_keys(params);

@@ -116,6 +116,14 @@ const Metric* headline(const Result* r) {
   return &r->metrics.front();
 }
 
+std::string headline_label(const Result* r) {
+  const Metric* m = headline(r);
+  if (!m) return "";
+  if (r->metric(m->name + "_median")) return m->name + ", best sample";
+  if (r->metric(m->name + "_min") || r->metric(m->name + "_best")) return m->name + ", median";
+  return m->name;
+}
+
 std::optional<double> ratio_to_baseline(const Row& row, size_t run) {
   if (run >= row.per_run.size()) return std::nullopt;
   const Metric* base = headline(row.per_run[0]);

@@ -42,6 +42,10 @@ std::vector<Row> family_rows(const std::vector<Run>& runs, const std::string& fa
 
 // The headline metric (the first) of a result, when it has a value.
 const Metric* headline(const Result* r);
+// What the headline is, for chart axes and table notes: its name, and which statistic it is when
+// the result says so by a sibling metric — "bandwidth, best sample" beside a bandwidth_median (the
+// STREAM convention), "latency, median" beside a latency_min; the bare name otherwise.
+std::string headline_label(const Result* r);
 // headline(run i) / headline(run 0) of one row when both exist and the baseline is non-zero.
 std::optional<double> ratio_to_baseline(const Row& row, size_t run);
 

@@ -260,7 +260,17 @@ std::string render_bar_chart(const BarChart& c) {
   const int plot_bottom = c.height - kMarginBottom - label_room + 20;
   const int total_height = c.height + static_cast<int>(names.size()) * kLegendLine + 8;
   std::string out = svg_open(c.width, total_height, c.title);
-  const double left = kMarginLeft, right = c.width - kMarginRight, top = kMarginTop, bottom = plot_bottom;
+  const double right = c.width - kMarginRight, top = kMarginTop, bottom = plot_bottom;
+  // A rotated label ends under its bar and runs down-left: the first one needs room left of the
+  // plot for its horizontal extent (about 6.2 px per character at 12 px, × cos 35°).
+  double left = kMarginLeft;
+  if (rotate && ncat > 0) {
+    size_t longest = 0;
+    for (const auto& cat : c.categories) longest = std::max(longest, std::min<size_t>(cat.size(), 28));
+    const double extent = 6.2 * static_cast<double>(longest) * 0.82;
+    const double first_center = (right - kMarginLeft) / static_cast<double>(ncat) / 2;
+    left = std::max<double>(kMarginLeft, extent - first_center + 4);
+  }
   double hi = 0;
   for (size_t k = 0; k < ncat; ++k) {
     double sum = 0;

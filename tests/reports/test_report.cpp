@@ -100,6 +100,29 @@ TEST(Report, MemoryChartsCoverBarsCopySweepsWithFitAndLatency) {
 
 // Legends are name=value of the params that differ between a chart's series, never rows of bare
 // values ("threads fp32 false pipelined 1 all_reduce 2 2 sum -1").
+// The headline's statistic is named where it is shown: a bandwidth beside its median is the best
+// sample (STREAM's convention), a latency beside its minimum the median; on the bar chart's axis
+// and in the note above the table.
+TEST(Report, HeadlinesNameTheirStatistic) {
+  Result best = bandwidth_result("mem/host/triad", {{"device", "cpu"}}, 20.1);
+  best.metrics.push_back(Metric{"bandwidth_median", 3.37, "GB/s", true, {}, {}});
+  Result lat;
+  lat.key = "mem/host/latency";
+  lat.metrics = {Metric{"latency", 80.0, "ns", false, {}, {}}, Metric{"latency_min", 75.0, "ns", false, {}, {}}};
+  const Result plain = bandwidth_result("mem/hbm/copy", {{"device", "gpu"}}, 3000);
+  EXPECT_EQ(headline_label(&best), "bandwidth, best sample");
+  EXPECT_EQ(headline_label(&lat), "latency, median");
+  EXPECT_EQ(headline_label(&plain), "bandwidth");
+  Doc run{"mem.json", {}};
+  run.doc.results = {best, lat};
+  const std::string html = render_html({run});
+  EXPECT_EQ(xml_check(html), "");
+  EXPECT_NE(html.find("Values: bandwidth, best sample (mem/host/triad); latency, median (mem/host/latency)."),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("bandwidth, best sample (GB/s)"), std::string::npos) << html;  // the bar chart's axis
+}
+
 TEST(Report, LegendsNameTheParamsThatDiffer) {
   Doc run{"coll.json", {}};
   for (bool inplace : {false, true})
