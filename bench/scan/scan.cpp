@@ -49,7 +49,9 @@ bool has_stage(const ScanOptions& o, const std::string& stage) {
 
 // 2 minutes plus half a minute per node: a 2-node scan in 3 minutes, 64 nodes in 34 (the pair
 // stage grows with the N−1 rounds; the other stages run on every node at once).
-double default_budget_s(int nodes) { return 120 + 30.0 * std::max(nodes, 1); }
+double default_budget_s(int nodes, bool rehearse) {
+  return rehearse ? 30 + 4.0 * std::max(nodes, 1) : 120 + 30.0 * std::max(nodes, 1);
+}
 
 double parse_budget_s(std::string_view text) {
   std::string_view number = text;

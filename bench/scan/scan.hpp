@@ -22,7 +22,7 @@ inline const std::vector<std::string> kStageNames = {"inventory", "device", "lin
 
 struct ScanOptions {
   std::vector<std::string> stages = {"inventory", "device", "links", "pairs", "coll"};  // reference: opt-in
-  double budget_s = 0;  // whole scan, seconds; 0 = default_budget_s(nodes)
+  double budget_s = 0;  // whole scan, seconds; 0 = default_budget_s(nodes, rehearse)
   RobustRule rule;
   bool fail_fast = false;  // stop after the first stage with a verdict other than OK
   // Per device.
@@ -55,8 +55,10 @@ struct ScanOptions {
 
 void validate(const ScanOptions& o);
 bool has_stage(const ScanOptions& o, const std::string& stage);
-// Default budget in seconds for a job of `nodes` nodes: 120 + 30 × nodes.
-double default_budget_s(int nodes);
+// Default budget in seconds for a job of `nodes` nodes: 120 + 30 × nodes; a rehearsal (rank
+// threads of one host as nodes) 30 + 4 × nodes — it proves the stages and the verdict, and its
+// "nodes" share one host's cores, so a longer run measures nothing more about a cluster.
+double default_budget_s(int nodes, bool rehearse = false);
 // --budget's value: seconds, or with a suffix s (seconds) or m (minutes): "600", "600s", "10m",
 // "0.5m". UsageError for anything else or a negative number.
 double parse_budget_s(std::string_view text);

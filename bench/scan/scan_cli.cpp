@@ -70,9 +70,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "(default: all but reference)")
       ->delimiter(',');
   app->add_flag("--reference", f->reference, "Add the reference step (a few GPT training steps on every rank)");
-  app->add_option("--budget", f->budget,
-                  "Seconds for the whole scan, or with a unit: 600, 600s, 10m (0 = 120 + 30 per node); a "
-                  "stage that cannot fit its share is skipped")
+  app->add_option(
+         "--budget", f->budget,
+         "Seconds for the whole scan, or with a unit: 600, 600s, 10m (0 = 120 + 30 per node; --rehearse: 30 + 4 per node); a "
+         "stage that cannot fit its share is skipped")
       ->capture_default_str();
   app->add_option("--tolerance", o->rule.tolerance,
                   "Relative shortfall against the peer median (or the faster half) that matters")

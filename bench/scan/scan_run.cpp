@@ -177,7 +177,7 @@ int ScanRun::run() {
   const std::string node = o_.rehearse ? fmt::format("{}-r{}", ctx_.host, ctx_.rank) : ctx_.host;
   layout_ = gather_layout(ctx_, node, gpu_);
   const int nodes = static_cast<int>(layout_.nodes.size());
-  budget_s_ = o_.budget_s > 0 ? o_.budget_s : default_budget_s(nodes);
+  budget_s_ = o_.budget_s > 0 ? o_.budget_s : default_budget_s(nodes, o_.rehearse);
   if (leader()) {
     size_t most = 0;
     for (const auto& r : layout_.ranks_of_node) most = std::max(most, r.size());

@@ -249,6 +249,7 @@ TEST(ScanBudget, BudgetIsSecondsWithAnOptionalUnit) {
     EXPECT_THROW(parse_budget_s(bad), UsageError) << bad;
   EXPECT_EQ(default_budget_s(2), 180);  // 3 minutes for two nodes
   EXPECT_EQ(default_budget_s(64), 2040);
+  EXPECT_EQ(default_budget_s(4, true), 46);  // a rehearsal of 4 nodes on one host: within a minute
 }
 
 // A stage is skipped for the budget when nothing is left or its share gives a measurement less
