@@ -26,6 +26,7 @@
 #include "core/harness.hpp"
 #include "kernels/host_mem.hpp"
 #include "models/cpu_backend.hpp"
+#include "models/planner/comm_model.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -269,7 +270,8 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
     out.all_reduce_large_s = threads_all_reduce_seconds(ranks, out.all_reduce_bytes);
     const double transfer = out.all_reduce_large_s - out.all_reduce_alpha_s;
     if (transfer > 0)
-      out.all_reduce_busbw = 2.0 * (ranks - 1) / ranks * static_cast<double>(out.all_reduce_bytes) / transfer;
+      out.all_reduce_busbw = models::planner::bus_factor(models::planner::Collective::all_reduce, ranks) *
+                             static_cast<double>(out.all_reduce_bytes) / transfer;
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   rates.source = fmt::format("host probe: {} rank{} × {} thread{} at once on {} cores", ranks, ranks > 1 ? "s" : "",
