@@ -24,6 +24,13 @@ std::vector<std::string> all_gather_strings(Communicator& comm, const std::strin
   return out;
 }
 
+void drop_samples(Result& r) {
+  if (r.samples.empty()) return;
+  r.extra["samples_dropped"] = r.samples.size();
+  r.samples.clear();
+  r.sample_flags.clear();
+}
+
 std::vector<Result> all_gather_results(Communicator& comm, const std::vector<Result>& mine) {
   nlohmann::json array = nlohmann::json::array();
   for (const auto& r : mine) array.push_back(to_json(r));

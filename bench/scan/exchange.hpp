@@ -19,6 +19,14 @@ std::vector<std::string> all_gather_strings(Communicator& comm, const std::strin
 // Collective over `comm`: every rank's results, concatenated in rank order, on every rank (as
 // CBOR of their JSON form: the same tree, read back exactly).
 std::vector<Result> all_gather_results(Communicator& comm, const std::vector<Result>& mine);
+// Beyond this many nodes the pairs stage's results cross the gather without their samples
+// (drop_samples): rank 0 judges metric values only, and at 4,096 nodes the samples — a
+// ping-pong's result carries hundreds — made the gathers 394 s of a 600 s scan
+// (docs/readme-scan.md "At scale"). Up to it every sample is kept in the results.
+constexpr int kPairSamplesUpToNodes = 128;
+// Clears r's samples and their flags, keeping its statistics and metrics; extra.samples_dropped
+// says how many there were.
+void drop_samples(Result& r);
 // Collective over `comm`: `value` of rank `root` on every rank.
 nlohmann::json broadcast_json(Communicator& comm, const nlohmann::json& value, int root = 0);
 

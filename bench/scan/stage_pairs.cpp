@@ -86,6 +86,7 @@ void ScanRun::pairs() {
                   {"dst_node", layout_.ranks[static_cast<size_t>(world_of[d])].node}});
         }
         r.params["rail"] = rail;
+        if (nodes > kPairSamplesUpToNodes) drop_samples(r);
         mine.push_back(std::move(r));
       }
     }

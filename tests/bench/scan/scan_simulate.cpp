@@ -20,7 +20,9 @@
 // bidirectional, latency; one for the bisection) after setting up its two-rank communicators
 // (kPairSetup); a collective step 5 ops per sample (--coll-iters) of a ring all_reduce,
 // 2·bytes/busbw + 2·(ranks − 1)·α, after a communicator set-up of kCollSetup + ranks · kPerRank.
-// The device stage burns its budget share (as `--burn 0` does), the inventory a fixed 5 s. After
+// The device stage burns its budget share (as `--burn 0` does), the inventory a fixed 5 s. Rank
+// 0's own work between steps — tagging, judging, choosing the next step, the real code run here —
+// is added at the wall time it takes on this machine (JudgeClock). After
 // every step, every rank's results go to every rank (ScanRun::gather, exchange.cpp
 // all_gather_results: an all-gather of the sizes, then of the serialised results padded to the
 // largest, then every rank parses them all); its time is modelled as MPI's all-gather algorithms
@@ -53,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scan/exchange.hpp"
 #include "bench/scan/findings.hpp"
 #include "core/stats.hpp"
 #include "bench/scan/halving.hpp"
@@ -85,8 +88,10 @@ constexpr double kResultBytes = 13031;
 constexpr int kResultsPerPair = 4;  // per rank pair and round: send both ways, bidirectional, latency
 
 // A pair result as stage_pairs.cpp hands it to the gather (p2p's rank-pair bandwidth), with
-// samples until it is kResultBytes long, to time this machine's parsing of the gathered JSON.
-Result sample_pair_result() {
+// samples until it is kResultBytes long, to time this machine's parsing of the gathered JSON;
+// without them (drop_samples, as the stage sends them beyond kPairSamplesUpToNodes nodes) when
+// `keep_samples` is false.
+Result sample_pair_result(bool keep_samples) {
   Result r;
   r.key = "p2p/bandwidth";
   r.params = {{"mode", "rank"},      {"size", 268435456}, {"direction", "send"}, {"src_node", "n0001"},
@@ -107,6 +112,7 @@ Result sample_pair_result() {
     }
     r.stats = summarize(r.samples);
   }
+  if (!keep_samples) drop_samples(r);
   return r;
 }
 
@@ -118,16 +124,16 @@ struct Encoding {
   double bytes = 0;  // per result
   double rate = 0;   // bytes decoded per second
 };
-Encoding measure_encoding(bool cbor) {
+Encoding measure_encoding(bool cbor, bool keep_samples = true) {
   nlohmann::json array = nlohmann::json::array();
-  const nlohmann::json one = to_json(sample_pair_result());
+  const nlohmann::json one = to_json(sample_pair_result(keep_samples));
   for (int i = 0; i < 200; ++i) array.push_back(one);
   const std::vector<std::uint8_t> binary = cbor ? nlohmann::json::to_cbor(array) : std::vector<std::uint8_t>();
   const std::string text = cbor ? std::string(binary.begin(), binary.end()) : array.dump();
   const auto t0 = std::chrono::steady_clock::now();
   size_t decoded = 0;
   for (const auto& j : cbor ? nlohmann::json::from_cbor(text) : nlohmann::json::parse(text))
-    decoded += result_from_json(j).samples.size();
+    decoded += result_from_json(j).metrics.size();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double size = static_cast<double>(text.size());
   return {size / 200, decoded > 0 && s > 0 ? size / s : 1e9};
@@ -219,12 +225,28 @@ Result bandwidth(const std::string& key, double gbs) {
   return r;
 }
 
+// Wall time of rank 0's own decisions — tagging results, judging, choosing the next step — as the
+// real code (PairSearch, HalvingSearch, the judges) takes it here: added to the stage's simulated
+// time, since on a cluster every other rank waits for rank 0's broadcast of the next step.
+class JudgeClock {
+ public:
+  explicit JudgeClock(double& total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
+  ~JudgeClock() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  JudgeClock(const JudgeClock&) = delete;
+  JudgeClock& operator=(const JudgeClock&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 struct Row {
   int nodes = 0, gpus = 0, rack = 0;
   int rounds = 0, confirm = 0, probe = 0, bisection = 0, halving = 0;
   size_t bisection_again = 0, bisection_again_healthy = 0;  // node pairs of the bisection's confirmation
   double pair_s = 0, coll_s = 0, device_s = 0, total_s = 0, budget_s = 0;
   double gather_s = 0;  // of pair_s + coll_s: the gathers after every step
+  double judge_s = 0;   // of device_s + pair_s + coll_s: rank 0's judging and deciding (JudgeClock)
   int planted = 0, found = 0;
   std::vector<std::string> missed, false_nodes;
   size_t false_links = 0;
@@ -261,18 +283,30 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_s, int 
                                    "TFLOP/s", true, 989.0, "spec"});
         rs.push_back(std::move(r));
       }
-    auto f = judge_device(rs, names, rule);
-    findings.insert(findings.end(), f.begin(), f.end());
+    double judged = 0;
+    {
+      const JudgeClock clock(judged);
+      auto f = judge_device(rs, names, rule);
+      findings.insert(findings.end(), f.begin(), f.end());
+    }
     // The scan's weights: inventory 0.02, device 0.25, links 0.13, pairs 0.35, coll 0.20.
-    row.device_s = (row.budget_s - kInventory) * 0.25 / 0.98;
+    row.device_s = (row.budget_s - kInventory) * 0.25 / 0.98 + judged;
+    row.judge_s += judged;
   }
 
   // Pair stage: PairSearch's steps, every pair of a step at once on every rail.
   {
     PairSearch search(names, rule, pair_rounds);
     row.rounds = search.rounds();
-    while (!search.done()) {
-      const PairStep& step = search.next();
+    double judged = 0;
+    while (true) {
+      const PairStep* next = nullptr;
+      {
+        const JudgeClock clock(judged);
+        if (!search.done()) next = &search.next();
+      }
+      if (!next) break;
+      const PairStep& step = *next;
       const bool bisection = is_bisection(step);
       std::vector<Result> rs;
       double slowest = kPortGBs;
@@ -286,7 +320,10 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_s, int 
             r.params = {{"src_node", names[static_cast<size_t>(s)]},
                         {"dst_node", names[static_cast<size_t>(d)]},
                         {"rail", rail}};
-            search.tag(r);
+            {
+              const JudgeClock clock(judged);
+              search.tag(r);
+            }
             rs.push_back(std::move(r));
           }
       const int measures = bisection ? 1 : 4;
@@ -306,15 +343,22 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_s, int 
        : step.purpose == "confirm" ? row.confirm
        : step.purpose == "probe"   ? row.probe
                                    : row.bisection) += step.purpose == "round" ? 0 : 1;
+      const JudgeClock clock(judged);
       search.record(std::move(rs));
     }
-    auto f = search.findings();
-    findings.insert(findings.end(), f.begin(), f.end());
+    {
+      const JudgeClock clock(judged);
+      auto f = search.findings();
+      findings.insert(findings.end(), f.begin(), f.end());
+    }
+    row.pair_s += judged;
+    row.judge_s += judged;
   }
 
   // Collective stage: the halving search, each group at its slowest port (and leaf).
   {
     HalvingSearch search(nodes, rule.tolerance, kPortGBs);
+    double judged = 0;
     std::vector<Result> rs;
     std::string everyone;
     for (const auto& n : names) everyone += (everyone.empty() ? "" : ",") + n;
@@ -350,12 +394,18 @@ Row simulate(int nodes, int gpus, int rack, uint64_t seed, double budget_s, int 
       const double gather = gather_seconds(static_cast<double>(nodes) * gpus, 1, groups, encoding);
       row.coll_s += slowest_step + gather;
       row.gather_s += gather;
+      const JudgeClock clock(judged);
       search.record(measured);
       ++step;
     }
     row.halving = step;
-    auto f = judge_coll(rs, search.outcome(), names, kPortGBs, "port rate", rule);
-    findings.insert(findings.end(), f.begin(), f.end());
+    {
+      const JudgeClock clock(judged);
+      auto f = judge_coll(rs, search.outcome(), names, kPortGBs, "port rate", rule);
+      findings.insert(findings.end(), f.begin(), f.end());
+    }
+    row.coll_s += judged;
+    row.judge_s += judged;
   }
   row.total_s = kInventory + row.device_s + row.pair_s + row.coll_s;
 
@@ -483,29 +533,32 @@ int main(int argc, char** argv) {
       "{} GB/s ±2 %, noise σ 3 %, {:.0f} MiB messages, pair step set-up {} s, collective set-up {} s + {} ms/rank, "
       "α {} us\n",
       gpus, rack, seed, budget, kPortGBs, kBytes / (1 << 20), kPairSetup, kCollSetup, kPerRank * 1e3, kLatency * 1e6);
-  const Encoding encoding = measure_encoding(true), text = measure_encoding(false);
+  const Encoding encoding = measure_encoding(true), text = measure_encoding(false),
+                 figures = measure_encoding(true, false);
   fmt::print(
       "# gather after every step: host network α {} us, {} GB/s; a result of {:.0f} bytes of JSON text is {:.0f} "
-      "bytes of CBOR, decoded at {:.0f} MB/s here (as text: {:.0f} bytes, parsed at {:.0f} MB/s)\n",
-      kHostLatency * 1e6, kHostGBs, kResultBytes, encoding.bytes, encoding.rate / 1e6, text.bytes, text.rate / 1e6);
+      "bytes of CBOR, decoded at {:.0f} MB/s here (as text: {:.0f} bytes, parsed at {:.0f} MB/s); beyond {} nodes "
+      "without its samples: {:.0f} bytes of CBOR, decoded at {:.0f} MB/s\n",
+      kHostLatency * 1e6, kHostGBs, kResultBytes, encoding.bytes, encoding.rate / 1e6, text.bytes, text.rate / 1e6,
+      kPairSamplesUpToNodes, figures.bytes, figures.rate / 1e6);
   fmt::print(
       "# planted: slow NIC (30 %), slow GPU (70 % GEMM), flapping NIC (10 % in half the measurements), slow "
       "rack (40 % across its leaf)\n");
   fmt::print(
       "| nodes | GPUs | pair rounds (+confirm, probe, bisection) | bisection pairs again (healthy) | halving steps | "
-      "simulated time: device + pairs + coll = total / budget | of which gathers | culprits found | healthy nodes "
-      "named | false links | subsets named | sim wall |\n");
-  fmt::print("| ---: | ---: | --- | --- | ---: | --- | ---: | --- | ---: | ---: | --- | ---: |\n");
+      "simulated time: device + pairs + coll = total / budget | of which gathers | of which rank 0 judging | "
+      "culprits found | healthy nodes named | false links | subsets named | sim wall |\n");
+  fmt::print("| ---: | ---: | --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | --- | ---: |\n");
   bool all_ok = true;
   for (int n : sizes) {
-    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds, encoding);
+    const Row r = simulate(n, gpus, rack, seed, budget, pair_rounds, n > kPairSamplesUpToNodes ? figures : encoding);
     fmt::print(
         "| {} | {} | {} (+{}, {}, {}) | {} ({}) | {} | {:.0f} + {:.0f} + {:.0f} = {:.0f} s / {:.0f} s | {:.1f} s | "
-        "{} of {}{} | {} | {} | {} | {:.1f} s |\n",
+        "{:.1f} s | {} of {}{} | {} | {} | {} | {:.1f} s |\n",
         r.nodes, r.nodes * r.gpus, r.rounds, r.confirm, r.probe, r.bisection, r.bisection_again,
         r.bisection_again_healthy, r.halving, r.device_s, r.pair_s, r.coll_s, r.total_s, r.budget_s, r.gather_s,
-        r.found, r.planted, r.missed.empty() ? "" : " (missed: " + list(r.missed) + ")", r.false_nodes.size(),
-        r.false_links, r.subsets.empty() ? "-" : r.subsets, r.wall_s);
+        r.judge_s, r.found, r.planted, r.missed.empty() ? "" : " (missed: " + list(r.missed) + ")",
+        r.false_nodes.size(), r.false_links, r.subsets.empty() ? "-" : r.subsets, r.wall_s);
     if (!r.false_nodes.empty()) fmt::print("#   healthy nodes named at {}: {}\n", r.nodes, list(r.false_nodes));
     all_ok = all_ok && r.missed.empty() && r.false_nodes.empty() && r.false_links == 0 && r.total_s <= r.budget_s;
   }

@@ -9,6 +9,7 @@
 #include "bench/scan/layout.hpp"
 #include "bench/scan/stage_cases.hpp"
 #include "collectives/world.hpp"
+#include "core/stats.hpp"
 #include "core/gpu.hpp"
 
 namespace gcb::scan {
@@ -62,6 +63,30 @@ TEST(ScanStageCases, LinkCasesKeepBandwidthWithPeerAccess) {
   const auto two = link_cases(2, o, 1);
   EXPECT_EQ(two.size(), 8u);
   for (const auto& c : two) EXPECT_EQ(c->params()["peer_access"], "on");
+}
+
+// Beyond kPairSamplesUpToNodes nodes a pair result crosses the gather without its samples: the
+// metrics and statistics rank 0 judges stay, the count is recorded, and the JSON round trip holds.
+TEST(ScanExchange, DroppedSamplesKeepTheJudgedFigures) {
+  Result r;
+  r.key = "p2p/bandwidth";
+  r.metrics = {Metric{"bandwidth", 49.7, "GB/s", true, std::nullopt, ""}};
+  r.samples = {0.0054, 0.0055, 0.0056, 0.0061};
+  r.sample_flags = {0, 0, 0, 0};
+  r.stats = summarize(r.samples);
+  const size_t full = to_json(r).dump().size();
+  drop_samples(r);
+  EXPECT_TRUE(r.samples.empty());
+  EXPECT_TRUE(r.sample_flags.empty());
+  EXPECT_EQ(r.extra.at("samples_dropped"), 4);
+  const Result back = result_from_json(to_json(r));
+  ASSERT_TRUE(back.stats.has_value());
+  EXPECT_DOUBLE_EQ(back.stats->median, 0.00555);
+  EXPECT_EQ(back.stats->count, 4u);
+  EXPECT_DOUBLE_EQ(*back.metrics.front().value, 49.7);
+  EXPECT_LT(to_json(r).dump().size(), full);
+  drop_samples(r);  // nothing left to drop: the count stays
+  EXPECT_EQ(r.extra.at("samples_dropped"), 4);
 }
 
 TEST(ScanExchange, GatherBroadcastSplitOnRankThreads) {
