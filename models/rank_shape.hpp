@@ -46,14 +46,14 @@ struct RankShape {
         last(pp_rank == lay.pp - 1),
         slots(micro_batches_in_flight(o, lay, pp_rank)) {}
 
-  // GPipe keeps all m micro-batches of the step, 1F1B at most p − s (Narayanan et al. 2021 §2.2);
-  // without a pipeline each micro-batch's backward follows its forward.
   // Layer l ends its block: its output is kept per micro-batch (the next block's input, or the
   // stage's output), and its backward, the block's first, reruns the block's forward.
   bool block_end(int l) const { return l % recompute_block == recompute_block - 1 || l == stage_layers - 1; }
   int block_start(int l) const { return l - l % recompute_block; }
   int blocks() const { return (stage_layers + recompute_block - 1) / recompute_block; }
 
+  // GPipe keeps all m micro-batches of the step, 1F1B at most p − s (Narayanan et al. 2021 §2.2);
+  // without a pipeline each micro-batch's backward follows its forward.
   static int micro_batches_in_flight(const TrainOptions& o, const ParallelLayout& lay, int stage) {
     if (lay.pp == 1) return 1;
     return o.schedule == PipeSchedule::gpipe ? o.grad_accum : std::min(o.grad_accum, lay.pp - stage);
