@@ -23,37 +23,43 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
   const size_t lse = R * sz(s.heads);  // B·NH_l·T
   const bool full = recompute == Recompute::full;
   const bool core_shared = recompute != Recompute::none;
-  // A tensor per layer, or one set shared by every layer (and slot) that recomputation refills.
-  LayerActs shared{};
-  auto view = [&](bool share, View LayerActs::*field, size_t n) {
+  // A tensor per layer, or one set that recomputation refills, shared by every slot: under full
+  // recomputation in blocks of K layers one set per position in the block (K sets), so that a
+  // block's rerun forward holds all its layers at once (train_options.hpp Recompute), else one.
+  std::vector<LayerActs> shared(sz(full ? s.recompute_block : 1));
+  auto view = [&](bool share, LayerActs& set, View LayerActs::*field, size_t n) {
     if (!share) return tensor(n);
-    if (!(shared.*field)) shared.*field = tensor(n);
-    return shared.*field;
+    if (!(set.*field)) set.*field = tensor(n);
+    return set.*field;
   };
-  auto stat = [&](bool share, float* LayerActs::*field, size_t n) {
+  auto stat = [&](bool share, LayerActs& set, float* LayerActs::*field, size_t n) {
     if (!share) return floats(n);
-    if (shared.*field == nullptr) shared.*field = floats(n);
-    return shared.*field;
+    if (set.*field == nullptr) set.*field = floats(n);
+    return set.*field;
   };
   slots_.resize(sz(s.slots));
   for (Slot& slot : slots_) {
     slot.x = tensor(Rs * C);
     slot.dout = tensor(Rs * C);
     slot.layers.resize(sz(s.stage_layers));
-    for (LayerActs& a : slot.layers) {
-      a.ln1 = view(full, &LayerActs::ln1, Rs * C);
-      a.ln1_mean = stat(full, &LayerActs::ln1_mean, Rs);
-      a.ln1_rstd = stat(full, &LayerActs::ln1_rstd, Rs);
-      a.qkv = view(full, &LayerActs::qkv, R * 3 * Cl);
-      a.atty = view(core_shared, &LayerActs::atty, R * Cl);
-      a.lse = stat(core_shared, &LayerActs::lse, lse);
-      a.res2 = view(full, &LayerActs::res2, Rs * C);
-      a.ln2 = view(full, &LayerActs::ln2, Rs * C);
-      a.ln2_mean = stat(full, &LayerActs::ln2_mean, Rs);
-      a.ln2_rstd = stat(full, &LayerActs::ln2_rstd, Rs);
-      a.fch = view(full, &LayerActs::fch, R * 4 * Cl);
-      a.fch_gelu = view(full, &LayerActs::fch_gelu, R * 4 * Cl);
-      a.res3 = tensor(Rs * C);
+    for (int l = 0; l < s.stage_layers; ++l) {
+      LayerActs& a = slot.layers[sz(l)];
+      LayerActs& set = shared[full ? sz(l % s.recompute_block) : 0];
+      a.ln1 = view(full, set, &LayerActs::ln1, Rs * C);
+      a.ln1_mean = stat(full, set, &LayerActs::ln1_mean, Rs);
+      a.ln1_rstd = stat(full, set, &LayerActs::ln1_rstd, Rs);
+      a.qkv = view(full, set, &LayerActs::qkv, R * 3 * Cl);
+      a.atty = view(core_shared, set, &LayerActs::atty, R * Cl);
+      a.lse = stat(core_shared, set, &LayerActs::lse, lse);
+      a.res2 = view(full, set, &LayerActs::res2, Rs * C);
+      a.ln2 = view(full, set, &LayerActs::ln2, Rs * C);
+      a.ln2_mean = stat(full, set, &LayerActs::ln2_mean, Rs);
+      a.ln2_rstd = stat(full, set, &LayerActs::ln2_rstd, Rs);
+      a.fch = view(full, set, &LayerActs::fch, R * 4 * Cl);
+      a.fch_gelu = view(full, set, &LayerActs::fch_gelu, R * 4 * Cl);
+      // The output: kept per slot where it leaves a block (always without blocks), else in the
+      // shared set of its position (inside a block it is only the next layer's input).
+      a.res3 = view(full && !s.block_end(l), set, &LayerActs::res3, Rs * C);
     }
   }
   LayerScratch& k = scratch_;

@@ -1,7 +1,8 @@
 // The activation memory of one rank (category activations): per micro-batch in flight a Slot —
 // the stage input, the gradient of the stage output and each layer's saved tensors — plus scratch
 // shared by every layer and the head's buffers on the last stage. Under recomputation some layer
-// tensors are one shared set that the backward refills (train_options.hpp Recompute).
+// tensors are one shared set that the backward refills (train_options.hpp Recompute); full
+// recomputation in blocks of K layers shares K sets, one per position in the block.
 // Activation tensors are of the precision's activation type; LayerNorm statistics, log-sum-exps,
 // losses and cross-entropy statistics are fp32. theory.hpp derives the bytes this allocates.
 #pragma once
@@ -25,7 +26,7 @@ struct LayerActs {
   View ln2;                    // [Rs, C]
   float *ln2_mean, *ln2_rstd;  // [Rs]
   View fch, fch_gelu;          // [R, 4C_l]
-  View res3;                   // [Rs, C] layer output (always kept: the next layer's input)
+  View res3;                   // [Rs, C] layer output (kept per slot unless inside a recomputed block)
 };
 
 struct Slot {

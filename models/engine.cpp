@@ -204,9 +204,22 @@ class Engine final : public TrainingStep {
   void backward(int j) {
     const PhaseScope ph(phases_, "backward");
     Slot& s = acts_.slot(j);
+    const bool full = opt_.recompute == Recompute::full;
     for (int l = shape_.stage_layers - 1; l >= 0; --l) {
       const size_t u = units_.layer_unit(l);
-      layers_.layer_backward(s, l, states_.acquire(u), states_.grads(u));
+      if (full && shape_.block_end(l)) {
+        // The block's forward again from its kept input (Chen et al. 2016 §3): its first layers
+        // with their own parameters (under ZeRO-3 gathered once more), the last one below with
+        // those its backward uses right after. Blocks of 1 layer: plain full recomputation.
+        for (int i = shape_.block_start(l); i < l; ++i) {
+          const size_t ui = units_.layer_unit(i);
+          layers_.layer_forward(s, i, states_.acquire(ui));
+          states_.release(ui);
+        }
+      }
+      const View p = states_.acquire(u);
+      if (full && shape_.block_end(l)) layers_.layer_forward(s, l, p);
+      layers_.layer_backward(s, l, p, states_.grads(u));
       states_.release(u);
       if (j == opt_.grad_accum - 1) reduce_unit(u);  // complete for this step
     }
@@ -306,6 +319,15 @@ std::string layout_error(const TrainOptions& o, const ParallelLayout& lay) {
   if (lay.pp > c.layers) return fmt::format("pp {} > layers {}", lay.pp, c.layers);
   if (o.sp && (o.micro_batch * c.seq) % lay.tp != 0) {
     return fmt::format("sp: micro-batch × seq = {} is not divisible by tp {}", o.micro_batch * c.seq, lay.tp);
+  }
+  if (o.recompute_every < 1) return fmt::format("--recompute-every {}: expected ≥ 1 layers", o.recompute_every);
+  if (o.recompute_every > 1 && o.recompute != Recompute::full) {
+    return fmt::format("--recompute-every {} recomputes blocks of layers: it needs --recompute full",
+                       o.recompute_every);
+  }
+  if (o.recompute_every > c.layers / lay.pp) {  // the smallest stage (rank_units.hpp stage_layers)
+    return fmt::format("--recompute-every {} > {} layers of the smallest pipeline stage", o.recompute_every,
+                       c.layers / lay.pp);
   }
   return "";
 }

@@ -44,7 +44,8 @@ class TrainingStep {
 
 // One line describing why (o, layout) cannot run, or "" (checked before any allocation): heads
 // and hidden divisible by tp (the vocabulary is padded where tp does not divide it); B·T divisible by tp under SP; pp ≤
-// layers; positive counts.
+// layers; positive counts; --recompute-every K only with full recomputation and K ≤ the layers
+// of every stage.
 std::string layout_error(const TrainOptions& o, const ParallelLayout& layout);
 
 // One line saying why --overlap cannot run with `dp` (the rank's dp communicator; null: not yet

@@ -57,8 +57,8 @@ void GptLayers::layer_backward(Slot& s, int l, View p, View g) {
   const View x = layer_input(s, l);
   const View dres = s.dout;
   const int R = d.R, C = d.C, Cl = d.Cl;
-  // Recompute what was not kept, from the same inputs with the same ops: bitwise identical.
-  if (recompute_ == Recompute::full) layer_forward(s, l, p);
+  // Recompute what was not kept, from the same inputs with the same ops: bitwise identical. Full
+  // recomputation reruns the block's forward before its last layer's backward (engine.cpp).
   if (recompute_ == Recompute::selective) be_.attention_forward(a.atty, a.lse, a.qkv, d.B, d.T, Cl, d.heads);
   // MLP.
   View dr = tp_.gather_rows(k.gathered, dres);

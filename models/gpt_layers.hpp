@@ -38,7 +38,8 @@ class GptLayers {
   // Layer l of the stage: its input is slot.x (l = 0) or layer l−1's output.
   void layer_forward(Slot& s, int l, View params);
   // slot.dout: on entry dL/d(layer output), on exit dL/d(layer input). Weight gradients
-  // accumulate (+=) into `grads`.
+  // accumulate (+=) into `grads`. Selective recomputation reruns the attention core here; under
+  // full recomputation the caller reruns layer_forward of the layer's block first (engine.cpp).
   void layer_backward(Slot& s, int l, View params, View grads);
   // Last stage, forward and backward at once: the micro-batch's per-token losses summed into
   // loss_sum[0] (fp64; accumulate = not the first micro-batch), dL/d(stage output) into

@@ -19,6 +19,9 @@ struct RankShape {
   int Rh = 1;                             // rows of the LM head's logits held at a time (≤ R)
   bool sp = false;                        // sequence parallelism active (tp > 1)
   int stage_layers = 0;
+  // Layers per recomputed block (train_options.hpp Recompute): K under full recomputation (at most
+  // the stage's layers), else 1. A block is layers [b·K, min((b + 1)·K, stage_layers)).
+  int recompute_block = 1;
   bool first = true, last = true;  // first / last pipeline stage
   int slots = 1;                   // micro-batches in flight (activation sets)
 
@@ -38,9 +41,16 @@ struct RankShape {
         Rh(o.logit_rows > 0 ? std::min(o.logit_rows, R) : R),
         sp(o.sp && lay.tp > 1),
         stage_layers(layers),
+        recompute_block(o.recompute == Recompute::full ? std::clamp(o.recompute_every, 1, std::max(1, layers)) : 1),
         first(pp_rank == 0),
         last(pp_rank == lay.pp - 1),
         slots(micro_batches_in_flight(o, lay, pp_rank)) {}
+
+  // Layer l ends its block: its output is kept per micro-batch (the next block's input, or the
+  // stage's output), and its backward, the block's first, reruns the block's forward.
+  bool block_end(int l) const { return l % recompute_block == recompute_block - 1 || l == stage_layers - 1; }
+  int block_start(int l) const { return l - l % recompute_block; }
+  int blocks() const { return (stage_layers + recompute_block - 1) / recompute_block; }
 
   // GPipe keeps all m micro-batches of the step, 1F1B at most p − s (Narayanan et al. 2021 §2.2);
   // without a pipeline each micro-batch's backward follows its forward.

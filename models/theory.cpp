@@ -71,10 +71,15 @@ size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int st
       per_slot += Ls * (layer_all - core);
       shared += core;
       break;
-    case Recompute::full:
-      per_slot += Ls * output;
-      shared += layer_all - output;
+    case Recompute::full: {
+      // Blocks of K layers (K = 1: each layer its own block; Chen et al. 2016 §3–4): each block's
+      // output per slot, ⌈L_s/K⌉ of them; one shared working set for a block's rerun forward of
+      // K layers, whose outputs inside the block (K − 1) are shared too: O(L_s/K + K) layers.
+      const size_t K = zu(s.recompute_block), blocks = zu(s.blocks());
+      per_slot += blocks * output;
+      shared += K * (layer_all - output) + (K - 1) * output;
       break;
+    }
   }
   // Layer scratch: dC (Rs·C), dC_l, d4C_l, dqkv_l (8·R·C_l); the row-parallel partial output (R·C,
   // tp > 1); under SP the gathered gradient and the two re-gathered LayerNorm outputs (3·R·C).
@@ -99,7 +104,7 @@ std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const Parallel
   const int64_t t = lay.tp, R = static_cast<int64_t>(o.micro_batch) * c.seq, C = c.hidden;
   const int64_t Rs = sp ? R / t : R, m = o.grad_accum;
   const int64_t Ls = stage_layers(c.layers, lay.pp, stage), RC = R * C;
-  const int64_t redo = o.recompute == Recompute::full ? 2 * Ls * RC : 0;  // rerun forward
+  const int64_t redo = o.recompute == Recompute::full ? 2 * Ls * RC : 0;  // rerun forward (any block size)
   if (t > 1 && !sp) {
     // Megatron: 2 all-reduces per layer forward (g), 2 backward (f) = 4·b·s·h per layer; the
     // embedding's and the head's reductions; the loss statistics (row maxima, {Σexp, target}).
@@ -139,7 +144,11 @@ std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const Parallel
         const PaddedUnits u = padded_units(c, lay);
         const auto layer = static_cast<int64_t>(u.layer), embed = static_cast<int64_t>(u.embed);
         at(CommKind::reduce_scatter) = G * psi;
-        at(CommKind::all_gather) = P * m * (2 * Ls * layer + ((first ? 1 : 0) + (last ? 1 : 0)) * embed);
+        // Full recomputation in blocks of K: each block's rerun forward gathers its layers but
+        // the last (whose backward follows at once) again, L_s − ⌈L_s/K⌉ more per micro-batch.
+        const RankShape s(o, lay, 0, stage, static_cast<int>(Ls));
+        const int64_t regather = o.recompute == Recompute::full ? Ls - s.blocks() : 0;
+        at(CommKind::all_gather) = P * m * ((2 * Ls + regather) * layer + ((first ? 1 : 0) + (last ? 1 : 0)) * embed);
         break;
       }
     }

@@ -27,7 +27,8 @@ enum class FlopsConvention : uint8_t {
 double model_flops_per_token(const GptConfig& c, FlopsConvention conv);
 // Hardware FLOPs per token: model FLOPs plus what recomputation runs again (HFU, Korthikanti et
 // al. 2022 §6.3). full: one more forward of every layer (2·N_layers + attention forward, which is
-// 2·L·C·T causal / 4·L·C·T full); selective: the attention core forward only (same attention term).
+// 2·L·C·T causal / 4·L·C·T full), for any block size K (Chen et al. 2016 §3: each block's forward
+// runs once more); selective: the attention core forward only (same attention term).
 double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recompute r);
 
 // Per-rank bytes of the persistent model states (ZeRO paper §3.1 and Fig. 1: 2Ψ + 2Ψ + KΨ with
@@ -55,7 +56,10 @@ size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int st
 
 // Activation bytes a rank of `stage` allocates (activations.hpp), Korthikanti et al. 2022 Table 2
 // adapted: no dropout, LayerNorm statistics and log-sum-exps in fp32, and flash attention, so the
-// softmax probabilities (their 5·a·s/h term, quadratic in T) are never stored.
+// softmax probabilities (their 5·a·s/h term, quadratic in T) are never stored. Full recomputation
+// in blocks of K layers (Chen et al. 2016 §3–4) keeps ⌈L_s/K⌉ block outputs per micro-batch in
+// flight plus one working set of K layers: with a layer's tensors X and its output y,
+//   slots·⌈L_s/K⌉·y + K·(X − y) + (K − 1)·y   (K = 1: slots·L_s·y + X − y, plain full).
 size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
 
 // Bytes per step per kind (comm_stats.hpp's logical buffers) a rank of `stage` communicates.
@@ -81,6 +85,8 @@ double interleaved_bubble_fraction(int pp, int micro_batches, int virtual_stages
 // recompute, backward 2×), the logits 3 times. Without recomputation the layers' forward runs 3
 // times: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)). The paper's "% of theoretical peak" divides the
 // first by time × GPUs × 312 TFLOP/s, so it counts the recomputation (a hardware FLOP rate).
+// Full recomputation in blocks of K layers (--recompute-every) counts as full_recompute: every
+// layer's forward still runs once more, whatever K (Chen et al. 2016 §3).
 double narayanan_flops_per_iteration(const GptConfig& c, int64_t batch, bool full_recompute);
 
 // Bytes per layer a rank keeps for an attention that materialises the probabilities (no flash

@@ -33,6 +33,13 @@ enum class PipeSchedule : uint8_t { gpipe, one_f_one_b };
 // Activation recomputation (Korthikanti et al. 2022): selective recomputes the attention core
 // (its output and log-sum-exp) from the saved qkv before each layer's backward; full keeps only
 // each layer's output and reruns the whole layer forward. Results are bitwise identical.
+// Full recomputation in blocks of K layers (TrainOptions::recompute_every; Chen et al. 2016,
+// "Training Deep Nets with Sublinear Memory Cost" §3–4): a stage's layers form blocks of K
+// consecutive layers (the last block holds the remainder), only each block's output (the next
+// block's input) is kept per micro-batch, and before the block's backward its whole forward runs
+// again from its input, holding its K layers' tensors in one set shared by every block and
+// micro-batch: O(L/K + K) layers of activations, still one extra forward of every layer. K = 1
+// is plain full recomputation.
 enum class Recompute : uint8_t { none, selective, full };
 
 // fp32: every tensor fp32, the parameters are the weights. bf16: parameters, gradients and
@@ -60,6 +67,7 @@ struct TrainOptions {
   uint64_t data_seed = 42;  // synthetic tokens
   std::string data_file;    // token file (llm.c or nanoGPT format); empty: synthetic tokens
   Recompute recompute = Recompute::none;
+  int recompute_every = 1;                      // full: layers per recomputed block (K; 1 ≤ K ≤ stage layers)
   bool sp = false;                              // sequence parallelism in the tp group (Korthikanti et al. 2022)
   PipeSchedule schedule = PipeSchedule::gpipe;  // pp > 1
   // Gradient reductions of the dp group run asynchronously (a comm stream, or a second thread

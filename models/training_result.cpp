@@ -57,6 +57,8 @@ nlohmann::json shape_params(const LayoutSpec& l, const TrainOptions& t, int glob
 nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch) {
   nlohmann::json p = shape_params(l, t, global_batch);
   if (t.logit_rows > 0) p["logit_rows"] = t.logit_rows;  // only when the LM head is chunked
+  // Full recomputation in blocks of K layers (train_options.hpp Recompute): only when K > 1.
+  if (t.recompute == Recompute::full && t.recompute_every > 1) p["recompute_every"] = t.recompute_every;
   return p;
 }
 

@@ -251,6 +251,9 @@ void check_request(const TrainRequest& r) {
   if (r.peak_size < 1) throw UsageError("--peak-size must be ≥ 1");
   if (r.base.micro_batch < 1) throw UsageError("--micro-batch must be ≥ 1");
   if (r.base.logit_rows < 0) throw UsageError("--logit-chunk must be ≥ 0 rows");
+  if (r.base.recompute_every < 1) throw UsageError("--recompute-every must be ≥ 1 layers");
+  if (r.base.recompute_every > 1 && r.base.recompute != Recompute::full)
+    throw UsageError(fmt::format("--recompute-every {} needs --recompute full", r.base.recompute_every));
   if (r.layouts.empty()) throw UsageError("no layout to run");
   if (!r.save.empty() && r.layouts.size() > 1)
     throw UsageError("--save writes one model: give one layout, not a sweep");

@@ -34,6 +34,7 @@ struct PlanCliOptions {
   std::string precision;                 // bf16 (GPU default) or fp32 (CPU default)
   int global_batch = 0;
   std::string micro_batch = "1,2,4,8", recompute = "none,selective,full", zero = "0,1,2,3";
+  std::string recompute_every = "auto";  // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
   std::string schedule = "1f1b,gpipe", sp = "off,on", overlap = "off,on", virtual_stages = "1";
   bool tp_across_nodes = false;
   std::string attention = "flash";  // flash | materialized | materialized-dropout
@@ -90,9 +91,9 @@ HostProbe probe_shared_host(const models::GptConfig& model, int ranks, bool meas
 models::planner::PlanRequest plan_request(const PlanCliOptions& o);
 
 // `--layout` items (the --sweep grammar plus vN, interleaved 1F1B model chunks) on `gpus` GPUs,
-// each with the given micro-batch and recomputation.
+// each with the given micro-batch and recomputation (full: in blocks of `recompute_every` layers).
 std::vector<models::planner::Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch,
-                                                           models::Recompute recompute);
+                                                           models::Recompute recompute, int recompute_every = 1);
 
 // Printing (plan_print.cpp).
 void print_plan(const models::planner::PlanRequest& req, const models::planner::PlanModel& pm,

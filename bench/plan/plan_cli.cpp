@@ -97,6 +97,14 @@ SearchSpace search_space(const PlanCliOptions& o) {
       parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
   s.virtual_stages = parse_each<int>(o.virtual_stages, "--virtual-stages",
                                      [](const std::string& v) { return parse_int(v, "--virtual-stages"); });
+  if (o.recompute_every != "auto") {
+    s.recompute_every = parse_int(o.recompute_every, "--recompute-every");
+    if (s.recompute_every < 1) throw UsageError("--recompute-every: expected auto or K ≥ 1 layers");
+    if (s.recompute_every > 1 &&
+        std::find(s.recompute.begin(), s.recompute.end(), Recompute::full) == s.recompute.end())
+      throw UsageError(fmt::format("--recompute-every {} recomputes blocks of layers: --recompute must include full",
+                                   s.recompute_every));
+  }
   s.tp_across_nodes = o.tp_across_nodes;
   for (int v : s.micro_batches)
     if (v < 1) throw UsageError("--micro-batch values must be ≥ 1");
@@ -137,7 +145,8 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
 
 }  // namespace
 
-std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch, Recompute recompute) {
+std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch, Recompute recompute,
+                                          int recompute_every) {
   std::vector<Candidate> out;
   for (const std::string& item : split_list(text)) {
     // The planner's one token beyond the --sweep grammar: vN, interleaved 1F1B with N chunks.
@@ -160,6 +169,7 @@ std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int
     c.layout = specs.front();
     c.micro_batch = micro_batch;
     c.recompute = recompute;
+    c.recompute_every = recompute == Recompute::full ? recompute_every : 1;
     c.virtual_stages = v;
     out.push_back(c);
   }
@@ -195,7 +205,8 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   r.pp_scatter_gather = o.pp_scatter_gather;
   r.space = search_space(o);
   if (!o.layout.empty()) {
-    r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front());
+    r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front(),
+                                std::max(1, r.space.recompute_every));
   }
   if (r.cluster.is_cpu()) {
     r.cluster.threads_per_rank = kernels::host_threads();
@@ -286,6 +297,10 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")
       ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")
+      ->capture_default_str();
+  app->add_option("--recompute-every", o->recompute_every,
+                  "Full recomputation in blocks of K layers (Chen et al. 2016): K for every full candidate, or auto: "
+                  "K = 1, plus the smallest K that fits where K = 1 does not")
       ->capture_default_str();
   app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
   app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();

@@ -139,11 +139,11 @@ void print_ranked(const std::vector<Prediction>& preds, size_t n) {
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
     auto s3 = [](double v) { return fmt::format("{:.3g}", v); };
     rows.push_back({fmt::format("{}", i + 1), layout, fmt::format("{}", p.candidate.micro_batch),
-                    std::string(recompute_name(p.candidate.recompute)), fmt::format("{:.4g}", t.step),
-                    fmt::format("{:.4g}", p.tokens_per_s), fmt::format("{:.1f}", p.model_flops_per_gpu / 1e12),
-                    fmt::format("{:.2f}", p.mfu), fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total()),
-                    s3(t.forward + t.backward), s3(t.recompute), s3(t.tp_comm), s3(t.pp_comm), s3(t.zero3_gather),
-                    s3(t.bubble), s3(t.dp_comm), s3(t.optimizer), s3(t.other_comm)});
+                    p.candidate.recompute_label(), fmt::format("{:.4g}", t.step), fmt::format("{:.4g}", p.tokens_per_s),
+                    fmt::format("{:.1f}", p.model_flops_per_gpu / 1e12), fmt::format("{:.2f}", p.mfu),
+                    fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total()), s3(t.forward + t.backward),
+                    s3(t.recompute), s3(t.tp_comm), s3(t.pp_comm), s3(t.zero3_gather), s3(t.bubble), s3(t.dp_comm),
+                    s3(t.optimizer), s3(t.other_comm)});
   }
   fmt::print("\n");
   print_table(cols, rows, 10);

@@ -91,6 +91,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.seed = o.seed;
   r.base.data_seed = o.data_seed;
   r.base.recompute = parse_recompute(o.recompute);
+  r.base.recompute_every = o.recompute_every;
   r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
   r.base.data_file = o.data;
@@ -188,6 +189,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();
+  app->add_option("--recompute-every", o->recompute_every,
+                  "With --recompute full: recompute blocks of K consecutive layers of a stage, keeping only each "
+                  "block's input (Chen et al. 2016; 1 ≤ K ≤ the layers of a stage; 1: every layer its own block)")
+      ->capture_default_str();
   app->add_option("--precision", o->precision,
                   "fp32, or bf16: bf16 parameters, gradients and activations with fp32 master weights and Adam moments")
       ->capture_default_str();
@@ -279,14 +284,17 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
       const auto ran =
           std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
-      fmt::print(
-          "{}",
-          report::render_train_tables(
-              results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                                   "{} ranks, recompute {}, precision {}, backend {}{}",
-                                   c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
-                                   request.base.micro_batch, request.ranks, opts.recompute, opts.precision,
-                                   request.backend, ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
+      fmt::print("{}",
+                 report::render_train_tables(
+                     results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                                          "{} ranks, recompute {}, precision {}, backend {}{}",
+                                          c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq,
+                                          models::global_batch(request), request.base.micro_batch, request.ranks,
+                                          opts.recompute_every > 1
+                                              ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
+                                              : opts.recompute,
+                                          opts.precision, request.backend,
+                                          ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
     }
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {

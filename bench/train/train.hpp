@@ -29,7 +29,8 @@ struct TrainCliOptions {
   int micro_batch = 1;
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
   std::string recompute = "none";
-  int logit_rows = 0;  // --logit-chunk: rows of LM-head logits at a time (0: all)
+  int recompute_every = 1;  // --recompute-every: full recomputation in blocks of K layers
+  int logit_rows = 0;       // --logit-chunk: rows of LM-head logits at a time (0: all)
   std::string precision = "fp32";
   std::string data;           // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;  // --steps, --warmup-steps

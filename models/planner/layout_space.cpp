@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/engine.hpp"
 
 namespace gcb::models::planner {
@@ -82,15 +84,16 @@ std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpa
                 if (v > 1 && (pp == 1 || sched != PipeSchedule::one_f_one_b)) continue;
                 for (int mb : space.micro_batches) {
                   for (Recompute rc : space.recompute) {
-                    const Candidate c = make_candidate({.name = {},
-                                                        .dp = dp,
-                                                        .tp = tp,
-                                                        .pp = pp,
-                                                        .sp = sp,
-                                                        .zero = z,
-                                                        .schedule = sched,
-                                                        .overlap = overlap},
-                                                       mb, rc, v);
+                    Candidate c = make_candidate({.name = {},
+                                                  .dp = dp,
+                                                  .tp = tp,
+                                                  .pp = pp,
+                                                  .sp = sp,
+                                                  .zero = z,
+                                                  .schedule = sched,
+                                                  .overlap = overlap},
+                                                 mb, rc, v);
+                    if (rc == Recompute::full) c.recompute_every = std::max(1, space.recompute_every);
                     if (std::string e = candidate_error(pm, c, space.tp_across_nodes); !e.empty()) {
                       rejected.push_back({c.name(), e, 1});
                     } else {

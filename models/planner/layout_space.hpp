@@ -20,6 +20,9 @@ struct SearchSpace {
   std::vector<bool> sp{false, true};
   std::vector<bool> overlap{false, true};
   std::vector<int> virtual_stages{1};
+  // Full recomputation in blocks of K layers (train_options.hpp Recompute): K for every full
+  // candidate, or 0: K = 1, and where that does not fit the smallest K that does (make_plan).
+  int recompute_every = 0;
   bool tp_across_nodes = false;  // allow tp groups that span nodes
 };
 

@@ -55,7 +55,7 @@ StageMemory stage_memory(const TrainOptions& o, const ParallelLayout& lay, int s
   if (!m.attention.flash) {
     const double per_layer = static_cast<double>(materialized_attention_bytes(o, lay, m.attention.dropout));
     if (o.recompute == Recompute::none) acts += per_layer * layers * s.slots;
-    if (o.recompute == Recompute::full) acts += per_layer;  // one layer's working set
+    if (o.recompute == Recompute::full) acts += per_layer * s.recompute_block;  // one block's working set
   }
   // Interleaved 1F1B: the first stage keeps (1 + (p − 1)/(p·v)) times the activations of the
   // non-interleaved schedule (Korthikanti et al. 2022 §4.2.3; Narayanan et al. 2021 §2.2.2).

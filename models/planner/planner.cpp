@@ -41,6 +41,17 @@ PlanModel plan_model(const PlanRequest& r) {
   return pm;
 }
 
+std::optional<int> smallest_fitting_block(const PlanModel& pm, const Candidate& c) {
+  if (c.recompute != Recompute::full || c.recompute_every != 1) return std::nullopt;
+  const int smallest_stage = pm.model.layers / std::max(1, c.layout.pp);
+  for (int k = 2; k <= smallest_stage; ++k) {
+    Candidate b = c;
+    b.recompute_every = k;
+    if (candidate_memory(pm, b).total() <= pm.cluster.memory_bytes) return k;
+  }
+  return std::nullopt;
+}
+
 PlanOutcome make_plan(const PlanRequest& r) {
   if (r.global_batch < 1) throw UsageError("--global-batch must be ≥ 1");
   validate(r.model);
@@ -56,11 +67,19 @@ PlanOutcome make_plan(const PlanRequest& r) {
   } else {
     cands = enumerate_candidates(pm, r.space, out.invalid);
   }
+  out.candidates = cands.size();
   for (const Candidate& c : cands) {
     Prediction p = predict(pm, c);
-    (p.fits() ? out.fits : out.oom).push_back(std::move(p));
+    const bool fits = p.fits();
+    (fits ? out.fits : out.oom).push_back(std::move(p));
+    if (fits || r.space.recompute_every != 0) continue;
+    if (const std::optional<int> k = smallest_fitting_block(pm, c)) {
+      Candidate blocks = c;
+      blocks.recompute_every = *k;
+      out.fits.push_back(predict(pm, blocks));
+      ++out.candidates;
+    }
   }
-  out.candidates = cands.size();
   std::stable_sort(out.fits.begin(), out.fits.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time.step < b.time.step; });
   std::stable_sort(out.oom.begin(), out.oom.end(), [](const Prediction& a, const Prediction& b) {

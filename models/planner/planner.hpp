@@ -3,6 +3,7 @@
 // and each prediction as a result of the suite's schema ("plan/<candidate>").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,14 @@ struct PlanOutcome {
 // memory bandwidth where it measured one: on a cpu cluster the share of one rank of a triad
 // measured with about as many threads as all ranks run, calibration.hpp rank_bandwidth).
 PlanModel plan_model(const PlanRequest& r);
-// gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run.
+// Full recomputation in blocks of K layers (Chen et al. 2016 §3–4): for a candidate with plain
+// full recomputation (K = 1), the smallest K ≥ 2 whose memory fits the device, if any. The
+// smallest is the fastest: every K reruns one forward of every layer, but ZeRO-3 gathers the
+// layers of each block but its last once more (theory.cpp comm_bytes).
+std::optional<int> smallest_fitting_block(const PlanModel& pm, const Candidate& c);
+// gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run. With
+// space.recompute_every = 0, a full-recomputation candidate that does not fit gets a second row
+// with the smallest block size K that fits (smallest_fitting_block), where there is one.
 PlanOutcome make_plan(const PlanRequest& r);
 
 // "plan/<candidate>": params (layout, dp, tp, pp, sp, zero, schedule, overlap, virtual_stages,

@@ -132,10 +132,16 @@ std::string_view recompute_name(Recompute r) {
   return r == Recompute::none ? "none" : r == Recompute::selective ? "selective" : "full";
 }
 
+std::string Candidate::recompute_label() const {
+  std::string s(recompute_name(recompute));
+  if (recompute == Recompute::full && recompute_every > 1) s += fmt::format("-k{}", recompute_every);
+  return s;
+}
+
 std::string Candidate::name() const {
   std::string s = layout.name;
   if (virtual_stages > 1) s += fmt::format("-v{}", virtual_stages);
-  return s + fmt::format("-mb{}-{}", micro_batch, recompute_name(recompute));
+  return s + fmt::format("-mb{}-{}", micro_batch, recompute_label());
 }
 
 Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages) {
@@ -150,8 +156,23 @@ TrainOptions candidate_options(const PlanModel& pm, const Candidate& c) {
   o.micro_batch = c.micro_batch;
   o.grad_accum = pm.global_batch / (c.layout.dp * c.micro_batch);
   o.recompute = c.recompute;
+  o.recompute_every = c.recompute_every;
   o.precision = pm.precision;
   return o;
+}
+
+StageMemory candidate_memory(const PlanModel& pm, const Candidate& c) {
+  const TrainOptions o = candidate_options(pm, c);
+  const ParallelLayout lay = c.layout.layout();
+  const MemoryOptions mo{pm.attention, std::max(1, c.virtual_stages)};
+  // The stages that differ — the first (most micro-batches in flight, embedding), the second (the
+  // most layers after it), the last (the head).
+  StageMemory most;
+  for (int s : {0, std::min(1, lay.pp - 1), lay.pp - 1}) {
+    const StageMemory sm = stage_memory(o, lay, s, mo);
+    if (s == 0 || sm.total() > most.total()) most = sm;
+  }
+  return most;
 }
 
 Prediction predict(const PlanModel& pm, const Candidate& c) {
@@ -163,13 +184,7 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   const ParallelLayout lay = c.layout.layout();
   const int m = o.grad_accum, v = std::max(1, c.virtual_stages);
 
-  const MemoryOptions mo{pm.attention, v};
-  // Memory: the stages that differ — the first (most micro-batches in flight, embedding), the
-  // second (the most layers after it), the last (the head).
-  for (int s : {0, std::min(1, lay.pp - 1), lay.pp - 1}) {
-    const StageMemory sm = stage_memory(o, lay, s, mo);
-    if (s == 0 || sm.total() > p.memory.total()) p.memory = sm;
-  }
+  p.memory = candidate_memory(pm, c);
 
   const double contention = layout_contention(pm.compute.shared_host().contention, lay.dp, lay.tp, lay.pp, m);
   p.time.contention = contention;

@@ -25,8 +25,10 @@ struct Candidate {
   LayoutSpec layout;  // dp, tp, pp, sp, zero, schedule, overlap
   int micro_batch = 1;
   Recompute recompute = Recompute::none;
-  int virtual_stages = 1;    // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
-  std::string name() const;  // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full"
+  int virtual_stages = 1;               // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
+  int recompute_every = 1;              // full recomputation in blocks of K layers (train_options.hpp Recompute)
+  std::string name() const;             // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full[-k3]"
+  std::string recompute_label() const;  // "none", "selective", "full", "full-k3" (blocks of 3 layers)
 };
 
 std::string_view recompute_name(Recompute r);
@@ -96,6 +98,9 @@ double layout_contention(double kappa, int dp, int tp, int pp, int micro_batches
 // The engine's options for a candidate: the layout's choices, micro-batch, recomputation,
 // grad_accum = G/(dp·B), the padded vocabulary.
 TrainOptions candidate_options(const PlanModel& pm, const Candidate& c);
+
+// The memory of the candidate's stage with the most bytes (what predict() puts in Prediction::memory).
+StageMemory candidate_memory(const PlanModel& pm, const Candidate& c);
 
 Prediction predict(const PlanModel& pm, const Candidate& c);
 

@@ -149,7 +149,9 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
       add_comm(w.per_step, CommKind::all_gather, P * embed_u, units_embed, true);
     }
     if (o.zero == ZeroStage::three) {
-      add_comm(w.per_micro_batch, CommKind::all_gather, P * layer_u, 2.0 * L);
+      // Forward and backward, plus the layers of a recomputed block that its rerun forward gathers
+      // again (theory.cpp comm_bytes).
+      add_comm(w.per_micro_batch, CommKind::all_gather, P * layer_u, 2.0 * L + (full ? L - s.blocks() : 0.0));
       add_comm(w.per_micro_batch, CommKind::all_gather, P * embed_u, ends, true);
     }
   }

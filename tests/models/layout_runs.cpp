@@ -61,6 +61,7 @@ TrainOptions case_options(const LayoutCase& k, Precision precision) {
   o.zero = k.zero;
   o.schedule = k.schedule;
   o.recompute = k.recompute;
+  o.recompute_every = k.recompute_every;
   return o;
 }
 

@@ -38,6 +38,7 @@ struct LayoutCase {
   ZeroStage zero;
   PipeSchedule schedule;
   Recompute recompute = Recompute::none;
+  int recompute_every = 1;  // full: layers per recomputed block
 };
 TrainOptions case_options(const LayoutCase& k, Precision precision = Precision::fp32);
 

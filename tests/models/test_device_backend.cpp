@@ -95,19 +95,22 @@ struct EngineCase {
   Recompute recompute = Recompute::none;
   int logit_rows = 0;
   Precision precision = Precision::fp32;
-  int vocab = 0;  // > 0: tiny's vocabulary replaced (one tp does not divide: padded rows of wte)
+  int vocab = 0;            // > 0: tiny's vocabulary replaced (one tp does not divide: padded rows of wte)
+  int recompute_every = 1;  // full: layers per recomputed block
+  int layers = 2;
 };
 
 class DeviceBackendEngine : public ::testing::TestWithParam<EngineCase> {};
 
 TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
   const EngineCase& k = GetParam();
-  TrainOptions o = tiny_options(2, 2, 2, k.precision);
+  TrainOptions o = tiny_options(k.layers, 2, 2, k.precision);
   o.zero = k.zero;
   o.overlap_comm = k.overlap;
   o.sp = k.sp;
   o.schedule = k.schedule;
   o.recompute = k.recompute;
+  o.recompute_every = k.recompute_every;
   o.logit_rows = k.logit_rows;
   if (k.vocab > 0) o.model.vocab = k.vocab;
   const int n = k.lay.world();
@@ -179,6 +182,33 @@ INSTANTIATE_TEST_SUITE_P(
                                  FakeDeviceBackend::Broken::none,
                                  Recompute::full,
                                  3},
+                      // Blocks of 2 of 5 layers (stages of 3 and 2 under pp 2): a shorter last block.
+                      EngineCase{"pp2_1f1b_full_recompute_blocks_of_2",
+                                 {1, 1, 2},
+                                 ZeroStage::none,
+                                 false,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::full,
+                                 0,
+                                 Precision::fp32,
+                                 0,
+                                 2,
+                                 5},
+                      EngineCase{"dp2_zero3_overlap_full_recompute_blocks_of_2",
+                                 {2, 1, 1},
+                                 ZeroStage::three,
+                                 true,
+                                 false,
+                                 PipeSchedule::one_f_one_b,
+                                 FakeDeviceBackend::Broken::none,
+                                 Recompute::full,
+                                 0,
+                                 Precision::bf16,
+                                 0,
+                                 2,
+                                 5},
                       EngineCase{"dp2_tp2_zero1_padded_vocab",
                                  {2, 2, 1},
                                  ZeroStage::one,

@@ -2,7 +2,8 @@
 // training learns; DP matches the single rank (fp32 rtol 1e-5, the different summation order of
 // gradients and loss being the only difference); ZeRO-1/2 are bitwise equal to DP, ZeRO-3 too
 // (every stage reduces the same accumulated gradients in the same order); reruns are bitwise;
-// model-state, activation and communicated bytes per rank equal theory.hpp.
+// recomputation (selective, full, full in blocks of K layers) is bitwise; model-state, activation
+// and communicated bytes per rank equal theory.hpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,6 +103,29 @@ TEST(Engines, RecomputationIsBitwiseIdenticalAndSavesActivations) {
         EXPECT_LT(act, previous) << "each mode must keep less";
       }
       previous = act;
+    }
+  }
+}
+
+// Full recomputation in blocks of K layers (--recompute-every; Chen et al. 2016 §3–4) on 5
+// layers, K from 1 to 5 (blocks of 2 and 3 leave a shorter last block): bitwise equal to no
+// recomputation; activation bytes and ZeRO-3's gathered bytes (a block's layers but its last are
+// gathered again for its rerun forward) equal theory.hpp.
+TEST(Engines, RecomputationInBlocksIsBitwiseIdenticalAndItsBytesEqualTheory) {
+  for (ZeroStage z : {ZeroStage::none, ZeroStage::three}) {
+    TrainOptions o = test::tiny_options(5, 2, 2);
+    o.zero = z;
+    const auto base = run_layout(dp(2), o);
+    o.recompute = Recompute::full;
+    for (int k = 1; k <= 5; ++k) {
+      o.recompute_every = k;
+      const auto r = run_layout(dp(2), o);
+      EXPECT_EQ(r[0].losses, base[0].losses) << "K = " << k;
+      EXPECT_EQ(r[0].params, base[0].params) << "K = " << k;
+      EXPECT_EQ(r[0].mem[MemCategory::activations].peak, activation_bytes(o, dp(2), 0)) << "K = " << k;
+      const auto th = comm_bytes(o, dp(2), 0);
+      for (size_t i = 0; i < kCommKinds; ++i)
+        EXPECT_EQ(r[0].comm.by_kind[i].bytes, th[i]) << "K = " << k << " " << comm_kind_name(static_cast<CommKind>(i));
     }
   }
 }

@@ -12,7 +12,8 @@
 // zero 0 of the same layout (model_states.hpp explains why that holds for zero 3 too).
 // Plus: gpipe and 1f1b bitwise equal, reruns bitwise, state bytes per rank equal the TP/PP
 // formulas, activation bytes equal the derivation, communicated bytes equal theory, and invalid
-// layouts are UsageErrors.
+// layouts are UsageErrors. Full recomputation in blocks of K layers: bitwise equal to none on
+// dp, tp, sp, pp (GPipe and 1F1B) and ZeRO, its bytes equal theory.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -109,6 +110,40 @@ TEST(Parallel, RecomputationMatchesSingleRank) {
                         Case{"pp2-1f1b-full", {1, 1, 2}, 2, 1, 3, false, Z0, F, RF},
                         Case{"dp2-tp2-pp2-sp-selective", {2, 2, 2}, 2, 1, 2, true, Z0, G, RS}}) {
     check_case(k);
+  }
+}
+
+// Full recomputation in blocks of K layers (Chen et al. 2016 §3–4; --recompute-every): on every
+// layout kind bitwise equal to no recomputation and within rtol of one rank, with 5 layers so that
+// K does not divide a stage's layers (pp 2: stages of 3 and 2, the last block shorter); each
+// rank's activation and communicated bytes (ZeRO-3 gathers a block's layers again) equal theory.
+TEST(Parallel, RecomputationInBlocksIsBitwiseEqualToNoneAndMatchesTheory) {
+  for (const Case& k : {Case{"dp2-k1", {2, 1, 1}, 5, 2, 1, false, Z0, G, RF, 1},
+                        Case{"dp2-k2", {2, 1, 1}, 5, 2, 1, false, Z0, G, RF, 2},
+                        Case{"dp2-zero3-m2-k3", {2, 1, 1}, 5, 1, 2, false, Z3, G, RF, 3},
+                        Case{"tp2-k3", {1, 2, 1}, 5, 2, 1, false, Z0, G, RF, 3},
+                        Case{"tp2-sp-k2", {1, 2, 1}, 5, 2, 2, true, Z0, G, RF, 2},
+                        Case{"pp2-gpipe-k2", {1, 1, 2}, 5, 1, 3, false, Z0, G, RF, 2},
+                        Case{"pp2-1f1b-k2", {1, 1, 2}, 5, 1, 4, false, Z0, F, RF, 2},
+                        Case{"dp2-pp2-zero3-1f1b-k2", {2, 1, 2}, 5, 1, 3, false, Z3, F, RF, 2},
+                        Case{"dp2-tp2-pp2-sp-zero1-1f1b-k2", {2, 2, 2}, 5, 1, 3, true, Z1, F, RF, 2}}) {
+    const auto got = check_case(k);
+    Case none = k;
+    none.recompute = RN;
+    none.recompute_every = 1;
+    const auto base = run(none.lay, case_options(none));
+    EXPECT_EQ(got[0].params, base[0].params) << k.name << " vs no recomputation";
+    EXPECT_EQ(got[0].losses, base[0].losses) << k.name << " vs no recomputation";
+    const TrainOptions o = case_options(k);
+    for (const auto& r : got) {
+      EXPECT_EQ(r.mem[MemCategory::activations].peak, activation_bytes(o, k.lay, r.pp_rank))
+          << k.name << " stage " << r.pp_rank;
+      const auto th = comm_bytes(o, k.lay, r.pp_rank);
+      for (size_t i = 0; i < kCommKinds; ++i) {
+        EXPECT_EQ(r.comm.by_kind[i].bytes, th[i])
+            << k.name << " stage " << r.pp_rank << " " << comm_kind_name(static_cast<CommKind>(i));
+      }
+    }
   }
 }
 
@@ -234,6 +269,20 @@ TEST(Parallel, InvalidLayoutsAreRefusedBeforeAllocation) {
   const TrainOptions o = test::tiny_options(2, 1, 1);
   EXPECT_NE(layout_error(o, {1, 3, 1}).find("heads"), std::string::npos);
   EXPECT_NE(layout_error(o, {1, 1, 3}).find("pp 3 > layers 2"), std::string::npos);
+  // Blocks of K recomputed layers: K ≥ 1, only under full recomputation, at most a stage's layers
+  // (5 layers on 2 stages: 3 and 2).
+  TrainOptions k = test::tiny_options(5, 1, 1);
+  k.recompute = Recompute::full;
+  k.recompute_every = 0;
+  EXPECT_NE(layout_error(k, {1, 1, 1}).find("expected ≥ 1"), std::string::npos);
+  k.recompute_every = 2;
+  EXPECT_EQ(layout_error(k, {1, 1, 2}), "");
+  k.recompute_every = 3;
+  EXPECT_NE(layout_error(k, {1, 1, 2}).find("--recompute-every 3 > 2 layers of the smallest pipeline stage"),
+            std::string::npos);
+  EXPECT_EQ(layout_error(k, {1, 1, 1}), "");
+  k.recompute = Recompute::selective;
+  EXPECT_NE(layout_error(k, {1, 1, 1}).find("needs --recompute full"), std::string::npos);
   TrainOptions z = o;
   z.zero = ZeroStage::three;  // every ZeRO stage combines with tp, sp and pp
   z.sp = true;

@@ -90,6 +90,56 @@ TEST(Theory, MaterializedAttentionIsKorthikantisFiveASquaredSB) {
   EXPECT_EQ(materialized_attention_bytes(o, {1, 1, 1}, true), 9u * 8 * 32 * 32 * 3);
 }
 
+// Full recomputation in blocks of K layers (Chen et al. 2016 §3–4): ⌈L/K⌉ block outputs y per
+// micro-batch in flight and one working set of K layers X (its K − 1 inner outputs included), so
+// ⌈L/K⌉·y·slots + K·X − y: O(L/K + K), against hand-computed bytes. tiny (C 32, 4 heads, T 16)
+// in fp32 with B = 1: y = 4·16·32 = 2048, X = 4·(4·16·32 + 12·16·32) + 4·(4·16 + 16·4) = 33280.
+TEST(Theory, BlockRecomputationKeepsBlockOutputsAndOneBlock) {
+  TrainOptions o;
+  ConfigOverrides ov;
+  ov.layers = 12;
+  o.model = apply_overrides(named_config("tiny"), ov);
+  const ParallelLayout one{1, 1, 1};
+  const size_t y = 2048, X = 33280;
+  const size_t none = activation_bytes(o, one, 0);
+  o.recompute = Recompute::full;
+  const size_t rest = none - 12 * X;  // stage input and output gradient, scratch, head
+  // K: 1 (plain full), 2, 3, 4, 5 (the last block of 2 layers), 12 (one block: every layer's tensors, as none).
+  const std::pair<int, size_t> want[] = {{1, 11 * y + X},    {2, 5 * y + 2 * X}, {3, 3 * y + 3 * X},
+                                         {4, 2 * y + 4 * X}, {5, 2 * y + 5 * X}, {12, 12 * X}};
+  for (const auto& [k, layers] : want) {
+    o.recompute_every = k;
+    EXPECT_EQ(activation_bytes(o, one, 0), rest + layers) << "K = " << k;
+  }
+  // With micro-batches in flight the block outputs multiply, the working set does not: GPipe on 2
+  // stages with m = 8 keeps 8 slots on each stage of 12 layers, 8·⌈12/K⌉·y + K·X − y, least at
+  // K = 2 ≈ √(8·12·y/X) = 2.4.
+  o.model.layers = 24;
+  o.grad_accum = 8;
+  o.schedule = PipeSchedule::gpipe;
+  const ParallelLayout pp2{1, 1, 2};
+  o.recompute_every = 1;
+  const size_t k1 = activation_bytes(o, pp2, 0);
+  const std::pair<int, size_t> saved[] = {{2, 48 * y - X}, {3, 64 * y - 2 * X}, {4, 72 * y - 3 * X}};
+  size_t best = k1;
+  int best_k = 1;
+  for (const auto& [k, less] : saved) {
+    o.recompute_every = k;
+    const size_t bytes = activation_bytes(o, pp2, 0);
+    EXPECT_EQ(bytes, k1 - less) << "K = " << k;
+    if (bytes < best) {
+      best = bytes;
+      best_k = k;
+    }
+  }
+  EXPECT_EQ(best_k, 2);
+  // Still one more forward of every layer, whatever K.
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(o.model, FlopsConvention::causal, Recompute::full),
+                   model_flops_per_token(o.model, FlopsConvention::causal) +
+                       2.0 * o.model.layers * static_cast<double>(layer_param_count(o.model)) +
+                       2.0 * o.model.layers * o.model.hidden * o.model.seq);
+}
+
 TEST(Theory, OneEntryPointCoversAnyLayoutWithoutRunning) {
   // GPT-3 175B on 1024 GPUs, dp 8 × tp 8 × pp 16, ZeRO-1, bf16, SP, 1F1B, m = 16: what a planner
   // asks. Every stage has its states, activations and communication; the model states add up

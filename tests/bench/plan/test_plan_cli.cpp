@@ -185,6 +185,32 @@ TEST(PlanCli, RankedTableHasUnitsTflopsPerGpuAndAlignedColumns) {
   EXPECT_TRUE(has(r.out, fmt::format(" {:.1f} ", *tflops->value))) << r.out;
 }
 
+// Full recomputation in blocks of K layers where it changes what fits: 48 layers of tiny on one
+// GPU, a limit between K = 2 (24 block outputs y and two layers' tensors X, 24·y − X less) and
+// plain full recomputation: the one fitting row is full-k2, the others are out of memory; with
+// --recompute-every 1 nothing fits.
+TEST(PlanCli, RecomputeInBlocksRowWhereItChangesWhatFits) {
+  const std::string json = temp("blocks.json");
+  const std::string args =
+      "--model tiny --layers 48 --seq 256 --gpu h100-sxm --gpus 1 --global-batch 1 --micro-batch 1 "
+      "--memory-limit 11200000";
+  const test::CliRun r = plan(args + " --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "1 fit in 10.7 MiB, 3 do not")) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(
+1 dp1 +1 full-k2 )")))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "best: dp1-mb1-full-k2")) << r.out;
+  EXPECT_TRUE(has(r.out, "dp1-mb1-full ")) << r.out;  // out of memory
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_EQ(doc.results.size(), 4u);
+  EXPECT_EQ(doc.results[0].key, "plan/dp1-mb1-full-k2");
+  EXPECT_EQ(doc.results[0].status, Status::pass);
+  EXPECT_EQ(doc.results[0].params.at("recompute_every").get<int>(), 2);
+  EXPECT_EQ(plan(args + " --recompute-every 1 --quiet").code, 5);
+}
+
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
   // Narayanan et al. 2021 Table 1, GPT 145.6B: tp 8, pp 8, dp 24 on 1536 A100s, micro-batch 2,
   // interleaved with 2 model chunks, full recomputation.
@@ -216,6 +242,11 @@ TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
       {"--model tiny --gpu b300-typo --gpus 8 --global-batch 8", "b300-typo"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2-tp2", "≠"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute some", "expected none, selective or full"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute-every 0", "expected auto or K ≥ 1 layers"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --recompute none --recompute-every 2",
+       "--recompute must include full"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2 --recompute full --recompute-every 3",
+       "--recompute-every 3 > 2 layers of the smallest pipeline stage"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
       {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1",
        "--verify runs layouts on this machine's CPU"},

@@ -39,6 +39,9 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--dp 2 --global-batch 3", "not divisible"},
       {"--tp 2 --zero 4", "expected 0, 1, 2 or 3"},
       {"--recompute some", "expected none, selective or full"},
+      {"--recompute full --recompute-every 0", "--recompute-every must be ≥ 1"},
+      {"--recompute-every 2", "--recompute-every 2 needs --recompute full"},
+      {"--recompute full --recompute-every 3", "--recompute-every 3 > 2 layers of the smallest pipeline stage"},
       {"--schedule zigzag", "expected gpipe or 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
       {"--precision fp8", "expected fp32 or bf16"},
@@ -67,6 +70,24 @@ TEST(TrainCli, HuggingFaceGpt2NameIsRecordedAsTheCanonicalName) {
   const test::CliRun typo = gcbench("--model gpt2-medum --quiet");
   EXPECT_EQ(typo.code, 2) << typo.out;
   EXPECT_NE(typo.out.find("(did you mean 'gpt2-medium'?)"), std::string::npos) << typo.out;
+}
+
+// Full recomputation in blocks of K layers: the result records K (absent for K = 1), the engine's
+// activation bytes its theory.
+TEST(TrainCli, RecomputeEveryIsRecordedWithItsActivationBytes) {
+  const std::string j = temp("recompute_every.json");
+  const test::CliRun r = gcbench(
+      "--layers 5 --recompute full --recompute-every 2 --steps 1 --warmup-steps 0 --peak-flops 1e15 --quiet --json " +
+      j);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const ResultDocument d = load_document(j);
+  fs::remove(j);
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].params.at("recompute").get<std::string>(), "full");
+  EXPECT_EQ(d.results[0].params.at("recompute_every").get<int>(), 2);
+  const auto& act = d.results[0].extra.at("memory").at("activations");
+  EXPECT_EQ(act.at("measured"), act.at("analytic"));
+  EXPECT_GT(act.at("measured").get<double>(), 0.0);
 }
 
 #if GCB_HAVE_CUDA_TRAINING

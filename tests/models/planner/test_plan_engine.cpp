@@ -71,7 +71,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{{"pp3_1f1b_m2", {1, 1, 3}, 4, 1, 2, false, Z::none, PS::one_f_one_b, RC::none}, false, f32},
         Case{{"dp2_pp2_zero2_m1", {2, 1, 2}, 2, 1, 1, false, Z::two, PS::one_f_one_b, RC::none}, false, f32},
         Case{{"dp2_tp2_zero3", {2, 2, 1}, 2, 2, 2, true, Z::three, PS::one_f_one_b, RC::none}, false, f32},
-        Case{{"dp2_tp2_pp2", {2, 2, 2}, 2, 2, 2, true, Z::one, PS::one_f_one_b, RC::full}, true, bf16}),
+        Case{{"dp2_tp2_pp2", {2, 2, 2}, 2, 2, 2, true, Z::one, PS::one_f_one_b, RC::full}, true, bf16},
+        // Full recomputation in blocks of K layers (5 layers: a shorter last block).
+        Case{{"dp2_zero3_k2", {2, 1, 1}, 5, 1, 2, false, Z::three, PS::one_f_one_b, RC::full, 2}, false, f32},
+        Case{{"tp2_sp_k3", {1, 2, 1}, 5, 2, 1, true, Z::none, PS::one_f_one_b, RC::full, 3}, false, bf16},
+        Case{{"pp2_gpipe_k2", {1, 1, 2}, 5, 1, 3, false, Z::none, PS::gpipe, RC::full, 2}, false, f32}),
     [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.run.name); });
 
 }  // namespace

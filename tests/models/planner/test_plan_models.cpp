@@ -2,7 +2,8 @@
 // ring α–β carried between group sizes, the tier of a group, compute rates from calibration
 // points, the element-wise roofline and shared-host contention, the element-wise op list against
 // gpt_layers.cpp, a rank's share of a measured triad, the 16-bytes-per-parameter rule of
-// mixed-precision Adam, and the enumeration's rejection reasons.
+// mixed-precision Adam, the enumeration's rejection reasons, and full recomputation in blocks of
+// K layers where it changes what fits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -146,6 +147,45 @@ TEST(PlanModels, MixedPrecisionAdamIsSixteenBytesPerParameterWithoutZero) {
   const Candidate z3 = make_candidate({.name = {}, .dp = 8, .zero = ZeroStage::three}, 1, Recompute::none);
   const Prediction p8 = predict(pm8, z3);
   EXPECT_LT(p8.memory.at(MemCategory::adam_m), p.memory.at(MemCategory::adam_m) / 7.9);
+}
+
+// Full recomputation in blocks of K layers (Chen et al. 2016 §3–4) where it changes what fits: 48
+// layers of tiny (T 256, bf16) on one device. K = 2 keeps 24 block outputs y = 2·256·32 bytes
+// instead of 48 and one more layer's tensors X = 16.5·y; with a limit between the two, none,
+// selective and plain full recomputation do not fit and the plan gains a full-k2 row, as fast as
+// full (the same FLOPs). With K fixed (space.recompute_every) there is no such row.
+TEST(PlanModels, BlockRecomputationRowWhereItChangesWhatFits) {
+  GptConfig m = named_config("tiny");
+  m.layers = 48;
+  m.seq = 256;
+  PlanRequest r = request(m, 1, bare_cluster(1, 1));
+  r.space.micro_batches = {1};
+  const PlanModel pm = plan_model(r);
+  Candidate full = candidate(1, 1, 1, 1);
+  full.recompute = Recompute::full;
+  Candidate k2 = full;
+  k2.recompute_every = 2;
+  const double y = 2.0 * 256 * 32, X = 16.5 * y;
+  const double full_bytes = candidate_memory(pm, full).total(), k2_bytes = candidate_memory(pm, k2).total();
+  EXPECT_EQ(full_bytes - k2_bytes, 24 * y - X);
+  Candidate k3 = full;
+  k3.recompute_every = 3;
+  EXPECT_EQ(candidate_memory(pm, k3).total() - full_bytes, 2 * X - 32 * y);  // 16 outputs: more than K = 1
+  r.cluster.memory_bytes = (full_bytes + k2_bytes) / 2;
+  EXPECT_EQ(smallest_fitting_block(plan_model(r), full), 2);
+  const PlanOutcome out = make_plan(r);
+  ASSERT_EQ(out.fits.size(), 1u);
+  EXPECT_EQ(out.fits[0].candidate.name(), "dp1-mb1-full-k2");
+  EXPECT_EQ(out.fits[0].options.recompute_every, 2);
+  EXPECT_EQ(out.oom.size(), 3u);  // none, selective, full
+  EXPECT_EQ(out.candidates, 4u);
+  const Prediction plain = predict(plan_model(r), full);
+  EXPECT_DOUBLE_EQ(out.fits[0].time.step, plain.time.step);
+  EXPECT_EQ(out.fits[0].hfu, plain.hfu);
+  r.space.recompute_every = 1;
+  EXPECT_TRUE(make_plan(r).fits.empty());
+  r.cluster.memory_bytes = k2_bytes - 1;
+  EXPECT_EQ(smallest_fitting_block(plan_model(r), full), std::nullopt);
 }
 
 TEST(PlanModels, EnumerationExplainsEveryRejection) {
