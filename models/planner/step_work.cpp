@@ -155,6 +155,10 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   }
   const double loss_calls = (lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
   add_comm(w.per_step, CommKind::loss_all_reduce, 8.0, loss_calls);
+  if (o.optim.grad_clip > 0.0) {  // gradient clipping's squared norm over dp, tp and pp
+    const double norm_calls = (lay.dp > 1 ? 1 : 0) + (lay.tp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
+    add_comm(w.per_step, CommKind::grad_norm_all_reduce, 8.0, norm_calls);
+  }
 
   // Optimizer (model_states.cpp): gradients zeroed (G per local element), then AdamW on the own
   // elements: read parameter, gradient, m, v (and master), write parameter, m, v (and master).
