@@ -168,6 +168,8 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const double master = p.master_weights ? 4.0 : 0.0;
   add_ew(w.optimizer, EwOp::fill, grads_zeroed, G * grads_zeroed, 1);
   add_ew(w.optimizer, EwOp::adamw, own, own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master), 1);
+  // Gradient clipping: Σ g² over the own dp shard range at every stage (ModelStates::grad_square_sum).
+  if (o.optim.grad_clip > 0.0) add_ew(w.optimizer, EwOp::grad_norm, psi / lay.dp, G * psi / lay.dp, 1);
   return w;
 }
 
