@@ -1,4 +1,5 @@
-// The engine's data-parallel layouts (tp = pp = 1) on `tiny`, ranks as threads: single-rank
+// The engine's data-parallel layouts (tp = pp = 1) on `tiny`, ranks as threads, with the default
+// optimizer groups and gradient clipping that scales every step (layout_runs.hpp): single-rank
 // training learns; DP matches the single rank (fp32 rtol 1e-5, the different summation order of
 // gradients and loss being the only difference); ZeRO-1/2 are bitwise equal to DP, ZeRO-3 too
 // (every stage reduces the same accumulated gradients in the same order); reruns are bitwise;
