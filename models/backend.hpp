@@ -146,16 +146,20 @@ struct AdamWArgs {
   float beta2 = 0.95f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;
-  int step = 1;  // 1-based, for bias correction
+  int step = 1;             // 1-based, for bias correction
+  float grad_scale = 1.0f;  // the gradient-clipping coefficient, applied to g first (adamw_math.hpp)
 };
 
-// One tensor of an optimizer step over several (Backend::adamw_multi): what adamw takes.
+// One tensor of an optimizer step over several (Backend::adamw_multi): what adamw takes. decay:
+// whether AdamWArgs::weight_decay applies to these elements (the optimizer's parameter groups:
+// matrices and embeddings decay, biases and LayerNorm parameters not; train_options.hpp).
 struct AdamWBuffers {
   View params, grads;
   float* m = nullptr;
   float* v = nullptr;
   float* master = nullptr;
   size_t n = 0;
+  bool decay = true;
 };
 
 class Backend {
@@ -199,6 +203,9 @@ class Backend {
   virtual void init_normal(View x, size_t n, uint64_t seed, uint64_t stream, uint64_t first_index, float std) = 0;
   // out[0] (+)= Σ in[i], summed in double in index order (deterministic); out is fp32 or fp64.
   virtual void sum(View out, View in, size_t n, bool accumulate) = 0;
+  // out[0] (+)= Σ in[i]², in double (out fp64; in fp32 or bf16), in an order that depends on n only
+  // (deterministic): the gradient norm of clipping (models/model_states.hpp).
+  virtual void sum_squares(View out, View in, size_t n, bool accumulate) = 0;
 
   // --- transformer ops (B·T = rows) ----------------------------------------------------------
   virtual void gemm(const GemmArgs& a) = 0;
@@ -260,7 +267,8 @@ class Backend {
   // w rounded to its type; fp32: master is null and params (fp32) is w.
   virtual void adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) = 0;
   // adamw on every tensor of the list (each element's update is independent of the others, so any
-  // grouping gives the same bits). By default one adamw per tensor (the CPU oracle); a device
+  // grouping gives the same bits), with weight decay 0 on the tensors whose `decay` is false. By
+  // default one adamw per tensor (the CPU oracle); a device
   // backend updates the list in multi-tensor launches (kernels/train/multi_tensor_plan.hpp).
   virtual void adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a);
 

@@ -14,6 +14,7 @@ std::string_view comm_kind_name(CommKind k) {
     case CommKind::pp_send: return "pp_send";
     case CommKind::pp_recv: return "pp_recv";
     case CommKind::pp_embed: return "pp_embed";
+    case CommKind::grad_norm_all_reduce: return "grad_norm_all_reduce";
   }
   return "?";
 }

@@ -15,7 +15,8 @@ namespace gcb::models {
 // sequence-parallel LayerNorm/bias gradients, counted as tp_all_reduce); pp_send / pp_recv are
 // pipeline activations and activation gradients (counted by the sender and the receiver);
 // pp_embed is the per-step exchange of the tied embedding gradient between the first and the
-// last stage (sent bytes).
+// last stage (sent bytes); grad_norm_all_reduce is gradient clipping's fp64 squared norm, one
+// all-reduce per group of more than one rank (dp, tp, pp; Megatron-LM clip_grads.py).
 enum class CommKind : uint8_t {
   all_reduce,
   reduce_scatter,
@@ -26,9 +27,10 @@ enum class CommKind : uint8_t {
   tp_reduce_scatter,
   pp_send,
   pp_recv,
-  pp_embed
+  pp_embed,
+  grad_norm_all_reduce
 };
-inline constexpr size_t kCommKinds = 10;
+inline constexpr size_t kCommKinds = 11;
 std::string_view comm_kind_name(CommKind k);
 
 struct CommCounter {

@@ -103,6 +103,18 @@ void CpuBackend::sum(View out, View in, size_t n, bool accumulate) {
   store_as(out.dtype, out.data, 0, s);
 }
 
+// Sequential, in index order: the gradient norm of clipping, in the same order on every run.
+void CpuBackend::sum_squares(View out, View in, size_t n, bool accumulate) {
+  GCB_CHECK(out.dtype == DType::f64, "sum_squares: the result is fp64");
+  const Fp32Input x(in, n);
+  double s = accumulate ? load_as(out.dtype, out.data, 0) : 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x.get()[i];
+    s += v * v;
+  }
+  store_as(out.dtype, out.data, 0, s);
+}
+
 void CpuBackend::gemm(const GemmArgs& a) {
   if (a.gelu != GemmGelu::none) {
     gemm_then_gelu(a);
@@ -248,7 +260,7 @@ void CpuBackend::adamw(View params, View grads, float* m, float* v, float* maste
   float* p = P.get();
   const float* g = G.get();
   const kernels::train::AdamWStep step =
-      kernels::train::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step);
+      kernels::train::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step, a.grad_scale);
 #pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     kernels::train::adamw_element(g[i], m[i], v[i], w[i], step);  // the CUDA kernel's arithmetic

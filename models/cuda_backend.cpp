@@ -124,6 +124,14 @@ void CudaBackend::sum(View out, View in, size_t n, bool accumulate) {
   k::sum(out.dtype, out.data, static_cast<const float*>(in.data), n, accumulate, compute_stream());
 }
 
+void CudaBackend::sum_squares(View out, View in, size_t n, bool accumulate) {
+  GCB_CHECK(out.dtype == DType::f64, "CudaBackend::sum_squares: the result is fp64");
+  // Scratch for the block partials, freed stream-ordered after the launches that use it.
+  const Buffer partials = alloc(MemCategory::workspace, DType::f64, k::kSumSquaresBlocks, AllocInit::unset);
+  k::sum_squares(in.dtype, static_cast<double*>(out.data), in.data, n, accumulate,
+                 static_cast<double*>(partials.data()), compute_stream());
+}
+
 void CudaBackend::gemm(const GemmArgs& a) {
   // Our tanh-GELU kernels after the GEMM unless --lt-gelu asked for cuBLASLt's epilogue, which
   // needs N divisible by 8 (its aux leading dimension, lt_linear.hpp).
@@ -229,15 +237,21 @@ void CudaBackend::adamw(View params, View grads, float* m, float* v, float* mast
   adamw_multi({{params, grads, m, v, master, n}}, a);
 }
 
+// Two multi-tensor updates: the tensors that decay, then those that do not (weight decay 0).
 void CudaBackend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
   if (tensors.empty()) return;
   const DType t = tensors.front().params.dtype;
-  std::vector<k::AdamWTensor> list;
-  for (const AdamWBuffers& x : tensors) {
-    GCB_CHECK(same_type("adamw", {x.params, x.grads}) == t, "CudaBackend::adamw_multi: one element type per list");
-    list.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+  for (const bool decay : {true, false}) {
+    std::vector<k::AdamWTensor> list;
+    for (const AdamWBuffers& x : tensors) {
+      GCB_CHECK(same_type("adamw", {x.params, x.grads}) == t, "CudaBackend::adamw_multi: one element type per list");
+      if (x.decay == decay) list.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+    }
+    if (list.empty()) continue;
+    k::adamw_multi(t, list,
+                   k::adamw_step(a.lr, a.beta1, a.beta2, a.eps, decay ? a.weight_decay : 0.0f, a.step, a.grad_scale),
+                   compute_stream());
   }
-  k::adamw_multi(t, list, k::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step), compute_stream());
 }
 
 }  // namespace gcb::models

@@ -73,6 +73,7 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   void scale(View x, double s, size_t n) override;
   void init_normal(View x, size_t n, uint64_t seed, uint64_t rng_stream, uint64_t first_index, float std) override;
   void sum(View out, View in, size_t n, bool accumulate) override;
+  void sum_squares(View out, View in, size_t n, bool accumulate) override;
 
   void gemm(const GemmArgs& a) override;
   void bias_backward(View dbias, View dout, int M, int N) override;

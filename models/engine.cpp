@@ -10,9 +10,20 @@
 // them (as DDP's no_sync accumulation), the embedding unit after the schedule (its two ends finish
 // at different times). All gradients are sums of gradients already scaled by 1/(global tokens),
 // so no averaging step is needed.
+//
+// Gradient clipping (Megatron-LM megatron/core/optimizer/clip_grads.py clip_grad_norm_fp32, torch
+// torch/nn/utils/clip_grad.py clip_grad_norm_): after the reductions every rank sums the squares of
+// its share of the reduced gradients (ModelStates::grad_square_sum: its dp shard range, replicated
+// pieces on tp rank 0, the tied embedding on the first stage), one fp64 all-reduce per group of
+// more than one rank (dp, then tp, then pp) gives the global squared norm on every rank, and
+// AdamW scales each gradient by min(1, max_norm / (norm + 1e-6)) as it reads it. The partial sums
+// do not depend on the ZeRO stage, so ZeRO-1/2/3 stay bitwise equal to zero 0.
 #include "models/engine.hpp"
 
 #include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/size.hpp"
@@ -63,6 +74,7 @@ class Engine final : public TrainingStep {
     }
     if (shape_.last) targets_ = be.alloc(MemCategory::workspace, DType::i32, rows, AllocInit::unset);
     loss_ = be.alloc(MemCategory::workspace, DType::f64, 1, AllocInit::unset);
+    norm_ = be.alloc(MemCategory::workspace, DType::f64, 1, AllocInit::unset);  // grad_square_sum fills it
     // --attn auto: one implementation for every rank, agreed before the first step.
     agree_on_attention(be, *ctx.world, policy_.activations, shape_.B, shape_.T, shape_.Cl, shape_.heads);
     set_counting(true);
@@ -78,6 +90,8 @@ class Engine final : public TrainingStep {
   }
   size_t padded_params() const override { return states_.padded_params(); }
   const CommStats& last_step_comm() const override { return stats_; }
+  double last_grad_norm() const override { return grad_norm_; }
+  double last_lr() const override { return lr_; }
   const float* token_losses() const override { return layers_.token_losses(); }
   void set_phase_timer(PhaseTimer* t) override {
     phases_ = t;
@@ -110,11 +124,18 @@ class Engine final : public TrainingStep {
       ordered_collective(be_, *c, [&] { c->all_reduce(loss_.data(), loss_.data(), 1, DType::f64, ReduceOp::sum); });
       stats_.record(CommKind::loss_all_reduce, sizeof(double));
     }
+    AdamWArgs a = opt_.optim.adam;
+    a.step = static_cast<int>(step_);
+    lr_ = scheduled_lr(opt_.optim, step_);
+    a.lr = static_cast<float>(lr_);
+    grad_norm_ = std::numeric_limits<double>::quiet_NaN();
+    if (opt_.optim.grad_clip > 0.0) {
+      grad_norm_ = global_grad_norm();
+      a.grad_scale = clip_coefficient(grad_norm_, opt_.optim.grad_clip);
+    }
     {
       const PhaseScope ph(phases_, "optimizer");
-      AdamWArgs a = opt_.adam;
-      a.step = static_cast<int>(step_);
-      states_.optimizer_step(a);
+      states_.optimizer_step(a, opt_.optim.decay_groups);
     }
     for (Communicator* c : {ctx_.dp.get(), ctx_.tp.get(), ctx_.pp.get()}) c->synchronize();
     double loss = 0.0;
@@ -131,6 +152,23 @@ class Engine final : public TrainingStep {
     return static_cast<double>(ctx_.layout.dp) * opt_.grad_accum * opt_.micro_batch * opt_.model.seq;
   }
   float dloss() const { return static_cast<float>(1.0 / global_tokens()); }
+
+  // The global gradient norm of the step (see the top of the file), the same on every rank.
+  double global_grad_norm() {
+    {
+      const PhaseScope ph(phases_, "optimizer");
+      states_.grad_square_sum(norm_.view(), ctx_.tp_rank == 0, shape_.first);
+    }
+    for (Communicator* c : {ctx_.dp.get(), ctx_.tp.get(), ctx_.pp.get()}) {
+      if (c->size() == 1) continue;
+      const PhaseScope ph(phases_, "comm:grad_norm_all_reduce");
+      ordered_collective(be_, *c, [&] { c->all_reduce(norm_.data(), norm_.data(), 1, DType::f64, ReduceOp::sum); });
+      stats_.record(CommKind::grad_norm_all_reduce, sizeof(double));
+    }
+    double sq = 0.0;
+    be_.copy_to_host(&sq, norm_.data(), sizeof(double));
+    return std::sqrt(sq);
+  }
 
   void set_counting(bool on) {
     dp_.set_stats(on ? &stats_ : nullptr);
@@ -299,11 +337,12 @@ class Engine final : public TrainingStep {
   std::vector<PipeAction> actions_;
   std::unique_ptr<TokenSource> data_;
   std::vector<Buffer> tokens_;  // first stage: each slot's tokens (embedding backward reads them)
-  Buffer targets_, loss_;
+  Buffer targets_, loss_, norm_;
   std::vector<int32_t> host_tokens_, host_targets_;
   CommStats stats_;
   PhaseTimer* phases_ = nullptr;
   int64_t step_ = 0;
+  double grad_norm_ = std::numeric_limits<double>::quiet_NaN(), lr_ = 0.0;
 };
 
 }  // namespace
@@ -348,6 +387,7 @@ std::string overlap_error(const TrainOptions& o, const ParallelLayout& layout, c
 std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx, const TrainOptions& o) {
   validate(o.model);
   if (const std::string e = layout_error(o, ctx.layout); !e.empty()) throw UsageError(e);
+  if (const std::string e = optimizer_error(o.optim); !e.empty()) throw UsageError(e);
   GCB_CHECK(ctx.dp && ctx.tp && ctx.pp && ctx.world, "rank context without world/dp/tp/pp communicators");
   if (ctx.dp->size() != ctx.layout.dp || ctx.tp->size() != ctx.layout.tp || ctx.pp->size() != ctx.layout.pp) {
     throw UsageError("rank context communicators do not match the layout");

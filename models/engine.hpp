@@ -34,6 +34,10 @@ class TrainingStep {
   virtual void load_params(const std::vector<float>& canonical) = 0;
   // Communication of the most recent step().
   virtual const CommStats& last_step_comm() const = 0;
+  // The most recent step()'s global gradient norm (before clipping; every rank the same value) and
+  // learning rate; the norm is NaN when clipping is off (--grad-clip 0: no norm is computed).
+  virtual double last_grad_norm() const = 0;
+  virtual double last_lr() const = 0;
   // Ψ of this rank: its units' sizes, each rounded up to a multiple of dp.
   virtual size_t padded_params() const = 0;
   // Per-token losses of this rank's last micro-batch (last pipeline stage; backend memory).

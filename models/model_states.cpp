@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "core/error.hpp"
 
 namespace gcb::models {
@@ -124,23 +127,61 @@ void ModelStates::finish_reductions() {
   retired_.clear();
 }
 
-void ModelStates::optimizer_step(const AdamWArgs& a) {
+void ModelStates::optimizer_step(const AdamWArgs& a, bool decay_groups) {
   auto master = [this](size_t offset) { return master_ ? master_.f32() + offset : nullptr; };
-  if (zero_ == ZeroStage::none || zero_ == ZeroStage::three) {
+  if (!decay_groups && (zero_ == ZeroStage::none || zero_ == ZeroStage::three)) {
     // All four (five) buffers hold the same elements in the same order: full, or the own shards.
     be_.adamw_multi({{params_.view(), grads_.view(), m_.f32(), v_.f32(), master(0), m_.count()}}, a);
     return;
   }
-  // ZeRO-1/2: the own shard of every unit in one multi-tensor update, then each unit gathered.
-  std::vector<AdamWBuffers> shards;
+  // Per unit the elements this rank updates — the whole padded unit (zero 0) or its own shard
+  // (1–3) — cut into runs that decay or not, all in one multi-tensor update.
+  std::vector<AdamWBuffers> list;
   for (size_t i = 0; i < units_.count(); ++i) {
     const LocalUnit& u = units_.units()[i];
-    shards.push_back({params_.at(u.offset + u.spec.begin(dp_rank_)), grad_shard(i), m_.f32() + u.shard_offset,
-                      v_.f32() + u.shard_offset, master(u.shard_offset), u.spec.shard});
+    const size_t begin = zero_ == ZeroStage::none ? 0 : u.spec.begin(dp_rank_);
+    const size_t end = zero_ == ZeroStage::none ? u.spec.padded : begin + u.spec.shard;
+    // Where element `begin` lives in the parameters, the gradients and the optimizer states.
+    const View p = zero_ == ZeroStage::three ? params_.at(u.shard_offset) : params_.at(u.offset + begin);
+    const View g = zero_ == ZeroStage::none ? grads_.at(u.offset) : grad_shard(i);
+    const size_t o = zero_ == ZeroStage::none ? u.offset : u.shard_offset;
+    for (const DecaySegment& s : units_.decay_segments(u, begin, end, decay_groups)) {
+      const size_t k = s.begin - begin;
+      list.push_back({p.at(k), g.at(k), m_.f32() + o + k, v_.f32() + o + k, master(o + k), s.len, s.decay});
+    }
   }
-  be_.adamw_multi(shards, a);
-  for (size_t i = 0; i < units_.count(); ++i)
-    dp_.all_gather(params_.at(units_.units()[i].offset), units_.units()[i].spec);
+  be_.adamw_multi(list, a);
+  if (zero_ == ZeroStage::one || zero_ == ZeroStage::two) {
+    for (size_t i = 0; i < units_.count(); ++i)
+      dp_.all_gather(params_.at(units_.units()[i].offset), units_.units()[i].spec);
+  }
+}
+
+void ModelStates::grad_square_sum(View out, bool tp_leader, bool count_embedding) {
+  be_.fill(out, 1, 0.0f);
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const LocalUnit& u = units_.units()[i];
+    if (u.unit == 0 && !count_embedding) continue;
+    const size_t begin = u.spec.begin(dp_rank_), end = begin + u.spec.shard;
+    const View g = grad_shard(i);  // element `begin` of the reduced gradient
+    // The counted pieces' local ranges in local order, adjacent ones merged: at tp 1 the whole unit
+    // is one run; under tp the sharded tensors are one run and the replicated tail another.
+    std::vector<std::pair<size_t, size_t>> pieces, runs;
+    for (const Piece& pc : u.pieces)
+      if (!pc.replicated || tp_leader) pieces.emplace_back(pc.local, pc.local + pc.len);
+    std::sort(pieces.begin(), pieces.end());
+    for (const auto& [pb, pe] : pieces) {
+      if (!runs.empty() && runs.back().second == pb) {
+        runs.back().second = pe;
+      } else {
+        runs.emplace_back(pb, pe);
+      }
+    }
+    for (const auto& [rb, re] : runs) {
+      const size_t lo = std::max(rb, begin), hi = std::min(re, end);
+      if (lo < hi) be_.sum_squares(out, g.at(lo - begin), hi - lo, true);
+    }
+  }
 }
 
 std::vector<float> ModelStates::unit_to_host(size_t i, Values which) {

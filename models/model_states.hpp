@@ -49,7 +49,17 @@ class ModelStates {
   void reduce(size_t i);
   // Waits for the launched reductions and frees the buckets they read.
   void finish_reductions();
-  void optimizer_step(const AdamWArgs& a);
+  // AdamW on the own elements; decay_groups: weight decay only where RankUnits::decay_segments says
+  // (the parameter groups), else on every element.
+  void optimizer_step(const AdamWArgs& a, bool decay_groups);
+  // out (fp64, one element) = Σ g² in double over this rank's share of the step's reduced
+  // gradients: of every local unit the dp shard this rank owns under ZeRO (the same range at every
+  // stage, zero 0 included, so the sum's order does not depend on the stage), of that only the
+  // pieces this rank counts — replicated pieces on tp rank 0 (tp_leader) only, the embedding unit
+  // only where count_embedding (its tied copy on the last stage is counted by the first). Summed
+  // over the dp, tp and pp groups this is the squared global norm (Megatron-LM
+  // megatron/core/optimizer/clip_grads.py get_grad_norm_fp32). Call after finish_reductions().
+  void grad_square_sum(View out, bool tp_leader, bool count_embedding);
 
   enum class Values : uint8_t { weights, grads };
   // Local unit i's weights (the fp32 master copy where one exists) or reduced gradients, whole

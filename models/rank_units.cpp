@@ -86,4 +86,35 @@ RankUnits::RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_ra
   shard_total_ = shard_offset;
 }
 
+std::vector<DecaySegment> RankUnits::decay_segments(const LocalUnit& u, size_t begin, size_t end, bool groups) const {
+  std::vector<DecaySegment> out;
+  if (begin >= end) return out;
+  if (!groups) return {{begin, end - begin, true}};
+  // The decaying local ranges, in order: wte and wpe (adjacent) of the embedding; the QKV,
+  // attention-projection, fc and fc-projection weights of a layer. Everything else does not decay.
+  std::vector<std::pair<size_t, size_t>> decays;
+  if (u.unit == 0) {
+    decays = {{embed_.wte, embed_.sync_begin}};
+  } else {
+    decays = {{layer_.qkvw, layer_.qkvb}, {layer_.projw, layer_.fcb}, {layer_.fcprojw, layer_.sync_begin}};
+  }
+  auto push = [&out](size_t b, size_t e, bool decay) {
+    if (b >= e) return;
+    if (!out.empty() && out.back().decay == decay && out.back().begin + out.back().len == b) {
+      out.back().len += e - b;
+    } else {
+      out.push_back({b, e - b, decay});
+    }
+  };
+  size_t at = begin;
+  for (const auto& [db, de] : decays) {
+    const size_t lo = std::clamp(db, begin, end), hi = std::clamp(de, begin, end);
+    push(at, std::max(at, lo), false);
+    push(std::max(at, lo), hi, true);
+    at = std::max(at, hi);
+  }
+  push(at, end, false);
+  return out;
+}
+
 }  // namespace gcb::models

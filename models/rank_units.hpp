@@ -48,6 +48,13 @@ struct LocalUnit {
   size_t offset = 0, shard_offset = 0;  // in the rank's padded flat buffers and in its shards
 };
 
+// A run of a local unit's elements and whether weight decay applies to them.
+struct DecaySegment {
+  size_t begin = 0, len = 0;
+  bool decay = false;
+  bool operator==(const DecaySegment&) const = default;
+};
+
 class RankUnits {
  public:
   RankUnits(const GptConfig& c, const ParallelLayout& layout, int tp_rank, int pp_rank);
@@ -62,6 +69,14 @@ class RankUnits {
   size_t layer_unit(int l) const { return static_cast<size_t>(l) + (has_embedding_ ? 1 : 0); }
   int stage_layers() const { return stage_layers_; }
   int first_layer() const { return first_layer_; }
+  // Elements [begin, end) of local unit u (padding included) cut into maximal runs that decay or do
+  // not: the optimizer's parameter groups as nanoGPT (karpathy/nanoGPT model.py configure_optimizers:
+  // tensors of ≥ 2 dimensions decay — wte, wpe and the four linear weights —, biases and LayerNorm
+  // parameters do not) and Megatron-LM (megatron/core/optimizer/__init__.py: no decay for biases
+  // and 1-D parameters) configure them. Padding (zero, with a zero gradient) counts as not decaying.
+  // A ZeRO shard [begin, end) crosses tensor boundaries, hence the runs.
+  // groups = false: one decaying run (weight decay on every tensor).
+  std::vector<DecaySegment> decay_segments(const LocalUnit& u, size_t begin, size_t end, bool groups) const;
   size_t padded_total() const { return padded_total_; }  // Ψ of this rank, each unit padded to dp
   size_t shard_total() const { return shard_total_; }    // Ψ / dp
 

@@ -155,14 +155,19 @@ std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const Parallel
   }
   // The step's loss (fp64) over dp, then over the pipeline.
   at(CommKind::loss_all_reduce) = static_cast<int64_t>(sizeof(double)) * ((lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0));
+  // Gradient clipping: the squared norm (fp64) over dp, tp and pp (engine.cpp).
+  if (o.optim.grad_clip > 0.0) {
+    at(CommKind::grad_norm_all_reduce) =
+        static_cast<int64_t>(sizeof(double)) * ((lay.dp > 1 ? 1 : 0) + (lay.tp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0));
+  }
   return th;
 }
 
 double ring_wire_bytes(CommKind kind, double bytes, int n) {
   if (n <= 1) return 0.0;
   const double f = static_cast<double>(n - 1) / n;
-  const bool all_reduce =
-      kind == CommKind::all_reduce || kind == CommKind::loss_all_reduce || kind == CommKind::tp_all_reduce;
+  const bool all_reduce = kind == CommKind::all_reduce || kind == CommKind::loss_all_reduce ||
+                          kind == CommKind::tp_all_reduce || kind == CommKind::grad_norm_all_reduce;
   return (all_reduce ? 2.0 : 1.0) * f * bytes;
 }
 

@@ -130,12 +130,17 @@ std::string write_torch_peer_inputs(const TrainRequest& r, const fs::path& dir) 
   const bool gpu = compute_backend(r.backend).memory == MemorySpace::device;
   const int threads =
       cpu_matmul_threads() > 0 ? cpu_matmul_threads() : static_cast<int>(std::thread::hardware_concurrency());
-  const AdamWArgs& a = r.base.adam;
+  // The optimizer as ours: groups, schedule and clipping (scripts/peers/torch_gpt.py).
+  const OptimizerOptions& op = r.base.optim;
+  const AdamWArgs& a = op.adam;
   return fmt::format(
       "--weights '{}' --tokens '{}' --seq {} --batch {} --steps {} --warmup {} --device {} --precision {} "
-      "--threads {} --lr {} --beta1 {} --beta2 {} --eps {} --weight-decay {}",
+      "--threads {} --lr {} --beta1 {} --beta2 {} --eps {} --weight-decay {}{} --lr-schedule {} --lr-warmup-steps {} "
+      "--lr-decay-steps {} --min-lr {} --grad-clip {}",
       weights, tokens, r.base.model.seq, global_batch(r), r.steps, r.warmup, gpu ? "cuda" : "cpu",
-      precision_name(r.base.precision), threads, a.lr, a.beta1, a.beta2, a.eps, a.weight_decay);
+      precision_name(r.base.precision), threads, a.lr, a.beta1, a.beta2, a.eps, a.weight_decay,
+      op.decay_groups ? "" : " --decay-all", lr_schedule_name(op.schedule), op.warmup_steps, op.decay_steps, op.min_lr,
+      op.grad_clip);
 }
 
 std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nlohmann::json& peer,
@@ -184,6 +189,8 @@ std::vector<Result> train_torch_ratios(const std::vector<Result>& ours, const nl
             {"torch_threads", peer.value("threads", 0)},
             {"losses_ours", mine},
             {"losses_torch", torch_losses},
+            {"grad_norms_ours", r.extra.value("grad_norms", nlohmann::json::array())},
+            {"grad_norms_torch", entry.value("grad_norms", nlohmann::json::array())},
             {"loss_max_rel_diff", worst},
             {"loss_tolerance", tol},
             {"loss_tolerance_note", precision == Precision::bf16

@@ -1,5 +1,11 @@
 #include "models/train_options.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
 namespace gcb::models {
 
 std::string_view precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "fp32"; }
@@ -13,6 +19,52 @@ std::optional<Precision> parse_precision(std::string_view name) {
 PrecisionPolicy precision_policy(Precision p) {
   if (p == Precision::bf16) return {DType::bf16, DType::bf16, DType::bf16, true};
   return {};
+}
+
+std::string_view lr_schedule_name(LrSchedule s) { return s == LrSchedule::cosine ? "cosine" : "constant"; }
+
+std::optional<LrSchedule> parse_lr_schedule(std::string_view name) {
+  if (name == "constant") return LrSchedule::constant;
+  if (name == "cosine") return LrSchedule::cosine;
+  return std::nullopt;
+}
+
+double scheduled_lr(const OptimizerOptions& o, int64_t step) {
+  const double lr = o.adam.lr, it = static_cast<double>(step - 1), warmup = o.warmup_steps;
+  if (it < warmup) return lr * (it + 1.0) / (warmup + 1.0);
+  if (o.schedule == LrSchedule::constant) return lr;
+  const double min_lr = o.min_lr, decay = o.decay_steps;
+  if (it > decay) return min_lr;
+  const double ratio = (it - warmup) / (decay - warmup);
+  const double coeff = 0.5 * (1.0 + std::cos(std::numbers::pi * ratio));
+  return min_lr + coeff * (lr - min_lr);
+}
+
+float clip_coefficient(double norm, double max_norm) {
+  const float coef = static_cast<float>(max_norm) / (static_cast<float>(norm) + 1e-6f);
+  return std::min(coef, 1.0f);
+}
+
+std::string optimizer_error(const OptimizerOptions& o) {
+  const AdamWArgs& a = o.adam;
+  if (!(a.lr >= 0.0f) || !std::isfinite(a.lr)) return fmt::format("--lr {}: expected a finite value ≥ 0", a.lr);
+  if (!(a.weight_decay >= 0.0f) || !std::isfinite(a.weight_decay))
+    return fmt::format("--weight-decay {}: expected a finite value ≥ 0", a.weight_decay);
+  if (!(a.beta1 >= 0.0f && a.beta1 < 1.0f)) return fmt::format("--beta1 {}: expected 0 ≤ beta1 < 1", a.beta1);
+  if (!(a.beta2 >= 0.0f && a.beta2 < 1.0f)) return fmt::format("--beta2 {}: expected 0 ≤ beta2 < 1", a.beta2);
+  if (!(a.eps > 0.0f) || !std::isfinite(a.eps)) return fmt::format("--eps {}: expected a finite value > 0", a.eps);
+  if (!(o.grad_clip >= 0.0) || !std::isfinite(o.grad_clip))
+    return fmt::format("--grad-clip {}: expected a finite value ≥ 0 (0: no clipping)", o.grad_clip);
+  if (o.warmup_steps < 0) return fmt::format("--lr-warmup-steps {}: expected ≥ 0", o.warmup_steps);
+  if (o.schedule == LrSchedule::cosine) {
+    if (o.decay_steps <= o.warmup_steps) {
+      return fmt::format("--lr-decay-steps {} must exceed --lr-warmup-steps {} for the cosine schedule", o.decay_steps,
+                         o.warmup_steps);
+    }
+    if (!(o.min_lr >= 0.0f && o.min_lr <= a.lr))
+      return fmt::format("--min-lr {}: expected 0 ≤ min-lr ≤ --lr {}", o.min_lr, a.lr);
+  }
+  return "";
 }
 
 }  // namespace gcb::models

@@ -58,6 +58,38 @@ struct PrecisionPolicy {
 };
 PrecisionPolicy precision_policy(Precision p);
 
+// The learning-rate schedule: constant, or nanoGPT's (karpathy/nanoGPT train.py get_lr): a linear
+// warm-up over the first warmup steps, then a cosine decay to min_lr at decay_steps, min_lr after.
+// Both warm up when warmup_steps > 0.
+enum class LrSchedule : uint8_t { constant, cosine };
+std::string_view lr_schedule_name(LrSchedule s);
+std::optional<LrSchedule> parse_lr_schedule(std::string_view name);
+
+// The optimizer as practitioners configure it (nanoGPT, llm.c, Megatron-LM): AdamW with two
+// parameter groups (decay on matrices and embeddings, none on biases and LayerNorm parameters;
+// rank_units.hpp decay_segments), a learning-rate schedule and global gradient-norm clipping.
+struct OptimizerOptions {
+  // lr is the peak learning rate; weight_decay applies to the decaying group. adam.step and
+  // adam.grad_scale are ignored: the engine sets them every step.
+  AdamWArgs adam{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  bool decay_groups = true;  // false: weight decay on every tensor (LayerNorm and biases too)
+  LrSchedule schedule = LrSchedule::constant;
+  int warmup_steps = 0;  // linear warm-up steps (both schedules)
+  int decay_steps = 0;   // cosine: the step at which min_lr is reached (> warmup_steps)
+  float min_lr = 0.0f;   // cosine: the floor
+  // Clip the global gradient norm to this (torch.nn.utils.clip_grad_norm_'s max_norm; Megatron-LM
+  // clip_grad 1.0, nanoGPT grad_clip 1.0, llm.c grad_clip 1.0); 0: no clipping and no norm.
+  double grad_clip = 1.0;
+};
+
+// The learning rate of 1-based step `step` (nanoGPT get_lr with it = step − 1), in double.
+double scheduled_lr(const OptimizerOptions& o, int64_t step);
+// torch.nn.utils.clip_grad_norm_'s coefficient: min(1, max_norm / (norm + 1e-6)), in fp32 as torch
+// computes it from an fp32 norm.
+float clip_coefficient(double norm, double max_norm);
+// "" when the settings are usable, else what is wrong (the CLI's usage error).
+std::string optimizer_error(const OptimizerOptions& o);
+
 struct TrainOptions {
   GptConfig model;
   ZeroStage zero = ZeroStage::none;
@@ -74,7 +106,7 @@ struct TrainOptions {
   // for host communicators) while backward goes on; the optimizer waits for them.
   bool overlap_comm = false;
   Precision precision = Precision::fp32;
-  AdamWArgs adam{};  // adam.step is ignored: the engine counts steps
+  OptimizerOptions optim{};
   // Rows of the LM head's logits computed at a time (0: all B·T at once). The head runs its GEMM,
   // cross-entropy and backward GEMMs chunk by chunk, so a rank holds chunk·V/t logits instead of
   // B·T·V/t (models/gpt_layers.hpp head()).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/stats.hpp"
 #include "models/theory.hpp"
@@ -30,7 +31,8 @@ const std::vector<std::string>& train_phase_names() {
                                                  "comm:tp_reduce_scatter",
                                                  "comm:pp_send_recv",
                                                  "comm:pp_embed",
-                                                 "comm:bucket_wait"};
+                                                 "comm:bucket_wait",
+                                                 "comm:grad_norm_all_reduce"};
   return names;
 }
 
@@ -202,6 +204,28 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
   ex["bubble"] = {
       {"per_rank", per_rank}, {"min", bmin}, {"max", bmax}, {"theory", theory.bubble}, {"micro_batches", t.grad_accum}};
   ex["losses"] = m.losses;
+  // The optimizer as configured, and per step (warm-up included) the learning rate and the global
+  // gradient norm before clipping (null where clipping is off: no norm is computed).
+  const OptimizerOptions& op = t.optim;
+  ex["optimizer"] = {
+      {"name", "AdamW"},
+      {"lr", op.adam.lr},
+      {"beta1", op.adam.beta1},
+      {"beta2", op.adam.beta2},
+      {"eps", op.adam.eps},
+      {"weight_decay", op.adam.weight_decay},
+      {"decay_groups", op.decay_groups ? "matrices and embeddings (no decay on biases and LayerNorm)" : "every tensor"},
+      {"lr_schedule", lr_schedule_name(op.schedule)},
+      {"lr_warmup_steps", op.warmup_steps},
+      {"grad_clip", op.grad_clip}};
+  if (op.schedule == LrSchedule::cosine) {
+    ex["optimizer"]["lr_decay_steps"] = op.decay_steps;
+    ex["optimizer"]["min_lr"] = op.min_lr;
+  }
+  ex["lrs"] = m.lrs;
+  nlohmann::json norms = nlohmann::json::array();
+  for (double g : m.grad_norms) norms.push_back(std::isnan(g) ? nlohmann::json(nullptr) : nlohmann::json(g));
+  ex["grad_norms"] = norms;
   // What reproduces the run: the synthetic tokens' seed (--seed) and the initialisation's (--init-seed).
   ex["seeds"] = {{"data", t.data_seed}, {"init", t.seed}};
   if (!m.notes.text.empty() || !m.notes.figures.empty()) {

@@ -39,6 +39,8 @@ struct LayoutMeasurement {
   std::vector<RankFigures> ranks_figures;    // by world rank
   std::vector<double> samples;               // rank 0's step times
   std::vector<double> losses;                // rank 0's losses of every step (warm-up included)
+  std::vector<double> grad_norms;            // the same steps' global gradient norms (NaN: clipping off)
+  std::vector<double> lrs;                   // the same steps' learning rates
   MemoryStats memory;                        // rank 0 at the end, engine alive
   std::optional<MemoryStats> device_memory;  // the same, as the device allocator took it (device backends)
   CommStats comm;                            // rank 0's last step

@@ -154,6 +154,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
             [&] {
               const WatchScope watch("training step");  // --timeout bounds every step, warm-up included
               m.losses.push_back(engine->step());
+              m.grad_norms.push_back(engine->last_grad_norm());
+              m.lrs.push_back(engine->last_lr());
             },
             h, hooks);
       } catch (const Stopped&) {

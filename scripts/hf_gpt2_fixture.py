@@ -7,10 +7,20 @@ make OUT_DIR
     and LayerNorm parameters matter, saved with save_pretrained (model.safetensors + config.json);
     a token file in llm.c's format holding one batch (2 sequences of 16 tokens + 1, read by
     gcbench as micro-batch 2); and what transformers computes from them, in fp32:
-      expected.json: the batch's mean cross-entropy before the step and after it;
-      expected_step1.safetensors: the weights after one torch.optim.AdamW step with gcbench
-      train's optimizer (lr 1e-3, betas (0.9, 0.95), eps 1e-8, weight decay 0.1 on every weight).
-    tests/fixtures/hf_gpt2_tiny was made this way, once.
+      expected.json: the batch's mean cross-entropy before the step and after it, the gradient
+      norm torch.nn.utils.clip_grad_norm_ returned and the clipping threshold (grad_clip);
+      expected_step1.safetensors: the weights after one step as gcbench train takes it by default:
+      torch.optim.AdamW (lr 1e-3, betas (0.9, 0.95), eps 1e-8) with nanoGPT's two parameter groups
+      (karpathy/nanoGPT model.py configure_optimizers: weight decay 0.1 on the parameters of >= 2
+      dimensions, none on biases and LayerNorm), after torch.nn.utils.clip_grad_norm_ of the
+      gradients to GRAD_CLIP = 1e-5. The norm is about 1.86, so the clip scales every gradient by
+      about 5.4e-6: the median |g| (2.6e-3) becomes about 1.4·eps, where Adam's first update
+      g/(|g| + eps) depends on the scale (far above eps it would be sign(g) whatever the clip, and a
+      test of clipping could not fail). gcbench reproduces it with
+      `train --init-from model.safetensors --data tokens.bin --micro-batch 2 --steps 1
+      --warmup-steps 0 --grad-clip 1e-5` (tests/bench/train/test_train_hf.cpp reads grad_clip here).
+    tests/fixtures/hf_gpt2_tiny was made this way (regenerated when gcbench's default optimizer
+    gained the groups and clipping).
 
 check SAVED_MODEL FIXTURE_DIR
     Loads gcbench's --save output (SAVED_MODEL with config.json beside it) with
@@ -35,6 +45,7 @@ except ImportError as e:  # pragma: no cover
     sys.exit(77)
 
 B, T, V = 2, 16, 64
+GRAD_CLIP = 1e-5  # see the docstring: small enough that clipping decides the step
 LLMC_MAGIC = 20240520
 
 
@@ -73,9 +84,13 @@ def make(out):
         f.write(struct.pack(f"<{len(tokens)}H", *tokens.tolist()))
 
     model.train()  # no dropout: every pdrop is 0
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+    params = list(model.parameters())  # the tied LM head is wte, listed once
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
     loss = batch_loss(model, tokens)
     loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP)
     optimizer.step()
     with torch.no_grad():
         loss_after = batch_loss(model, tokens)
@@ -83,11 +98,15 @@ def make(out):
     weights = {name: p.detach().contiguous() for name, p in model.named_parameters()}
     save_file(weights, out / "expected_step1.safetensors", metadata={"format": "pt"})
     expected = {"loss": loss.item(), "loss_after_step": loss_after.item(),
-                "optimizer": "torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)",
+                "optimizer": "torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8), weight_decay 0.1 on the "
+                             "parameters of >= 2 dimensions and 0 on the others (nanoGPT configure_optimizers), "
+                             f"after torch.nn.utils.clip_grad_norm_(max_norm={GRAD_CLIP})",
+                "grad_clip": GRAD_CLIP, "grad_norm": grad_norm.item(),
                 "micro_batch": B, "seq": T, "torch": torch.__version__,
                 "transformers": __import__("transformers").__version__}
     (out / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
-    print(f"{out}: loss {loss.item():.9g}, after one AdamW step {loss_after.item():.9g}")
+    print(f"{out}: loss {loss.item():.9g}, gradient norm {grad_norm.item():.9g} clipped to {GRAD_CLIP}, after one "
+          f"AdamW step {loss_after.item():.9g}")
 
 
 def check(saved, fixture):

@@ -119,6 +119,11 @@ void run_op(EwOp op, OpBuffers& o) {
     case EwOp::fill: be.fill(o.z.view(), n, 0.0f); break;
     case EwOp::adamw: be.adamw(o.z.view(), o.y.view(), o.m.f32(), o.v.f32(), nullptr, n, {}); break;
     case EwOp::attention_scores: break;
+    case EwOp::grad_norm: {
+      double sq = 0.0;  // host memory: the probe runs the CPU backend
+      be.sum_squares(models::View{&sq, DType::f64}, o.y.view(), n, false);
+      break;
+    }
   }
 }
 

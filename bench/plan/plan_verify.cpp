@@ -65,8 +65,8 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
       models::TrainRequest req;
       req.base = p.options;
       req.base.data_seed = data_seed;
-      req.base.adam.lr = 1e-3f;
-      req.base.adam.weight_decay = 0.1f;
+      req.base.optim.adam.lr = 1e-3f;
+      req.base.optim.adam.weight_decay = 0.1f;
       req.layouts = {p.candidate.layout};
       req.ranks = pm.cluster.gpus;
       req.global_batch = pm.global_batch;

@@ -95,8 +95,21 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
   r.base.data_file = o.data;
-  r.base.adam.lr = 1e-3f;
-  r.base.adam.weight_decay = 0.1f;
+  models::OptimizerOptions& op = r.base.optim;
+  op.adam.lr = static_cast<float>(o.lr);
+  op.adam.weight_decay = static_cast<float>(o.weight_decay);
+  op.adam.beta1 = static_cast<float>(o.beta1);
+  op.adam.beta2 = static_cast<float>(o.beta2);
+  op.adam.eps = static_cast<float>(o.eps);
+  op.decay_groups = !o.decay_all;
+  const auto schedule = models::parse_lr_schedule(o.lr_schedule);
+  if (!schedule) throw UsageError(fmt::format("--lr-schedule {}: expected constant or cosine", o.lr_schedule));
+  op.schedule = *schedule;
+  op.warmup_steps = o.lr_warmup_steps;
+  op.decay_steps = o.lr_decay_steps > 0 ? o.lr_decay_steps : o.warmup + o.steps;
+  op.min_lr = static_cast<float>(o.min_lr < 0 ? o.lr / 10 : o.min_lr);
+  op.grad_clip = o.grad_clip;
+  if (const std::string e = models::optimizer_error(op); !e.empty()) throw UsageError(e);
   const LauncherInfo launcher = detect_launcher();
   if (launcher.launched && o.ranks > 0 && o.ranks != launcher.size) {
     throw UsageError(fmt::format("--ranks {} but the launcher started {} processes", o.ranks, launcher.size));
@@ -233,6 +246,31 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->check(positive());
   app->add_option("--peak-size", o->peak_size, "n of the n³ sgemm that measures the CPU peak")
       ->check(positive())
+      ->capture_default_str();
+  // The optimizer, as nanoGPT / llm.c / Megatron-LM configure it (docs/readme-train.md "Optimizer").
+  app->add_option("--lr", o->lr, "AdamW peak learning rate")->capture_default_str();
+  app->add_option("--weight-decay", o->weight_decay,
+                  "AdamW decoupled weight decay, on the matrices and embeddings only (see --decay-all)")
+      ->capture_default_str();
+  app->add_option("--beta1", o->beta1, "AdamW β1")->capture_default_str();
+  app->add_option("--beta2", o->beta2, "AdamW β2")->capture_default_str();
+  app->add_option("--eps", o->eps, "AdamW ε")->capture_default_str();
+  app->add_flag("--decay-all", o->decay_all,
+                "Weight decay on every tensor, LayerNorm weights and biases included (default: two parameter "
+                "groups, no decay on biases and LayerNorm, as nanoGPT and Megatron-LM)");
+  app->add_option("--lr-schedule", o->lr_schedule,
+                  "constant | cosine (nanoGPT get_lr: linear warm-up, cosine decay to --min-lr at --lr-decay-steps)")
+      ->capture_default_str();
+  app->add_option("--lr-warmup-steps", o->lr_warmup_steps,
+                  "Steps of linear learning-rate warm-up, lr·(step+1)/(N+1) (either schedule; not --warmup-steps, "
+                  "which are untimed steps)")
+      ->capture_default_str();
+  app->add_option("--lr-decay-steps", o->lr_decay_steps,
+                  "cosine: the step the learning rate reaches --min-lr (default: --warmup-steps + --steps)");
+  app->add_option("--min-lr", o->min_lr, "cosine: the final learning rate (default: --lr / 10)");
+  app->add_option("--grad-clip", o->grad_clip,
+                  "Clip the global gradient norm to this, over every shard and rank (torch clip_grad_norm_, "
+                  "Megatron-LM clip_grad); 0: no clipping")
       ->capture_default_str();
   add_timeout_option(*app, o->timeout, "one training step (warm-up included), or a wait for another rank inside it,");
   app->add_option("--dump", o->dump, "Write every step's loss and the final parameters (hex floats) to FILE")

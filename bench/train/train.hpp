@@ -48,6 +48,14 @@ struct TrainCliOptions {
   std::string init_from;  // Hugging Face GPT-2 safetensors: the model and its starting weights
   std::string save;       // write the final weights as Hugging Face GPT-2 safetensors + config.json
   double timeout = 300;   // seconds one step (or a wait for another rank) may take; exit 3 past it
+  // The optimizer (models::OptimizerOptions): AdamW, its parameter groups, schedule and clipping.
+  double lr = 1e-3, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  bool decay_all = false;  // --decay-all: weight decay on every tensor, LayerNorm and biases too
+  std::string lr_schedule = "constant";
+  int lr_warmup_steps = 0;
+  int lr_decay_steps = 0;  // cosine: 0 = the run's steps (--warmup-steps + --steps)
+  double min_lr = -1;      // cosine: < 0 = lr / 10
+  double grad_clip = 1.0;  // 0: no clipping
 };
 
 // Flags to the library's request; gcb::UsageError (one line) for anything invalid, before any

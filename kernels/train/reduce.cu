@@ -1,5 +1,7 @@
 // Reductions of the training backend: the loss sum (in double, one block, fixed order) and the
 // bias gradient as deterministic column sums (train_common.cuh column_sum).
+#include <algorithm>
+
 #include "kernels/train/train_common.cuh"
 #include "kernels/train/train_kernels.hpp"
 
@@ -16,6 +18,27 @@ __global__ void sum_kernel(Out* out, const float* in, size_t n, bool accumulate)
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<double>(in[i]);
   s = block_sum(s, scratch);
   if (threadIdx.x == 0) out[0] = static_cast<Out>((accumulate ? static_cast<double>(out[0]) : 0.0) + s);
+}
+
+// Block b adds elements b·1024 + threadIdx.x, + gridDim.x·1024, … in double.
+template <typename T>
+__global__ void sum_squares_partial_kernel(double* partials, const T* in, size_t n) {
+  __shared__ double scratch[32];
+  double s = 0.0;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double x = static_cast<double>(to_float(in[i]));
+    s += x * x;
+  }
+  s = block_sum(s, scratch);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+__global__ void sum_partials_kernel(double* out, const double* partials, int blocks, bool accumulate) {
+  if (threadIdx.x != 0) return;
+  double s = 0.0;
+  for (int b = 0; b < blocks; ++b) s += partials[b];
+  out[0] = (accumulate ? out[0] : 0.0) + s;
 }
 
 template <typename T>
@@ -41,6 +64,22 @@ void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, gpu
   } else {
     throw Fault("sum: the result is fp32 or fp64, not " + std::string(dtype_name(out_t)));
   }
+  check_launch();
+}
+
+void sum_squares(DType t, double* out, const void* in, size_t n, bool accumulate, double* partials,
+                 gpu::Stream stream) {
+  const NvtxRange range("sum_squares");
+  const auto per_block = static_cast<size_t>(kSumThreads);
+  const int blocks =
+      static_cast<int>(std::min<size_t>(kSumSquaresBlocks, std::max<size_t>(1, (n + per_block - 1) / per_block)));
+  dispatch(t, "sum_squares", [&](auto tag) {
+    using T = decltype(tag);
+    sum_squares_partial_kernel<T>
+        <<<static_cast<unsigned>(blocks), kSumThreads, 0, st(stream)>>>(partials, static_cast<const T*>(in), n);
+  });
+  check_launch();
+  sum_partials_kernel<<<1, 32, 0, st(stream)>>>(out, partials, blocks, accumulate);
   check_launch();
 }
 

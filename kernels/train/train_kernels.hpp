@@ -36,6 +36,11 @@ void gelu_backward(DType t, void* dx, const void* x, const void* dout, size_t n,
 // --- reductions (reduce.cu) --------------------------------------------------------------------
 // out[0] (+)= Σ in[i] over fp32 inputs, in double, one block in a fixed order; out is f32 or f64.
 void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, gpu::Stream stream);
+// out[0] (+)= Σ in[i]² over inputs of type t (f32, bf16), in double: up to kSumSquaresBlocks blocks
+// each add a fixed strided subset into partials[block] (caller's fp64 scratch of that many), then
+// one block adds the partials in block order, so the bits depend on n only (deterministic).
+inline constexpr int kSumSquaresBlocks = 256;
+void sum_squares(DType t, double* out, const void* in, size_t n, bool accumulate, double* partials, gpu::Stream stream);
 // dbias[col] += Σ_rows dout[row, col], both of type t (deterministic column sums).
 void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, gpu::Stream stream);
 

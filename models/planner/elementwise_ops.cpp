@@ -18,6 +18,7 @@ std::string_view ew_op_name(EwOp op) {
     case EwOp::fill: return "fill";
     case EwOp::adamw: return "adamw";
     case EwOp::attention_scores: return "attention_scores";
+    case EwOp::grad_norm: return "grad_norm";
   }
   return "?";
 }

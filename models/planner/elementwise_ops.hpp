@@ -33,8 +33,9 @@ enum class EwOp : uint8_t {
   fill,                    // zeroing (gradients each step, the head's input gradient)
   adamw,
   attention_scores,  // a materialised attention's scores, softmax and dropout (memory roof only)
+  grad_norm,         // Σ g² of gradient clipping over the own dp shard range (Backend::sum_squares)
 };
-inline constexpr size_t kEwOps = 14;
+inline constexpr size_t kEwOps = 15;
 std::string_view ew_op_name(EwOp op);
 
 struct EwCall {

@@ -67,10 +67,11 @@ StageMemory stage_memory(const TrainOptions& o, const ParallelLayout& lay, int s
   const double embed_unit = static_cast<double>(padded_vocab(o.model.vocab, lay.tp)) * o.model.hidden / lay.tp +
                             static_cast<double>(o.model.seq) * o.model.hidden + 2.0 * o.model.hidden;
   set(MemCategory::comm, lay.pp > 1 && has_embed ? G * embed_unit : 0.0);
-  // Token ids per micro-batch in flight (first stage), targets (last), the fp64 loss; before them,
-  // initialisation filled one padded unit in fp32 at a time.
+  // Token ids per micro-batch in flight (first stage), targets (last), the fp64 loss and the fp64
+  // squared gradient norm (clipping); before them, initialisation filled one padded unit in fp32 at
+  // a time.
   const double R = s.R;
-  mem.workspace_steady = (s.first ? 4.0 * R * s.slots : 0.0) + (s.last ? 4.0 * R : 0.0) + 8.0;
+  mem.workspace_steady = (s.first ? 4.0 * R * s.slots : 0.0) + (s.last ? 4.0 * R : 0.0) + 8.0 + 8.0;
   set(MemCategory::workspace, std::max(mem.workspace_steady, 4.0 * largest_unit));
   return mem;
 }

@@ -17,6 +17,7 @@ Collective collective_of(CommKind k) {
   switch (k) {
     case CommKind::all_reduce:
     case CommKind::loss_all_reduce:
+    case CommKind::grad_norm_all_reduce:
     case CommKind::tp_all_reduce: return Collective::all_reduce;
     case CommKind::reduce_scatter:
     case CommKind::tp_reduce_scatter: return Collective::reduce_scatter;
@@ -104,6 +105,11 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
       case CommKind::pp_embed: t.other += comm.seconds(Collective::send_recv, c.bytes, 2, g.pp); break;
       case CommKind::loss_all_reduce:
         if (lay.dp > 1) t.other += comm.seconds(op, c.bytes, lay.dp, g.dp);
+        if (lay.pp > 1) t.other += comm.seconds(op, c.bytes, lay.pp, g.pp);
+        break;
+      case CommKind::grad_norm_all_reduce:
+        if (lay.dp > 1) t.other += comm.seconds(op, c.bytes, lay.dp, g.dp);
+        if (lay.tp > 1) t.other += comm.seconds(op, c.bytes, lay.tp, g.tp);
         if (lay.pp > 1) t.other += comm.seconds(op, c.bytes, lay.pp, g.pp);
         break;
       default: break;

@@ -157,6 +157,10 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   }
   const double loss_calls = (lay.dp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
   add_comm(w.per_step, CommKind::loss_all_reduce, 8.0, loss_calls);
+  if (o.optim.grad_clip > 0.0) {  // gradient clipping's squared norm over dp, tp and pp
+    const double norm_calls = (lay.dp > 1 ? 1 : 0) + (lay.tp > 1 ? 1 : 0) + (lay.pp > 1 ? 1 : 0);
+    add_comm(w.per_step, CommKind::grad_norm_all_reduce, 8.0, norm_calls);
+  }
 
   // Optimizer (model_states.cpp): gradients zeroed (G per local element), then AdamW on the own
   // elements: read parameter, gradient, m, v (and master), write parameter, m, v (and master).
@@ -166,6 +170,8 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const double master = p.master_weights ? 4.0 : 0.0;
   add_ew(w.optimizer, EwOp::fill, grads_zeroed, G * grads_zeroed, 1);
   add_ew(w.optimizer, EwOp::adamw, own, own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master), 1);
+  // Gradient clipping: Σ g² over the own dp shard range at every stage (ModelStates::grad_square_sum).
+  if (o.optim.grad_clip > 0.0) add_ew(w.optimizer, EwOp::grad_norm, psi / lay.dp, G * psi / lay.dp, 1);
   return w;
 }
 

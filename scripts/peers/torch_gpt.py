@@ -2,6 +2,13 @@
 """torch peer of `gcbench train --peer-torch`: the same GPT-2, weights and tokens, trained with
 torch.optim.AdamW, timed per step eagerly and under torch.compile.
 
+The optimizer as gcbench's (docs/readme-train.md "Optimizer"): two parameter groups as nanoGPT's
+configure_optimizers (karpathy/nanoGPT model.py: parameters of >= 2 dimensions decay, the others
+not; --decay-all: one group, every parameter decays), the learning rate of each step from nanoGPT's
+get_lr (karpathy/nanoGPT train.py; --lr-schedule constant|cosine, --lr-warmup-steps,
+--lr-decay-steps, --min-lr) and torch.nn.utils.clip_grad_norm_(max_norm=--grad-clip) before each
+step (0: none). Each result lists the norms clip_grad_norm_ returned ("grad_norms").
+
 The model is transformers' GPT2LMHeadModel built from the config.json beside --weights when
 transformers is importable, with attn_implementation="sdpa" asked for explicitly (the attention of
 torch.nn.functional.scaled_dot_product_attention, as ours is a fused kernel; transformers' default
@@ -149,17 +156,40 @@ def build_model(torch, weights, dev):
     return model.to(dev), logits_of, f"{impl}, attention {attention}", cfg
 
 
+def scheduled_lr(a, it):
+    """nanoGPT's get_lr (karpathy/nanoGPT train.py) at 0-based step it; constant after the warm-up."""
+    if it < a.lr_warmup_steps:
+        return a.lr * (it + 1) / (a.lr_warmup_steps + 1)
+    if a.lr_schedule == "constant":
+        return a.lr
+    if it > a.lr_decay_steps:
+        return a.min_lr
+    ratio = (it - a.lr_warmup_steps) / (a.lr_decay_steps - a.lr_warmup_steps)
+    return a.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (a.lr - a.min_lr)
+
+
+def param_groups(model, a):
+    """nanoGPT's configure_optimizers groups: decay on parameters of >= 2 dimensions only."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if a.decay_all:
+        return [{"params": params, "weight_decay": a.weight_decay}]
+    return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": a.weight_decay},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+
+
 def train(torch, a, dev, tokens, mode):
-    """Runs warmup + steps optimizer steps from the file's weights; returns (losses, step seconds)."""
+    """Runs warmup + steps optimizer steps from the file's weights; returns (losses, step seconds,
+    impl, gradient norms)."""
     model, logits_of, impl, cfg = build_model(torch, a.weights, dev)
     run = torch.compile(model) if mode == "compile" else model
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2), eps=a.eps,
-                            weight_decay=a.weight_decay)
+    opt = torch.optim.AdamW(param_groups(model, a), lr=a.lr, betas=(a.beta1, a.beta2), eps=a.eps)
     F = torch.nn.functional
     V, T, G = cfg["vocab_size"], a.seq, a.batch
-    losses, seconds = [], []
+    losses, seconds, norms = [], [], []
     cuda = dev.type == "cuda"
     for step in range(a.warmup + a.steps):
+        for group in opt.param_groups:
+            group["lr"] = scheduled_lr(a, step)
         rows = tokens[step * G : (step + 1) * G]
         x, y = rows[:, :T].to(dev), rows[:, 1:].to(dev)
         if cuda:
@@ -169,6 +199,8 @@ def train(torch, a, dev, tokens, mode):
         with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=a.precision == "bf16"):
             loss = F.cross_entropy(logits_of(run, x).float().reshape(-1, V), y.reshape(-1))
         loss.backward()
+        if a.grad_clip > 0:
+            norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip))
         opt.step()
         opt.zero_grad(set_to_none=True)
         if cuda:
@@ -176,7 +208,7 @@ def train(torch, a, dev, tokens, mode):
         value = loss.item()  # waits for the step
         seconds.append(start.elapsed_time(stop) / 1e3 if cuda else time.perf_counter() - t0)
         losses.append(value)
-    return losses, seconds, impl
+    return losses, seconds, impl, [float(n) for n in norms]
 
 
 def main():
@@ -196,6 +228,12 @@ def main():
     ap.add_argument("--beta2", type=float, default=0.95)
     ap.add_argument("--eps", type=float, default=1e-8)
     ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--decay-all", action="store_true", help="weight decay on every parameter (one group)")
+    ap.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant")
+    ap.add_argument("--lr-warmup-steps", type=int, default=0)
+    ap.add_argument("--lr-decay-steps", type=int, default=0)
+    ap.add_argument("--min-lr", type=float, default=0.0)
+    ap.add_argument("--grad-clip", type=float, default=1.0, help="clip_grad_norm_ max_norm; 0: no clipping")
     a = ap.parse_args()
     out = {"available": False, "reason": "", "results": []}
     try:
@@ -225,10 +263,11 @@ def main():
     for mode in a.modes.split(","):
         entry = {"mode": mode}
         try:
-            losses, seconds, impl = train(torch, a, dev, tokens, mode)
+            losses, seconds, impl, norms = train(torch, a, dev, tokens, mode)
             out["impl"] = impl
             median = statistics.median(seconds[a.warmup :])
-            entry.update(median_s=median, tokens_per_s=a.batch * a.seq / median, losses=losses, seconds=seconds)
+            entry.update(median_s=median, tokens_per_s=a.batch * a.seq / median, losses=losses, seconds=seconds,
+                         grad_norms=norms)
             if not all(math.isfinite(x) for x in losses):
                 entry.update(tokens_per_s=None, reason="non-finite loss")
         except Exception as e:  # noqa: BLE001 - e.g. torch.compile without a working compiler

@@ -331,6 +331,10 @@ class FakeDeviceBackend final : public DeviceBackend {
     k("sum");
     cpu_.sum(o, in, n, acc);
   }
+  void sum_squares(View o, View in, size_t n, bool acc) override {
+    k("sum_squares");
+    cpu_.sum_squares(o, in, n, acc);
+  }
   void gemm(const GemmArgs& a) override {
     k("gemm");
     cpu_.gemm(a);
@@ -413,18 +417,24 @@ class FakeDeviceBackend final : public DeviceBackend {
   }
   // The multi-tensor kernel's CPU reference walking the kernel's own chunk table (small limits, so
   // that a run has several launches and tensors split between them), one logged kernel per launch.
+  // As CudaBackend: the decaying tensors, then the others with weight decay 0.
   void adamw_multi(const std::vector<AdamWBuffers>& list, const AdamWArgs& a) override {
     namespace kt = kernels::train;
-    std::vector<kt::AdamWTensor> tensors;
-    std::vector<size_t> sizes;
-    for (const AdamWBuffers& x : list) {
-      tensors.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
-      sizes.push_back(x.n);
+    for (const bool decay : {true, false}) {
+      std::vector<kt::AdamWTensor> tensors;
+      std::vector<size_t> sizes;
+      for (const AdamWBuffers& x : list) {
+        if (x.decay != decay) continue;
+        tensors.push_back({x.params.data, x.grads.data, x.m, x.v, x.master, x.n});
+        sizes.push_back(x.n);
+      }
+      if (tensors.empty()) continue;
+      const auto plan = kt::plan_multi_tensor(sizes, kMultiTensorLimits);
+      for (size_t l = 0; l < plan.size(); ++l) k("adamw_multi");
+      const kt::AdamWStep step =
+          kt::adamw_step(a.lr, a.beta1, a.beta2, a.eps, decay ? a.weight_decay : 0.0f, a.step, a.grad_scale);
+      kt::adamw_multi_tensor_host(list.front().params.dtype, tensors, plan, step);
     }
-    const auto plan = kt::plan_multi_tensor(sizes, kMultiTensorLimits);
-    for (size_t l = 0; l < plan.size(); ++l) k("adamw_multi");
-    const kt::AdamWStep step = kt::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step);
-    if (!list.empty()) kt::adamw_multi_tensor_host(list.front().params.dtype, tensors, plan, step);
   }
   static constexpr kernels::train::MultiTensorLimits kMultiTensorLimits{3, 5, 64};
 

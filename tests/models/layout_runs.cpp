@@ -49,9 +49,10 @@ TrainOptions tiny_options(int layers, int micro_batch, int grad_accum, Precision
   o.micro_batch = micro_batch;
   o.grad_accum = grad_accum;
   o.precision = precision;
-  o.adam.lr = 1e-2f;
-  o.adam.weight_decay = 0.1f;
-  o.adam.eps = 1e-4f;
+  o.optim.adam.lr = 1e-2f;
+  o.optim.adam.weight_decay = 0.1f;
+  o.optim.adam.eps = 1e-4f;
+  o.optim.grad_clip = kTinyGradClip;
   return o;
 }
 
@@ -65,7 +66,7 @@ TrainOptions case_options(const LayoutCase& k, Precision precision) {
   return o;
 }
 
-std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps) {
+std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps, bool keep_grads) {
   std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
   run_ranks(lay.world(), [&](Communicator& world) {
     RankContext ctx = make_rank_context(world, lay);
@@ -79,12 +80,16 @@ std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOption
       auto engine = make_training_step(be, ctx, o);
       r.initial_params = engine->full_params();
       engine->set_phase_timer(&phases);
-      for (int s = 0; s < steps; ++s) r.losses.push_back(engine->step());
+      for (int s = 0; s < steps; ++s) {
+        r.losses.push_back(engine->step());
+        r.grad_norms.push_back(engine->last_grad_norm());
+      }
       engine->set_phase_timer(nullptr);
       r.comm = engine->last_step_comm();
       r.padded = engine->padded_params();
       r.mem = be.memory();
       r.params = engine->full_params();
+      if (keep_grads) r.grads = engine->full_grads();
     }
     const auto lane = phases.spans().find("comm_lane");
     r.lane_busy = lane == phases.spans().end() ? 0.0 : lane->second;
@@ -95,13 +100,13 @@ std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOption
   return out;
 }
 
-RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps) {
+RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps, bool keep_grads) {
   TrainOptions one = o;
   one.grad_accum = o.grad_accum * lay.dp;
   one.sp = false;
   one.zero = ZeroStage::none;
   one.overlap_comm = false;
-  return run_layout(ParallelLayout{}, one, steps)[0];
+  return run_layout(ParallelLayout{}, one, steps, keep_grads)[0];
 }
 
 bool is_key_bias(const GptConfig& c, size_t i) {

@@ -11,7 +11,9 @@ namespace gcb::models::test {
 
 struct RankOutcome {
   std::vector<double> losses;
+  std::vector<double> grad_norms;  // per step (TrainingStep::last_grad_norm)
   std::vector<float> params;
+  std::vector<float> grads;           // of the last step, with keep_grads only
   std::vector<float> initial_params;  // before the first step
   MemoryStats mem;                    // between steps, engine alive: current = the persistent bytes
   CommStats comm;                     // of the last step
@@ -20,7 +22,13 @@ struct RankOutcome {
   double lane_busy = 0, bucket_wait = 0;  // phase timer figures over all steps
 };
 
-// `tiny` with `layers` layers, AdamW lr 1e-2 and weight decay 0.1. Adam's update m̂/(√v̂ + eps)
+// Gradient clipping in the engine tests: below the global gradient norm of every `tiny` step they
+// run (observed 1.0 … 2.2 for 1–4 layers over 3 steps at lr 1e-2), so the clip coefficient scales every step and a norm
+// that missed a shard, counted a replicated piece twice or differed between ZeRO stages would change the results.
+inline constexpr double kTinyGradClip = 0.5;
+
+// `tiny` with `layers` layers, AdamW lr 1e-2, weight decay 0.1 (the default groups), gradient
+// clipping at kTinyGradClip. Adam's update m̂/(√v̂ + eps)
 // divides by |g|: for a component whose true gradient is within a few thousand roundings of zero
 // (zero-initialised biases; q and k weights while attention is near uniform) the default eps 1e-8
 // turns summation-order noise into a full lr-sized update difference (observed up to 1e-5 after
@@ -43,10 +51,13 @@ struct LayoutCase {
 TrainOptions case_options(const LayoutCase& k, Precision precision = Precision::fp32);
 
 // `steps` steps of `o` on `lay` (ranks as threads, CpuBackend); one outcome per world rank.
-std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps = 3);
+// keep_grads: also the last step's full_grads().
+std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps = 3,
+                                    bool keep_grads = false);
 
 // The single-rank run of the same global batch: dp·m micro-batches of B sequences, no ZeRO, no SP.
-RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps = 3);
+RankOutcome single_rank_reference(const ParallelLayout& lay, const TrainOptions& o, int steps = 3,
+                                  bool keep_grads = false);
 
 // The key bias (second third of qkv.b) has an identically zero gradient: adding q·b_k to every
 // score of a softmax row changes nothing. Its trained value is rounding noise that Adam scales by

@@ -24,8 +24,8 @@ TEST(ChunkedLogits, ChunkedHeadEqualsTheWholeHeadUnderEveryVocabularyLayout) {
         Case{"tp2-sp", {1, 2, 1}, 2, 2, 2, true, Z0, G}, Case{"dp2-tp2-zero1", {2, 2, 1}, 2, 1, 2, false, Z1, G},
         Case{"pp2-1f1b", {1, 1, 2}, 2, 2, 2, false, Z0, F}}) {
     TrainOptions whole = test::case_options(k);
-    whole.model.vocab = 301;  // padded to 512 at tp 2: rank 1 holds 45 real rows
-    whole.adam.eps = 1e-2f;   // as test_vocab_padding: rare wte rows would amplify order noise
+    whole.model.vocab = 301;       // padded to 512 at tp 2: rank 1 holds 45 real rows
+    whole.optim.adam.eps = 1e-2f;  // as test_vocab_padding: rare wte rows would amplify order noise
     const int rows = whole.micro_batch * whole.model.seq;
     for (int chunk : {5, 16}) {  // 5 leaves a last chunk of rows % 5; 16 = one sequence
       TrainOptions chunked = whole;

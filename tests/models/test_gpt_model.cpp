@@ -22,7 +22,7 @@ TrainOptions frozen(int micro_batch) {
   TrainOptions o;
   o.model = named_config("tiny");
   o.micro_batch = micro_batch;
-  o.adam.lr = 0.0f;
+  o.optim.adam.lr = 0.0f;
   return o;
 }
 

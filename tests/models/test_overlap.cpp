@@ -82,7 +82,7 @@ TrainOptions overlap_options(ZeroStage z, int grad_accum, bool sp, bool overlap)
   o.grad_accum = grad_accum;
   o.sp = sp;
   o.schedule = PipeSchedule::one_f_one_b;
-  o.adam.lr = 1e-2f;
+  o.optim.adam.lr = 1e-2f;
   o.overlap_comm = overlap;
   return o;
 }

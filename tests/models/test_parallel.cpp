@@ -1,5 +1,7 @@
 // The engine's tensor, sequence and pipeline parallelism (combined with dp and ZeRO-1/2/3) on
-// `tiny`, ranks as threads. Every layout is compared after 3 steps with one rank on the same
+// `tiny`, ranks as threads, with the default optimizer groups and gradient clipping at a threshold
+// below every step's norm (layout_runs.hpp kTinyGradClip: the global norm over shards and ranks
+// decides every step). Every layout is compared after 3 steps with one rank on the same
 // global batch:
 // loss and every parameter within rtol 1e-5 (fp32; the layouts sum the same terms in a different
 // order, and Adam's first steps amplify relative gradient differences to at most ~1e-6 in the
@@ -99,6 +101,7 @@ TEST(Parallel, Zero2And3MatchSingleRankAndAreBitwiseEqualToZero0) {
     const auto base = run(z0.lay, case_options(z0));
     EXPECT_EQ(got[0].params, base[0].params) << k.name << " vs zero 0";
     EXPECT_EQ(got[0].losses, base[0].losses) << k.name << " vs zero 0";
+    EXPECT_EQ(got[0].grad_norms, base[0].grad_norms) << k.name << " vs zero 0: the clip's norm";
     // ZeRO ran on dp: the gradient reduction is a reduce-scatter.
     EXPECT_GT(got[0].comm[CommKind::reduce_scatter].calls, 0) << k.name;
   }

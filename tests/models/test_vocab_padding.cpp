@@ -41,7 +41,7 @@ TEST(VocabPadding, PadsToAMultipleOf128TimesTpAtEveryTp) {
 // a weight by ~lr·|Δg|/eps, far outside the tolerance.
 TrainOptions with_vocab(TrainOptions o, int vocab) {
   o.model.vocab = vocab;
-  o.adam.eps = 1e-2f;
+  o.optim.adam.eps = 1e-2f;
   return o;
 }
 
@@ -86,7 +86,7 @@ std::vector<float> grads_after_one_step(const ParallelLayout& lay, const TrainOp
 TEST(VocabPadding, GradientsOfRealParametersMatchSingleRank) {
   for (int vocab : {65, 301, 513}) {
     TrainOptions o = with_vocab(test::tiny_options(2, 2, 1), vocab);
-    o.adam.lr = 0.0f;
+    o.optim.adam.lr = 0.0f;
     const std::vector<float> want = grads_after_one_step(ParallelLayout{}, o);
     const std::vector<float> got = grads_after_one_step(ParallelLayout{1, 2, 1}, o);
     ASSERT_EQ(got.size(), want.size());

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       o.sp = true;
       o.zero = ZeroStage::one;
       o.schedule = PipeSchedule::one_f_one_b;
-      o.adam.lr = 1e-2f;
+      o.optim.adam.lr = 1e-2f;
       CpuBackend be;
       auto engine = make_training_step(be, ctx, o);
       std::vector<double> losses;

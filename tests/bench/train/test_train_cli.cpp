@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numbers>
 #include <sstream>
 #include <string>
 
@@ -47,12 +49,64 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--precision fp8", "expected fp32 or bf16"},
       {"--backend tpu", "expected one of cpu, cuda"},
       {"--data /nonexistent/tokens.bin", "cannot open"},
+      {"--lr -0.1", "--lr -0.1: expected a finite value ≥ 0"},
+      {"--weight-decay -1", "--weight-decay -1: expected a finite value ≥ 0"},
+      {"--beta1 1", "--beta1 1: expected 0 ≤ beta1 < 1"},
+      {"--beta2 1.5", "--beta2 1.5: expected 0 ≤ beta2 < 1"},
+      {"--eps 0", "--eps 0: expected a finite value > 0"},
+      {"--grad-clip -1", "--grad-clip -1: expected a finite value ≥ 0 (0: no clipping)"},
+      {"--lr-schedule linear", "--lr-schedule linear: expected constant or cosine"},
+      {"--lr-warmup-steps -2", "--lr-warmup-steps -2: expected ≥ 0"},
+      {"--lr-schedule cosine --lr-warmup-steps 6 --steps 5 --warmup-steps 1",
+       "--lr-decay-steps 6 must exceed --lr-warmup-steps 6 for the cosine schedule"},
+      {"--lr-schedule cosine --min-lr 0.5", "--min-lr 0.5: expected 0 ≤ min-lr ≤ --lr 0.001"},
   };
   for (const auto& [args, msg] : cases) {
     const test::CliRun r = gcbench(std::string(args) + " --quiet");
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(msg), std::string::npos) << args << "\n" << r.out;
   }
+}
+
+// The results record the optimizer and, per step, the learning rate (here nanoGPT's warm-up and
+// cosine) and the gradient norm clipping used (null with --grad-clip 0: no norm computed).
+TEST(TrainCli, ResultsRecordTheOptimizerScheduleAndGradNorms) {
+  const std::string j = temp("optim.json");
+  const test::CliRun r = gcbench(
+      "--dp 2 --zero 2 --steps 3 --warmup-steps 1 --lr 2e-3 --weight-decay 0.05 --beta2 0.99 --lr-schedule cosine "
+      "--lr-warmup-steps 1 --grad-clip 0.5 --peak-flops 1e15 --quiet --json " +
+      j);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const ResultDocument d = load_document(j);
+  ASSERT_EQ(d.results.size(), 1u);
+  const nlohmann::json& ex = d.results[0].extra;
+  const nlohmann::json& op = ex.at("optimizer");
+  EXPECT_FLOAT_EQ(op.at("lr").get<float>(), 2e-3f);
+  EXPECT_FLOAT_EQ(op.at("weight_decay").get<float>(), 0.05f);
+  EXPECT_FLOAT_EQ(op.at("beta2").get<float>(), 0.99f);
+  EXPECT_EQ(op.at("lr_schedule"), "cosine");
+  EXPECT_EQ(op.at("lr_decay_steps"), 4);  // --warmup-steps + --steps
+  EXPECT_FLOAT_EQ(op.at("min_lr").get<float>(), 2e-4f);
+  EXPECT_EQ(op.at("grad_clip"), 0.5);
+  // Steps 1…4: warm-up lr/2, then the cosine from lr at step 2 to min_lr at step 5 (3 steps of 3).
+  const std::vector<double> lrs = ex.at("lrs").get<std::vector<double>>();
+  ASSERT_EQ(lrs.size(), 4u);
+  const double lr = 2e-3f, min_lr = 2e-4f;
+  EXPECT_DOUBLE_EQ(lrs[0], lr / 2);
+  EXPECT_DOUBLE_EQ(lrs[1], lr);
+  EXPECT_NEAR(lrs[2], min_lr + 0.5 * (1 + std::cos(std::numbers::pi / 3)) * (lr - min_lr), 1e-12);
+  EXPECT_NEAR(lrs[3], min_lr + 0.5 * (1 + std::cos(2 * std::numbers::pi / 3)) * (lr - min_lr), 1e-12);
+  const nlohmann::json& norms = ex.at("grad_norms");
+  ASSERT_EQ(norms.size(), 4u);
+  for (const auto& n : norms) EXPECT_GT(n.get<double>(), 0.5);  // tiny's norms: the clip scaled each step
+  // The clip's all-reduce over dp is step communication, equal to the theory.
+  EXPECT_EQ(ex.at("comm_bytes").at("grad_norm_all_reduce").at("measured"), 8);
+  EXPECT_EQ(ex.at("comm_bytes").at("grad_norm_all_reduce").at("theory"), 8);
+  const test::CliRun off = gcbench("--steps 1 --warmup-steps 0 --grad-clip 0 --peak-flops 1e15 --quiet --json " + j);
+  ASSERT_EQ(off.code, 0) << off.out;
+  const ResultDocument d0 = load_document(j);
+  fs::remove(j);
+  EXPECT_TRUE(d0.results[0].extra.at("grad_norms").at(0).is_null());
 }
 
 // Hugging Face's GPT-2 names are models of their own; results record the canonical name.

@@ -3,7 +3,11 @@
 // GCB_HF_FIXTURE, one made now) loaded by `gcbench train --init-from`, trained one step on the
 // fixture's tokens and saved with --save, gives transformers' loss within 1e-5 relative, and the
 // weights torch.optim.AdamW gives after that step within 1e-5 relative (floor 0.1, as the layout
-// tests). Observed: loss 6e-8 relative, weights ≤ 3.6e-7 absolute. The key bias, whose true
+// tests), with gcbench's default optimizer — nanoGPT's parameter groups (no weight decay on biases
+// and LayerNorm) and global gradient-norm clipping, at the fixture's grad_clip (1e-5: small enough
+// that the clip decides Adam's first step; scripts/hf_gpt2_fixture.py) — and the gradient norm
+// torch.nn.utils.clip_grad_norm_ returned within 1e-5 relative. Observed: loss 6e-8 relative,
+// weights ≤ 3.6e-7 absolute. The key bias, whose true
 // gradient is exactly 0 (adding q·b_k to every score of a softmax row changes nothing), takes an
 // Adam step driven by rounding noise in both implementations; it is held to 1e-5 absolute only
 // (observed 3.3e-6). GCB_HF_OUT keeps the outputs (the live test hands them to transformers).
@@ -46,16 +50,21 @@ TEST(TrainHf, OneStepFromATransformersCheckpointMatchesTorch) {
   const nlohmann::json expected = nlohmann::json::parse(std::ifstream(fixture / "expected.json"));
   const test::CliRun run = test::run_gcbench(
       fmt::format(
-          "train --init-from {} --data {} --micro-batch {} --steps 1 --warmup-steps 0 --peak-flops 1e15 --quiet "
-          "--save {} --json {}",
+          "train --init-from {} --data {} --micro-batch {} --steps 1 --warmup-steps 0 --grad-clip {} --peak-flops 1e15 "
+          "--quiet --save {} --json {}",
           (fixture / "model.safetensors").string(), (fixture / "tokens.bin").string(),
-          expected["micro_batch"].get<int>(), (out / "model.safetensors").string(), (out / "r.json").string()),
+          expected["micro_batch"].get<int>(), expected["grad_clip"].get<double>(), (out / "model.safetensors").string(),
+          (out / "r.json").string()),
       true);
   ASSERT_EQ(run.code, 0) << run.out;
   const nlohmann::json result = nlohmann::json::parse(std::ifstream(out / "r.json"));
   const double loss = result["results"][0]["extra"]["losses"][0].get<double>();
   const double want = expected["loss"].get<double>();
   EXPECT_NEAR(loss, want, 1e-5 * want);
+  const double norm = result["results"][0]["extra"]["grad_norms"][0].get<double>();
+  const double want_norm = expected["grad_norm"].get<double>();
+  EXPECT_NEAR(norm, want_norm, 1e-5 * want_norm);
+  EXPECT_GT(want_norm, 10 * expected["grad_clip"].get<double>()) << "the fixture's clip must scale the gradients";
 
   const models::SafetensorsFile got = models::read_safetensors((out / "model.safetensors").string());
   const models::SafetensorsFile ref = models::read_safetensors((fixture / "expected_step1.safetensors").string());
