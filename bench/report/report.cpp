@@ -1,3 +1,5 @@
+// `gcbench report`: loads the result documents (load_input), writes the HTML, Markdown or CSV output (combined_csv)
+// through the output layer, and registers the subcommand (add_report_command).
 #include "bench/report/report.hpp"
 
 #include <fmt/format.h>
