@@ -1,5 +1,5 @@
-// `gcbench report`: loads the result documents (load_input), writes the HTML, Markdown or CSV output (combined_csv)
-// through the output layer, and registers the subcommand (add_report_command).
+// `gcbench report`: loads the result documents (load_input), renders every output asked for — HTML, Markdown, CSV
+// (combined_csv) — before writing any, or prints the coll-table format; add_report_command registers it.
 #include "bench/report/report.hpp"
 
 #include <fmt/format.h>
