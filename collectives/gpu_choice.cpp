@@ -1,3 +1,5 @@
+// gpu_choice.hpp: the CUDA device of a local rank (device_for_local_rank, rank_thread_devices) and duplicate_gpu, the
+// check that no two ranks of a host claim one GPU.
 #include "collectives/gpu_choice.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Collectives timed through the one harness (rank_timer.hpp): RankTimer combines each batch's per-rank times
+// (combine_rank_times, max by default), AgreedClock reads the latest of the ranks' clocks, rank_skew; the mode names.
 #include "collectives/rank_timer.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The World of the rank-against-rank families (rank_world.hpp): default_coll_backend, the default number of rank
+// threads, and World options and sizes checked before anything starts.
 #include "collectives/rank_world.hpp"
 
 #include <sched.h>

@@ -1,3 +1,5 @@
+// The threads backend's rendezvous (rendezvous.hpp): the CPUs this process may use (usable_cpus, nth_cpu), which decide
+// whether a waiting rank thread spins, and the Rendezvous constructor.
 #include "collectives/rendezvous.hpp"
 
 #include <sched.h>

@@ -1,3 +1,5 @@
+// poll_stream (stream_poll.hpp): wait for a communicator's stream by querying and yielding, the asynchronous error and
+// the timeout checked every polls_per_check polls.
 #include "collectives/stream_poll.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// CollCase (verifiable_case.hpp): one collective at one size on one rank — its buffers, seeded exact inputs
+// (coll_input_value, fill_coll_inputs), the op, and the #wrong check against a host reference the ranks share.
 #include "collectives/verifiable_case.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// HostBuffer and DeviceBuffer (buffer.hpp): pageable, pinned and registered host memory, mapped untouched (first-touch)
+// or bound to a NUMA node with mbind, and device memory; the names of memory spaces and kinds.
 #include "core/buffer.hpp"
 
 #include <sys/mman.h>

@@ -1,3 +1,5 @@
+// The run context of a result document (context.hpp): machine, OS, compiler, CPU, NUMA nodes, GPUs, library versions,
+// threading and the recorded environment (environment.hpp).
 #include "core/context.hpp"
 #include "gcb/config.hpp"
 

@@ -1,3 +1,5 @@
+// The dtype table (names, sizes, float or not) and dtype.hpp's host conversions: round-to-nearest-even narrowing to
+// bf16, fp16 and fp8 with saturation, and exact widening, bit for bit as the GPU intrinsics.
 #include "core/dtype.hpp"
 
 #include <array>

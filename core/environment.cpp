@@ -1,3 +1,5 @@
+// environment.hpp's allow-list of recorded variables (NCCL_, UCX_, FI_, OMP_, CUDA_, OMPI_MCA_ prefixes and Slurm's job
+// shape) and the redaction of secrets: by name, JWTs, token-like values and passwords in URLs.
 #include "core/environment.hpp"
 
 #include <algorithm>

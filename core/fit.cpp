@@ -1,3 +1,5 @@
+// fit_alpha_beta (fit.hpp): weighted least squares of t = α + n/β over a size sweep, refitted through the origin when α
+// would be negative, and n½ = α·β.
 #include "core/fit.hpp"
 
 #include <algorithm>

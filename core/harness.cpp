@@ -1,3 +1,5 @@
+// measure() (harness.hpp), the one timing loop: warm-up, cache flushing, batching, sampling until the stopping rule
+// holds, statistics; HostTimer, the steady clock and the harness's option validation.
 #include "core/harness.hpp"
 
 #include <algorithm>

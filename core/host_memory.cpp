@@ -1,3 +1,5 @@
+// Host memory a run may still take (host_memory.hpp): MemAvailable from /proc/meminfo capped by the cgroup's
+// memory.max, check_host_memory's up-front refusal (exit 2), and the last-level cache size from sysfs.
 #include "core/host_memory.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,5 @@
+// input_file.hpp's checks on the files a user hands gcbench: check_input_file (regular files only), read_input_file
+// (bounded size) and parse_json_input (bounded nesting), each refusal a UsageError naming the file.
 #include "core/input_file.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// enqueue_latched_batch (latched_batch.hpp): the enqueue order of one timed GPU batch behind a latch, in plain C++,
+// with LatchGuard releasing the latch on every path, exceptions included.
 #include "core/latched_batch.hpp"
 
 #include <algorithm>

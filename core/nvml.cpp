@@ -1,3 +1,5 @@
+// NVML through dlopen (nvml.hpp): the versioned symbols gcbench uses, bound once (Api), and the device queries —
+// clocks, power, energy, throttle reasons, violation times, PCI — each std::nullopt when NVML cannot answer.
 #include "core/nvml.hpp"
 
 #include <dlfcn.h>

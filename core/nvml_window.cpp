@@ -1,3 +1,5 @@
+// nvml_window.hpp's per-sample window: NVML counters read at a sample's edges (integrate) and WindowMonitor's mean
+// power, throttled fraction and per-sample throttle flags over a case.
 #include "core/nvml_window.hpp"
 
 namespace gcb::nvml {

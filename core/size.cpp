@@ -1,3 +1,5 @@
+// Byte sizes (size.hpp): parse_size with binary suffixes as nccl-tests reads them, format_bytes, and size_sweep from
+// min to max by factor or increment.
 #include "core/size.hpp"
 
 #include <cctype>

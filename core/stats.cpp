@@ -1,3 +1,4 @@
+// stats.hpp's summary statistics: R-7 percentiles (percentile, sorted_percentile), relative_stddev and summarize.
 #include "core/stats.hpp"
 
 #include <algorithm>

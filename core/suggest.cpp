@@ -1,3 +1,5 @@
+// "Did you mean" (suggest.hpp): closest_name, the nearest known name by edit distance (ties to a name that continues
+// what was typed) or else by prefix, and did_you_mean's hint text.
 #include "core/suggest.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The process-wide watchdog (watchdog.hpp): a slot per thread holding its WatchScope's start, and the monitor thread
+// that checks them a few times per second and calls the expiry handler when a scope outlives its timeout.
 #include "core/watchdog.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,5 @@
+// The host STREAM kernels and pointer chase of host_mem.hpp on OpenMP threads (fp64, fp32, bf16), first-touch placed by
+// the same static partition, and the verification the GPU kernels are checked with.
 #include "kernels/host_mem.hpp"
 
 #include <pthread.h>

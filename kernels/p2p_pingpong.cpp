@@ -1,3 +1,5 @@
+// host_pingpong (p2p_pingpong.hpp): the flag ping-pong behind `gcbench p2p`'s GPU-initiated latency on two host
+// threads, the reference for the final flag values the GPU case verifies.
 #include "kernels/p2p_pingpong.hpp"
 
 #include <atomic>

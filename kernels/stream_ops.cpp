@@ -1,3 +1,5 @@
+// The STREAM op table (stream_ops.hpp): BabelStream's kernels plus read and write, each with its name, the arrays it
+// reads and writes, its FLOPs and its element-wise function; parse_stream_op.
 #include "kernels/stream_ops.hpp"
 
 #include <bit>

@@ -1,3 +1,5 @@
+// Activations (activations.hpp): one rank's activation memory — a Slot per micro-batch in flight, scratch shared by the
+// layers and the head's buffers — allocated from the backend in the training dtype.
 #include "models/activations.hpp"
 
 #include "core/size.hpp"

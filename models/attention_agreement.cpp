@@ -1,3 +1,5 @@
+// agree_on_attention (attention_agreement.hpp): one `--attn auto` choice for the whole run — each rank's times
+// all-gathered over the world, combined by agreed_attention_times and adopted by every rank's backend.
 #include "models/attention_agreement.hpp"
 
 namespace gcb::models {

@@ -1,3 +1,5 @@
+// Attention implementation and path names (parse_attention_impl, attention_impl_name, attention_path_name) and
+// agreed_attention_times, the slowest rank's time per implementation (attention_choice.hpp).
 #include "models/attention_choice.hpp"
 
 #include <fmt/format.h>

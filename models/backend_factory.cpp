@@ -1,3 +1,5 @@
+// The compute backend table (backend_factory.hpp): cpu and cuda, how to make each, its peak FLOP/s and why it is
+// unavailable; compute_backend_names and the unknown-backend message.
 #include "models/backend_factory.hpp"
 
 #include <fmt/format.h>

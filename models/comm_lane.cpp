@@ -1,3 +1,5 @@
+// CommLane (comm_lane.hpp): a rank's communication thread — submit() queues an operation, wait() returns when all have
+// run, take_busy_seconds() reports its time spent communicating.
 #include "models/comm_lane.hpp"
 
 #include <chrono>

@@ -1,3 +1,5 @@
+// CommQueue (comm_queue.hpp): launch() runs a collective blocking or overlapped (on the communicator's stream or a
+// CommLane), run() runs one at once, wait() waits for the launched ones.
 #include "models/comm_queue.hpp"
 
 #include <utility>

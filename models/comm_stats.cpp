@@ -1,3 +1,4 @@
+// comm_kind_name: the names of the communication kinds a training step is counted by (comm_stats.hpp).
 #include "models/comm_stats.hpp"
 
 namespace gcb::models {

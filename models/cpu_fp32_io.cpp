@@ -1,3 +1,5 @@
+// Fp32Input and Fp32Output (cpu_fp32_io.hpp): the CPU oracle's fp32 view of typed backend memory — in place for fp32, a
+// widened copy for bf16 and fp16 whose output is rounded to nearest even on commit().
 #include "models/cpu_fp32_io.hpp"
 
 #include <cstdint>

@@ -1,3 +1,5 @@
+// DeviceBackend (device_backend.hpp), the host side of a device compute backend over DeviceOps: stream-ordered
+// allocation with per-category peaks, host copies, ordering against communicators' streams, the event timeline.
 #include "models/device_backend.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// device_fit.hpp: rank_bytes_lower_bound, a rank's device bytes from theory.hpp, and logit_rows_to_fit, how many rows
+// of the LM head's logits to hold at a time to fit a memory budget.
 #include "models/device_fit.hpp"
 
 #include <algorithm>

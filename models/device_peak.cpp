@@ -1,3 +1,5 @@
+// spec_peak_flops (device_peak.hpp): the dense bf16 tensor-core peak of a GPU found by device name in the spec table,
+// the MFU denominator of a GPU run.
 #include "models/device_peak.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// DpComm (dp_comm.hpp): ZeRO's dp-group all_reduce, reduce_scatter, all_gather and gather on a padded unit, counted and
+// timed as comm:<kind> phases, the reductions launched on the dp CommQueue.
 #include "models/dp_comm.hpp"
 
 namespace gcb::models {

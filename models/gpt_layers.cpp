@@ -1,3 +1,5 @@
+// GptLayers (gpt_layers.hpp): the GPT-2 forward and backward on Backend ops — embed_forward, layer_forward,
+// layer_backward, head (final LayerNorm, tied LM head, cross-entropy), embed_backward — after llm.c train_gpt2.c.
 #include "models/gpt_layers.hpp"
 
 #include <algorithm>

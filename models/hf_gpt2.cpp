@@ -1,3 +1,5 @@
+// Hugging Face GPT-2 weights (hf_gpt2.hpp): hf_gpt2_config reads config.json; load_hf_gpt2 and save_hf_gpt2 map
+// GPT2LMHeadModel's safetensors names onto the canonical layout (transformers modeling_gpt2.py).
 #include "models/hf_gpt2.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// ModelStates (model_states.hpp): one rank's parameters, gradients, master weights and Adam moments partitioned by ZeRO
+// stage — initialize, load, acquire/release of gathered units, gradient reduction, optimizer_step.
 #include "models/model_states.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// ParamLayout (param_layout.hpp): each GPT-2 tensor's span in the flat parameter vector, grouped into units (0 =
+// embedding, 1 + l = layer l), and init_range, the seeded initialization of any range of a unit.
 #include "models/param_layout.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// pipeline_actions (pipeline_schedule.hpp): one pipeline stage's step as a list of forwards, backwards and neighbour
+// exchanges under GPipe or 1F1B, and describe(), its text form.
 #include "models/pipeline_schedule.hpp"
 
 #include <fmt/format.h>

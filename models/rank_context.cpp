@@ -1,3 +1,5 @@
+// make_rank_context (rank_context.hpp): the world communicator split into a rank's dp, tp and pp groups in Megatron's
+// rank order.
 #include "models/rank_context.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// RankUnits (rank_units.hpp): the units of one rank's pipeline stage (stage_layers, stage_first_layer), cut to its tp
+// share and padded for ZeRO, with the pieces that map local elements to the canonical layout.
 #include "models/rank_units.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The safetensors format (safetensors.hpp; huggingface/safetensors docs "Format"): read_safetensors with its header
+// checks, write_safetensors, tensor_floats (any supported dtype to fp32) and f32_tensor.
 #include "models/safetensors.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The layout grammar of `gcbench train --sweep` (sweep.hpp): parse_sweep, sweep_ranks, layout_name, and apply_layout,
+// which sets a TrainOptions' layout from a LayoutSpec.
 #include "models/sweep.hpp"
 
 #include <fmt/format.h>

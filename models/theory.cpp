@@ -1,7 +1,10 @@
+// step_theory (theory.hpp) and its parts: FLOPs per token, ZeRO state bytes, activation bytes, communication bytes per
+// kind, ring wire bytes and the pipeline bubble, from the options alone.
 #include "models/theory.hpp"
 
 #include <algorithm>
 
+#include "collectives/coll_op.hpp"
 #include "models/rank_shape.hpp"
 #include "models/rank_units.hpp"
 
@@ -165,10 +168,10 @@ std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const Parallel
 
 double ring_wire_bytes(CommKind kind, double bytes, int n) {
   if (n <= 1) return 0.0;
-  const double f = static_cast<double>(n - 1) / n;
   const bool all_reduce = kind == CommKind::all_reduce || kind == CommKind::loss_all_reduce ||
                           kind == CommKind::tp_all_reduce || kind == CommKind::grad_norm_all_reduce;
-  return (all_reduce ? 2.0 : 1.0) * f * bytes;
+  // nccl-tests' bus factor, defined once (collectives/coll_op.hpp): bytes on the wire per rank.
+  return busbw_factor(all_reduce ? CollOp::all_reduce : CollOp::all_gather, n) * bytes;
 }
 
 double bubble_fraction(int pp, int micro_batches) {

@@ -1,3 +1,5 @@
+// Token sources (token_data.hpp): the seeded synthetic chain (synthetic_tokens) and uint16 token files with or without
+// llm.c's header (open_token_file, write_token_file).
 #include "models/token_data.hpp"
 
 #include <fmt/format.h>

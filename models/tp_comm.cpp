@@ -1,3 +1,5 @@
+// TpComm (tp_comm.hpp): Megatron's g and f operators — reduce_rows (all-reduce, or reduce-scatter under SP),
+// gather_rows (all-gather under SP) — and all_reduce, counted and timed as comm:tp_* phases.
 #include "models/tp_comm.hpp"
 
 namespace gcb::models {

@@ -1,3 +1,5 @@
+// Precision names and policies of a training run (train_options.hpp): precision_name, parse_precision, and
+// precision_policy, the dtypes a bf16 or fp32 run keeps each model state in.
 #include "models/train_options.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// training_result (training_result.hpp): one layout's Result from its ranks' measurements — step time statistics,
+// throughput, MFU/HFU, time split, memory, communication and bubble beside theory.hpp's figures.
 #include "models/training_result.hpp"
 
 #include <fmt/format.h>

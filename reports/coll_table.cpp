@@ -1,3 +1,5 @@
+// The nccl-tests-style table of `gcbench coll` (coll_table.hpp, after NVIDIA/nccl-tests src/common.cu): header, one row
+// per size with #wrong, the footer and our statistics table, from the results alone.
 #include "reports/coll_table.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// escape.hpp's escaping, one function per output: xml_escape (HTML, SVG), markdown_text, markdown_code,
+// markdown_fenced, dot_label, mermaid_label and csv_field (no formulas).
 #include "reports/escape.hpp"
 
 #include <charconv>

@@ -1,3 +1,5 @@
+// export.hpp's exporters: Google Benchmark JSON (google/benchmark docs/user_guide.md), Bencher Metric Format and CSV,
+// pure functions of a document that never write NaN or Infinity; parse_export_format.
 #include "reports/export.hpp"
 
 #include <algorithm>

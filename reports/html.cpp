@@ -1,3 +1,5 @@
+// render_html (html.hpp): the self-contained HTML report — inline CSS, environment diff, per-family comparison tables
+// with ratios to the baseline, charts (report_charts.hpp) and the runs table.
 #include "reports/html.hpp"
 
 #include "reports/escape.hpp"

@@ -1,3 +1,5 @@
+// render_markdown (markdown.hpp): status counts and per-family headline tables, with fewer rows per family until the
+// report fits GitHub's 65,536-character comment limit.
 #include "reports/markdown.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The console and CSV renderers of render.hpp: number, time and rate formatting, the row printed as each case ends, the
+// per-family summary tables, and CSV with one row per result × metric.
 #include "reports/render.hpp"
 
 #include <algorithm>

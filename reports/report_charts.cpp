@@ -1,3 +1,5 @@
+// The HTML report's charts (report_charts.hpp): mem bars, copy and collective bandwidth vs size with α–β fits, latency
+// vs working set, p2p heatmaps, training splits and the roofline, each an <svg> string.
 #include "reports/report_charts.hpp"
 
 #include <algorithm>

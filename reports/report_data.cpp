@@ -1,3 +1,5 @@
+// report_data.hpp: run labels (the first run is the baseline), results matched across runs by key and params
+// (match_rows), the families present and the context fields that differ between runs.
 #include "reports/report_data.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The `gcbench.result/1` schema in code (result.hpp): Statistics, Metric and Result to and from JSON, status names,
+// percent of peak; doubles that are not finite written as null.
 #include "reports/result.hpp"
 
 #include <algorithm>

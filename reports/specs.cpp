@@ -1,3 +1,5 @@
+// The GPU spec table (specs.hpp): reports/data/gpu_specs.json parsed once (gpu_specs), a SKU found by the words of a
+// device name (find_gpu_spec), and gpu_spec_key.
 #include "reports/specs.hpp"
 
 #include <fmt/format.h>

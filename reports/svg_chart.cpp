@@ -1,3 +1,5 @@
+// The SVG chart library (svg_chart.hpp): line charts on linear or log axes with legends and fit curves, bar charts and
+// heatmaps, each one self-contained, XML-escaped <svg> string.
 #include "reports/svg_chart.hpp"
 
 #include "reports/escape.hpp"

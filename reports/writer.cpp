@@ -1,3 +1,6 @@
+// The output layer (writer.hpp): whole files written to a temporary beside the target, fsynced and renamed over it;
+// special files written in place; rescue_path, the $TMPDIR name for a document its own path refused; JSONL appends
+// (JsonlSink).
 #include "reports/writer.hpp"
 
 #include <fcntl.h>

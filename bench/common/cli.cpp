@@ -1,3 +1,6 @@
+// The shared command-line pieces of cli.hpp: validators (positive, non_negative, dtype_names, file_path), the --backend
+// and --timeout options, which process writes outputs, Session::finish (result document, CSV, summary line, exit code)
+// and the one-line parse error.
 #include "bench/common/cli.hpp"
 
 #include <fmt/format.h>

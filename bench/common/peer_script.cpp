@@ -1,3 +1,5 @@
+// run_peer_script runs a script of scripts/peers/ (python3 via popen) and parses the JSON object on its last line;
+// torch_ratios turns its times into vs_torch ratios of our results. Used by gemm and attn.
 #include "bench/common/peer_script.hpp"
 
 #include <cstdio>

@@ -1,3 +1,5 @@
+// Runner (runner.hpp): each Case through the harness into a Result — NVTX range, WAIVED checks, NVML clocks and
+// per-sample throttle flags, verification, metrics — printed and appended to the JSONL sink as the case ends.
 #include "bench/common/runner.hpp"
 
 #include <fmt/format.h>

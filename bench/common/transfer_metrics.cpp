@@ -1,3 +1,4 @@
+// The bandwidth and latency metrics of a timed transfer (transfer_metrics.hpp), shared by the mem and p2p families.
 #include "bench/common/transfer_metrics.hpp"
 
 namespace gcb::bench {

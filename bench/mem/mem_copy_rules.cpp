@@ -1,3 +1,5 @@
+// The GPU copy rules of `gcbench mem` in plain C++ (mem_copy_rules.hpp): sm_host_copy_waiver, copy_is_host_synchronous
+// and pcie_link_peak, the PCIe peak a host copy is compared with.
 #include "bench/mem/mem_copy_rules.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Shared arithmetic of the mem cases (mem_metrics.hpp): bytes and FLOPs per STREAM pass (stream_bytes, stream_model)
+// and verify_stream, the check of a STREAM output or sum against the seeded inputs.
 #include "bench/mem/mem_metrics.hpp"
 
 #include <cmath>

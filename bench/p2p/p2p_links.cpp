@@ -1,3 +1,5 @@
+// The expected link of each `gcbench p2p` measurement (p2p_links.hpp): device pair, device–host and host network, from
+// the live topology read once and the spec table's NVLink rate; unknown rather than guessed.
 #include "bench/p2p/p2p_links.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// `gcbench report`: loads the result documents (load_input), renders every output asked for — HTML, Markdown, CSV
+// (combined_csv) — before writing any, or prints the coll-table format; add_report_command registers it.
 #include "bench/report/report.hpp"
 
 #include <fmt/format.h>

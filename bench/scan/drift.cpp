@@ -1,3 +1,5 @@
+// `gcbench scan --baseline` (drift.hpp): results reduced to what identifies them across jobs (drift_view), paired with
+// the previous scan's and judged by compare's statistics and robust.hpp's peer rule into SLOW (drift) findings.
 #include "bench/scan/drift.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Scan's data exchange between ranks (exchange.hpp): all_gather_strings and all_gather_results over the host
+// communicator, broadcast_json from a root, and SubWorld, a subset of ranks on a split communicator.
 #include "bench/scan/exchange.hpp"
 
 #include <algorithm>

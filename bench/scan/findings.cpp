@@ -1,3 +1,5 @@
+// Scan's verdicts (findings.hpp): verdict and subject names, Finding::subject, the evidence text of a figure, and
+// judge_figures, robust.hpp's rule applied to a group of figures.
 #include "bench/scan/findings.hpp"
 
 #include <fmt/format.h>

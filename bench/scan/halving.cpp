@@ -1,3 +1,5 @@
+// HalvingSearch (halving.hpp), the collective stage's search for a slow subset as a pure state machine: plans halves
+// and probe rounds, records each round's bus bandwidths and narrows down to the slow group.
 #include "bench/scan/halving.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Stage 1 of `gcbench scan` (inventory.hpp): a node's fields from its topology (inventory_from_topology) and run
+// context (add_context_fields), and the verdict on a field that differs from the majority.
 #include "bench/scan/inventory.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// ScanLayout (layout.hpp): the node, rail and GPU of every rank, built from an all-gather of host names (gather_layout)
+// so every rank holds the same layout.
 #include "bench/scan/layout.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// PairSearch (pair_search.hpp), scan's inter-node pair stage as a state machine: how many round-robin rounds, then the
+// confirmation, probe and bisection passes planned from the results, and the pair findings.
 #include "bench/scan/pair_search.hpp"
 
 #include <algorithm>

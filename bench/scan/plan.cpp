@@ -1,3 +1,5 @@
+// Who meets whom in scan's inter-node stages (plan.hpp): round_robin_rounds (circle method), bisection_pairs,
+// pack_rounds of disjoint pairs and rail_pairs. Pure functions of counts.
 #include "bench/scan/plan.hpp"
 
 #include <algorithm>

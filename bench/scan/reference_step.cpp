@@ -1,3 +1,5 @@
+// Stage 6 of `gcbench scan` (reference_step.hpp): run_reference_steps, a few training steps of a small GPT on one rank
+// alone through the training library, on the cpu backend.
 #include "bench/scan/reference_step.hpp"
 
 #include "core/error.hpp"

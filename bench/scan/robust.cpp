@@ -1,3 +1,5 @@
+// The peer rule of `gcbench scan` (robust.hpp): group_stats (median and MAD of ln x), a figure's deviation,
+// slow_against_peers, slow_against_expected and the text that states them.
 #include "bench/scan/robust.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// `gcbench scan`'s entry: option validation, the stage list, the time budget (default_budget_s, parse_budget_s),
+// run_scan, scans of saved inventory files and the subcommand's registration; one rank's scan is scan_run.cpp.
 #include "bench/scan/scan.hpp"
 
 #include <fmt/format.h>

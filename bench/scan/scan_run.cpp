@@ -1,3 +1,5 @@
+// ScanRun (scan_run.hpp), one scan on one rank: each stage measured on every node through the mem, gemm, p2p, coll and
+// train families, gathered and judged on rank 0, with the budget shared out among the stages.
 #include "bench/scan/scan_run.hpp"
 
 #include <algorithm>

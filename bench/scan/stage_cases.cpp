@@ -1,3 +1,5 @@
+// The cases of scan's per-device and intra-node-link stages (stage_cases.hpp), built from the mem, gemm and p2p
+// families' own options and case lists (device_cases, link_cases).
 #include "bench/scan/stage_cases.hpp"
 
 #include <string>

@@ -1,3 +1,5 @@
+// time_round_robin (autotune_rounds.hpp): every autotune candidate timed over rounds in alternating order and ranked by
+// its mean per-round time, so a linear drift slows every candidate alike.
 #include "kernels/gemm/autotune_rounds.hpp"
 
 #include <cmath>

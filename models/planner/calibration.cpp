@@ -1,3 +1,5 @@
+// Calibration (calibration.hpp) from gcbench result files: GEMM and attention seconds per shape, coll α–β fits, mem
+// triad bandwidth and a scan document's per-node figures, for the filter's device and dtype.
 #include "models/planner/calibration.hpp"
 
 #include <fmt/format.h>

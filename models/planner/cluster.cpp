@@ -1,3 +1,5 @@
+// The machine a plan is for (cluster.hpp): gpu_cluster from the spec table and flags, cpu_cluster for host rank
+// threads, topology_facts read from a topology, and group_tier, the link tier a group of ranks spans.
 #include "models/planner/cluster.hpp"
 
 #include <fmt/format.h>

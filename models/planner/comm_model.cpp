@@ -1,3 +1,5 @@
+// CommModel (comm_model.hpp): a collective's α and β for a group on a tier — a calibrated fit, a fit rescaled as a
+// ring, or the cluster's link — with the collective names, ring steps and bus factors it rescales by.
 #include "models/planner/comm_model.hpp"
 
 #include <fmt/format.h>
@@ -5,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+
+#include "collectives/coll_op.hpp"
 
 namespace gcb::models::planner {
 
@@ -16,6 +20,16 @@ std::optional<Collective> parse_collective(std::string_view op) {
 }
 
 namespace {
+
+CollOp coll_op_of(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return CollOp::all_reduce;
+    case Collective::reduce_scatter: return CollOp::reduce_scatter;
+    case Collective::all_gather: return CollOp::all_gather;
+    case Collective::send_recv: return CollOp::sendrecv;
+  }
+  return CollOp::sendrecv;
+}
 
 Tier fit_tier(const CollFit& f) { return f.nodes > 1 ? Tier::inter_node : Tier::intra_node; }
 
@@ -49,16 +63,7 @@ double ring_steps(Collective c, int ranks) {
   return 1.0;
 }
 
-double bus_factor(Collective c, int ranks) {
-  const double n = ranks;
-  switch (c) {
-    case Collective::all_reduce: return 2.0 * (n - 1) / n;
-    case Collective::reduce_scatter:
-    case Collective::all_gather: return (n - 1) / n;
-    case Collective::send_recv: return 1.0;
-  }
-  return 1.0;
-}
+double bus_factor(Collective c, int ranks) { return busbw_factor(coll_op_of(c), ranks); }
 
 CommModel::CommModel(Cluster cluster, Calibration cal) : cluster_(std::move(cluster)), cal_(std::move(cal)) {}
 

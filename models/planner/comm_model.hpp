@@ -25,7 +25,8 @@ std::string_view collective_name(Collective c);  // coll's --op names: all_reduc
 std::optional<Collective> parse_collective(std::string_view op);
 
 // Ring steps of NCCL's model (src/graph/tuning.cc): all-reduce 2(n−1), reduce-scatter and
-// all-gather n−1, a send/recv 1. Bus factor (nccl-tests PERFORMANCE.md): 2(n−1)/n, (n−1)/n, 1.
+// all-gather n−1, a send/recv 1. Bus factor: nccl-tests' (PERFORMANCE.md), 2(n−1)/n, (n−1)/n, 1,
+// from its one definition, collectives/coll_op.hpp busbw_factor, through the matching CollOp.
 double ring_steps(Collective c, int ranks);
 double bus_factor(Collective c, int ranks);
 

@@ -1,3 +1,5 @@
+// ComputeModel (compute_model.hpp): seconds of a GEMM or attention call from calibrated rates interpolated by shape, or
+// a stated efficiency × peak without them, and of element-wise work on a roofline.
 #include "models/planner/compute_model.hpp"
 
 #include <algorithm>

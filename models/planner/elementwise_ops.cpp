@@ -1,3 +1,5 @@
+// The element-wise op names and the helpers that list and sum a step's element-wise calls (elementwise_ops.hpp:
+// ew_op_name, add_ew, ew_bytes).
 #include "models/planner/elementwise_ops.hpp"
 
 namespace gcb::models::planner {

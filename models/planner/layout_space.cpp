@@ -1,3 +1,5 @@
+// layout_space.hpp: every dp·tp·pp split of the GPUs crossed with ZeRO stage, SP, recomputation, micro-batch, schedule
+// and overlap, and candidate_error, why a candidate cannot run.
 #include "models/planner/layout_space.hpp"
 
 #include <fmt/format.h>

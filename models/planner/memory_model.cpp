@@ -1,3 +1,5 @@
+// stage_memory (memory_model.hpp): a pipeline stage's memory per category — theory.hpp's model states and activations,
+// plus an unfused attention's probabilities and the in-flight buffers the options add.
 #include "models/planner/memory_model.hpp"
 
 #include <algorithm>

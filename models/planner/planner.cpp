@@ -1,3 +1,5 @@
+// make_plan (planner.hpp): the request's model (plan_model), every candidate predicted, those that fit ranked by step
+// time and the others explained; prediction_result writes each as a "plan/<candidate>" result.
 #include "models/planner/planner.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// One layout's prediction (predict.hpp): memory per category and the step time — each stage's passes priced by the
+// compute and comm models under contention, the pipeline fill and drain, exposed dp communication, the optimizer.
 #include "models/planner/predict.hpp"
 
 #include <fmt/format.h>

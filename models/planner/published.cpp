@@ -1,3 +1,5 @@
+// Published runs against the planner (published.hpp): read_published_runs parses the CSV table (Narayanan et al. 2021
+// Table 1); published_candidate and published_request build each run's plan for the leave-one-out check.
 #include "models/planner/published.hpp"
 
 #include <fmt/format.h>

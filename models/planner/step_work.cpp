@@ -1,3 +1,5 @@
+// stage_work (step_work.hpp): a stage's GEMM shapes, attention calls, element-wise calls and collectives per
+// micro-batch and per step, as the engine runs them; step_comm_bytes sums one kind's bytes per step.
 #include "models/planner/step_work.hpp"
 
 #include "models/rank_shape.hpp"

@@ -1,3 +1,5 @@
+// The scan section of `gcbench report` (section.hpp): verdict counts per stage, the ranked culprits, the pair bandwidth
+// heat map, per-node stage bars and the collective search's steps.
 #include "reports/scan/section.hpp"
 
 #include <fmt/format.h>
