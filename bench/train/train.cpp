@@ -105,6 +105,8 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   const auto schedule = models::parse_lr_schedule(o.lr_schedule);
   if (!schedule) throw UsageError(fmt::format("--lr-schedule {}: expected constant or cosine", o.lr_schedule));
   op.schedule = *schedule;
+  if (op.schedule == models::LrSchedule::constant && (o.lr_decay_steps > 0 || o.min_lr >= 0))
+    throw UsageError("--min-lr and --lr-decay-steps shape the cosine schedule: add --lr-schedule cosine");
   op.warmup_steps = o.lr_warmup_steps;
   op.decay_steps = o.lr_decay_steps > 0 ? o.lr_decay_steps : o.warmup + o.steps;
   op.min_lr = static_cast<float>(o.min_lr < 0 ? o.lr / 10 : o.min_lr);

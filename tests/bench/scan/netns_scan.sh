@@ -9,6 +9,9 @@
 #     throttled-5   five nodes, node2's uplink throttled the same way: node2 SLOW on the pair stage
 #                   (by its links or by its median over its links against the other nodes'), nobody
 #                   else named, exit 1 — another node count and culprit than `throttled`
+#     throttled-env four nodes launched by torchrun-style variables alone (RANK, WORLD_SIZE, …,
+#                   MASTER_ADDR = node1's address: no MPI anywhere, Gloo over the veths), node3's
+#                   uplink throttled: node3 SLOW on the pair stage, nobody else named, exit 1
 #     slow-device   node4's rank limited to 1 % of one CPU (a cpu cgroup; skipped without a
 #                   writable one): node4 SLOW at the per-device stage, first in the ranking, exit 1
 #                   (scanned twice when the first scan names nobody: see below)
@@ -47,6 +50,7 @@ if [ "$mode" = throttled-5 ]; then
   nodes=5
   victim=node2
 fi
+[ "$mode" = throttled-env ] && victim=node3
 "$cluster" --name "$name" up "$nodes" || { echo "could not make the cluster"; exit 1; }
 
 fail() {
@@ -113,6 +117,43 @@ case "$mode" in
         fail "node4 not named SLOW on the collective stage"
       ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[123]:|\{)" <<<"$out" || fail "a healthy node or a subset was named"
     fi
+    ;;
+  throttled-env)
+    "$cluster" --name "$name" throttle node3 2mbit
+    dir=$(mktemp -d)
+    pids=()
+    for attempt in 1 2; do
+      for i in 1 2 3 4; do
+        "$cluster" --name "$name" exec "node$i" env RANK=$((i - 1)) WORLD_SIZE=4 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
+          MASTER_ADDR=10.77.0.1 MASTER_PORT=$((29600 + attempt)) "$gcbench" scan --stages inventory,pairs \
+          --budget 60 --tolerance 0.9 --mad-threshold 2 --pair-size 256K --timeout 60 >"$dir/out.$i" 2>&1 &
+        pids[i]=$!
+      done
+      ( sleep 150; kill -KILL "${pids[@]}" ) >/dev/null 2>&1 &
+      guard=$!
+      for i in 1 2 3 4; do
+        wait "${pids[i]}"
+        codes[i]=$?
+      done
+      kill "$guard" 2>/dev/null
+      out=$(cat "$dir/out.1")
+      code=${codes[1]}
+      printf '%s\n' "$out"
+      if [ "$attempt" -eq 1 ] && grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[124]:|\{)" <<<"$out"; then
+        echo "netns_scan: a healthy node or a subset named; scanning once more"
+        continue
+      fi
+      break
+    done
+    for i in 2 3 4; do
+      [ "${codes[i]}" -eq "$code" ] || { cat "$dir/out.$i"; rm -rf "$dir"; fail "rank $((i - 1)) exited ${codes[i]}, rank 0 $code"; }
+    done
+    rm -rf "$dir"
+    grep -q "4 nodes (node1, node2, node3, node4), 4 ranks .* backend gloo" <<<"$out" ||
+      fail "rank 0 does not report 4 nodes over gloo"
+    [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
+    grep -Eq "^ +[0-9]+\. SLOW +pairs +node3: " <<<"$out" || fail "node3 not named SLOW on the pair stage"
+    ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[124]:|\{)" <<<"$out" || fail "a healthy node or a subset was named"
     ;;
   slow-device)
     "$cluster" --name "$name" slow node4 1

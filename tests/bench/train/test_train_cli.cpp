@@ -57,6 +57,8 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--grad-clip -1", "--grad-clip -1: expected a finite value ≥ 0 (0: no clipping)"},
       {"--lr-schedule linear", "--lr-schedule linear: expected constant or cosine"},
       {"--lr-warmup-steps -2", "--lr-warmup-steps -2: expected ≥ 0"},
+      {"--min-lr 0.0001", "--min-lr and --lr-decay-steps shape the cosine schedule: add --lr-schedule cosine"},
+      {"--lr-decay-steps 10", "--min-lr and --lr-decay-steps shape the cosine schedule"},
       {"--lr-schedule cosine --lr-warmup-steps 6 --steps 5 --warmup-steps 1",
        "--lr-decay-steps 6 must exceed --lr-warmup-steps 6 for the cosine schedule"},
       {"--lr-schedule cosine --min-lr 0.5", "--min-lr 0.5: expected 0 ≤ min-lr ≤ --lr 0.001"},
