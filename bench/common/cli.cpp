@@ -282,7 +282,9 @@ int Session::finish(nlohmann::json library_versions) {
   if (!options_.csv.empty())
     code = std::max(code, write_at_end(outputs_, "--csv", options_.csv, render_csv(doc), sink_.get()));
   if (sink_ && !sink_->error().empty()) code = std::max(code, kExitFault);  // already warned
-  // The rows again, one table per family with the params that tell them apart as columns.
+  // The results, once: one table per family with the params that tell them apart as columns (while
+  // the run went on, each case was a progress line on stderr).
+  runner_.clear_progress();
   if (runner_.prints_rows() && !doc.results.empty()) fmt::print("{}", render_console(doc.results));
   fmt::print("\n{}\n", status_summary(doc.results));
   if (stop) {

@@ -3,6 +3,8 @@
 #include "bench/common/runner.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -61,15 +63,32 @@ Runner::Runner(RunnerOptions options, JsonlSink* sink) : options_(std::move(opti
   validate(options_.harness);
 }
 
-void Runner::emit(Result r) {
-  if (!options_.quiet) {
-    if (!header_printed_) {
-      fmt::print("{}", console_header());
-      header_printed_ = true;
-    }
-    fmt::print("{}", console_row(r));
-    std::fflush(stdout);
+void Runner::progress(const Result& r) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string row = console_row(r);
+  row = row.substr(0, row.find('\n'));
+  std::string line = fmt::format("[{}, {:.1f} s] {}", results_.size() + 1, elapsed, row);
+  if (::isatty(STDERR_FILENO) != 0) {
+    winsize w{};
+    const size_t cols = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 1 ? w.ws_col - 1 : 99;
+    if (line.size() > cols) line.resize(cols);
+    fmt::print(stderr, "\r\033[K{}", line);
+    drawn_ = true;
+  } else {
+    fmt::print(stderr, "{}\n", line);
   }
+  std::fflush(stderr);
+}
+
+void Runner::clear_progress() {
+  if (!drawn_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+void Runner::emit(Result r) {
+  if (!options_.quiet) progress(r);
   if (sink_) sink_->append(r);
   results_.push_back(std::move(r));
 }

@@ -3,6 +3,7 @@
 // is printed and appended to the JSONL sink the moment the case ends.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@ namespace gcb::bench {
 struct RunnerOptions {
   HarnessOptions harness;
   bool profile_range = false;  // cudaProfilerStart/Stop around each timed region
-  bool quiet = false;          // no per-case console rows
+  bool quiet = false;          // no per-case progress lines
   // run_all stops before the next case once SIGINT/SIGTERM arrived (core/interrupt.hpp). Off for
   // runners inside a multi-rank world without a safe point agreed by every rank (scan's stages),
   // where ranks stopping at different cases would leave the others waiting.
@@ -38,15 +39,23 @@ class Runner {
   // Adds a result computed outside the harness (e.g. an α–β fit over earlier results).
   void add(Result r);
   const std::vector<Result>& results() const { return results_; }
-  // Whether rows are printed as cases end (then the run ends with the grouped summary too).
+  // Whether the run ends with the results as one table per family (Session::finish), printed once:
+  // while it runs, each finished case is a progress line on stderr instead (progress()).
   bool prints_rows() const { return !options_.quiet; }
+  // Clears a progress line drawn in place on a terminal, before the summary is printed.
+  void clear_progress();
 
  private:
   void emit(Result r);
+  // "[k, 12.3 s] key status value unit … params": one line per finished case on stderr, so a long
+  // run says where it is. On a terminal the line is redrawn in place (cut to its width); in a log,
+  // one line each.
+  void progress(const Result& r);
   RunnerOptions options_;
   JsonlSink* sink_;
   std::vector<Result> results_;
-  bool header_printed_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  bool drawn_ = false;  // a progress line is on the terminal, not yet cleared
 };
 
 }  // namespace gcb::bench

@@ -221,7 +221,12 @@ TEST_F(Cli, CpuMemRunWritesAValidDocument) {
   const CliRun r =
       gcbench("mem" + kFast + "--json " + path("r.json") + " --jsonl " + path("r.jsonl") + " --csv " + path("r.csv"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("mem/host/triad"), std::string::npos);
+  // The results once, on stdout: one table per family (its rows "host/triad …" under "mem"); while
+  // it ran, one progress line per finished case on stderr ("[k, t s] mem/host/triad PASS …").
+  EXPECT_NE(r.out.find("\nhost/triad "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("mem/host/triad"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("] mem/host/triad "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("[1, ", 0), 0u) << r.err;
   // What it will measure comes first, as STREAM prints its array size, each line within 100 columns.
   EXPECT_EQ(r.out.rfind("mem (host): STREAM arrays of ", 0), 0u) << r.out;
   const std::string plan = r.out.substr(0, r.out.find("\ncase "));
