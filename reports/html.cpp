@@ -251,17 +251,47 @@ std::string verify_table(const std::vector<Run>& runs) {
   return out + "</table>\n";
 }
 
-std::string family_title(const std::string& f) {
-  if (f == "mem") return "Memory (mem)";
-  if (f == "coll") return "Collectives (coll)";
-  if (f == "p2p") return "Point-to-point (p2p)";
-  if (f == "train") return "Training (train)";
-  if (f == "plan") return "Planner predictions (plan)";
-  if (f == "scan") return "Cluster scan (scan)";
-  return "Family " + f;
+std::string mem_html(const std::vector<Run>& runs, const std::string& family) {
+  return charts_block(memory_charts(runs)) + compare_table(runs, family_rows(runs, family), true);
 }
+std::string coll_html(const std::vector<Run>& runs, const std::string& family) {
+  return charts_block(coll_charts(runs)) + "<p class=\"note\">Largest size of each series:</p>\n" +
+         compare_table(runs, family_rows(runs, family), true);
+}
+std::string p2p_html(const std::vector<Run>& runs, const std::string& family) {
+  return charts_block(p2p_heatmaps(runs)) + compare_table(runs, family_rows(runs, family), true);
+}
+std::string train_html(const std::vector<Run>& runs, const std::string& family) {
+  return layout_table(runs, family) + charts_block(train_charts(runs));
+}
+std::string plan_html(const std::vector<Run>& runs, const std::string& family) {
+  return "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
+         "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n" +
+         layout_table(runs, family) + verify_table(runs);
+}
+std::string scan_html(const std::vector<Run>& runs, const std::string&) { return scan_section_html(runs); }
+std::string scan_markdown(const std::vector<Run>& runs) { return scan_section_markdown(runs); }
+
+// The families with a view of their own; every other family gets its side-by-side table under
+// "Family NAME". A family with its own view is one row here.
+constexpr ReportSection kSections[] = {
+    {"mem", "Memory (mem)", mem_html, nullptr},
+    {"coll", "Collectives (coll)", coll_html, nullptr},
+    {"p2p", "Point-to-point (p2p)", p2p_html, nullptr},
+    {"train", "Training (train)", train_html, nullptr},
+    {"plan", "Planner predictions (plan)", plan_html, nullptr},
+    {"scan", "Cluster scan (scan)", scan_html, scan_markdown},  // verdicts and culprits, not a row per verdict
+};
 
 }  // namespace
+
+std::span<const ReportSection> report_sections() { return kSections; }
+
+const ReportSection* report_section(std::string_view family) {
+  for (const ReportSection& s : kSections)
+    if (family == s.family) return &s;
+  return nullptr;
+}
 
 std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options) {
   std::string out = fmt::format(
@@ -277,31 +307,10 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
   out += environment_section(runs);
   out += not_passed_section(runs);
   for (const auto& family : families(runs)) {
-    out += fmt::format("<h2 id=\"{0}\">{1}</h2>\n", xml_escape(family), xml_escape(family_title(family)));
-    if (family == "mem") {
-      out += charts_block(memory_charts(runs));
-      out += compare_table(runs, family_rows(runs, family), true);
-    } else if (family == "coll") {
-      out += charts_block(coll_charts(runs));
-      out +=
-          "<p class=\"note\">Largest size of each series:</p>\n" + compare_table(runs, family_rows(runs, family), true);
-    } else if (family == "p2p") {
-      out += charts_block(p2p_heatmaps(runs));
-      out += compare_table(runs, family_rows(runs, family), true);
-    } else if (family == "train") {
-      out += layout_table(runs, family);
-      out += charts_block(train_charts(runs));
-    } else if (family == "plan") {
-      out +=
-          "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
-          "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n";
-      out += layout_table(runs, family);
-      out += verify_table(runs);
-    } else if (family == "scan") {
-      out += scan_section_html(runs);
-    } else {
-      out += compare_table(runs, family_rows(runs, family), true);
-    }
+    const ReportSection* section = report_section(family);
+    const std::string title = section ? section->title : "Family " + family;
+    out += fmt::format("<h2 id=\"{0}\">{1}</h2>\n", xml_escape(family), xml_escape(title));
+    out += section ? section->html(runs, family) : compare_table(runs, family_rows(runs, family), true);
   }
   const auto roofs = roofline_charts(runs);
   if (!roofs.empty()) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "reports/escape.hpp"
+#include "reports/html.hpp"
 #include "reports/render.hpp"
 #include "reports/scan/section.hpp"
 
@@ -52,8 +53,8 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
   }
   bool truncated = false;
   for (const auto& family : families(runs)) {
-    if (family == "scan") {  // verdicts and culprits, not a row per verdict
-      out += "\n## scan\n" + scan_section_markdown(runs);
+    if (const ReportSection* section = report_section(family); section && section->markdown) {
+      out += fmt::format("\n## {}\n", markdown_text(family)) + section->markdown(runs);
       continue;
     }
     const auto rows = family_rows(runs, family);

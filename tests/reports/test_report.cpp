@@ -123,6 +123,28 @@ TEST(Report, HeadlinesNameTheirStatistic) {
   EXPECT_NE(html.find("bandwidth, best sample (GB/s)"), std::string::npos) << html;  // the bar chart's axis
 }
 
+// Each family with a view of its own is one row of report_sections(): a run holding one result
+// of that family gets the row's section title; any other family "Family NAME" and its table.
+TEST(Report, SectionsComeFromTheTable) {
+  ASSERT_FALSE(report_sections().empty());
+  for (const ReportSection& section : report_sections()) {
+    EXPECT_EQ(report_section(section.family), &section);
+    Doc run{"one.json", {}};
+    Result r = bandwidth_result(std::string(section.family) + "/x", {{"device", "cpu"}}, 1.0);
+    run.doc.results = {r};
+    const std::string html = render_html({run});
+    EXPECT_EQ(xml_check(html), "") << section.family;
+    EXPECT_NE(html.find(fmt::format("<h2 id=\"{}\">{}</h2>", section.family, section.title)), std::string::npos)
+        << section.family;
+  }
+  EXPECT_EQ(report_section("io"), nullptr);
+  Doc run{"io.json", {}};
+  run.doc.results = {bandwidth_result("io/read", {{"device", "cpu"}}, 2.5)};
+  const std::string html = render_html({run});
+  EXPECT_NE(html.find("<h2 id=\"io\">Family io</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("2.500 GB/s"), std::string::npos) << html;
+}
+
 TEST(Report, LegendsNameTheParamsThatDiffer) {
   Doc run{"coll.json", {}};
   for (bool inplace : {false, true})
