@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/families.hpp"
 #include "core/gpu.hpp"
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
@@ -23,6 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using bench::families;
+using bench::Family;
 using test::CliRun;
 
 CliRun gcbench(const std::string& args) { return test::run_gcbench(args); }
@@ -105,8 +108,8 @@ TEST_F(Cli, HelpAndVersion) {
   const std::string help = gcbench("--help").out;
   size_t at = help.find("Subcommands:");
   ASSERT_NE(at, std::string::npos) << help;
-  for (const char* name :
-       {"mem", "coll", "p2p", "gemm", "attn", "run", "report", "topo", "train", "plan", "compare", "export", "scan"}) {
+  for (const Family& f : families()) {
+    const std::string name = f.name;
     const size_t next = help.find(fmt::format("\n  {} ", name), at);
     ASSERT_NE(next, std::string::npos) << name << " missing or out of order:\n" << help;
     at = next + 1;
@@ -309,7 +312,10 @@ TEST_F(Cli, QuickSuiteOnCpuOnly) {
   std::vector<std::string> order;
   for (const auto& res : doc.results)
     if (order.empty() || order.back() != res.family()) order.push_back(res.family());
-  EXPECT_EQ(order, (std::vector<std::string>{"mem", "coll", "p2p", "gemm", "attn", "train"}));
+  std::vector<std::string> suite;
+  for (const Family& f : families())
+    if (f.run_in_suite) suite.push_back(f.name);
+  EXPECT_EQ(order, suite);
 }
 
 // --device gpu asks for GPU work: without a GPU the run is a fault (exit 3, one line), not a pass
