@@ -190,6 +190,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.samples = meas.samples;
       m.memory = be->memory();
       if (const MemoryStats* d = be->device_memory()) m.device_memory = *d;
+      m.host_memory = be->host_memory();
+      m.offload = engine->last_step_offload();
       m.comm = engine->last_step_comm();
       m.notes = be->notes();
       if (!req.dump.empty() || !req.save.empty()) {
