@@ -331,6 +331,12 @@ TEST(TrainCli, OffloadReportsHostMemoryAndCopiesEqualToTheTheory) {
       EXPECT_GT(r.extra["offload_bytes"][dir]["measured"].get<int64_t>(), 0) << r.key;
     }
   }
+  // The table names the offload and shows the host's side.
+  const test::CliRun c = gcbench("--dp 2 --zero 1 --offload optimizer --steps 1 --warmup-steps 0 --peak-flops 1e15");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find(", offload optimizer,"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("on the host: params"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("; per step out "), std::string::npos) << c.out;
 }
 
 // The MFU denominator, when measured, is the best of several sgemm repetitions, recorded with
