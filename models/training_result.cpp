@@ -198,7 +198,8 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
       "rank 0 (first pipeline stage); measured = peak, persistent = allocated between steps; analytic = the "
       "persistent formula for model states (ZeRO paper §3.1 per stage) and the peak for activations "
       "(Korthikanti et al. Table 2 adapted to flash attention); ZeRO-2/3 peaks add transient gradient buckets, "
-      "ZeRO-3 peaks the gathered unit";
+      "ZeRO-3 peaks the gathered unit; under --offload optimizer host / host_persistent / host_analytic are the "
+      "host's model states (master, m, v, the gradients' copy, in bf16 the parameters' way back)";
   // Communication per step, rank 0: measured logical bytes next to theory.
   nlohmann::json cb = nlohmann::json::object();
   for (size_t k = 0; k < kCommKinds; ++k) {
