@@ -2,8 +2,8 @@
 // moments in host memory, gradients copied out, AdamW on the host, parameters copied back. On the
 // CPU backend and on the fake device (fake_device.hpp, the CUDA backend's host side): losses,
 // gradient norms and parameters bitwise those without offload for dp 1 and 2 at ZeRO 0–3, fp32 and
-// bf16, with clipping on; device and host memory per category equal to the theory byte for byte;
-// the bytes that cross per step equal the theory.
+// bf16, with clipping on, and on dp2×tp2×pp2 with SP (CPU); device and host memory per category equal to the theory
+// byte for byte; the bytes that cross per step equal the theory.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -153,6 +153,31 @@ TEST_P(OffloadRuns, FakeDeviceEqualsTheCpuBackendWithoutOffloadBitwise) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, OffloadRuns, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<OffloadCase>& i) { return name(i.param); });
+
+// With tp, sp and pp (the tied embedding on both ends, replicated pieces, the norm over three
+// groups) the offloaded run is still the run without offload, bit for bit, on every rank.
+TEST(Offload, ThreeDimensionalLayoutsEqualNoOffloadBitwise) {
+  for (ZeroStage z : {ZeroStage::one, ZeroStage::three}) {
+    TrainOptions o = tiny_options(2, 2, 2, Precision::bf16);
+    o.zero = z;
+    o.sp = true;
+    const ParallelLayout lay{2, 2, 2};
+    TrainOptions off = o;
+    off.offload = Offload::optimizer;
+    const std::vector<RankOutcome> a = run_layout(lay, off, 3), b = run_layout(lay, o, 3);
+    const StepTheory th = step_theory(off, lay);
+    for (size_t r = 0; r < a.size(); ++r) {
+      const std::string at = "zero " + std::to_string(static_cast<int>(z)) + " rank " + std::to_string(r);
+      EXPECT_EQ(a[r].losses, b[r].losses) << at;
+      EXPECT_EQ(a[r].grad_norms, b[r].grad_norms) << at;
+      EXPECT_EQ(a[r].params, b[r].params) << at;
+      const StageTheory& st = th.stages[static_cast<size_t>(a[r].pp_rank)];
+      EXPECT_EQ(a[r].host_mem.total.current, st.host_states.total()) << at;
+      EXPECT_EQ(a[r].offload.d2h, st.offload.d2h) << at;
+      EXPECT_EQ(a[r].offload.h2d, st.offload.h2d) << at;
+    }
+  }
+}
 
 TEST(Offload, TheoryMovesTheOptimizerStatesToTheHost) {
   // ZeRO-Offload §4 with the ZeRO paper's Ψ = 7.5B, N_d = 64, mixed precision: the device keeps
