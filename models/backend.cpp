@@ -2,6 +2,7 @@
 #include "models/backend.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/error.hpp"
 
@@ -62,12 +63,13 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     view_ = std::exchange(o.view_, View{});
     count_ = std::exchange(o.count_, 0);
     cat_ = o.cat_;
+    host_ = o.host_;
   }
   return *this;
 }
 
 void Buffer::reset() {
-  if (view_.data != nullptr && owner_ != nullptr) owner_->release(view_.data, bytes(), cat_);
+  if (view_.data != nullptr && owner_ != nullptr) owner_->release(view_.data, bytes(), cat_, host_);
   owner_ = nullptr;
   view_ = View{};
   count_ = 0;
@@ -108,11 +110,34 @@ Buffer Backend::alloc(MemCategory cat, DType dtype, size_t count, AllocInit init
   return Buffer(this, View{p, dtype}, count, cat);
 }
 
-void Backend::release(void* p, size_t bytes, MemCategory cat) {
+Buffer Backend::alloc_host(MemCategory cat, DType dtype, size_t count) {
+  const size_t bytes = count * dtype_size(dtype);
+  void* p = raw_alloc_host(bytes);
+  host_mem_.add(cat, bytes);
+  return Buffer(this, View{p, dtype}, count, cat, true);
+}
+
+void* Backend::raw_alloc_host(size_t bytes) {
+  void* p = std::calloc(std::max<size_t>(bytes, 1), 1);
+  GCB_CHECK(p != nullptr, "out of host memory");
+  return p;
+}
+
+void Backend::raw_free_host(void* p) { std::free(p); }
+
+void Backend::release(void* p, size_t bytes, MemCategory cat, bool host) {
+  if (host) {
+    raw_free_host(p);
+    host_mem_.remove(cat, bytes);
+    return;
+  }
   raw_free(p);
   mem_.remove(cat, bytes);
 }
 
-void Backend::reset_peaks() { mem_.reset_peaks(); }
+void Backend::reset_peaks() {
+  mem_.reset_peaks();
+  host_mem_.reset_peaks();
+}
 
 }  // namespace gcb::models

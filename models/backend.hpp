@@ -91,8 +91,8 @@ class Backend;
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(Backend* owner, View view, size_t count, MemCategory cat)
-      : owner_(owner), view_(view), count_(count), cat_(cat) {}
+  Buffer(Backend* owner, View view, size_t count, MemCategory cat, bool host = false)
+      : owner_(owner), view_(view), count_(count), cat_(cat), host_(host) {}
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
   Buffer& operator=(Buffer&& o) noexcept;
   Buffer(const Buffer&) = delete;
@@ -109,6 +109,7 @@ class Buffer {
   size_t count() const { return count_; }
   size_t bytes() const { return count_ * dtype_size(view_.dtype); }
   MemCategory category() const { return cat_; }
+  bool host() const { return host_; }  // Backend::alloc_host memory
   explicit operator bool() const { return view_.data != nullptr; }
 
  private:
@@ -116,6 +117,7 @@ class Buffer {
   View view_{};
   size_t count_ = 0;
   MemCategory cat_ = MemCategory::workspace;
+  bool host_ = false;
 };
 
 // A GELU (tanh form, GPT-2) on a matrix product, which a backend may fuse into its GEMM's
@@ -174,6 +176,12 @@ class Backend {
   // caller writes every element before reading it (AllocInit).
   Buffer alloc(MemCategory cat, DType dtype, size_t count, AllocInit init = AllocInit::zeros);
   const MemoryStats& memory() const { return mem_; }
+  // Zeroed host memory the host computes on (ZeRO-Offload's optimizer states, model_states.hpp),
+  // page-locked on a device backend so that copies to and from it run at the link's full rate;
+  // counted per category in host_memory(), apart from memory(). On the CPU oracle it is plain host
+  // memory like the rest, kept apart only in the accounting.
+  Buffer alloc_host(MemCategory cat, DType dtype, size_t count);
+  const MemoryStats& host_memory() const { return host_mem_; }
   // The bytes the device allocator actually took for the allocations of each category, measured
   // at each allocation (DeviceBackend); nullptr where the memory is not a device's (the CPU oracle).
   virtual const MemoryStats* device_memory() const { return nullptr; }
@@ -301,11 +309,14 @@ class Backend {
   // reads it.
   virtual void* raw_alloc(size_t bytes, MemCategory cat, AllocInit init) = 0;
   virtual void raw_free(void* p) = 0;
+  // Zeroed host memory for alloc_host; by default std::calloc / std::free.
+  virtual void* raw_alloc_host(size_t bytes);
+  virtual void raw_free_host(void* p);
 
  private:
   friend class Buffer;
-  void release(void* p, size_t bytes, MemCategory cat);
-  MemoryStats mem_;
+  void release(void* p, size_t bytes, MemCategory cat, bool host);
+  MemoryStats mem_, host_mem_;
   PhaseTimer* phases_ = nullptr;
   HostTimeline host_timeline_;
 };

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/train/adamw_math.hpp"
 #include "models/cpu_fp32_io.hpp"
+#include "models/host_adamw.hpp"
 #include "models/init_rng.hpp"
 
 namespace gcb::models {
@@ -251,22 +251,7 @@ void CpuBackend::gelu_backward(View dx, View x, View dout, size_t n) {
 }
 
 void CpuBackend::adamw(View params, View grads, float* m, float* v, float* master, size_t n, const AdamWArgs& a) {
-  GCB_CHECK(master != nullptr || params.dtype == DType::f32,
-            "adamw: parameters stored in " + std::string(dtype_name(params.dtype)) + " need fp32 master weights");
-  const Fp32Input G(grads, n);
-  Fp32Output P(params, n, Mode::overwrite);
-  // fp32: the parameters are the weights; mixed precision: the master copy is.
-  float* w = master != nullptr ? master : P.get();
-  float* p = P.get();
-  const float* g = G.get();
-  const kernels::train::AdamWStep step =
-      kernels::train::adamw_step(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.step, a.grad_scale);
-#pragma omp parallel for if (static_cast <long>(n) > kParallelMin)
-  for (size_t i = 0; i < n; ++i) {
-    kernels::train::adamw_element(g[i], m[i], v[i], w[i], step);  // the CUDA kernel's arithmetic
-    p[i] = w[i];  // rounded to the parameters' type by commit (same memory for fp32)
-  }
-  P.commit();
+  host_adamw(params, grads, m, v, master, n, a);  // ZeRO-Offload's host optimizer is the same code
 }
 
 }  // namespace gcb::models

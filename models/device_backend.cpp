@@ -54,6 +54,17 @@ void DeviceBackend::raw_free(void* p) {
   ops_.free_async(p, compute_);
 }
 
+void* DeviceBackend::raw_alloc_host(size_t bytes) {
+  void* p = ops_.host_alloc(std::max<size_t>(bytes, 16));
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void DeviceBackend::raw_free_host(void* p) {
+  ops_.synchronize(compute_);
+  ops_.host_free(p);
+}
+
 void DeviceBackend::reset_peaks() {
   Backend::reset_peaks();
   device_mem_.reset_peaks();

@@ -57,6 +57,10 @@ class DeviceBackend : public Backend {
   // compute stream.
   void* raw_alloc(size_t bytes, MemCategory cat, AllocInit init) override;
   void raw_free(void* p) override;
+  // Page-locked (DeviceOps::host_alloc), zeroed on the host; freed after the compute stream drained,
+  // since an enqueued copy may still read it.
+  void* raw_alloc_host(size_t bytes) override;
+  void raw_free_host(void* p) override;
   DeviceOps& ops() const { return ops_; }
   DeviceStream compute_stream() const { return compute_; }
 

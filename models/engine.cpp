@@ -58,7 +58,7 @@ class Engine final : public TrainingStep {
         shape_(o, ctx.layout, ctx.tp_rank, ctx.pp_rank, units_.stage_layers()),
         dp_queue_(be, *ctx.dp, o.overlap_comm),
         dp_(be, dp_queue_),
-        states_(be, units_, o.zero, policy_, dp_, ctx.dp_rank),
+        states_(be, units_, o.zero, policy_, o.offload, dp_, ctx.dp_rank),
         acts_(be, shape_, o.recompute, policy_.activations),
         tp_(be, *ctx.tp, shape_.R, shape_.C, shape_.sp),
         layers_(be, tp_, shape_, units_, o.recompute, acts_),
@@ -89,6 +89,7 @@ class Engine final : public TrainingStep {
     return s;
   }
   size_t padded_params() const override { return states_.padded_params(); }
+  const OffloadBytes& last_step_offload() const override { return states_.last_step_offload(); }
   const CommStats& last_step_comm() const override { return stats_; }
   double last_grad_norm() const override { return grad_norm_; }
   double last_lr() const override { return lr_; }

@@ -34,6 +34,8 @@ class TrainingStep {
   virtual void load_params(const std::vector<float>& canonical) = 0;
   // Communication of the most recent step().
   virtual const CommStats& last_step_comm() const = 0;
+  // Bytes the most recent step() copied between device and host memory (--offload optimizer).
+  virtual const OffloadBytes& last_step_offload() const = 0;
   // The most recent step()'s global gradient norm (before clipping; every rank the same value) and
   // learning rate; the norm is NaN when clipping is off (--grad-clip 0: no norm is computed).
   virtual double last_grad_norm() const = 0;

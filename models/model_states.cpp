@@ -8,15 +8,17 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "models/host_adamw.hpp"
 
 namespace gcb::models {
 
-ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy, DpComm& dp,
-                         int dp_rank)
+ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy,
+                         Offload offload, DpComm& dp, int dp_rank)
     : be_(be),
       units_(units),
       zero_(zero),
       policy_(policy),
+      offload_(offload == Offload::optimizer),
       dp_(dp),
       dp_rank_(dp_rank),
       buckets_(units.count()),
@@ -27,6 +29,16 @@ ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, co
   params_ = be.alloc(MemCategory::params, policy.params, zero == ZeroStage::three ? shard : full, AllocInit::unset);
   grads_ = be.alloc(MemCategory::grads, policy.grads, zero >= ZeroStage::two ? shard : full, AllocInit::unset);
   const size_t optimizer = zero >= ZeroStage::one ? shard : full;
+  if (offload_) {
+    // Host memory comes zeroed; master is written by distribute(), the gradient and parameter
+    // copies by each step before they are read.
+    master_ = be.alloc_host(MemCategory::master, DType::f32, optimizer);
+    m_ = be.alloc_host(MemCategory::adam_m, DType::f32, optimizer);
+    v_ = be.alloc_host(MemCategory::adam_v, DType::f32, optimizer);
+    host_grads_ = be.alloc_host(MemCategory::grads, policy.grads, optimizer);
+    if (policy.master_weights) host_params_ = be.alloc_host(MemCategory::params, policy.params, optimizer);
+    return;
+  }
   if (policy.master_weights) master_ = be.alloc(MemCategory::master, DType::f32, optimizer, AllocInit::unset);
   m_ = be.alloc(MemCategory::adam_m, DType::f32, optimizer, AllocInit::zeros);
   v_ = be.alloc(MemCategory::adam_v, DType::f32, optimizer, AllocInit::zeros);
@@ -41,6 +53,12 @@ void ModelStates::distribute(size_t i, View full) {
     be_.copy(params_.at(u.offset), full, u.spec.padded);
   }
   if (!master_) return;
+  if (offload_) {  // the host's master: this rank's elements, as the device copies hold them
+    const bool sharded = zero_ >= ZeroStage::one;
+    be_.copy_to_host(master_.f32() + (sharded ? u.shard_offset : u.offset), (sharded ? own : full).data,
+                     (sharded ? u.spec.shard : u.spec.padded) * sizeof(float));
+    return;
+  }
   if (zero_ >= ZeroStage::one) {
     be_.copy(master_.at(u.shard_offset), own, u.spec.shard);
   } else {
@@ -129,34 +147,76 @@ void ModelStates::finish_reductions() {
   retired_.clear();
 }
 
+ModelStates::Updated ModelStates::updated(size_t i) const {
+  const LocalUnit& u = units_.units()[i];
+  const size_t begin = zero_ == ZeroStage::none ? 0 : u.spec.begin(dp_rank_);
+  const size_t end = zero_ == ZeroStage::none ? u.spec.padded : begin + u.spec.shard;
+  const View p = zero_ == ZeroStage::three ? params_.at(u.shard_offset) : params_.at(u.offset + begin);
+  const View g = zero_ == ZeroStage::none ? grads_.at(u.offset) : grad_shard(i);
+  return {begin, end, zero_ == ZeroStage::none ? u.offset : u.shard_offset, p, g};
+}
+
+void ModelStates::offloaded_step(const AdamWArgs& a, bool decay_groups) {
+  // ZeRO-Offload's step (Ren et al. 2021 §4.1): the reduced gradients out, AdamW on the host, the
+  // parameters back. The host buffers hold the updated elements in the optimizer states' order.
+  const size_t G = dtype_size(policy_.grads), P = dtype_size(policy_.params);
+  // Mixed precision: AdamW writes the rounded parameters into host_params_; fp32: the host's
+  // master is the weights and is what goes back.
+  const Buffer& out = host_params_ ? host_params_ : master_;
+  offload_bytes_ = {};
+  std::vector<AdamWBuffers> list;
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const Updated e = updated(i);
+    const size_t n = e.end - e.begin;
+    be_.copy_to_host(host_grads_.at(e.state).data, e.grads.data, n * G);
+    offload_bytes_.d2h += n * G;
+    const LocalUnit& u = units_.units()[i];
+    for (const DecaySegment& s : units_.decay_segments(u, e.begin, e.end, decay_groups)) {
+      const size_t o = e.state + s.begin - e.begin;
+      list.push_back({out.at(o), host_grads_.at(o), m_.f32() + o, v_.f32() + o,
+                      host_params_ ? master_.f32() + o : nullptr, s.len, s.decay});
+    }
+  }
+  host_adamw_multi(list, a);
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const Updated e = updated(i);
+    const size_t n = e.end - e.begin;
+    be_.copy_from_host(e.params.data, out.at(e.state).data, n * P);
+    offload_bytes_.h2d += n * P;
+  }
+}
+
 void ModelStates::optimizer_step(const AdamWArgs& a, bool decay_groups) {
+  if (offload_) {
+    offloaded_step(a, decay_groups);
+  } else {
+    device_step(a, decay_groups);
+  }
+  if (zero_ == ZeroStage::one || zero_ == ZeroStage::two) {
+    for (size_t i = 0; i < units_.count(); ++i)
+      dp_.all_gather(params_.at(units_.units()[i].offset), units_.units()[i].spec);
+  }
+}
+
+void ModelStates::device_step(const AdamWArgs& a, bool decay_groups) {
   auto master = [this](size_t offset) { return master_ ? master_.f32() + offset : nullptr; };
   if (!decay_groups && (zero_ == ZeroStage::none || zero_ == ZeroStage::three)) {
     // All four (five) buffers hold the same elements in the same order: full, or the own shards.
     be_.adamw_multi({{params_.view(), grads_.view(), m_.f32(), v_.f32(), master(0), m_.count()}}, a);
-    return;
+    return;  // nothing to gather (optimizer_step)
   }
   // Per unit the elements this rank updates — the whole padded unit (zero 0) or its own shard
   // (1–3) — cut into runs that decay or not, all in one multi-tensor update.
   std::vector<AdamWBuffers> list;
   for (size_t i = 0; i < units_.count(); ++i) {
-    const LocalUnit& u = units_.units()[i];
-    const size_t begin = zero_ == ZeroStage::none ? 0 : u.spec.begin(dp_rank_);
-    const size_t end = zero_ == ZeroStage::none ? u.spec.padded : begin + u.spec.shard;
     // Where element `begin` lives in the parameters, the gradients and the optimizer states.
-    const View p = zero_ == ZeroStage::three ? params_.at(u.shard_offset) : params_.at(u.offset + begin);
-    const View g = zero_ == ZeroStage::none ? grads_.at(u.offset) : grad_shard(i);
-    const size_t o = zero_ == ZeroStage::none ? u.offset : u.shard_offset;
-    for (const DecaySegment& s : units_.decay_segments(u, begin, end, decay_groups)) {
-      const size_t k = s.begin - begin;
-      list.push_back({p.at(k), g.at(k), m_.f32() + o + k, v_.f32() + o + k, master(o + k), s.len, s.decay});
+    const Updated e = updated(i);
+    for (const DecaySegment& s : units_.decay_segments(units_.units()[i], e.begin, e.end, decay_groups)) {
+      const size_t k = s.begin - e.begin, o = e.state + k;
+      list.push_back({e.params.at(k), e.grads.at(k), m_.f32() + o, v_.f32() + o, master(o), s.len, s.decay});
     }
   }
   be_.adamw_multi(list, a);
-  if (zero_ == ZeroStage::one || zero_ == ZeroStage::two) {
-    for (size_t i = 0; i < units_.count(); ++i)
-      dp_.all_gather(params_.at(units_.units()[i].offset), units_.units()[i].spec);
-  }
 }
 
 void ModelStates::grad_square_sum(View out, bool tp_leader, bool count_embedding) {
@@ -199,6 +259,13 @@ std::vector<float> ModelStates::unit_to_host(size_t i, Values which) {
     full = grads_.at(u.offset);
   } else {
     shard = grad_shard(i);  // zero 1: only the own shard of the full buffer is reduced
+  }
+  Buffer uploaded;  // offload: the host's master, brought to the device for the gather
+  if (weights && offload_) {
+    const size_t n = zero_ == ZeroStage::none ? u.spec.padded : u.spec.shard;
+    uploaded = be_.alloc(MemCategory::workspace, DType::f32, n, AllocInit::unset);
+    be_.copy_from_host(uploaded.data(), (shard ? shard : full).data, n * sizeof(float));
+    (shard ? shard : full) = uploaded.view();
   }
   Buffer gathered;
   if (shard) {

@@ -15,6 +15,11 @@
 // reduce-scatter per micro-batch: with m > 1 a bucket lives across micro-batches; the traffic is
 // Ψ reduce-scattered per step instead of m·Ψ. Under --overlap a reduced bucket is freed once the
 // reductions are waited for.
+// Under --offload optimizer (ZeRO-Offload, Ren et al. 2021 §4; train_options.hpp Offload) master,
+// m and v live in host memory (Backend::alloc_host) with the same elements as on the device, the
+// master always (fp32 training: the fp32 weights' host copy), beside two host buffers of the
+// same elements: the gradients copied out (their device type) and, in mixed precision, the updated
+// parameters rounded to their type on their way back. The device keeps params and grads as above.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +34,8 @@ namespace gcb::models {
 
 class ModelStates {
  public:
-  ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy, DpComm& dp,
-              int dp_rank);
+  ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, const PrecisionPolicy& policy, Offload offload,
+              DpComm& dp, int dp_rank);
 
   // Every local element from the canonical initialisation (param_layout.hpp), or from a full
   // canonical parameter vector (host, fp32; e.g. a checkpoint).
@@ -67,21 +72,36 @@ class ModelStates {
   std::vector<float> unit_to_host(size_t i, Values which);
 
   size_t padded_params() const { return units_.padded_total(); }
+  // Bytes the last optimizer_step copied device → host (gradients) and host → device (parameters)
+  // under offload; 0 without.
+  const OffloadBytes& last_step_offload() const { return offload_bytes_; }
 
  private:
   // Writes a full padded fp32 unit into the parameter and master storage of unit i.
   void distribute(size_t i, View full);
   View grad_shard(size_t i) const;
+  // The elements of unit i this rank updates: [begin, end) of the padded unit, the index of
+  // element `begin` in the optimizer states, and where it lives in the parameters and gradients.
+  struct Updated {
+    size_t begin, end, state;
+    View params, grads;
+  };
+  Updated updated(size_t i) const;
+  void device_step(const AdamWArgs& a, bool decay_groups);
+  void offloaded_step(const AdamWArgs& a, bool decay_groups);
 
   Backend& be_;
   const RankUnits& units_;
   ZeroStage zero_;
   PrecisionPolicy policy_;
+  bool offload_;
   DpComm& dp_;
   int dp_rank_;
   // params_: full (zero 0–2) or own shards (zero 3); grads_: full (zero 0/1) or shards (2/3);
-  // master_, m_, v_: full (zero 0) or shards (1–3).
-  Buffer params_, grads_, master_, m_, v_;
+  // master_, m_, v_: full (zero 0) or shards (1–3); host memory under offload, beside host_grads_
+  // and host_params_ (mixed precision) of the same elements.
+  Buffer params_, grads_, master_, m_, v_, host_grads_, host_params_;
+  OffloadBytes offload_bytes_;
   std::vector<Buffer> buckets_, gathered_, retired_;  // per local unit; retired: awaiting wait()
 };
 

@@ -40,15 +40,32 @@ double hardware_flops_per_token(const GptConfig& c, FlopsConvention conv, Recomp
   return model_flops_per_token(c, conv) + extra;
 }
 
-StateBytes zero_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p) {
+StateBytes zero_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p, Offload off) {
   const size_t shard = psi / zu(dp);
   StateBytes b;
   b.params = (z == ZeroStage::three ? shard : psi) * dtype_size(p.params);
   b.grads = (z >= ZeroStage::two ? shard : psi) * dtype_size(p.grads);
+  if (off == Offload::optimizer) return b;
   const size_t optimizer = (z >= ZeroStage::one ? shard : psi) * sizeof(float);
   b.master = p.master_weights ? optimizer : 0;
   b.adam_m = b.adam_v = optimizer;
   return b;
+}
+
+StateBytes host_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p, Offload off) {
+  StateBytes b;
+  if (off == Offload::none) return b;
+  const size_t n = z >= ZeroStage::one ? psi / zu(dp) : psi;  // the elements this rank updates
+  b.master = b.adam_m = b.adam_v = n * sizeof(float);
+  b.grads = n * dtype_size(p.grads);
+  b.params = p.master_weights ? n * dtype_size(p.params) : 0;
+  return b;
+}
+
+OffloadBytes offload_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p, Offload off) {
+  if (off == Offload::none) return {};
+  const size_t n = z >= ZeroStage::one ? psi / zu(dp) : psi;
+  return {n * dtype_size(p.grads), n * dtype_size(p.params)};
 }
 
 size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int stage) {
@@ -207,7 +224,9 @@ StepTheory step_theory(const TrainOptions& o, const ParallelLayout& lay) {
     StageTheory st;
     st.stage = s;
     st.padded_params = stage_padded_params(o.model, lay, s);
-    st.states = zero_state_bytes(o.zero, st.padded_params, lay.dp, policy);
+    st.states = zero_state_bytes(o.zero, st.padded_params, lay.dp, policy, o.offload);
+    st.host_states = host_state_bytes(o.zero, st.padded_params, lay.dp, policy, o.offload);
+    st.offload = offload_bytes(o.zero, st.padded_params, lay.dp, policy, o.offload);
     st.activation_bytes = activation_bytes(o, lay, s);
     st.comm_bytes = comm_bytes(o, lay, s);
     th.stages.push_back(st);

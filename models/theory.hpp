@@ -39,7 +39,17 @@ struct StateBytes {
   size_t params = 0, grads = 0, master = 0, adam_m = 0, adam_v = 0;
   size_t total() const { return params + grads + master + adam_m + adam_v; }
 };
-StateBytes zero_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p);
+// Under --offload optimizer (ZeRO-Offload, Ren et al. 2021 §4) master, m and v leave the device:
+// these are then the device's bytes, and host_state_bytes the host's.
+StateBytes zero_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p,
+                            Offload off = Offload::none);
+// The host's model-state bytes per rank under offload (model_states.hpp), of the n elements the
+// rank updates (n = Ψ at zero 0, Ψ/N_d from zero 1): master 4n (fp32 training too: the weights'
+// host copy), m 4n, v 4n, the gradients copied out G·n and, in mixed precision, the parameters on
+// their way back P·n. All zero without offload.
+StateBytes host_state_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p, Offload off);
+// Bytes one step copies under offload: G·n gradients to the host, P·n parameters back.
+OffloadBytes offload_bytes(ZeroStage z, size_t padded_params, int dp, const PrecisionPolicy& p, Offload off);
 
 // The parameter units of a tp rank, each padded to a multiple of dp (the engine's LocalUnit spec):
 // a layer (12C² + 7C)/t + 6C, the embedding unit V_p·C/t + TC + 2C (V_p the padded vocabulary,
@@ -99,7 +109,9 @@ size_t materialized_attention_bytes(const TrainOptions& o, const ParallelLayout&
 struct StageTheory {
   int stage = 0;
   size_t padded_params = 0;  // Ψ of a rank of this stage
-  StateBytes states;
+  StateBytes states;         // device (or the CPU backend's memory())
+  StateBytes host_states;    // host memory under offload (Backend::host_memory())
+  OffloadBytes offload;      // per step, under offload
   size_t activation_bytes = 0;
   std::array<int64_t, kCommKinds> comm_bytes{};
 };

@@ -1,5 +1,5 @@
-// Precision names and policies of a training run (train_options.hpp): precision_name, parse_precision, and
-// precision_policy, the dtypes a bf16 or fp32 run keeps each model state in.
+// Precision and offload names and policies of a training run (train_options.hpp): precision_name, parse_precision,
+// offload_name, parse_offload and precision_policy, the dtypes a bf16 or fp32 run keeps each model state in.
 #include "models/train_options.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +15,14 @@ std::string_view precision_name(Precision p) { return p == Precision::bf16 ? "bf
 std::optional<Precision> parse_precision(std::string_view name) {
   if (name == "fp32") return Precision::fp32;
   if (name == "bf16") return Precision::bf16;
+  return std::nullopt;
+}
+
+std::string_view offload_name(Offload o) { return o == Offload::optimizer ? "optimizer" : "none"; }
+
+std::optional<Offload> parse_offload(std::string_view name) {
+  if (name == "none") return Offload::none;
+  if (name == "optimizer") return Offload::optimizer;
   return std::nullopt;
 }
 

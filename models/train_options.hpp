@@ -58,6 +58,21 @@ struct PrecisionPolicy {
 };
 PrecisionPolicy precision_policy(Precision p);
 
+// CPU offload (Ren et al. 2021, "ZeRO-Offload", USENIX ATC '21 §4). optimizer: the fp32 master
+// weights (in fp32 training a host copy of the parameters) and Adam's m and v of the elements this
+// rank updates live in host memory; each step the reduced gradients this rank updates are copied to
+// the host, AdamW runs there (host_adamw.hpp, the device kernel's arithmetic), and the updated
+// parameters are copied back. Without ZeRO-Offload's one-step delayed update, so the results are
+// bitwise those of the same run without offload. The copies are synchronous (not overlapped with
+// the next step's forward). Device memory keeps the parameters and gradients (model_states.hpp).
+enum class Offload : uint8_t { none, optimizer };
+std::string_view offload_name(Offload o);
+std::optional<Offload> parse_offload(std::string_view name);
+// Bytes one step copies between a rank's device and host memory under offload.
+struct OffloadBytes {
+  size_t d2h = 0, h2d = 0;  // gradients out, parameters back
+};
+
 // The learning-rate schedule: constant, or nanoGPT's (karpathy/nanoGPT train.py get_lr): a linear
 // warm-up over the first warmup steps, then a cosine decay to min_lr at decay_steps, min_lr after.
 // Both warm up when warmup_steps > 0.
@@ -106,6 +121,7 @@ struct TrainOptions {
   // for host communicators) while backward goes on; the optimizer waits for them.
   bool overlap_comm = false;
   Precision precision = Precision::fp32;
+  Offload offload = Offload::none;
   OptimizerOptions optim{};
   // Rows of the LM head's logits computed at a time (0: all B·T at once). The head runs its GEMM,
   // cross-entropy and backward GEMMs chunk by chunk, so a rank holds chunk·V/t logits instead of

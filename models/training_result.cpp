@@ -54,7 +54,8 @@ nlohmann::json shape_params(const LayoutSpec& l, const TrainOptions& t, int glob
           {"recompute", t.recompute == Recompute::none        ? "none"
                         : t.recompute == Recompute::selective ? "selective"
                                                               : "full"},
-          {"precision", std::string(precision_name(t.precision))}};
+          {"precision", std::string(precision_name(t.precision))},
+          {"offload", std::string(offload_name(t.offload))}};
 }
 }  // namespace
 
@@ -163,6 +164,21 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
       e["device"] = m.device_memory->by_category[k].peak;
       e["device_persistent"] = m.device_memory->by_category[k].current;
     }
+    if (t.offload != Offload::none) {  // the host's side (ZeRO-Offload), measured and analytic
+      e["host"] = m.host_memory.by_category[k].peak;
+      e["host_persistent"] = m.host_memory.by_category[k].current;
+      const StateBytes& h = stage0.host_states;
+      size_t analytic = 0;
+      switch (cat) {
+        case MemCategory::params: analytic = h.params; break;
+        case MemCategory::grads: analytic = h.grads; break;
+        case MemCategory::master: analytic = h.master; break;
+        case MemCategory::adam_m: analytic = h.adam_m; break;
+        case MemCategory::adam_v: analytic = h.adam_v; break;
+        default: break;
+      }
+      e["host_analytic"] = analytic;
+    }
     double max_rank = 0;
     for (const RankFigures& f : m.ranks_figures) max_rank = std::max(max_rank, f.memory_peak[k]);
     e["max_rank"] = max_rank;
@@ -182,7 +198,8 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
       "rank 0 (first pipeline stage); measured = peak, persistent = allocated between steps; analytic = the "
       "persistent formula for model states (ZeRO paper §3.1 per stage) and the peak for activations "
       "(Korthikanti et al. Table 2 adapted to flash attention); ZeRO-2/3 peaks add transient gradient buckets, "
-      "ZeRO-3 peaks the gathered unit";
+      "ZeRO-3 peaks the gathered unit; under --offload optimizer host / host_persistent / host_analytic are the "
+      "host's model states (master, m, v, the gradients' copy, in bf16 the parameters' way back)";
   // Communication per step, rank 0: measured logical bytes next to theory.
   nlohmann::json cb = nlohmann::json::object();
   for (size_t k = 0; k < kCommKinds; ++k) {
@@ -192,6 +209,10 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
         {"measured", cc.bytes}, {"theory", stage0.comm_bytes[k]}, {"calls", cc.calls}};
   }
   ex["comm_bytes"] = cb;
+  if (t.offload != Offload::none) {
+    ex["offload_bytes"] = {{"d2h", {{"measured", m.offload.d2h}, {"theory", stage0.offload.d2h}}},
+                           {"h2d", {{"measured", m.offload.h2d}, {"theory", stage0.offload.h2d}}}};
+  }
   // Pipeline bubble: time a rank waits in pipeline send/recv per step over the step time, next
   // to the theory (p − 1)/(m + p − 1) (Narayanan et al. 2021 §2.2).
   const size_t pp_idx = phase_index("comm:pp_send_recv");

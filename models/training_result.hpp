@@ -43,6 +43,8 @@ struct LayoutMeasurement {
   std::vector<double> lrs;                   // the same steps' learning rates
   MemoryStats memory;                        // rank 0 at the end, engine alive
   std::optional<MemoryStats> device_memory;  // the same, as the device allocator took it (device backends)
+  MemoryStats host_memory;                   // rank 0's host-side model states (--offload optimizer)
+  OffloadBytes offload;                      // rank 0's last step: bytes copied device ↔ host
   CommStats comm;                            // rank 0's last step
   std::string backend;
   int blas_threads = 0;

@@ -190,6 +190,8 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.samples = meas.samples;
       m.memory = be->memory();
       if (const MemoryStats* d = be->device_memory()) m.device_memory = *d;
+      m.host_memory = be->host_memory();
+      m.offload = engine->last_step_offload();
       m.comm = engine->last_step_comm();
       m.notes = be->notes();
       if (!req.dump.empty() || !req.save.empty()) {
@@ -293,7 +295,11 @@ void check_request(const TrainRequest& r) {
     }
     if (host_memory) {
       const int here = ranks_on_this_host(r.ranks);
-      check_host_memory(here * static_cast<double>(rank_bytes_lower_bound(t, l.layout())),
+      // --offload optimizer's host states are host memory too (on a host backend, the same memory).
+      uint64_t rank = 0;
+      for (const StageTheory& st : step_theory(t, l.layout()).stages)
+        rank = std::max<uint64_t>(rank, uint64_t{st.states.total()} + st.host_states.total() + st.activation_bytes);
+      check_host_memory(here * static_cast<double>(rank),
                         fmt::format("train {} ({} rank(s) on this host; model states + activations)", l.name, here));
     }
   }

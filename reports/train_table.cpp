@@ -103,6 +103,23 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
     }
     fmt::format_to(to, "\n");
   }
+  // --offload optimizer: the host's model states (measured / formula) and the bytes copied per step.
+  for (const Result& r : results) {
+    if (!r.extra["memory"]["master"].contains("host_persistent")) continue;
+    fmt::format_to(to, "{:<30} on the host:", r.key.substr(6));
+    for (const char* c : {"params", "grads", "master", "adam_m", "adam_v"}) {
+      const auto& e = r.extra["memory"][c];
+      fmt::format_to(to, " {} {:.3f}/{:.3f}", c, e["host_persistent"].get<double>() / scale,
+                     e["host_analytic"].get<double>() / scale);
+    }
+    if (r.extra.contains("offload_bytes")) {
+      const auto& b = r.extra["offload_bytes"];
+      fmt::format_to(to, "; per step out {:.3f}/{:.3f}, back {:.3f}/{:.3f}", b["d2h"]["measured"].get<double>() / scale,
+                     b["d2h"]["theory"].get<double>() / scale, b["h2d"]["measured"].get<double>() / scale,
+                     b["h2d"]["theory"].get<double>() / scale);
+    }
+    fmt::format_to(to, "\n");
+  }
   return out;
 }
 

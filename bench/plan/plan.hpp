@@ -34,7 +34,8 @@ struct PlanCliOptions {
   std::string precision;                 // bf16 (GPU default) or fp32 (CPU default)
   int global_batch = 0;
   std::string micro_batch = "1,2,4,8", recompute = "none,selective,full", zero = "0,1,2,3";
-  std::string recompute_every = "auto";  // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
+  std::string offload = "none,optimizer";  // --offload (GPU clusters; layout_space.hpp SearchSpace)
+  std::string recompute_every = "auto";    // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
   std::string schedule = "1f1b,gpipe", sp = "off,on", overlap = "off,on", virtual_stages = "1";
   bool tp_across_nodes = false;
   std::string attention = "flash";  // flash | materialized | materialized-dropout

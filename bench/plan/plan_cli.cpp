@@ -17,6 +17,7 @@ namespace gcb::bench {
 namespace {
 
 using namespace models::planner;
+using models::Offload;
 using models::PipeSchedule;
 using models::Recompute;
 using models::ZeroStage;
@@ -91,6 +92,11 @@ SearchSpace search_space(const PlanCliOptions& o) {
     if (v == "1f1b") return PipeSchedule::one_f_one_b;
     if (v == "gpipe") return PipeSchedule::gpipe;
     throw UsageError(fmt::format("--schedule {}: expected 1f1b or gpipe", v));
+  });
+  s.offload = parse_each<Offload>(o.offload, "--offload", [](const std::string& v) {
+    const std::optional<Offload> off = models::parse_offload(v);
+    if (!off) throw UsageError(fmt::format("--offload {}: expected none or optimizer", v));
+    return *off;
   });
   s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
   s.overlap =
@@ -204,9 +210,14 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   }
   r.pp_scatter_gather = o.pp_scatter_gather;
   r.space = search_space(o);
+  if (r.cluster.is_cpu() &&
+      std::find(r.space.offload.begin(), r.space.offload.end(), Offload::none) == r.space.offload.end()) {
+    throw UsageError("--offload optimizer: on a cpu cluster the host memory is the device memory, offload frees none");
+  }
   if (!o.layout.empty()) {
     r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front(),
                                 std::max(1, r.space.recompute_every));
+    for (Candidate& c : r.only) c.offload = r.space.offload.front();  // the first of --offload
   }
   if (r.cluster.is_cpu()) {
     r.cluster.threads_per_rank = kernels::host_threads();
@@ -303,6 +314,12 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "K = 1, plus the smallest K that fits where K = 1 does not")
       ->capture_default_str();
   app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
+  app->add_option("--offload", o->offload,
+                  "CPU offload of the optimizer to consider: none, optimizer (ZeRO-Offload: master weights and Adam "
+                  "moments on the host, copies at the host link's rate, AdamW at the host's; GPU clusters only). With "
+                  "both, an offloaded row is shown only where it fits and the same layout without offload does not, "
+                  "or is slower; with --layout: the first")
+      ->capture_default_str();
   app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();
   app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
   app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")

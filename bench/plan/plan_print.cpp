@@ -63,6 +63,13 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
              c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
              c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
              c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
+  if (!c.is_cpu() && std::find(req.space.offload.begin(), req.space.offload.end(), models::Offload::optimizer) !=
+                         req.space.offload.end()) {
+    fmt::print("  offload: host link {} h2d, {} d2h ({}); host AdamW at {} per rank ({})\n",
+               c.h2d_bandwidth > 0 ? gbps(c.h2d_bandwidth) : "unknown",
+               c.d2h_bandwidth > 0 ? gbps(c.d2h_bandwidth) : "unknown", c.host_link_source,
+               gbps(c.host_memory_bandwidth), c.host_memory_bandwidth_source);
+  }
   const SharedHostRates& sh = pm.compute.shared_host();
   if (!sh.source.empty()) {
     fmt::print("  shared host: {}\n  element-wise in-cache ceilings, M elements/s per rank:", sh.source);
@@ -137,13 +144,14 @@ void print_ranked(const std::vector<Prediction>& preds, size_t n) {
     const TimeBreakdown& t = p.time;
     std::string layout = p.candidate.layout.name;
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
+    if (p.candidate.offload == models::Offload::optimizer) layout += "-offload";  // optim: its copies and host AdamW
     auto s3 = [](double v) { return fmt::format("{:.3g}", v); };
     rows.push_back({fmt::format("{}", i + 1), layout, fmt::format("{}", p.candidate.micro_batch),
                     p.candidate.recompute_label(), fmt::format("{:.4g}", t.step), fmt::format("{:.4g}", p.tokens_per_s),
                     fmt::format("{:.1f}", p.model_flops_per_gpu / 1e12), fmt::format("{:.2f}", p.mfu),
                     fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total()), s3(t.forward + t.backward),
                     s3(t.recompute), s3(t.tp_comm), s3(t.pp_comm), s3(t.zero3_gather), s3(t.bubble), s3(t.dp_comm),
-                    s3(t.optimizer), s3(t.other_comm)});
+                    s3(t.optimizer + t.offload), s3(t.other_comm)});
   }
   fmt::print("\n");
   print_table(cols, rows, 10);
@@ -157,6 +165,7 @@ std::string memory_line(const StageMemory& m) {
     if (v <= 0) continue;
     s += fmt::format("{}{} {}", s.empty() ? "" : ", ", models::mem_category_name(cat), memory_text(v));
   }
+  if (m.host > 0) s += fmt::format("; on the host (offload) {}", memory_text(m.host));
   return s;
 }
 
@@ -168,6 +177,10 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
   for (const Rejection& r : out.invalid) invalid += r.variants;
   fmt::print("candidates: {} predicted — {} fit in {}, {} do not; {} combinations cannot run\n", out.candidates,
              out.fits.size(), memory_text(pm.cluster.memory_bytes), out.oom.size(), invalid);
+  if (out.offload_left_out > 0) {
+    fmt::print("  {} offloaded candidates left out: they do not fit, or the same layout fits without offload as fast\n",
+               out.offload_left_out);
+  }
   if (out.fits.empty()) {
     fmt::print("\nno layout fits");
   } else {
@@ -176,11 +189,12 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
     const TimeBreakdown& t = best.time;
     fmt::print(
         "\nbest: {} — {:.4g} s per step, {:.1f} % MFU; stage {} is the slowest; compute {:.0f} %, communication in the "
-        "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %\n",
+        "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %{}\n",
         best.candidate.name(), t.step, best.mfu, best.bottleneck_stage,
         100 * (t.forward + t.backward + t.recompute) / t.step,
         100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
-        100 * t.optimizer / t.step);
+        100 * t.optimizer / t.step,
+        t.offload > 0 ? fmt::format(", offload copies and host AdamW {:.0f} %", 100 * t.offload / t.step) : "");
     fmt::print("  memory of stage {}: {}\n", best.memory.stage, memory_line(best.memory));
   }
   if (!out.oom.empty()) {

@@ -94,6 +94,9 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.recompute_every = o.recompute_every;
   r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
+  const auto offload = models::parse_offload(o.offload);
+  if (!offload) throw UsageError(fmt::format("--offload {}: expected none or optimizer", o.offload));
+  r.base.offload = *offload;
   r.base.data_file = o.data;
   models::OptimizerOptions& op = r.base.optim;
   op.adam.lr = static_cast<float>(o.lr);
@@ -211,6 +214,13 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--precision", o->precision,
                   "fp32, or bf16: bf16 parameters, gradients and activations with fp32 master weights and Adam moments")
       ->capture_default_str();
+  app->add_option("--offload", o->offload,
+                  "none, or optimizer (ZeRO-Offload, Ren et al. 2021 §4): fp32 master weights and Adam moments in host "
+                  "memory, the reduced gradients copied to the host each step, AdamW on the CPU, the parameters copied "
+                  "back; synchronous (no overlap, no delayed update: bitwise the losses without offload). With "
+                  "--backend cpu the host memory is the backend's own, so only the accounting moves; proved on the CPU "
+                  "and the fake device, the CUDA path compiles, unvalidated")
+      ->capture_default_str();
   app->add_option("--data", o->data,
                   "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");
   app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
@@ -324,17 +334,19 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
       const auto ran =
           std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
-      fmt::print("{}",
-                 report::render_train_tables(
-                     results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                                          "{} ranks, recompute {}, precision {}, backend {}{}",
-                                          c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq,
-                                          models::global_batch(request), request.base.micro_batch, request.ranks,
-                                          opts.recompute_every > 1
-                                              ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
-                                              : opts.recompute,
-                                          opts.precision, request.backend,
-                                          ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
+      fmt::print(
+          "{}",
+          report::render_train_tables(
+              results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                                   "{} ranks, recompute {}, precision {}{}, backend {}{}",
+                                   c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
+                                   request.base.micro_batch, request.ranks,
+                                   opts.recompute_every > 1
+                                       ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
+                                       : opts.recompute,
+                                   opts.precision,
+                                   request.base.offload == models::Offload::none ? "" : ", offload " + opts.offload,
+                                   request.backend, ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
     }
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {

@@ -32,8 +32,9 @@ struct TrainCliOptions {
   int recompute_every = 1;  // --recompute-every: full recomputation in blocks of K layers
   int logit_rows = 0;       // --logit-chunk: rows of LM-head logits at a time (0: all)
   std::string precision = "fp32";
-  std::string data;           // token file (llm.c / nanoGPT); empty = synthetic
-  int steps = 5, warmup = 1;  // --steps, --warmup-steps
+  std::string offload = "none";  // --offload none|optimizer (ZeRO-Offload, train_options.hpp)
+  std::string data;              // token file (llm.c / nanoGPT); empty = synthetic
+  int steps = 5, warmup = 1;     // --steps, --warmup-steps
   std::string backend = "cpu";
   std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
   bool lt_gelu = false;       // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)

@@ -118,6 +118,9 @@ void add_point_fits(Calibration& cal, const ResultDocument& doc, const Calibrati
   }
 }
 
+// The larger of `into` and v (the best rate of several sizes: the large-transfer asymptote).
+void best(std::optional<double>& into, double v) { into = into ? std::max(*into, v) : v; }
+
 }  // namespace
 
 std::optional<RankBandwidth> rank_bandwidth(const Calibration& cal, int ranks, int threads_per_rank) {
@@ -170,6 +173,14 @@ void add_calibration(Calibration& cal, const ResultDocument& doc, const Calibrat
                r.model.contains("bytes")) {
       triad.push_back(r.model.at("bytes").get<double>() / s);
       cal.triad.push_back({triad.back(), param<int>(r, "threads", 1), param<double>(r, "array_bytes", 0)});
+      if (f.cpu) best(cal.host_triad_bytes_per_s, triad.back());
+    } else if (!f.cpu && r.key == "mem/host/triad" && s > 0 && r.model.contains("bytes")) {
+      best(cal.host_triad_bytes_per_s, r.model.at("bytes").get<double>() / s);
+    } else if (!f.cpu && (r.key == "mem/copy/h2d" || r.key == "mem/copy/d2h") && s > 0 && r.model.contains("bytes") &&
+               param<std::string>(r, "engine", "") == "ce" &&
+               param<std::string>(r, "direction", "") == "unidirectional" &&
+               param<std::string>(r, "host_memory", "") == "pinned") {
+      best(r.key == "mem/copy/h2d" ? cal.h2d_bytes_per_s : cal.d2h_bytes_per_s, r.model.at("bytes").get<double>() / s);
     } else {
       continue;
     }

@@ -48,9 +48,17 @@ struct Calibration {
   std::vector<CollFit> coll;
   std::optional<double> memory_bandwidth;  // B/s, mean of the triad results
   std::vector<TriadPoint> triad;
+  // --offload optimizer (ZeRO-Offload): the host ↔ device link, the best unidirectional copy-engine
+  // copy between pinned host memory and the device (`mem/copy/h2d`, `mem/copy/d2h`), and the host's
+  // own bandwidth for the CPU AdamW, the best `mem/host/triad` of all its threads (read whatever the
+  // filter: a GPU plan needs the host's rate too).
+  std::optional<double> h2d_bytes_per_s, d2h_bytes_per_s, host_triad_bytes_per_s;
   std::vector<std::string> files;
   int results_read = 0;  // results that contributed
-  bool empty() const { return gemm.empty() && attn.empty() && coll.empty() && !memory_bandwidth; }
+  bool empty() const {
+    return gemm.empty() && attn.empty() && coll.empty() && !memory_bandwidth && !h2d_bytes_per_s && !d2h_bytes_per_s &&
+           !host_triad_bytes_per_s;
+  }
 };
 
 struct CalibrationFilter {

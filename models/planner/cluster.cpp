@@ -44,6 +44,17 @@ Cluster gpu_cluster(const GpuSpec& spec, const GpuClusterArgs& a) {
       a.memory_limit_bytes > 0 ? "flag:--memory-limit" : fmt::format("spec:{} {} GiB", spec.sku, spec.memory_gib);
   c.memory_bandwidth = spec.hbm_gbps * 1e9;
   c.memory_bandwidth_source = fmt::format("spec:{} HBM {} GB/s", spec.sku, spec.hbm_gbps);
+  if (const std::optional<double> pcie = pcie_gbps(spec.pcie_gen, 16)) {
+    c.h2d_bandwidth = c.d2h_bandwidth = *pcie * 1e9;
+    c.host_link_source = fmt::format("spec:{} PCIe Gen{} x16 {} GB/s per direction (no mem/copy results)", spec.sku,
+                                     spec.pcie_gen, *pcie);
+  } else {
+    c.host_link_source = fmt::format("spec:{} has no PCIe generation: host copies not costed", spec.sku);
+  }
+  c.host_memory_bandwidth = kAssumedHostTriad / c.gpus_per_node;
+  c.host_memory_bandwidth_source =
+      fmt::format("ASSUMED {} GB/s host triad per node / {} ranks (no mem/host/triad results)", kAssumedHostTriad / 1e9,
+                  c.gpus_per_node);
 
   c.intra.base_latency_s = c.inter.base_latency_s = kNcclBaseLatency;
   c.intra.step_latency_s = kNcclNvlinkStepLatency;

@@ -40,6 +40,15 @@ struct Cluster {
   double memory_bandwidth = 0;  // B/s per device for element-wise ops and the optimizer; 0 = unknown
   std::string memory_bandwidth_source;
   LinkTier intra, inter;
+  // --offload optimizer (ZeRO-Offload): each device's host link, per direction (B/s; host → device
+  // and device → host), and the host memory bandwidth one rank's CPU AdamW streams at (B/s). GPU:
+  // `mem` results (calibration.hpp) where given, else the spec's PCIe x16 rate and an assumed host
+  // triad shared by the node's ranks (kAssumedHostTriad), said in the sources. CPU: a copy within
+  // host memory reads and writes each byte (half the rank's bandwidth), the AdamW runs at it.
+  double h2d_bandwidth = 0, d2h_bandwidth = 0;
+  std::string host_link_source;
+  double host_memory_bandwidth = 0;
+  std::string host_memory_bandwidth_source;
   int threads_per_rank = 1;  // cpu: the OpenMP / BLAS threads each rank thread computes with
 
   bool is_cpu() const { return device == "cpu"; }
@@ -52,6 +61,10 @@ struct Cluster {
 // std::min(busBw, 235.0f)"); inter = the node's NIC rate per GPU (spec node_nic_gbps).
 // `inter_gbps` / `intra_gbps` > 0 replace the rates (GB/s); a multi-node cluster of a SKU without
 // a reference node and no `inter_gbps` is gcb::UsageError.
+// A two-socket server's STREAM triad order of magnitude, per node, for the CPU AdamW of GPU plans
+// without `mem/host/triad` results (an assumption, said wherever it is used).
+inline constexpr double kAssumedHostTriad = 200e9;
+
 struct GpuClusterArgs {
   int gpus = 8, gpus_per_node = 8;
   Precision precision = Precision::bf16;

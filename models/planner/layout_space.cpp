@@ -1,5 +1,5 @@
-// layout_space.hpp: every dp·tp·pp split of the GPUs crossed with ZeRO stage, SP, recomputation, micro-batch, schedule
-// and overlap, and candidate_error, why a candidate cannot run.
+// layout_space.hpp: every dp·tp·pp split of the GPUs crossed with ZeRO stage, SP, recomputation, micro-batch, schedule,
+// overlap and offload, and candidate_error, why a candidate cannot run.
 #include "models/planner/layout_space.hpp"
 
 #include <fmt/format.h>
@@ -86,20 +86,23 @@ std::vector<Candidate> enumerate_candidates(const PlanModel& pm, const SearchSpa
                 if (v > 1 && (pp == 1 || sched != PipeSchedule::one_f_one_b)) continue;
                 for (int mb : space.micro_batches) {
                   for (Recompute rc : space.recompute) {
-                    Candidate c = make_candidate({.name = {},
-                                                  .dp = dp,
-                                                  .tp = tp,
-                                                  .pp = pp,
-                                                  .sp = sp,
-                                                  .zero = z,
-                                                  .schedule = sched,
-                                                  .overlap = overlap},
-                                                 mb, rc, v);
-                    if (rc == Recompute::full) c.recompute_every = std::max(1, space.recompute_every);
-                    if (std::string e = candidate_error(pm, c, space.tp_across_nodes); !e.empty()) {
-                      rejected.push_back({c.name(), e, 1});
-                    } else {
-                      out.push_back(c);
+                    for (Offload off : space.offload) {
+                      if (off != Offload::none && pm.cluster.is_cpu()) continue;
+                      Candidate c = make_candidate({.name = {},
+                                                    .dp = dp,
+                                                    .tp = tp,
+                                                    .pp = pp,
+                                                    .sp = sp,
+                                                    .zero = z,
+                                                    .schedule = sched,
+                                                    .overlap = overlap},
+                                                   mb, rc, v, off);
+                      if (rc == Recompute::full) c.recompute_every = std::max(1, space.recompute_every);
+                      if (std::string e = candidate_error(pm, c, space.tp_across_nodes); !e.empty()) {
+                        rejected.push_back({c.name(), e, 1});
+                      } else {
+                        out.push_back(c);
+                      }
                     }
                   }
                 }

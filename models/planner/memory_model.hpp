@@ -24,8 +24,9 @@ struct StageMemory {
   int stage = 0;
   std::array<double, kMemCategories> peak{};  // bytes, per MemCategory
   double workspace_steady = 0;                // workspace between steps (peak: initialisation)
-  // Bytes held at once during a step: every category's peak, the workspace's steady part. The
-  // peaks do not all fall at the same instant, so this bounds the true peak from above.
+  double host = 0;  // --offload optimizer: the rank's model states in host memory (theory.hpp host_state_bytes)
+  // Device bytes held at once during a step: every category's peak, the workspace's steady part.
+  // The peaks do not all fall at the same instant, so this bounds the true peak from above.
   double total() const;
   double at(MemCategory c) const { return peak[static_cast<size_t>(c)]; }
 };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/error.hpp"
 #include "models/theory.hpp"
@@ -22,6 +23,25 @@ PlanModel plan_model(const PlanRequest& r) {
   } else if (r.calibration.memory_bandwidth) {
     cl.memory_bandwidth = *r.calibration.memory_bandwidth;
     cl.memory_bandwidth_source = "calibration: mem triad";
+  }
+  // --offload optimizer's copies and CPU AdamW (cluster.hpp).
+  if (cl.is_cpu()) {
+    cl.h2d_bandwidth = cl.d2h_bandwidth = cl.memory_bandwidth / 2;
+    cl.host_link_source = "a copy within host memory: half the rank's memory bandwidth (read + write)";
+    cl.host_memory_bandwidth = cl.memory_bandwidth;
+    cl.host_memory_bandwidth_source = "the rank's memory bandwidth";
+  } else {
+    const Calibration& c = r.calibration;
+    if (c.h2d_bytes_per_s && c.d2h_bytes_per_s) {
+      cl.h2d_bandwidth = *c.h2d_bytes_per_s;
+      cl.d2h_bandwidth = *c.d2h_bytes_per_s;
+      cl.host_link_source = "calibration: mem/copy h2d and d2h (copy engine, pinned, best size)";
+    }
+    if (c.host_triad_bytes_per_s) {
+      cl.host_memory_bandwidth = *c.host_triad_bytes_per_s / cl.gpus_per_node;
+      cl.host_memory_bandwidth_source = fmt::format("calibration: mem/host/triad {:.3g} GB/s / {} ranks per node",
+                                                    *c.host_triad_bytes_per_s / 1e9, cl.gpus_per_node);
+    }
   }
   if (cl.peak_flops <= 0) {
     // No spec peak (the CPU): the best calibrated GEMM rate.
@@ -81,6 +101,25 @@ PlanOutcome make_plan(const PlanRequest& r) {
       out.fits.push_back(predict(pm, blocks));
       ++out.candidates;
     }
+  }
+  // Offload is proposed only where it changes what fits or is faster: with both searched, an
+  // offloaded candidate that does not fit, or whose twin without offload fits at least as fast, goes.
+  const auto& offs = r.space.offload;
+  if (r.only.empty() && std::find(offs.begin(), offs.end(), Offload::none) != offs.end() &&
+      std::find(offs.begin(), offs.end(), Offload::optimizer) != offs.end()) {
+    std::map<std::string, double> plain;  // name → step time of the fitting candidates without offload
+    for (const Prediction& p : out.fits)
+      if (p.candidate.offload == Offload::none) plain.emplace(p.candidate.name(), p.time.step);
+    const auto needless = [&plain](const Prediction& p) {
+      if (p.candidate.offload == Offload::none) return false;
+      Candidate twin = p.candidate;
+      twin.offload = Offload::none;
+      const auto it = plain.find(twin.name());
+      return it != plain.end() && it->second <= p.time.step;
+    };
+    out.offload_left_out = std::erase_if(out.fits, needless) + std::erase_if(out.oom, [](const Prediction& p) {
+                             return p.candidate.offload != Offload::none;
+                           });
   }
   std::stable_sort(out.fits.begin(), out.fits.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time.step < b.time.step; });
@@ -144,10 +183,12 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
         {"dp_comm", t.dp_comm},
         {"dp_comm_hidden", t.dp_comm_hidden},
         {"optimizer", t.optimizer},
+        {"offload", t.offload},
         {"other_comm", t.other_comm}}},
       {"bottleneck_stage", p.bottleneck_stage},
       {"memory", mem},
       {"memory_total", p.memory.total()},
+      {"memory_host", p.memory.host},
       {"memory_workspace_steady", p.memory.workspace_steady},
       {"memory_stage", p.memory.stage},
       {"memory_limit", p.memory_limit},
@@ -156,6 +197,8 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
        {{"peak", peak_src},
         {"memory_limit", pm.cluster.memory_source},
         {"memory_bandwidth", pm.cluster.memory_bandwidth_source},
+        {"host_link", pm.cluster.host_link_source},
+        {"host_memory_bandwidth", pm.cluster.host_memory_bandwidth_source},
         {"gemm", pm.compute.gemm_calibrated() ? "calibration: gemm results"
                                               : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
         {"attention", pm.compute.attention_calibrated() ? "calibration: attn results"

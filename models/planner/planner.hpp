@@ -31,7 +31,8 @@ struct PlanOutcome {
   std::vector<Prediction> fits;  // fastest first
   std::vector<Prediction> oom;   // smallest overshoot first
   std::vector<Rejection> invalid;
-  size_t candidates = 0;  // predicted (fits + oom)
+  size_t candidates = 0;        // predicted (fits + oom + offload_left_out)
+  size_t offload_left_out = 0;  // offloaded predictions dropped (make_plan)
 };
 
 // The models a prediction needs, from the request (the calibration replaces the cluster's
@@ -43,7 +44,9 @@ PlanModel plan_model(const PlanRequest& r);
 // smallest is the fastest: every K reruns one forward of every layer, but ZeRO-3 gathers the
 // layers of each block but its last once more (theory.cpp comm_bytes).
 std::optional<int> smallest_fitting_block(const PlanModel& pm, const Candidate& c);
-// gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run. With
+// gcb::UsageError for a global batch < 1 or, with `only`, a candidate that cannot run. When the
+// space searches both offload none and optimizer, an offloaded row stays only where it fits and its
+// twin without offload does not, or is slower. With
 // space.recompute_every = 0, a full-recomputation candidate that does not fit gets a second row
 // with the smallest block size K that fits (smallest_fitting_block), where there is one.
 PlanOutcome make_plan(const PlanRequest& r);

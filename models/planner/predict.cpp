@@ -43,7 +43,7 @@ struct StageTime {
   double backward_one_layer = 0;
   double total() const { return forward + backward + recompute + tp + pp + zero3; }
   // After the schedule.
-  double dp_reduce = 0, dp_reduce_embed = 0, dp_gather = 0, other = 0, optimizer = 0;
+  double dp_reduce = 0, dp_reduce_embed = 0, dp_gather = 0, other = 0, optimizer = 0, offload = 0;
 };
 
 double pass_seconds(const ComputeModel& cm, const PassWork& w, double contention, StageTime& by_kind) {
@@ -118,6 +118,10 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
     }
   }
   t.optimizer = cm.elementwise_seconds(w.optimizer);
+  const Cluster& cl = pm.cluster;
+  const auto at = [](double bytes, double rate) { return rate > 0 ? bytes / rate : 0.0; };
+  t.offload = at(w.offload_d2h, cl.d2h_bandwidth) + at(w.offload_h2d, cl.h2d_bandwidth) +
+              at(w.host_adamw_bytes, cl.host_memory_bandwidth);
   return t;
 }
 
@@ -149,12 +153,14 @@ std::string Candidate::recompute_label() const {
 std::string Candidate::name() const {
   std::string s = layout.name;
   if (virtual_stages > 1) s += fmt::format("-v{}", virtual_stages);
-  return s + fmt::format("-mb{}-{}", micro_batch, recompute_label());
+  return s + fmt::format("-mb{}-{}{}", micro_batch, recompute_label(), offload == Offload::optimizer ? "-offload" : "");
 }
 
-Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages) {
+Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages, Offload offload) {
   layout.name = layout_name(layout);
-  return {std::move(layout), micro_batch, recompute, virtual_stages};
+  Candidate c{std::move(layout), micro_batch, recompute, virtual_stages};
+  c.offload = offload;
+  return c;
 }
 
 TrainOptions candidate_options(const PlanModel& pm, const Candidate& c) {
@@ -166,6 +172,7 @@ TrainOptions candidate_options(const PlanModel& pm, const Candidate& c) {
   o.recompute = c.recompute;
   o.recompute_every = c.recompute_every;
   o.precision = pm.precision;
+  o.offload = c.offload;
   return o;
 }
 
@@ -218,7 +225,8 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
     // all but the first layer's, when the layout overlaps), parameter gathers, optimizer.
     const double hidden =
         c.layout.overlap ? std::min(st.dp_reduce, std::max(0.0, st.backward - st.backward_one_layer)) : 0.0;
-    const double post = st.dp_reduce - hidden + st.dp_reduce_embed + st.dp_gather + st.other + st.optimizer;
+    const double post =
+        st.dp_reduce - hidden + st.dp_reduce_embed + st.dp_gather + st.other + st.optimizer + st.offload;
     if (post > worst_after) {
       worst_after = post;
       after = st;
@@ -239,6 +247,7 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   t.bubble = pipeline - m * worst;
   t.dp_comm = after.dp_reduce - t.dp_comm_hidden + after.dp_reduce_embed + after.dp_gather;
   t.optimizer = after.optimizer;
+  t.offload = after.offload;
   t.other_comm = after.other;
   t.step = pipeline + worst_after;
 

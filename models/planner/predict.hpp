@@ -1,13 +1,16 @@
 // One layout's prediction: memory per device by category (memory_model.hpp) and the step time
 //   step = m·max_s T_s + (Σ_s T_s − max_s T_s)/v            (the pipeline: steady state + fill/drain)
-//        + max_s (exposed dp communication + optimizer + per-step collectives)
+//        + max_s (exposed dp communication + optimizer + offload + per-step collectives)
 // where T_s, one micro-batch on stage s, = forward + backward + recomputation (each GEMM and
 // attention call at its calibrated or interpolated rate × the layout's shared-host contention,
 // each element-wise call on its roofline, compute_model.hpp) + the tensor-parallel collectives, pipeline sends and
 // ZeRO-3 gathers in its path (the engine and Megatron block on them). With v = 1 and equal stages this is (m + p −
 // 1)·T, the bubble (p − 1)/(m + p − 1) of theory.hpp; v > 1 is interleaved 1F1B (Narayanan et al. 2021 §2.2.2), whose
 // pipeline messages grow v-fold. dp gradient reductions overlap the last micro-batch's backward when the layout
-// overlaps (the engine's --overlap), else they follow it.
+// overlaps (the engine's --overlap), else they follow it. offload (--offload optimizer, ZeRO-Offload;
+// model_states.hpp): the gradients to the host and the parameters back at the host link's rates and
+// the host AdamW at the host's memory bandwidth, in series after the schedule as the engine runs
+// them (no overlap with the next forward).
 #pragma once
 
 #include <string>
@@ -27,7 +30,8 @@ struct Candidate {
   Recompute recompute = Recompute::none;
   int virtual_stages = 1;               // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
   int recompute_every = 1;              // full recomputation in blocks of K layers (train_options.hpp Recompute)
-  std::string name() const;             // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full[-k3]"
+  Offload offload = Offload::none;      // --offload optimizer (ZeRO-Offload)
+  std::string name() const;             // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full[-k3][-offload]"
   std::string recompute_label() const;  // "none", "selective", "full", "full-k3" (blocks of 3 layers)
 };
 
@@ -35,7 +39,8 @@ std::string_view recompute_name(Recompute r);
 
 // A candidate of `layout` (its canonical name filled in) with the given micro-batch,
 // recomputation and interleaving.
-Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages = 1);
+Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages = 1,
+                         Offload offload = Offload::none);
 
 // What a prediction needs besides the layout.
 struct PlanModel {
@@ -67,6 +72,7 @@ struct TimeBreakdown {
   double dp_comm = 0;         // exposed gradient reductions and ZeRO-1/2 parameter gathers
   double dp_comm_hidden = 0;  // reductions overlapped with backward
   double optimizer = 0;
+  double offload = 0;     // --offload optimizer: gradients out, host AdamW, parameters back
   double other_comm = 0;  // SP LayerNorm/bias tails, tied-embedding exchange, loss
   double step = 0;
 };

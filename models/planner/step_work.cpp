@@ -171,7 +171,13 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const double grads_zeroed = o.zero >= ZeroStage::two ? psi / lay.dp : psi;
   const double master = p.master_weights ? 4.0 : 0.0;
   add_ew(w.optimizer, EwOp::fill, grads_zeroed, G * grads_zeroed, 1);
-  add_ew(w.optimizer, EwOp::adamw, own, own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master), 1);
+  if (o.offload == Offload::optimizer) {
+    w.offload_d2h = own * G;
+    w.offload_h2d = own * P;
+    w.host_adamw_bytes = own * (G + 3 * 4.0 + 3 * 4.0 + (p.master_weights ? P : 0.0));
+  } else {
+    add_ew(w.optimizer, EwOp::adamw, own, own * (P + G + 4.0 + 4.0 + master + P + 4.0 + 4.0 + master), 1);
+  }
   // Gradient clipping: Σ g² over the own dp shard range at every stage (ModelStates::grad_square_sum).
   if (o.optim.grad_clip > 0.0) add_ew(w.optimizer, EwOp::grad_norm, psi / lay.dp, G * psi / lay.dp, 1);
   return w;

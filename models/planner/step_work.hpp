@@ -55,6 +55,11 @@ struct StageWork {
   std::vector<CommCall> per_micro_batch;  // tp collectives, pp sends and receives, ZeRO-3 gathers
   std::vector<CommCall> per_step;         // dp reductions, ZeRO-1/2 gathers, SP tails, tied embedding, loss
   std::vector<EwCall> optimizer;          // gradient zeroing and AdamW, once per step
+  // --offload optimizer (model_states.hpp): AdamW leaves `optimizer` for the host; bytes per step
+  // the gradients' copy out (d2h), the parameters' copy back (h2d) and the host AdamW's memory
+  // traffic (host_adamw.hpp: reads g, m, v, master; writes m, v, master and, in mixed precision, the
+  // rounded parameters).
+  double offload_d2h = 0, offload_h2d = 0, host_adamw_bytes = 0;
 };
 
 // Element-wise calls follow gpt_layers.cpp op by op on tp rank 0 (which adds the row-parallel

@@ -88,6 +88,8 @@ std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOption
       r.comm = engine->last_step_comm();
       r.padded = engine->padded_params();
       r.mem = be.memory();
+      r.host_mem = be.host_memory();
+      r.offload = engine->last_step_offload();
       r.params = engine->full_params();
       if (keep_grads) r.grads = engine->full_grads();
     }

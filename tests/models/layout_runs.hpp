@@ -16,6 +16,8 @@ struct RankOutcome {
   std::vector<float> grads;           // of the last step, with keep_grads only
   std::vector<float> initial_params;  // before the first step
   MemoryStats mem;                    // between steps, engine alive: current = the persistent bytes
+  MemoryStats host_mem;               // the same, host memory (--offload optimizer)
+  OffloadBytes offload;               // bytes the last step copied device ↔ host
   CommStats comm;                     // of the last step
   size_t padded = 0;
   int dp_rank = 0, tp_rank = 0, pp_rank = 0;

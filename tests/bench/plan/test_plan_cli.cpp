@@ -193,7 +193,7 @@ TEST(PlanCli, RecomputeInBlocksRowWhereItChangesWhatFits) {
   const std::string json = temp("blocks.json");
   const std::string args =
       "--model tiny --layers 48 --seq 256 --gpu h100-sxm --gpus 1 --global-batch 1 --micro-batch 1 "
-      "--memory-limit 11200000";
+      "--memory-limit 11200000 --offload none";
   const test::CliRun r = plan(args + " --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "1 fit in 10.7 MiB, 3 do not")) << r.out;
@@ -209,6 +209,39 @@ TEST(PlanCli, RecomputeInBlocksRowWhereItChangesWhatFits) {
   EXPECT_EQ(doc.results[0].status, Status::pass);
   EXPECT_EQ(doc.results[0].params.at("recompute_every").get<int>(), 2);
   EXPECT_EQ(plan(args + " --recompute-every 1 --quiet").code, 5);
+}
+
+// --offload optimizer (ZeRO-Offload) where it changes what fits: at 8 MiB no layout fits without
+// offload (the best, full recomputation in blocks of 2, needs 10.6 MiB, 7.2 of them master, m and v),
+// while full recomputation with the optimizer states on the host needs 3.6 MiB on the device. The
+// offloaded row is the only one, marked, its host bytes and copies shown; the offloaded candidates
+// that do not fit either are left out and counted.
+TEST(PlanCli, OffloadRowWhereOnlyItFits) {
+  const std::string json = temp("offload.json");
+  const std::string args =
+      "--model tiny --layers 48 --seq 256 --gpu h100-sxm --gpus 1 --global-batch 1 --micro-batch 1 "
+      "--memory-limit 8388608";
+  EXPECT_EQ(plan(args + " --offload none --quiet").code, 5);  // nothing fits without offload
+  const test::CliRun r = plan(args + " --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "1 fit in 8.0 MiB")) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(
+1 dp1-offload +1 full )")))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "best: dp1-mb1-full-offload")) << r.out;
+  EXPECT_TRUE(has(r.out, "offload copies and host AdamW")) << r.out;
+  EXPECT_TRUE(has(r.out, "on the host (offload)")) << r.out;
+  EXPECT_TRUE(has(r.out, "offloaded candidates left out")) << r.out;
+  EXPECT_TRUE(has(r.out, "PCIe Gen5 x16")) << r.out;  // the host link's source, said
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  ASSERT_FALSE(doc.results.empty());
+  EXPECT_EQ(doc.results[0].key, "plan/dp1-mb1-full-offload");
+  EXPECT_EQ(doc.results[0].status, Status::pass);
+  EXPECT_EQ(doc.results[0].params.at("offload").get<std::string>(), "optimizer");
+  EXPECT_GT(doc.results[0].extra.at("memory_host").get<double>(), 0.0);
+  EXPECT_GT(doc.results[0].extra.at("breakdown").at("offload").get<double>(), 0.0);
+  EXPECT_EQ(doc.results[0].extra.at("memory").at("master").get<double>(), 0.0);
 }
 
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
@@ -248,6 +281,9 @@ TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --layout dp2 --recompute full --recompute-every 3",
        "--recompute-every 3 > 2 layers of the smallest pipeline stage"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
+      {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --offload optimizer", "offload frees none"},
+      {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --offload some",
+       "--offload some: expected none or optimizer"},
       {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1",
        "--verify runs layouts on this machine's CPU"},
   };

@@ -47,6 +47,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--schedule zigzag", "expected gpipe or 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
       {"--precision fp8", "expected fp32 or bf16"},
+      {"--offload activations", "--offload activations: expected none or optimizer"},
       {"--backend tpu", "expected one of cpu, cuda"},
       {"--data /nonexistent/tokens.bin", "cannot open"},
       {"--lr -0.1", "--lr -0.1: expected a finite value ≥ 0"},
@@ -304,6 +305,40 @@ TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
           << r.key;
     }
   }
+}
+
+// --offload optimizer: the device's master, m and v go to the host; per category the device's and
+// the host's persistent bytes equal the formulas, and the bytes copied per step equal the theory.
+TEST(TrainCli, OffloadReportsHostMemoryAndCopiesEqualToTheTheory) {
+  TrainCliOptions o;
+  o.sweep = "dp,zero1,zero3";
+  o.precision = "bf16";
+  o.offload = "optimizer";
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_flops = 1e15;
+  const std::vector<Result> results = models::run_training(train_request(o));
+  ASSERT_EQ(results.size(), 3u);
+  for (const Result& r : results) {
+    EXPECT_EQ(r.params["offload"], "optimizer");
+    for (const char* cat : {"params", "grads", "master", "adam_m", "adam_v"}) {
+      EXPECT_EQ(r.extra["memory"][cat]["persistent"], r.extra["memory"][cat]["analytic"]) << r.key << " " << cat;
+      EXPECT_EQ(r.extra["memory"][cat]["host_persistent"], r.extra["memory"][cat]["host_analytic"])
+          << r.key << " " << cat;
+    }
+    EXPECT_EQ(r.extra["memory"]["master"]["persistent"], 0) << r.key;
+    EXPECT_GT(r.extra["memory"]["master"]["host_persistent"].get<int64_t>(), 0) << r.key;
+    for (const char* dir : {"d2h", "h2d"}) {
+      EXPECT_EQ(r.extra["offload_bytes"][dir]["measured"], r.extra["offload_bytes"][dir]["theory"]) << r.key;
+      EXPECT_GT(r.extra["offload_bytes"][dir]["measured"].get<int64_t>(), 0) << r.key;
+    }
+  }
+  // The table names the offload and shows the host's side.
+  const test::CliRun c = gcbench("--dp 2 --zero 1 --offload optimizer --steps 1 --warmup-steps 0 --peak-flops 1e15");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find(", offload optimizer,"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("on the host: params"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("; per step out "), std::string::npos) << c.out;
 }
 
 // The MFU denominator, when measured, is the best of several sgemm repetitions, recorded with

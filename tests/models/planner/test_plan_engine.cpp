@@ -78,5 +78,34 @@ INSTANTIATE_TEST_SUITE_P(
         Case{{"pp2_gpipe_k2", {1, 1, 2}, 5, 1, 3, false, Z::none, PS::gpipe, RC::full, 2}, false, f32}),
     [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.run.name); });
 
+// --offload optimizer: the planner's device peaks per category, its host bytes and the bytes its
+// step copies out and back equal what the engine allocated and copied, at every ZeRO stage with
+// gradient accumulation, in fp32 and bf16 (pp 2 for a stage without the embedding).
+TEST(PlanAgainstEngine, OffloadMemoryAndCopiesEqualTheEngine) {
+  for (ZeroStage z : {ZeroStage::none, ZeroStage::one, ZeroStage::two, ZeroStage::three}) {
+    for (Precision p : {Precision::fp32, Precision::bf16}) {
+      const test::LayoutCase k{"dp2_pp2", {2, 1, 2}, 2, 2, 2, false, z, PipeSchedule::one_f_one_b, Recompute::none};
+      TrainOptions o = test::case_options(k, p);
+      o.offload = Offload::optimizer;
+      const std::string at = fmt::format("zero {} {}", static_cast<int>(z), precision_name(p));
+      for (const test::RankOutcome& r : test::run_layout(k.lay, o, 2)) {
+        const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
+        for (size_t c = 0; c < kMemCategories; ++c) {
+          if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;  // as above
+          EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
+              << at << " pp" << r.pp_rank << " " << mem_category_name(static_cast<MemCategory>(c));
+        }
+        EXPECT_EQ(mem.at(MemCategory::master) + mem.at(MemCategory::adam_m) + mem.at(MemCategory::adam_v), 0.0) << at;
+        EXPECT_EQ(mem.host, static_cast<double>(r.host_mem.total.peak)) << at << " pp" << r.pp_rank;
+        EXPECT_GT(mem.host, 0.0) << at;
+        const StageWork w = stage_work(o, k.lay, r.pp_rank);
+        EXPECT_EQ(w.offload_d2h, static_cast<double>(r.offload.d2h)) << at << " pp" << r.pp_rank;
+        EXPECT_EQ(w.offload_h2d, static_cast<double>(r.offload.h2d)) << at << " pp" << r.pp_rank;
+        for (const EwCall& e : w.optimizer) EXPECT_NE(e.op, EwOp::adamw) << at;  // AdamW left the device
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gcb::models::planner

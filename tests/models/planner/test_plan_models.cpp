@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "models/planner/calibration.hpp"
 #include "models/planner/layout_space.hpp"
 #include "models/planner/planner.hpp"
 #include "models/theory.hpp"
@@ -160,6 +161,7 @@ TEST(PlanModels, BlockRecomputationRowWhereItChangesWhatFits) {
   m.seq = 256;
   PlanRequest r = request(m, 1, bare_cluster(1, 1));
   r.space.micro_batches = {1};
+  r.space.offload = {Offload::none};  // offload would fit too (OffloadRowWhereOnlyItFits, test_plan_cli.cpp)
   const PlanModel pm = plan_model(r);
   Candidate full = candidate(1, 1, 1, 1);
   full.recompute = Recompute::full;
@@ -312,6 +314,58 @@ TEST(PlanModels, ARanksShareOfTheTriadComesFromTheClosestThreadCount) {
   EXPECT_EQ(b->source.find("assumed"), std::string::npos);
   // One rank of 2 threads: the 2-thread figure whole.
   EXPECT_DOUBLE_EQ(rank_bandwidth(cal, 1, 2)->bytes_per_s, 30e9);
+}
+
+// --offload optimizer is priced from `mem` results: the best pinned copy-engine h2d and d2h copies
+// set the host link, the best host triad / GPUs per node the CPU AdamW's rate; the offload time is
+// the gradients out, the host AdamW's traffic (g, m, v, master read; m, v, master and the bf16
+// parameters written) and the parameters back, each at its rate; the device keeps no optimizer state.
+TEST(PlanModels, OffloadIsPricedAtTheMeasuredHostLinkAndHostTriad) {
+  auto copy = [](const char* key, double bytes, double seconds, const char* engine, const char* memory) {
+    Result r;
+    r.key = key;
+    r.params = {{"engine", engine}, {"direction", "unidirectional"}, {"host_memory", memory}, {"bytes", bytes}};
+    r.model = {{"bytes", bytes}};
+    r.samples = {seconds};
+    return r;
+  };
+  ResultDocument doc;
+  doc.results.push_back(copy("mem/copy/h2d", 1e9, 0.05, "ce", "pinned"));    // 20 GB/s
+  doc.results.push_back(copy("mem/copy/h2d", 1e6, 0.0001, "ce", "pinned"));  // 10 GB/s: not the best
+  doc.results.push_back(copy("mem/copy/h2d", 1e9, 0.01, "ce", "pageable"));  // pageable: ignored
+  doc.results.push_back(copy("mem/copy/d2h", 1e9, 0.04, "ce", "pinned"));    // 25 GB/s
+  doc.results.push_back(copy("mem/copy/d2h", 1e9, 0.001, "sm", "pinned"));   // SM copy: ignored
+  Result triad;
+  triad.key = "mem/host/triad";
+  triad.params = {{"threads", 64}};
+  triad.model = {{"bytes", 3e9}};
+  triad.samples = {0.01};  // 300 GB/s
+  doc.results.push_back(triad);
+  Calibration cal;
+  add_calibration(cal, doc, {.cpu = false, .dtype = "bf16"});
+  ASSERT_TRUE(cal.h2d_bytes_per_s && cal.d2h_bytes_per_s && cal.host_triad_bytes_per_s);
+  EXPECT_DOUBLE_EQ(*cal.h2d_bytes_per_s, 20e9);
+  EXPECT_DOUBLE_EQ(*cal.d2h_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(*cal.host_triad_bytes_per_s, 300e9);
+
+  GptConfig m{"t", 4, 256, 8, 256, 128};
+  PlanRequest r = request(m, 8, bare_cluster(8, 4));
+  r.calibration = cal;
+  const PlanModel pm = plan_model(r);
+  EXPECT_DOUBLE_EQ(pm.cluster.h2d_bandwidth, 20e9);
+  EXPECT_DOUBLE_EQ(pm.cluster.host_memory_bandwidth, 300e9 / 4);
+  Candidate c =
+      make_candidate({.name = {}, .dp = 8, .zero = ZeroStage::one}, 1, Recompute::none, 1, Offload::optimizer);
+  EXPECT_EQ(c.name(), "dp8-zero1-mb1-none-offload");
+  const Prediction p = predict(pm, c);
+  const double own = static_cast<double>(stage_padded_params(m, {8, 1, 1}, 0)) / 8;  // bf16, ZeRO-1 shard
+  EXPECT_DOUBLE_EQ(p.time.offload, 2 * own / 25e9 + (2 + 24 + 2) * own / (300e9 / 4) + 2 * own / 20e9);
+  EXPECT_EQ(p.memory.at(MemCategory::master) + p.memory.at(MemCategory::adam_m), 0.0);
+  EXPECT_DOUBLE_EQ(p.memory.host, 16 * own);
+  c.offload = Offload::none;
+  const Prediction q = predict(pm, c);
+  EXPECT_EQ(q.time.offload, 0.0);
+  EXPECT_DOUBLE_EQ(q.memory.total() - p.memory.total(), 12 * own);  // master, m, v left the device
 }
 
 }  // namespace
