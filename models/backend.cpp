@@ -16,9 +16,7 @@ void Backend::cross_entropy_finish_backward(float* losses, View dlogits, View lo
 }
 
 void Backend::adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
-  AdamWArgs no_decay = a;
-  no_decay.weight_decay = 0.0f;
-  for (const AdamWBuffers& x : tensors) adamw(x.params, x.grads, x.m, x.v, x.master, x.n, x.decay ? a : no_decay);
+  for (const AdamWBuffers& x : tensors) adamw(x.params, x.grads, x.m, x.v, x.master, x.n, adamw_args_for(x, a));
 }
 
 std::optional<AttentionTimes> Backend::measure_attention(DType, int, int, int, int) { return std::nullopt; }

@@ -163,6 +163,11 @@ struct AdamWBuffers {
   size_t n = 0;
   bool decay = true;
 };
+// The arguments AdamW takes for tensor x: `a`, with weight decay 0 where x does not decay.
+inline AdamWArgs adamw_args_for(const AdamWBuffers& x, AdamWArgs a) {
+  if (!x.decay) a.weight_decay = 0.0f;
+  return a;
+}
 
 class Backend {
  public:

@@ -33,9 +33,7 @@ void host_adamw(View params, View grads, float* m, float* v, float* master, size
 }
 
 void host_adamw_multi(const std::vector<AdamWBuffers>& tensors, const AdamWArgs& a) {
-  AdamWArgs no_decay = a;
-  no_decay.weight_decay = 0.0f;
-  for (const AdamWBuffers& x : tensors) host_adamw(x.params, x.grads, x.m, x.v, x.master, x.n, x.decay ? a : no_decay);
+  for (const AdamWBuffers& x : tensors) host_adamw(x.params, x.grads, x.m, x.v, x.master, x.n, adamw_args_for(x, a));
 }
 
 }  // namespace gcb::models

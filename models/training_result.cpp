@@ -54,8 +54,7 @@ nlohmann::json shape_params(const LayoutSpec& l, const TrainOptions& t, int glob
           {"recompute", t.recompute == Recompute::none        ? "none"
                         : t.recompute == Recompute::selective ? "selective"
                                                               : "full"},
-          {"precision", std::string(precision_name(t.precision))},
-          {"offload", std::string(offload_name(t.offload))}};
+          {"precision", std::string(precision_name(t.precision))}};
 }
 }  // namespace
 
@@ -64,6 +63,9 @@ nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int glo
   if (t.logit_rows > 0) p["logit_rows"] = t.logit_rows;  // only when the LM head is chunked
   // Full recomputation in blocks of K layers (train_options.hpp Recompute): only when K > 1.
   if (t.recompute == Recompute::full && t.recompute_every > 1) p["recompute_every"] = t.recompute_every;
+  // CPU offload (train_options.hpp Offload): only when on, so results without it pair with those
+  // of earlier versions (compare matches by every param).
+  if (t.offload != Offload::none) p["offload"] = std::string(offload_name(t.offload));
   return p;
 }
 

@@ -62,7 +62,8 @@ double sampled_sm_clock(const nlohmann::json& sample);
 Result training_result(const LayoutMeasurement& m, double peak, const std::string& peak_source);
 
 // The parameters every layout result carries, measured (train) or predicted (plan): the model,
-// the layout and its parts, micro- and global batch, recomputation, precision.
+// the layout and its parts, micro- and global batch, recomputation, precision; logit_rows,
+// recompute_every and offload only where they are not the default.
 nlohmann::json layout_params(const LayoutSpec& l, const TrainOptions& t, int global_batch);
 
 // The row of a layout that did not run, and why (no GPU, too few GPUs, …).

@@ -134,10 +134,6 @@ std::string full_text(const nlohmann::json& v) { return v.is_string() ? v.get<st
 
 }  // namespace
 
-std::string console_header() {
-  return fmt::format("{:<36} {}  params\n", "case", kHeadlineHeader) + std::string(112, '-') + "\n";
-}
-
 std::string console_row(const Result& r) {
   std::string params;
   for (auto it = r.params.begin(); it != r.params.end(); ++it)

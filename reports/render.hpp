@@ -31,9 +31,9 @@ std::pair<double, std::string> readable_rate(double v, const std::string& unit);
 // samples, where it is undefined (a one-sample row once read "0.00").
 std::string cv_text(const Statistics& s, int decimals);
 
-// One line per case as it ends: key, status, the headline metric and timing, then every param in
-// full (last, so nothing is cut and the columns before it stay aligned).
-std::string console_header();
+// One line per case as it ends (the runner's progress line, bench/common/runner.hpp): key, status,
+// the headline metric and timing, then every param in full (last, so the columns before it stay
+// aligned), then the reason of a row that did not pass on a line of its own.
 std::string console_row(const Result& r);
 // The summary of a run: per family (in order of first appearance) one table whose columns are
 // the case and each param that differs between the family's rows, in full; params the rows share

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/error.hpp"
@@ -99,24 +100,22 @@ std::string gpu_spec_key(const GpuSpec& s) { return fmt::format("{}", fmt::join(
 
 namespace {
 
-// The key of the SKU `typed` most likely meant: the nearest within 2 edits of a key or of one of
-// its leading parts ("a101" → a100 → "a100-sxm4-80gb", the first such SKU), else none.
+// The key of the SKU `typed` most likely meant: core/suggest.hpp's closest name among the keys and
+// their leading parts ("a101" → "a100" → "a100-sxm4-80gb", the first such SKU), else none.
 std::string gpu_did_you_mean(std::string_view typed) {
-  std::string best;
-  size_t best_d = 3;
+  std::vector<std::string> names, keys;  // each leading part and the key of the SKU it begins
   for (const GpuSpec& s : gpu_specs()) {
-    const std::vector<std::string> words = name_words(s.sku);
     std::string prefix;
-    for (const std::string& w : words) {
+    for (const std::string& w : name_words(s.sku)) {
       prefix += (prefix.empty() ? "" : "-") + w;
-      const size_t d = edit_distance(typed, prefix);
-      if (d < best_d) {
-        best_d = d;
-        best = gpu_spec_key(s);
-      }
+      names.push_back(prefix);
+      keys.push_back(gpu_spec_key(s));
     }
   }
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  const std::optional<std::string> near = closest_name(typed, names);
+  if (!near) return "";
+  const auto at = static_cast<size_t>(std::find(names.begin(), names.end(), *near) - names.begin());
+  return fmt::format(" (did you mean '{}'?)", keys[at]);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "bench/common/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,10 @@ std::string dtype_list(const std::vector<DType>& types) {
   return listed;
 }
 
+std::string unknown_word(const std::string& text, const std::vector<std::string>& known) {
+  return fmt::format("{}{}: expected one of {}", text, did_you_mean(text, known), fmt::join(known, ", "));
+}
+
 CLI::Validator dtype_names(const std::vector<DType>& accepted) {
   const std::string listed = dtype_list(accepted);
   return CLI::Validator(
@@ -72,7 +77,7 @@ void add_backend_option(CLI::App& app, std::string& backend) {
       ->check(CLI::Validator(
           [names](std::string& text) -> std::string {
             if (std::find(names.begin(), names.end(), text) != names.end()) return {};
-            return text + did_you_mean(text, names) + ": expected one of " + communicator_backend_names();
+            return unknown_word(text, names);
           },
           ""))
       ->type_name("NAME");

@@ -42,6 +42,8 @@ CLI::Validator file_path();
 // the closest name when one is near, core/suggest.hpp).
 // Unlike CLI::CheckedTransformer it accepts names only: a bare number is not a silent alias.
 // `names` lists every value in the order help shows them.
+// "WORD (did you mean 'X'?): expected one of a, b, c": the refusal of a word not among `known`.
+std::string unknown_word(const std::string& text, const std::vector<std::string>& known);
 template <typename E>
 CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
   std::string listed;
@@ -51,13 +53,13 @@ CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
     words.push_back(name);
   }
   CLI::Validator v(
-      [names, listed, words](std::string& text) -> std::string {
+      [names, words](std::string& text) -> std::string {
         for (const auto& [name, value] : names)
           if (name == text) {
             text = std::to_string(static_cast<long long>(value));
             return {};
           }
-        return text + did_you_mean(text, words) + ": expected one of " + listed;
+        return unknown_word(text, words);
       },
       "{" + listed + "}");
   return v;

@@ -278,10 +278,8 @@ TEST(Render, UndefinedStatisticsPrintADash) {
   Result one = sample_result("gemm/host/sgemm", 12.5);
   one.samples = {1e-3};
   one.stats = summarize(one.samples);
-  const std::string header = console_header();
-  const size_t cv_end = header.find("cv%") + 3;  // the column is right-aligned under its header
   const std::string row = console_row(one);
-  EXPECT_EQ(row.substr(cv_end - 6, 6), "     -") << header << row;
+  EXPECT_NE(row.find("     -     1  "), std::string::npos) << row;  // cv% "-", n 1, then the params
   const std::string table = render_console({one});
   EXPECT_NE(table.find("     -     1\n"), std::string::npos) << table;  // cv% "-", n 1
   Result coll = one;
