@@ -2,6 +2,8 @@
 // layers and the head's buffers — allocated from the backend in the training dtype.
 #include "models/activations.hpp"
 
+#include <type_traits>
+
 #include "core/size.hpp"
 
 namespace gcb::models {
@@ -20,7 +22,8 @@ float* Activations::floats(size_t count) {
   return owned_.back().f32();
 }
 
-Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype) : be_(be), dtype_(dtype) {
+Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype, bool offload)
+    : be_(be), dtype_(dtype) {
   const size_t R = sz(s.R), Rs = sz(s.Rs), C = sz(s.C), Cl = sz(s.Cl);
   const size_t lse = R * sz(s.heads);  // B·NH_l·T
   const bool full = recompute == Recompute::full;
@@ -29,13 +32,40 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
   // recomputation in blocks of K layers one set per position in the block (K sets), so that a
   // block's rerun forward holds all its layers at once (train_options.hpp Recompute), else one.
   std::vector<LayerActs> shared(sz(full ? s.recompute_block : 1));
+  // --offload activations: the two device working sets, and the layer's (see the header).
+  LayerActs work[2]{};
+  LayerActs* working = nullptr;
+  std::vector<Swap>* swaps = nullptr;
+  auto kept = [&](size_t n, DType t, auto LayerActs::*field) -> void* {
+    if (working == nullptr) {
+      owned_.push_back(be_.alloc(MemCategory::activations, t, n, AllocInit::unset));
+      return owned_.back().data();
+    }
+    if (!(working->*field)) {
+      owned_.push_back(be_.alloc(MemCategory::activations, t, n, AllocInit::unset));
+      if constexpr (std::is_same_v<std::remove_reference_t<decltype(working->*field)>, View>) {
+        working->*field = owned_.back().view();
+      } else {
+        working->*field = owned_.back().f32();
+      }
+    }
+    owned_.push_back(be_.alloc_host(MemCategory::activations, t, n));
+    void* device = nullptr;
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(working->*field)>, View>) {
+      device = (working->*field).data;
+    } else {
+      device = working->*field;
+    }
+    swaps->push_back({device, owned_.back().data(), n * dtype_size(t)});
+    return device;
+  };
   auto view = [&](bool share, LayerActs& set, View LayerActs::*field, size_t n) {
-    if (!share) return tensor(n);
+    if (!share) return View{kept(n, dtype_, field), dtype_};
     if (!(set.*field)) set.*field = tensor(n);
     return set.*field;
   };
   auto stat = [&](bool share, LayerActs& set, float* LayerActs::*field, size_t n) {
-    if (!share) return floats(n);
+    if (!share) return static_cast<float*>(kept(n, DType::f32, field));
     if (set.*field == nullptr) set.*field = floats(n);
     return set.*field;
   };
@@ -44,9 +74,16 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
     slot.x = tensor(Rs * C);
     slot.dout = tensor(Rs * C);
     slot.layers.resize(sz(s.stage_layers));
+    if (offload) slot.swaps.resize(sz(s.stage_layers));
+    int swapping = 0;  // layers below that keep something on the host: picks the working set
     for (int l = 0; l < s.stage_layers; ++l) {
       LayerActs& a = slot.layers[sz(l)];
       LayerActs& set = shared[full ? sz(l % s.recompute_block) : 0];
+      const bool top = l == s.stage_layers - 1;  // its res3 is the stage output: on the device per slot
+      if (offload) {
+        working = &work[swapping % 2];
+        swaps = &slot.swaps[sz(l)];
+      }
       a.ln1 = view(full, set, &LayerActs::ln1, Rs * C);
       a.ln1_mean = stat(full, set, &LayerActs::ln1_mean, Rs);
       a.ln1_rstd = stat(full, set, &LayerActs::ln1_rstd, Rs);
@@ -61,7 +98,10 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
       a.fch_gelu = view(full, set, &LayerActs::fch_gelu, R * 4 * Cl);
       // The output: kept per slot where it leaves a block (always without blocks), else in the
       // shared set of its position (inside a block it is only the next layer's input).
+      if (top) working = nullptr;
       a.res3 = view(full && !s.block_end(l), set, &LayerActs::res3, Rs * C);
+      if (offload && !slot.swaps[sz(l)].empty()) ++swapping;
+      working = nullptr;
     }
   }
   LayerScratch& k = scratch_;
@@ -86,6 +126,24 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
     h.rowmax = floats(R);
     h.ce_stats = floats(2 * R);
     h.dlnf = tensor(Rs * C);
+  }
+}
+
+}  // namespace gcb::models
+
+namespace gcb::models {
+
+void Activations::swap_out(int micro_batch, int l) {
+  for (const Swap& w : slot(micro_batch).swaps[sz(l)]) {
+    be_.copy_to_host(w.host, w.device, w.bytes);
+    swapped_.d2h += w.bytes;
+  }
+}
+
+void Activations::swap_in(int micro_batch, int l) {
+  for (const Swap& w : slot(micro_batch).swaps[sz(l)]) {
+    be_.copy_from_host(w.device, w.host, w.bytes);
+    swapped_.h2d += w.bytes;
   }
 }
 

@@ -5,10 +5,20 @@
 // recomputation in blocks of K layers shares K sets, one per position in the block.
 // Activation tensors are of the precision's activation type; LayerNorm statistics, log-sum-exps,
 // losses and cross-entropy statistics are fp32. theory.hpp derives the bytes this allocates.
+//
+// Under --offload activations (train_options.hpp Offload) a layer's tensors that a slot keeps for
+// backward (those not in a shared set, but for the stage output, the last layer's res3, which the
+// head reads and the pipeline sends) live in host memory (Backend::alloc_host, category
+// activations), one copy per slot and layer. On the device every layer points at one of two
+// working sets, alternating over the layers that keep something, so a layer and the one below it
+// (whose output is its input) are on the device together: swap_out after a layer's forward copies
+// its set to the host, swap_in before backward brings it back.
 #pragma once
 
+#include <utility>
 #include <vector>
 
+#include "core/size.hpp"
 #include "models/backend.hpp"
 #include "models/rank_shape.hpp"
 
@@ -29,10 +39,19 @@ struct LayerActs {
   View res3;                   // [Rs, C] layer output (kept per slot unless inside a recomputed block)
 };
 
+// One tensor of a layer's kept set under --offload activations: its device working-set view and
+// its host copy.
+struct Swap {
+  void* device;
+  void* host;
+  size_t bytes;
+};
+
 struct Slot {
   View x;     // stage input [Rs, C]
   View dout;  // gradient w.r.t. the stage output [Rs, C]; backward works in place
   std::vector<LayerActs> layers;
+  std::vector<std::vector<Swap>> swaps;  // per layer: what --offload activations copies (else empty)
 };
 
 // Shared by every layer and slot (one layer computes at a time).
@@ -60,8 +79,15 @@ struct HeadActs {
 
 class Activations {
  public:
-  Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype);
+  Activations(Backend& be, const RankShape& s, Recompute recompute, DType dtype, bool offload = false);
   Slot& slot(int micro_batch) { return slots_[static_cast<size_t>(micro_batch % static_cast<int>(slots_.size()))]; }
+  // --offload activations: layer l's kept set of micro-batch j to the host (after its forward) and
+  // back to the device working set (before backward reads it); nothing for a layer that keeps
+  // nothing on the host. Synchronous (Backend copies). Bytes are counted until take_swapped().
+  bool swaps(int l) const { return !slots_.front().swaps.empty() && !slots_.front().swaps[sz(l)].empty(); }
+  void swap_out(int micro_batch, int l);
+  void swap_in(int micro_batch, int l);
+  OffloadBytes take_swapped() { return std::exchange(swapped_, OffloadBytes{}); }
   const LayerScratch& scratch() const { return scratch_; }
   const HeadActs& head() const { return head_; }
 
@@ -75,6 +101,7 @@ class Activations {
   std::vector<Slot> slots_;
   LayerScratch scratch_{};
   HeadActs head_{};
+  OffloadBytes swapped_;
 };
 
 }  // namespace gcb::models

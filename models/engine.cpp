@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/size.hpp"
@@ -59,7 +60,7 @@ class Engine final : public TrainingStep {
         dp_queue_(be, *ctx.dp, o.overlap_comm),
         dp_(be, dp_queue_),
         states_(be, units_, o.zero, policy_, o.offload, dp_, ctx.dp_rank),
-        acts_(be, shape_, o.recompute, policy_.activations),
+        acts_(be, shape_, o.recompute, policy_.activations, offloads_activations(o.offload)),
         tp_(be, *ctx.tp, shape_.R, shape_.C, shape_.sp),
         layers_(be, tp_, shape_, units_, o.recompute, acts_),
         actions_(pipeline_actions(o.schedule, ctx.layout.pp, ctx.pp_rank, o.grad_accum)),
@@ -89,7 +90,7 @@ class Engine final : public TrainingStep {
     return s;
   }
   size_t padded_params() const override { return states_.padded_params(); }
-  const OffloadBytes& last_step_offload() const override { return states_.last_step_offload(); }
+  const OffloadBytes& last_step_offload() const override { return offload_; }
   const CommStats& last_step_comm() const override { return stats_; }
   double last_grad_norm() const override { return grad_norm_; }
   double last_lr() const override { return lr_; }
@@ -139,6 +140,8 @@ class Engine final : public TrainingStep {
       states_.optimizer_step(a, opt_.optim.decay_groups);
     }
     for (Communicator* c : {ctx_.dp.get(), ctx_.tp.get(), ctx_.pp.get()}) c->synchronize();
+    offload_ = states_.last_step_offload();
+    offload_ += acts_.take_swapped();
     double loss = 0.0;
     be_.copy_to_host(&loss, loss_.data(), sizeof(double));
     return loss;
@@ -233,6 +236,7 @@ class Engine final : public TrainingStep {
       const size_t u = units_.layer_unit(l);
       layers_.layer_forward(s, l, states_.acquire(u));
       states_.release(u);
+      if (acts_.swaps(l)) acts_.swap_out(j, l);  // --offload activations
     }
     if (shape_.last) {
       layers_.head(s, targets_.i32(), states_.acquire(0), states_.grads(0), loss_.view(), j > 0, dloss());
@@ -244,8 +248,23 @@ class Engine final : public TrainingStep {
     const PhaseScope ph(phases_, "backward");
     Slot& s = acts_.slot(j);
     const bool full = opt_.recompute == Recompute::full;
+    // --offload activations: each kept set comes back once, before the first backward that reads
+    // it — a layer's own, and its input (the output of the layer below; under full recomputation
+    // the block's input, the previous block's output).
+    std::vector<bool> back(sz(shape_.stage_layers), false);
+    const auto need = [&](int l) {
+      if (l < 0 || back[sz(l)] || !acts_.swaps(l)) return;
+      acts_.swap_in(j, l);
+      back[sz(l)] = true;
+    };
     for (int l = shape_.stage_layers - 1; l >= 0; --l) {
       const size_t u = units_.layer_unit(l);
+      if (full) {
+        if (shape_.block_end(l)) need(shape_.block_start(l) - 1);
+      } else {
+        need(l);
+        need(l - 1);
+      }
       if (full && shape_.block_end(l)) {
         // The block's forward again from its kept input (Chen et al. 2016 §3): its first layers
         // with their own parameters (under ZeRO-3 gathered once more), the last one below with
@@ -341,6 +360,7 @@ class Engine final : public TrainingStep {
   Buffer targets_, loss_, norm_;
   std::vector<int32_t> host_tokens_, host_targets_;
   CommStats stats_;
+  OffloadBytes offload_;  // the last step's copies: model states' and activations'
   PhaseTimer* phases_ = nullptr;
   int64_t step_ = 0;
   double grad_norm_ = std::numeric_limits<double>::quiet_NaN(), lr_ = 0.0;

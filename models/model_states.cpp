@@ -18,7 +18,7 @@ ModelStates::ModelStates(Backend& be, const RankUnits& units, ZeroStage zero, co
       units_(units),
       zero_(zero),
       policy_(policy),
-      offload_(offload == Offload::optimizer),
+      offload_(offloads_optimizer(offload)),
       dp_(dp),
       dp_rank_(dp_rank),
       buckets_(units.count()),

@@ -45,7 +45,7 @@ StateBytes zero_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPoli
   StateBytes b;
   b.params = (z == ZeroStage::three ? shard : psi) * dtype_size(p.params);
   b.grads = (z >= ZeroStage::two ? shard : psi) * dtype_size(p.grads);
-  if (off == Offload::optimizer) return b;
+  if (offloads_optimizer(off)) return b;
   const size_t optimizer = (z >= ZeroStage::one ? shard : psi) * sizeof(float);
   b.master = p.master_weights ? optimizer : 0;
   b.adam_m = b.adam_v = optimizer;
@@ -54,7 +54,7 @@ StateBytes zero_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPoli
 
 StateBytes host_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p, Offload off) {
   StateBytes b;
-  if (off == Offload::none) return b;
+  if (!offloads_optimizer(off)) return b;
   const size_t n = z >= ZeroStage::one ? psi / zu(dp) : psi;  // the elements this rank updates
   b.master = b.adam_m = b.adam_v = n * sizeof(float);
   b.grads = n * dtype_size(p.grads);
@@ -63,7 +63,7 @@ StateBytes host_state_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPoli
 }
 
 OffloadBytes offload_bytes(ZeroStage z, size_t psi, int dp, const PrecisionPolicy& p, Offload off) {
-  if (off == Offload::none) return {};
+  if (!offloads_optimizer(off)) return {};
   const size_t n = z >= ZeroStage::one ? psi / zu(dp) : psi;
   return {n * dtype_size(p.grads), n * dtype_size(p.params)};
 }
@@ -74,7 +74,14 @@ size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int st
   return zu(stage_layers(c.layers, lay.pp, stage)) * u.layer + (ends ? u.embed : 0);
 }
 
-size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+namespace {
+
+// One rank's activation bytes of `stage` (activations.hpp), device and host (--offload activations).
+struct ActivationSplit {
+  size_t device = 0, host = 0;
+};
+
+ActivationSplit activation_split(const TrainOptions& o, const ParallelLayout& lay, int stage) {
   const RankShape s(o, lay, 0, stage, stage_layers(o.model.layers, lay.pp, stage));
   const size_t A = dtype_size(precision_policy(o.precision).activations), F = sizeof(float);
   const size_t R = zu(s.R), Rs = zu(s.Rs), C = zu(s.C), Cl = zu(s.Cl), Ls = zu(s.stage_layers);
@@ -85,21 +92,45 @@ size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int st
   const size_t core = A * R * Cl + F * R * zu(s.heads);  // attention output and lse (selective)
   const size_t output = A * Rs * C;                      // res3: the next layer's input
   size_t per_slot = 2 * A * Rs * C, shared = 0;          // stage input, output gradient
+  // What a slot keeps per layer (X, with its output y), and how many layers keep it: every layer
+  // without full recomputation; under full recomputation in blocks of K layers (Chen et al. 2016
+  // §3–4) only the ⌈L_s/K⌉ block outputs, with one shared working set of K layers for a block's
+  // rerun forward, whose outputs inside the block (K − 1) are shared too: O(L_s/K + K) layers.
+  size_t kept = 0, keeping = 0;
   switch (o.recompute) {
-    case Recompute::none: per_slot += Ls * layer_all; break;
+    case Recompute::none:
+      kept = layer_all;
+      keeping = Ls;
+      break;
     case Recompute::selective:
-      per_slot += Ls * (layer_all - core);
+      kept = layer_all - core;
+      keeping = Ls;
       shared += core;
       break;
     case Recompute::full: {
-      // Blocks of K layers (K = 1: each layer its own block; Chen et al. 2016 §3–4): each block's
-      // output per slot, ⌈L_s/K⌉ of them; one shared working set for a block's rerun forward of
-      // K layers, whose outputs inside the block (K − 1) are shared too: O(L_s/K + K) layers.
-      const size_t K = zu(s.recompute_block), blocks = zu(s.blocks());
-      per_slot += blocks * output;
+      const size_t K = zu(s.recompute_block);
+      kept = output;
+      keeping = zu(s.blocks());
       shared += K * (layer_all - output) + (K - 1) * output;
       break;
     }
+  }
+  ActivationSplit split;
+  if (offloads_activations(o.offload)) {
+    // The stage output (the last layer's y) stays on the device per slot; every other kept set is
+    // on the host per slot, and the device has two working sets, alternating over the keeping
+    // layers — fewer when fewer layers keep something on the host (the last layer's set lacks y).
+    per_slot += output;
+    const size_t swapped = keeping * kept - output;  // per slot, on the host
+    split.host = zu(s.slots) * swapped;
+    const size_t sets = std::min<size_t>(keeping, 2);
+    if (o.recompute == Recompute::full) {
+      shared += std::min<size_t>(keeping - 1, 2) * output;  // the block outputs below the top one
+    } else {
+      shared += sets * kept - (keeping <= 2 ? output : 0);
+    }
+  } else {
+    per_slot += keeping * kept;
   }
   // Layer scratch: dC (Rs·C), dC_l, d4C_l, dqkv_l (8·R·C_l); the row-parallel partial output (R·C,
   // tp > 1); under SP the gathered gradient and the two re-gathered LayerNorm outputs (3·R·C).
@@ -110,7 +141,27 @@ size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int st
     // target logit} (4·R).
     shared += A * (2 * Rs * C + (s.sp ? R * C : 0) + zu(s.Rh) * zu(s.Vl)) + F * (2 * Rs + 4 * R);
   }
-  return zu(s.slots) * per_slot + shared;
+  split.device = zu(s.slots) * per_slot + shared;
+  return split;
+}
+
+}  // namespace
+
+size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+  return activation_split(o, lay, stage).device;
+}
+
+size_t host_activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+  return activation_split(o, lay, stage).host;
+}
+
+OffloadBytes activation_offload_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
+  if (!offloads_activations(o.offload)) return {};
+  // Each micro-batch's host sets go out once after forward and come back once before backward.
+  const size_t per_micro_batch =
+      host_activation_bytes(o, lay, stage) / zu(RankShape::micro_batches_in_flight(o, lay, stage));
+  const size_t b = zu(o.grad_accum) * per_micro_batch;
+  return {b, b};
 }
 
 std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage) {
@@ -228,6 +279,8 @@ StepTheory step_theory(const TrainOptions& o, const ParallelLayout& lay) {
     st.host_states = host_state_bytes(o.zero, st.padded_params, lay.dp, policy, o.offload);
     st.offload = offload_bytes(o.zero, st.padded_params, lay.dp, policy, o.offload);
     st.activation_bytes = activation_bytes(o, lay, s);
+    st.host_activation_bytes = host_activation_bytes(o, lay, s);
+    st.offload += activation_offload_bytes(o, lay, s);
     st.comm_bytes = comm_bytes(o, lay, s);
     th.stages.push_back(st);
   }

@@ -70,7 +70,15 @@ size_t stage_padded_params(const GptConfig& c, const ParallelLayout& lay, int st
 // in blocks of K layers (Chen et al. 2016 §3–4) keeps ⌈L_s/K⌉ block outputs per micro-batch in
 // flight plus one working set of K layers: with a layer's tensors X and its output y,
 //   slots·⌈L_s/K⌉·y + K·(X − y) + (K − 1)·y   (K = 1: slots·L_s·y + X − y, plain full).
+// Under --offload activations (activations.hpp) the device keeps each slot's stage input, output
+// gradient and output, two working sets of a layer's kept tensors (fewer when fewer layers keep
+// any: the last layer's set lacks its output) and the shared sets and scratch; the host holds
+// every other kept tensor, per slot (host_activation_bytes).
 size_t activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
+size_t host_activation_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
+// Bytes one step copies under --offload activations: every micro-batch's host sets out after its
+// forward and back before its backward, grad_accum · host sets per slot each way.
+OffloadBytes activation_offload_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
 
 // Bytes per step per kind (comm_stats.hpp's logical buffers) a rank of `stage` communicates.
 std::array<int64_t, kCommKinds> comm_bytes(const TrainOptions& o, const ParallelLayout& lay, int stage);
@@ -108,11 +116,12 @@ size_t materialized_attention_bytes(const TrainOptions& o, const ParallelLayout&
 
 struct StageTheory {
   int stage = 0;
-  size_t padded_params = 0;  // Ψ of a rank of this stage
-  StateBytes states;         // device (or the CPU backend's memory())
-  StateBytes host_states;    // host memory under offload (Backend::host_memory())
-  OffloadBytes offload;      // per step, under offload
-  size_t activation_bytes = 0;
+  size_t padded_params = 0;          // Ψ of a rank of this stage
+  StateBytes states;                 // device (or the CPU backend's memory())
+  StateBytes host_states;            // host memory under offload (Backend::host_memory())
+  OffloadBytes offload;              // per step, under offload (optimizer and activations)
+  size_t activation_bytes = 0;       // device
+  size_t host_activation_bytes = 0;  // host, under --offload activations
   std::array<int64_t, kCommKinds> comm_bytes{};
 };
 

@@ -18,11 +18,21 @@ std::optional<Precision> parse_precision(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view offload_name(Offload o) { return o == Offload::optimizer ? "optimizer" : "none"; }
+std::string_view offload_name(Offload o) {
+  switch (o) {
+    case Offload::none: return "none";
+    case Offload::optimizer: return "optimizer";
+    case Offload::activations: return "activations";
+    case Offload::optimizer_activations: return "optimizer+activations";
+  }
+  return "none";
+}
 
 std::optional<Offload> parse_offload(std::string_view name) {
-  if (name == "none") return Offload::none;
-  if (name == "optimizer") return Offload::optimizer;
+  for (Offload o : {Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations}) {
+    if (name == offload_name(o)) return o;
+  }
+  if (name == "activations+optimizer") return Offload::optimizer_activations;
   return std::nullopt;
 }
 

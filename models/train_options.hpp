@@ -65,12 +65,26 @@ PrecisionPolicy precision_policy(Precision p);
 // parameters are copied back. Without ZeRO-Offload's one-step delayed update, so the results are
 // bitwise those of the same run without offload. The copies are synchronous (not overlapped with
 // the next step's forward). Device memory keeps the parameters and gradients (model_states.hpp).
-enum class Offload : uint8_t { none, optimizer };
+// activations ("CPU swapping", as DeepSpeed's activation checkpointing `cpu_checkpointing` and
+// Megatron-LM's `--cpu-offloading` do for saved tensors): the tensors a layer keeps for its
+// backward go to host memory right after its forward and come back right before they are read in
+// backward, through two device working sets (activations.hpp); synchronous too, so the losses are
+// bitwise those without offload. Both: optimizer+activations.
+enum class Offload : uint8_t { none = 0, optimizer = 1, activations = 2, optimizer_activations = 3 };
+constexpr bool offloads_optimizer(Offload o) { return (static_cast<uint8_t>(o) & 1) != 0; }
+constexpr bool offloads_activations(Offload o) { return (static_cast<uint8_t>(o) & 2) != 0; }
+// "none", "optimizer", "activations", "optimizer+activations" (what parse_offload reads back).
 std::string_view offload_name(Offload o);
 std::optional<Offload> parse_offload(std::string_view name);
-// Bytes one step copies between a rank's device and host memory under offload.
+// Bytes one step copies between a rank's device and host memory under offload: gradients out and
+// parameters back (optimizer), saved activations out and back (activations).
 struct OffloadBytes {
-  size_t d2h = 0, h2d = 0;  // gradients out, parameters back
+  size_t d2h = 0, h2d = 0;
+  OffloadBytes& operator+=(const OffloadBytes& o) {
+    d2h += o.d2h;
+    h2d += o.h2d;
+    return *this;
+  }
 };
 
 // The learning-rate schedule: constant, or nanoGPT's (karpathy/nanoGPT train.py get_lr): a linear

@@ -177,6 +177,7 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
         case MemCategory::master: analytic = h.master; break;
         case MemCategory::adam_m: analytic = h.adam_m; break;
         case MemCategory::adam_v: analytic = h.adam_v; break;
+        case MemCategory::activations: analytic = stage0.host_activation_bytes; break;
         default: break;
       }
       e["host_analytic"] = analytic;
@@ -200,8 +201,9 @@ Result training_result(const LayoutMeasurement& m, double peak, const std::strin
       "rank 0 (first pipeline stage); measured = peak, persistent = allocated between steps; analytic = the "
       "persistent formula for model states (ZeRO paper §3.1 per stage) and the peak for activations "
       "(Korthikanti et al. Table 2 adapted to flash attention); ZeRO-2/3 peaks add transient gradient buckets, "
-      "ZeRO-3 peaks the gathered unit; under --offload optimizer host / host_persistent / host_analytic are the "
-      "host's model states (master, m, v, the gradients' copy, in bf16 the parameters' way back)";
+      "ZeRO-3 peaks the gathered unit; under --offload host / host_persistent / host_analytic are the host's side: "
+      "model states (optimizer: master, m, v, the gradients' copy, in bf16 the parameters' way back) and saved "
+      "activations (activations: every layer's kept tensors per micro-batch in flight but the stage output)";
   // Communication per step, rank 0: measured logical bytes next to theory.
   nlohmann::json cb = nlohmann::json::object();
   for (size_t k = 0; k < kCommKinds; ++k) {

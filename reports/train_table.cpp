@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 #include <utility>
 
 namespace gcb::report {
@@ -103,12 +104,16 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
     }
     fmt::format_to(to, "\n");
   }
-  // --offload optimizer: the host's model states (measured / formula) and the bytes copied per step.
+  // --offload: the host's model states and saved activations (measured / formula), the categories
+  // the host holds, and the bytes copied per step.
   for (const Result& r : results) {
     if (!r.extra["memory"]["master"].contains("host_persistent")) continue;
     fmt::format_to(to, "{:<30} on the host:", r.key.substr(6));
-    for (const char* c : {"params", "grads", "master", "adam_m", "adam_v"}) {
+    const bool states = r.extra["memory"]["master"]["host_analytic"].get<double>() > 0;  // optimizer offloaded
+    for (const char* c : {"params", "grads", "master", "adam_m", "adam_v", "activations"}) {
       const auto& e = r.extra["memory"][c];
+      const bool acts = std::string_view(c) == "activations";
+      if (acts ? e["host_analytic"].get<double>() == 0 && e["host_persistent"].get<double>() == 0 : !states) continue;
       fmt::format_to(to, " {} {:.3f}/{:.3f}", c, e["host_persistent"].get<double>() / scale,
                      e["host_analytic"].get<double>() / scale);
     }

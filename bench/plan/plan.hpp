@@ -31,11 +31,12 @@ struct PlanCliOptions {
   std::vector<std::string> calibration;  // result files
   double efficiency = 0.68;              // see docs/readme-plan.md
   std::string memory_limit;              // size, e.g. 80G
+  std::string host_memory;               // --host-memory: size per node for offload, e.g. 2T ("" = not checked)
   std::string precision;                 // bf16 (GPU default) or fp32 (CPU default)
   int global_batch = 0;
   std::string micro_batch = "1,2,4,8", recompute = "none,selective,full", zero = "0,1,2,3";
-  std::string offload = "none,optimizer";  // --offload (GPU clusters; layout_space.hpp SearchSpace)
-  std::string recompute_every = "auto";    // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
+  std::string offload = "none,optimizer,activations,optimizer+activations";  // --offload (GPU clusters; SearchSpace)
+  std::string recompute_every = "auto";  // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
   std::string schedule = "1f1b,gpipe", sp = "off,on", overlap = "off,on", virtual_stages = "1";
   bool tp_across_nodes = false;
   std::string attention = "flash";  // flash | materialized | materialized-dropout

@@ -95,7 +95,9 @@ SearchSpace search_space(const PlanCliOptions& o) {
   });
   s.offload = parse_each<Offload>(o.offload, "--offload", [](const std::string& v) {
     const std::optional<Offload> off = models::parse_offload(v);
-    if (!off) throw UsageError(fmt::format("--offload {}: expected none or optimizer", v));
+    if (!off) {
+      throw UsageError(fmt::format("--offload {}: expected none, optimizer, activations or optimizer+activations", v));
+    }
     return *off;
   });
   s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
@@ -125,6 +127,9 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   if (!o.topo.empty()) facts = topology_facts(topo::load_topology(o.topo));
   if (o.gpu == "cpu") {
     if (o.nodes > 1) throw UsageError("--gpu cpu plans the rank threads of one host: --nodes must be 1");
+    if (!o.host_memory.empty()) {
+      throw UsageError("--host-memory: on a cpu cluster the host memory is the device memory (--memory-limit)");
+    }
     const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return cpu_cluster(ranks, limit);
   }
@@ -142,6 +147,10 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   a.inter_gbps = o.inter_gbps > 0 ? o.inter_gbps : facts.nic_gbps_per_gpu;
   a.memory_limit_bytes = limit;
   Cluster c = gpu_cluster(spec, a);
+  if (!o.host_memory.empty()) {
+    c.host_memory_bytes = static_cast<double>(parse_size(o.host_memory));
+    c.host_memory_source = "flag:--host-memory";
+  }
   if (o.intra_gbps <= 0 && facts.nvlinks_per_gpu > 0)
     c.intra.source = fmt::format("topology {}: {} NVLinks per GPU", o.topo, facts.nvlinks_per_gpu);
   if (o.inter_gbps <= 0 && facts.nic_gbps_per_gpu > 0)
@@ -212,7 +221,7 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   r.space = search_space(o);
   if (r.cluster.is_cpu() &&
       std::find(r.space.offload.begin(), r.space.offload.end(), Offload::none) == r.space.offload.end()) {
-    throw UsageError("--offload optimizer: on a cpu cluster the host memory is the device memory, offload frees none");
+    throw UsageError("--offload: on a cpu cluster the host memory is the device memory, offload frees none");
   }
   if (!o.layout.empty()) {
     r.only = parse_plan_layouts(o.layout, r.cluster.gpus, r.space.micro_batches.front(), r.space.recompute.front(),
@@ -303,6 +312,9 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   app->add_option("--memory-limit", o->memory_limit,
                   "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)");
+  app->add_option("--host-memory", o->host_memory,
+                  "Host memory per node that offloaded optimizer states and activations may take (e.g. 2T; GPU "
+                  "clusters): a candidate whose ranks need more does not fit; default: not checked");
   app->add_option("--precision", o->precision, "bf16 (default on GPUs) or fp32 (default on cpu)");
   app->add_option("--global-batch", o->global_batch, "Sequences per step (required)");
   app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")
@@ -315,10 +327,11 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->capture_default_str();
   app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
   app->add_option("--offload", o->offload,
-                  "CPU offload of the optimizer to consider: none, optimizer (ZeRO-Offload: master weights and Adam "
-                  "moments on the host, copies at the host link's rate, AdamW at the host's; GPU clusters only). With "
-                  "both, an offloaded row is shown only where it fits and the same layout without offload does not, "
-                  "or is slower; with --layout: the first")
+                  "CPU offload to consider (GPU clusters only): none, optimizer (ZeRO-Offload: master weights and "
+                  "Adam moments on the host, AdamW at the host's memory rate; rows end in -offload), activations (the "
+                  "saved activations swapped to the host and back; -swap), optimizer+activations (-offload-swap); "
+                  "copies at the host link's rate. An offloaded row is shown only where it fits and no row of the "
+                  "same layout with less offload fits as fast; with --layout: the first")
       ->capture_default_str();
   app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();
   app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
@@ -429,10 +442,15 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
     // Nothing to train with: a distinct exit code, and the last line says why.
     long invalid = 0;
     for (const Rejection& r : out.invalid) invalid += r.variants;
+    const auto host_only = std::count_if(out.oom.begin(), out.oom.end(), [](const auto& p) { return !p.host_fits(); });
     fmt::print(
-        "plan: no layout fits: {} of {} predicted candidates need more than {} per GPU, {} combinations cannot "
+        "plan: no layout fits: {} of {} predicted candidates need more than {} per GPU{}, {} combinations cannot "
         "run (exit {})\n",
-        out.oom.size(), out.candidates, format_bytes(pm.cluster.memory_bytes), invalid, kExitNoLayoutFits);
+        out.oom.size() - static_cast<size_t>(host_only), out.candidates, format_bytes(pm.cluster.memory_bytes),
+        host_only > 0 ? fmt::format(", {} more host memory than {} per rank", host_only,
+                                    format_bytes(pm.cluster.host_memory_bytes / pm.cluster.gpus_per_node))
+                      : "",
+        invalid, kExitNoLayoutFits);
     return kExitNoLayoutFits;
   };
 }

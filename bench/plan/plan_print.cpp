@@ -63,12 +63,17 @@ void print_cluster(const PlanRequest& req, const PlanModel& pm) {
              c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
              c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
              c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
-  if (!c.is_cpu() && std::find(req.space.offload.begin(), req.space.offload.end(), models::Offload::optimizer) !=
-                         req.space.offload.end()) {
+  if (!c.is_cpu() && std::any_of(req.space.offload.begin(), req.space.offload.end(),
+                                 [](models::Offload o) { return o != models::Offload::none; })) {
     fmt::print("  offload: host link {} h2d, {} d2h ({}); host AdamW at {} per rank ({})\n",
                c.h2d_bandwidth > 0 ? gbps(c.h2d_bandwidth) : "unknown",
                c.d2h_bandwidth > 0 ? gbps(c.d2h_bandwidth) : "unknown", c.host_link_source,
                gbps(c.host_memory_bandwidth), c.host_memory_bandwidth_source);
+    fmt::print("  host memory for offload: {}\n",
+               c.host_memory_bytes > 0
+                   ? fmt::format("{} per node, {} per rank ({})", memory_text(c.host_memory_bytes),
+                                 memory_text(c.host_memory_bytes / c.gpus_per_node), c.host_memory_source)
+                   : "not checked (give --host-memory)");
   }
   const SharedHostRates& sh = pm.compute.shared_host();
   if (!sh.source.empty()) {
@@ -144,7 +149,7 @@ void print_ranked(const std::vector<Prediction>& preds, size_t n) {
     const TimeBreakdown& t = p.time;
     std::string layout = p.candidate.layout.name;
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
-    if (p.candidate.offload == models::Offload::optimizer) layout += "-offload";  // optim: its copies and host AdamW
+    layout += offload_suffix(p.candidate.offload);  // "optim" holds the copies and the host AdamW
     auto s3 = [](double v) { return fmt::format("{:.3g}", v); };
     rows.push_back({fmt::format("{}", i + 1), layout, fmt::format("{}", p.candidate.micro_batch),
                     p.candidate.recompute_label(), fmt::format("{:.4g}", t.step), fmt::format("{:.4g}", p.tokens_per_s),
@@ -178,8 +183,9 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
   fmt::print("candidates: {} predicted — {} fit in {}, {} do not; {} combinations cannot run\n", out.candidates,
              out.fits.size(), memory_text(pm.cluster.memory_bytes), out.oom.size(), invalid);
   if (out.offload_left_out > 0) {
-    fmt::print("  {} offloaded candidates left out: they do not fit, or the same layout fits without offload as fast\n",
-               out.offload_left_out);
+    fmt::print(
+        "  {} offloaded candidates left out: they do not fit, or the same layout fits as fast with less offload\n",
+        out.offload_left_out);
   }
   if (out.fits.empty()) {
     fmt::print("\nno layout fits");
@@ -194,13 +200,19 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
         100 * (t.forward + t.backward + t.recompute) / t.step,
         100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
         100 * t.optimizer / t.step,
-        t.offload > 0 ? fmt::format(", offload copies and host AdamW {:.0f} %", 100 * t.offload / t.step) : "");
+        t.offload > 0 ? fmt::format(", offload copies (and host AdamW) {:.0f} %", 100 * t.offload / t.step) : "");
     fmt::print("  memory of stage {}: {}\n", best.memory.stage, memory_line(best.memory));
   }
   if (!out.oom.empty()) {
     fmt::print("\nout of memory: {} candidates; the closest:\n", out.oom.size());
     for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(0, rejected)), out.oom.size()); ++i) {
       const Prediction& p = out.oom[i];
+      if (p.device_fits()) {  // the host does not
+        fmt::print("  {:<48} host {} per rank, {} over its {} — stage {}: {}\n", p.candidate.name(),
+                   memory_text(p.host_peak), memory_text(p.host_peak - p.host_limit), memory_text(p.host_limit),
+                   p.memory.stage, memory_line(p.memory));
+        continue;
+      }
       fmt::print("  {:<48} {}, {} over — stage {}: {}\n", p.candidate.name(), memory_text(p.memory.total()),
                  memory_text(p.memory.total() - p.memory_limit), p.memory.stage, memory_line(p.memory));
     }

@@ -95,7 +95,10 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.base.logit_rows = o.logit_rows;
   r.base.precision = *precision;
   const auto offload = models::parse_offload(o.offload);
-  if (!offload) throw UsageError(fmt::format("--offload {}: expected none or optimizer", o.offload));
+  if (!offload) {
+    throw UsageError(
+        fmt::format("--offload {}: expected none, optimizer, activations or optimizer+activations", o.offload));
+  }
   r.base.offload = *offload;
   r.base.data_file = o.data;
   models::OptimizerOptions& op = r.base.optim;
@@ -215,11 +218,13 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                   "fp32, or bf16: bf16 parameters, gradients and activations with fp32 master weights and Adam moments")
       ->capture_default_str();
   app->add_option("--offload", o->offload,
-                  "none, or optimizer (ZeRO-Offload, Ren et al. 2021 §4): fp32 master weights and Adam moments in host "
+                  "none; optimizer (ZeRO-Offload, Ren et al. 2021 §4): fp32 master weights and Adam moments in host "
                   "memory, the reduced gradients copied to the host each step, AdamW on the CPU, the parameters copied "
-                  "back; synchronous (no overlap, no delayed update: bitwise the losses without offload). With "
-                  "--backend cpu the host memory is the backend's own, so only the accounting moves; proved on the CPU "
-                  "and the fake device, the CUDA path compiles, unvalidated")
+                  "back; activations: each layer's saved tensors copied to host memory after its forward and back "
+                  "before its backward (two device working sets); optimizer+activations: both. Synchronous (no "
+                  "overlap, no delayed update: bitwise the losses without offload). With --backend cpu the host "
+                  "memory is the backend's own, so only the accounting moves; proved on the CPU and the fake device, "
+                  "the CUDA path compiles, unvalidated")
       ->capture_default_str();
   app->add_option("--data", o->data,
                   "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");

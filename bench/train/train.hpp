@@ -32,7 +32,7 @@ struct TrainCliOptions {
   int recompute_every = 1;  // --recompute-every: full recomputation in blocks of K layers
   int logit_rows = 0;       // --logit-chunk: rows of LM-head logits at a time (0: all)
   std::string precision = "fp32";
-  std::string offload = "none";  // --offload none|optimizer (ZeRO-Offload, train_options.hpp)
+  std::string offload = "none";  // --offload none|optimizer|activations|optimizer+activations (train_options.hpp)
   std::string data;              // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;     // --steps, --warmup-steps
   std::string backend = "cpu";

@@ -49,6 +49,10 @@ struct Cluster {
   std::string host_link_source;
   double host_memory_bandwidth = 0;
   std::string host_memory_bandwidth_source;
+  // Host memory per node (bytes) that offloaded states and activations may take, shared by the
+  // node's ranks; 0 = unknown, not checked (GPU spec sheets do not say a server's DRAM: --host-memory).
+  double host_memory_bytes = 0;
+  std::string host_memory_source;
   int threads_per_rank = 1;  // cpu: the OpenMP / BLAS threads each rank thread computes with
 
   bool is_cpu() const { return device == "cpu"; }

@@ -1,6 +1,6 @@
 // Every layout a cluster could train a model with: dp·tp·pp = GPUs, then ZeRO stage, sequence
 // parallelism, recomputation, micro-batch size, pipeline schedule (and interleaving), overlap, CPU
-// offload of the optimizer (ZeRO-Offload; GPU clusters only) —
+// offload of the optimizer (ZeRO-Offload) and of the saved activations (GPU clusters only) —
 // and, for each combination that cannot run, why: the tp group would leave the node, tp does not
 // divide the heads or hidden size, pp exceeds the layers, the global batch does not split into
 // dp × micro-batch, the engine's own checks (engine.hpp layout_error).
@@ -21,9 +21,9 @@ struct SearchSpace {
   std::vector<bool> sp{false, true};
   std::vector<bool> overlap{false, true};
   std::vector<int> virtual_stages{1};
-  // --offload optimizer (train_options.hpp Offload); a CPU cluster's host memory is its device
-  // memory, so offload frees nothing there and is left out.
-  std::vector<Offload> offload{Offload::none, Offload::optimizer};
+  // --offload (train_options.hpp Offload); a CPU cluster's host memory is its device memory, so
+  // offload frees nothing there and is left out.
+  std::vector<Offload> offload{Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations};
   // Full recomputation in blocks of K layers (train_options.hpp Recompute): K for every full
   // candidate, or 0: K = 1, and where that does not fit the smallest K that does (make_plan).
   int recompute_every = 0;

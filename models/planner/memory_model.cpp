@@ -28,7 +28,8 @@ StageMemory stage_memory(const TrainOptions& o, const ParallelLayout& lay, int s
   const bool has_embed = s.first || s.last;
   const size_t psi = stage_padded_params(o.model, lay, stage);
   const StateBytes states = zero_state_bytes(o.zero, psi, lay.dp, p, o.offload);
-  mem.host = static_cast<double>(host_state_bytes(o.zero, psi, lay.dp, p, o.offload).total());
+  mem.host = static_cast<double>(host_state_bytes(o.zero, psi, lay.dp, p, o.offload).total() +
+                                 host_activation_bytes(o, lay, stage));
   const PaddedUnits u = padded_units(o.model, lay);
   const double largest_unit = static_cast<double>(has_embed ? std::max(u.layer, u.embed) : u.layer);
 

@@ -24,7 +24,7 @@ struct StageMemory {
   int stage = 0;
   std::array<double, kMemCategories> peak{};  // bytes, per MemCategory
   double workspace_steady = 0;                // workspace between steps (peak: initialisation)
-  double host = 0;  // --offload optimizer: the rank's model states in host memory (theory.hpp host_state_bytes)
+  double host = 0;  // --offload: the rank's model states and saved activations in host memory (theory.hpp)
   // Device bytes held at once during a step: every category's peak, the workspace's steady part.
   // The peaks do not all fall at the same instant, so this bounds the true peak from above.
   double total() const;

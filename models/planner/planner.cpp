@@ -69,7 +69,7 @@ std::optional<int> smallest_fitting_block(const PlanModel& pm, const Candidate& 
   for (int k = 2; k <= smallest_stage; ++k) {
     Candidate b = c;
     b.recompute_every = k;
-    if (candidate_memory(pm, b).total() <= pm.cluster.memory_bytes) return k;
+    if (candidate_memory(pm, b).total() <= pm.cluster.memory_bytes && predict(pm, b).host_fits()) return k;
   }
   return std::nullopt;
 }
@@ -102,28 +102,36 @@ PlanOutcome make_plan(const PlanRequest& r) {
       ++out.candidates;
     }
   }
-  // Offload is proposed only where it changes what fits or is faster: with both searched, an
-  // offloaded candidate that does not fit, or whose twin without offload fits at least as fast, goes.
+  // Offload is proposed only where it changes what fits or is faster: with no offload searched too,
+  // an offloaded candidate that does not fit goes, and so does one with a twin of less offload (a
+  // subset of what it offloads: none, or one of optimizer and activations) that fits at least as fast.
   const auto& offs = r.space.offload;
   if (r.only.empty() && std::find(offs.begin(), offs.end(), Offload::none) != offs.end() &&
-      std::find(offs.begin(), offs.end(), Offload::optimizer) != offs.end()) {
-    std::map<std::string, double> plain;  // name → step time of the fitting candidates without offload
-    for (const Prediction& p : out.fits)
-      if (p.candidate.offload == Offload::none) plain.emplace(p.candidate.name(), p.time.step);
-    const auto needless = [&plain](const Prediction& p) {
-      if (p.candidate.offload == Offload::none) return false;
-      Candidate twin = p.candidate;
-      twin.offload = Offload::none;
-      const auto it = plain.find(twin.name());
-      return it != plain.end() && it->second <= p.time.step;
+      std::any_of(offs.begin(), offs.end(), [](Offload o) { return o != Offload::none; })) {
+    std::map<std::string, double> fitting;  // name → step time of the fitting candidates
+    for (const Prediction& p : out.fits) fitting.emplace(p.candidate.name(), p.time.step);
+    const auto needless = [&fitting](const Prediction& p) {
+      const auto bits = static_cast<unsigned>(p.candidate.offload);
+      for (unsigned less = 0; less < 4; ++less) {
+        if (less == bits || (less & ~bits) != 0) continue;  // a proper subset of what p offloads
+        Candidate twin = p.candidate;
+        twin.offload = static_cast<Offload>(less);
+        const auto it = fitting.find(twin.name());
+        if (it != fitting.end() && it->second <= p.time.step) return true;
+      }
+      return false;
     };
+    // Kept: those whose device fits but whose host does not (they fit with more host memory).
     out.offload_left_out = std::erase_if(out.fits, needless) + std::erase_if(out.oom, [](const Prediction& p) {
-                             return p.candidate.offload != Offload::none;
+                             return p.candidate.offload != Offload::none && (p.host_fits() || !p.device_fits());
                            });
   }
   std::stable_sort(out.fits.begin(), out.fits.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time.step < b.time.step; });
+  // The closest first: those short of host memory only (by how much), then by device bytes over.
   std::stable_sort(out.oom.begin(), out.oom.end(), [](const Prediction& a, const Prediction& b) {
+    if (a.device_fits() != b.device_fits()) return a.device_fits();
+    if (a.device_fits()) return a.host_peak - a.host_limit < b.host_peak - b.host_limit;
     return a.memory.total() - a.memory_limit < b.memory.total() - b.memory_limit;
   });
   return out;
@@ -143,8 +151,10 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
   r.status = Status::pass;
   if (!p.fits()) {
     r.status = Status::waived;
-    r.reason = fmt::format("out of memory: {:.2f} GiB > limit {:.2f} GiB", p.memory.total() / (1 << 30),
-                           p.memory_limit / (1 << 30));
+    r.reason = p.host_fits() ? fmt::format("out of memory: {:.2f} GiB > limit {:.2f} GiB", p.memory.total() / (1 << 30),
+                                           p.memory_limit / (1 << 30))
+                             : fmt::format("out of host memory: {:.2f} GiB per rank > {:.2f} GiB (--host-memory)",
+                                           p.host_peak / (1 << 30), p.host_limit / (1 << 30));
   }
   r.stop_reason = "predicted";
   r.timer = "none (prediction)";
@@ -188,7 +198,8 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
       {"bottleneck_stage", p.bottleneck_stage},
       {"memory", mem},
       {"memory_total", p.memory.total()},
-      {"memory_host", p.memory.host},
+      {"memory_host", p.host_peak},
+      {"host_limit", p.host_limit},
       {"memory_workspace_steady", p.memory.workspace_steady},
       {"memory_stage", p.memory.stage},
       {"memory_limit", p.memory_limit},
@@ -199,6 +210,7 @@ Result prediction_result(const Prediction& p, const PlanModel& pm, int rank) {
         {"memory_bandwidth", pm.cluster.memory_bandwidth_source},
         {"host_link", pm.cluster.host_link_source},
         {"host_memory_bandwidth", pm.cluster.host_memory_bandwidth_source},
+        {"host_memory", pm.cluster.host_memory_bytes > 0 ? pm.cluster.host_memory_source : "not checked"},
         {"gemm", pm.compute.gemm_calibrated() ? "calibration: gemm results"
                                               : fmt::format("efficiency {} × peak", pm.compute.efficiency())},
         {"attention", pm.compute.attention_calibrated() ? "calibration: attn results"

@@ -150,10 +150,20 @@ std::string Candidate::recompute_label() const {
   return s;
 }
 
+std::string_view offload_suffix(Offload o) {
+  switch (o) {
+    case Offload::none: return "";
+    case Offload::optimizer: return "-offload";
+    case Offload::activations: return "-swap";
+    case Offload::optimizer_activations: return "-offload-swap";
+  }
+  return "";
+}
+
 std::string Candidate::name() const {
   std::string s = layout.name;
   if (virtual_stages > 1) s += fmt::format("-v{}", virtual_stages);
-  return s + fmt::format("-mb{}-{}{}", micro_batch, recompute_label(), offload == Offload::optimizer ? "-offload" : "");
+  return s + fmt::format("-mb{}-{}{}", micro_batch, recompute_label(), offload_suffix(offload));
 }
 
 Candidate make_candidate(LayoutSpec layout, int micro_batch, Recompute recompute, int virtual_stages, Offload offload) {
@@ -200,6 +210,12 @@ Prediction predict(const PlanModel& pm, const Candidate& c) {
   const int m = o.grad_accum, v = std::max(1, c.virtual_stages);
 
   p.memory = candidate_memory(pm, c);
+  if (c.offload != Offload::none) {
+    const MemoryOptions mo{pm.attention, std::max(1, c.virtual_stages)};
+    for (int s : {0, std::min(1, lay.pp - 1), lay.pp - 1})
+      p.host_peak = std::max(p.host_peak, stage_memory(o, lay, s, mo).host);
+  }
+  if (pm.cluster.host_memory_bytes > 0) p.host_limit = pm.cluster.host_memory_bytes / pm.cluster.gpus_per_node;
 
   const double contention = layout_contention(pm.compute.shared_host().contention, lay.dp, lay.tp, lay.pp, m);
   p.time.contention = contention;

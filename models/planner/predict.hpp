@@ -30,12 +30,15 @@ struct Candidate {
   Recompute recompute = Recompute::none;
   int virtual_stages = 1;               // interleaved 1F1B model chunks (1: plain GPipe / 1F1B)
   int recompute_every = 1;              // full recomputation in blocks of K layers (train_options.hpp Recompute)
-  Offload offload = Offload::none;      // --offload optimizer (ZeRO-Offload)
-  std::string name() const;             // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full[-k3][-offload]"
+  Offload offload = Offload::none;      // --offload (optimizer: ZeRO-Offload; activations: swapping)
+  std::string name() const;             // "dp2-zero1-tp2-sp-pp2-1f1b[-v2]-mb4-full[-k3][-offload][-swap]"
   std::string recompute_label() const;  // "none", "selective", "full", "full-k3" (blocks of 3 layers)
 };
 
 std::string_view recompute_name(Recompute r);
+// A layout name's offload suffix: "" (none), "-offload" (optimizer), "-swap" (activations),
+// "-offload-swap" (both).
+std::string_view offload_suffix(Offload o);
 
 // A candidate of `layout` (its canonical name filled in) with the given micro-batch,
 // recomputation and interleaving.
@@ -89,7 +92,12 @@ struct Prediction {
   // step time and the GPUs — Megatron-LM's "teraFLOP/s per GPU" (Narayanan et al. 2021).
   double model_flops_per_gpu = 0;
   double memory_limit = 0;
-  bool fits() const { return memory.total() <= memory_limit; }
+  // --offload: the most host bytes a rank of any stage holds, and each rank's share of the node's
+  // host memory (Cluster::host_memory_bytes / GPUs per node; 0 = not checked).
+  double host_peak = 0, host_limit = 0;
+  bool host_fits() const { return host_limit <= 0 || host_peak <= host_limit; }
+  bool device_fits() const { return memory.total() <= memory_limit; }
+  bool fits() const { return device_fits() && host_fits(); }
 };
 
 // The factor GEMM and attention calls of a layout take on a host whose ranks share the cores,

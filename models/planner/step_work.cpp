@@ -171,7 +171,7 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   const double grads_zeroed = o.zero >= ZeroStage::two ? psi / lay.dp : psi;
   const double master = p.master_weights ? 4.0 : 0.0;
   add_ew(w.optimizer, EwOp::fill, grads_zeroed, G * grads_zeroed, 1);
-  if (o.offload == Offload::optimizer) {
+  if (offloads_optimizer(o.offload)) {
     w.offload_d2h = own * G;
     w.offload_h2d = own * P;
     w.host_adamw_bytes = own * (G + 3 * 4.0 + 3 * 4.0 + (p.master_weights ? P : 0.0));
@@ -180,6 +180,10 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   }
   // Gradient clipping: Σ g² over the own dp shard range at every stage (ModelStates::grad_square_sum).
   if (o.optim.grad_clip > 0.0) add_ew(w.optimizer, EwOp::grad_norm, psi / lay.dp, G * psi / lay.dp, 1);
+  // --offload activations: the kept tensors out after forward and back before backward (theory.hpp).
+  const OffloadBytes acts = activation_offload_bytes(o, lay, stage);
+  w.offload_d2h += static_cast<double>(acts.d2h);
+  w.offload_h2d += static_cast<double>(acts.h2d);
   return w;
 }
 

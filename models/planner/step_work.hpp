@@ -58,7 +58,7 @@ struct StageWork {
   // --offload optimizer (model_states.hpp): AdamW leaves `optimizer` for the host; bytes per step
   // the gradients' copy out (d2h), the parameters' copy back (h2d) and the host AdamW's memory
   // traffic (host_adamw.hpp: reads g, m, v, master; writes m, v, master and, in mixed precision, the
-  // rounded parameters).
+  // rounded parameters). --offload activations adds its copies (theory.hpp activation_offload_bytes).
   double offload_d2h = 0, offload_h2d = 0, host_adamw_bytes = 0;
 };
 

@@ -205,7 +205,8 @@ TEST(Offload, TheoryMovesTheOptimizerStatesToTheHost) {
 TEST(Offload, NamesParse) {
   EXPECT_EQ(parse_offload("none"), Offload::none);
   EXPECT_EQ(parse_offload("optimizer"), Offload::optimizer);
-  EXPECT_EQ(parse_offload("activations"), std::nullopt);
+  EXPECT_EQ(parse_offload("activations"), Offload::activations);
+  EXPECT_EQ(parse_offload("all"), std::nullopt);
   EXPECT_EQ(offload_name(Offload::optimizer), "optimizer");
 }
 

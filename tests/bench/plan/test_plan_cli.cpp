@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <regex>
@@ -211,11 +212,13 @@ TEST(PlanCli, RecomputeInBlocksRowWhereItChangesWhatFits) {
   EXPECT_EQ(plan(args + " --recompute-every 1 --quiet").code, 5);
 }
 
-// --offload optimizer (ZeRO-Offload) where it changes what fits: at 8 MiB no layout fits without
-// offload (the best, full recomputation in blocks of 2, needs 10.6 MiB, 7.2 of them master, m and v),
-// while full recomputation with the optimizer states on the host needs 3.6 MiB on the device. The
-// offloaded row is the only one, marked, its host bytes and copies shown; the offloaded candidates
-// that do not fit either are left out and counted.
+// --offload where it changes what fits: at 8 MiB no layout fits without offload (the best, full
+// recomputation in blocks of 2, needs 10.6 MiB, 7.2 of them master, m and v), while full
+// recomputation with the optimizer states on the host needs 3.6 MiB on the device; without full
+// recomputation the saved activations (11.7 and 12.6 MiB) fit only swapped to the host as well
+// (-offload-swap, 3.2 MiB). The offloaded rows are the only ones, marked, the fastest first, its
+// host bytes and copies shown; the offloaded candidates that do not fit, or that fit as fast with
+// less offload (full recomputation with swapping too), are left out and counted.
 TEST(PlanCli, OffloadRowWhereOnlyItFits) {
   const std::string json = temp("offload.json");
   const std::string args =
@@ -224,12 +227,18 @@ TEST(PlanCli, OffloadRowWhereOnlyItFits) {
   EXPECT_EQ(plan(args + " --offload none --quiet").code, 5);  // nothing fits without offload
   const test::CliRun r = plan(args + " --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "1 fit in 8.0 MiB")) << r.out;
+  EXPECT_TRUE(has(r.out, "3 fit in 8.0 MiB")) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(
 1 dp1-offload +1 full )")))
       << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(
+[23] dp1-offload-swap +1 selective )")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(
+[23] dp1-offload-swap +1 none )")))
+      << r.out;
   EXPECT_TRUE(has(r.out, "best: dp1-mb1-full-offload")) << r.out;
-  EXPECT_TRUE(has(r.out, "offload copies and host AdamW")) << r.out;
+  EXPECT_TRUE(has(r.out, "offload copies (and host AdamW)")) << r.out;
   EXPECT_TRUE(has(r.out, "on the host (offload)")) << r.out;
   EXPECT_TRUE(has(r.out, "offloaded candidates left out")) << r.out;
   EXPECT_TRUE(has(r.out, "PCIe Gen5 x16")) << r.out;  // the host link's source, said
@@ -242,6 +251,46 @@ TEST(PlanCli, OffloadRowWhereOnlyItFits) {
   EXPECT_GT(doc.results[0].extra.at("memory_host").get<double>(), 0.0);
   EXPECT_GT(doc.results[0].extra.at("breakdown").at("offload").get<double>(), 0.0);
   EXPECT_EQ(doc.results[0].extra.at("memory").at("master").get<double>(), 0.0);
+  // The swapped row: both offloads, the activations' host bytes beside the optimizer states'.
+  const auto swapped = std::find_if(doc.results.begin(), doc.results.end(),
+                                    [](const Result& x) { return x.key == "plan/dp1-mb1-none-offload-swap"; });
+  ASSERT_NE(swapped, doc.results.end());
+  EXPECT_EQ(swapped->params.at("offload").get<std::string>(), "optimizer+activations");
+  EXPECT_GT(swapped->extra.at("memory_host").get<double>(), doc.results[0].extra.at("memory_host").get<double>());
+}
+
+// --host-memory: offloaded states and activations must fit the node's host memory, shared by its
+// ranks. The same 8 MiB device as above: with 10 MiB of host the optimizer-offloaded row (9.5 MiB
+// on the host) still fits, the swapped rows without full recomputation (20.9 and 21.9 MiB) do not;
+// with 4 MiB nothing fits (exit 5) and the closest rows are those short of host memory, said so.
+TEST(PlanCli, HostMemoryLimitsOffloadedRows) {
+  const std::string args =
+      "--model tiny --layers 48 --seq 256 --gpu h100-sxm --gpus 1 --global-batch 1 --micro-batch 1 "
+      "--memory-limit 8388608";
+  const test::CliRun r = plan(args + " --host-memory 10M");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "host memory for offload: 10.0 MiB per node, 10.0 MiB per rank (flag:--host-memory)"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "best: dp1-mb1-full-offload ")) << r.out;
+  EXPECT_FALSE(has(r.out, "-offload-swap  1 selective")) << r.out;
+  EXPECT_FALSE(has(r.out, "-offload-swap  1 none")) << r.out;
+  const std::string json = temp("host.json");
+  const test::CliRun n = plan(args + " --host-memory 4M --json " + json);
+  EXPECT_EQ(n.code, 5) << n.out;
+  EXPECT_TRUE(std::regex_search(n.out, std::regex(R"(
+  dp1-mb1-full-offload +host 9\.5 MiB per rank, 5\.5 MiB over its 4\.0 MiB)")))
+      << n.out;
+  EXPECT_TRUE(has(n.out, "more host memory than 4 MiB per rank")) << n.out;
+  const ResultDocument doc = load_document(json);
+  fs::remove(json);
+  const auto host_short = std::find_if(doc.results.begin(), doc.results.end(),
+                                       [](const Result& x) { return x.key == "plan/dp1-mb1-full-offload"; });
+  ASSERT_NE(host_short, doc.results.end());
+  EXPECT_EQ(host_short->status, Status::waived);
+  EXPECT_TRUE(has(host_short->reason, "out of host memory")) << host_short->reason;
+  // Without the flag nothing is checked, and the header says so.
+  EXPECT_TRUE(has(plan(args).out, "host memory for offload: not checked (give --host-memory)"));
+  EXPECT_EQ(plan("--model tiny --gpu cpu --gpus 2 --global-batch 2 --host-memory 1G").code, 2);
 }
 
 TEST(PlanCli, LayoutPredictsOnePublishedRow) {
@@ -283,7 +332,7 @@ TEST(PlanCli, InvalidRequestsExit2WithOneLine) {
       {"--model tiny --gpu cpu --gpus 2 --global-batch 3 --layout dp2", "not divisible"},
       {"--model tiny --gpu cpu --gpus 2 --global-batch 4 --offload optimizer", "offload frees none"},
       {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --offload some",
-       "--offload some: expected none or optimizer"},
+       "--offload some: expected none, optimizer, activations or optimizer+activations"},
       {"--model tiny --gpu h100-sxm --gpus 8 --global-batch 8 --verify 1",
        "--verify runs layouts on this machine's CPU"},
   };

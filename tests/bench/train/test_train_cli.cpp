@@ -47,7 +47,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--schedule zigzag", "expected gpipe or 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
       {"--precision fp8", "expected fp32 or bf16"},
-      {"--offload activations", "--offload activations: expected none or optimizer"},
+      {"--offload swap", "--offload swap: expected none, optimizer, activations or optimizer+activations"},
       {"--backend tpu", "expected one of cpu, cuda"},
       {"--data /nonexistent/tokens.bin", "cannot open"},
       {"--lr -0.1", "--lr -0.1: expected a finite value ≥ 0"},
@@ -341,6 +341,47 @@ TEST(TrainCli, OffloadReportsHostMemoryAndCopiesEqualToTheTheory) {
   EXPECT_NE(c.out.find(", offload optimizer,"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("on the host: params"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("; per step out "), std::string::npos) << c.out;
+}
+
+// --offload activations: the saved activations' host bytes and the device's equal the formulas, the
+// copies per step equal the theory, and the losses are those without offload (bitwise on the CPU).
+TEST(TrainCli, ActivationOffloadReportsHostActivationsEqualToTheTheory) {
+  TrainCliOptions o;
+  o.sweep = "dp,pp2-1f1b";
+  o.ranks = 2;
+  o.overrides.layers = 4;
+  o.global_batch = 4;  // dp2: 2 micro-batches per rank; pp2: 4 in flight through the pipeline
+  o.steps = 2;
+  o.warmup = 0;
+  o.peak_flops = 1e15;
+  TrainCliOptions plain = o;
+  o.offload = "activations";
+  const std::vector<Result> results = models::run_training(train_request(o));
+  const std::vector<Result> without = models::run_training(train_request(plain));
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(without.size(), 2u);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    EXPECT_EQ(r.params["offload"], "activations");
+    const auto& a = r.extra["memory"]["activations"];
+    EXPECT_EQ(a["measured"], a["analytic"]) << r.key;
+    EXPECT_EQ(a["host_persistent"], a["host_analytic"]) << r.key;
+    EXPECT_GT(a["host_persistent"].get<int64_t>(), 0) << r.key;
+    EXPECT_LT(a["measured"].get<int64_t>(), without[i].extra["memory"]["activations"]["measured"].get<int64_t>())
+        << r.key;
+    EXPECT_EQ(r.extra["memory"]["master"]["host_persistent"], 0) << r.key;  // the optimizer stays
+    for (const char* dir : {"d2h", "h2d"}) {
+      EXPECT_EQ(r.extra["offload_bytes"][dir]["measured"], r.extra["offload_bytes"][dir]["theory"]) << r.key;
+      EXPECT_GT(r.extra["offload_bytes"][dir]["measured"].get<int64_t>(), 0) << r.key;
+    }
+    EXPECT_EQ(r.extra["losses"], without[i].extra["losses"]) << r.key;
+  }
+  const test::CliRun c =
+      gcbench("--layers 4 --global-batch 2 --offload activations --steps 1 --warmup-steps 0 --peak-flops 1e15");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find(", offload activations,"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("on the host: activations"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("on the host: params"), std::string::npos) << c.out;
 }
 
 // The MFU denominator, when measured, is the best of several sgemm repetitions, recorded with

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/planner/memory_model.hpp"
+#include "models/planner/predict.hpp"
 #include "models/planner/step_work.hpp"
 #include "tests/models/layout_runs.hpp"
 
@@ -102,6 +103,34 @@ TEST(PlanAgainstEngine, OffloadMemoryAndCopiesEqualTheEngine) {
         EXPECT_EQ(w.offload_d2h, static_cast<double>(r.offload.d2h)) << at << " pp" << r.pp_rank;
         EXPECT_EQ(w.offload_h2d, static_cast<double>(r.offload.h2d)) << at << " pp" << r.pp_rank;
         for (const EwCall& e : w.optimizer) EXPECT_NE(e.op, EwOp::adamw) << at;  // AdamW left the device
+      }
+    }
+  }
+}
+
+// --offload activations, alone and with the optimizer: the planner's device peaks (the two working
+// sets in place of the slots' sets), its host bytes and the copies of its step equal the engine's,
+// with recomputation none, selective and full in blocks of 2 and a GPipe stage holding 3 slots.
+TEST(PlanAgainstEngine, ActivationOffloadMemoryAndCopiesEqualTheEngine) {
+  for (Offload off : {Offload::activations, Offload::optimizer_activations}) {
+    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+      const test::LayoutCase k{
+          "dp2_pp2", {2, 1, 2}, 6, 1, 3, false, ZeroStage::one, PipeSchedule::gpipe, rc, rc == Recompute::full ? 2 : 1};
+      TrainOptions o = test::case_options(k, Precision::bf16);
+      o.offload = off;
+      const std::string at = fmt::format("{} {}", offload_name(off), recompute_name(rc));
+      for (const test::RankOutcome& r : test::run_layout(k.lay, o, 2)) {
+        const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
+        for (size_t c = 0; c < kMemCategories; ++c) {
+          if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;  // as above
+          EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
+              << at << " pp" << r.pp_rank << " " << mem_category_name(static_cast<MemCategory>(c));
+        }
+        EXPECT_EQ(mem.host, static_cast<double>(r.host_mem.total.peak)) << at << " pp" << r.pp_rank;
+        EXPECT_GT(r.host_mem[MemCategory::activations].peak, 0u) << at;
+        const StageWork w = stage_work(o, k.lay, r.pp_rank);
+        EXPECT_EQ(w.offload_d2h, static_cast<double>(r.offload.d2h)) << at << " pp" << r.pp_rank;
+        EXPECT_EQ(w.offload_h2d, static_cast<double>(r.offload.h2d)) << at << " pp" << r.pp_rank;
       }
     }
   }
