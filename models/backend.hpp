@@ -194,6 +194,12 @@ class Backend {
   // Synchronous copies between host memory and backend memory.
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+  // Copies between backend memory and alloc_host memory enqueued in order with the compute work
+  // (a device backend: on its compute stream, from or to page-locked memory), returning at once:
+  // the host reads a download's destination, or writes an upload's source again, only after
+  // synchronize() (or a synchronous copy). By default the synchronous copies above.
+  virtual void download_async(void* host_dst, const void* src, size_t bytes) { copy_to_host(host_dst, src, bytes); }
+  virtual void upload_async(void* dst, const void* host_src, size_t bytes) { copy_from_host(dst, host_src, bytes); }
   // Waits for all enqueued work.
   virtual void synchronize() = 0;
   // Ordering around every collective on backend memory, against the communicator that runs it:

@@ -75,6 +75,14 @@ void DeviceBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) 
   ops_.synchronize(compute_);
 }
 
+void DeviceBackend::download_async(void* host_dst, const void* src, size_t bytes) {
+  ops_.copy_async(host_dst, src, bytes, compute_);
+}
+
+void DeviceBackend::upload_async(void* dst, const void* host_src, size_t bytes) {
+  ops_.copy_async(dst, host_src, bytes, compute_);
+}
+
 void DeviceBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) {
   if (bytes > kStagingBytes) {
     ops_.copy_async(dst, host_src, bytes, compute_);

@@ -42,6 +42,8 @@ class DeviceBackend : public Backend {
   // compute stream (the host's buffer may be reused at once, and the upload of a micro-batch's
   // tokens does not drain the stream); larger copies are synchronous.
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  void download_async(void* host_dst, const void* src, size_t bytes) override;
+  void upload_async(void* dst, const void* host_src, size_t bytes) override;
   void synchronize() override;
   void comm_begin(Communicator& c) override;
   void comm_end(Communicator& c) override;

@@ -164,24 +164,31 @@ void ModelStates::offloaded_step(const AdamWArgs& a, bool decay_groups) {
   // master is the weights and is what goes back.
   const Buffer& out = host_params_ ? host_params_ : master_;
   offload_bytes_ = {};
+  // Every unit's gradients out in one go, one wait: the wait also covers the previous step's
+  // uploads, whose host sources AdamW is about to overwrite.
+  for (size_t i = 0; i < units_.count(); ++i) {
+    const Updated e = updated(i);
+    const size_t n = e.end - e.begin;
+    be_.download_async(host_grads_.at(e.state).data, e.grads.data, n * G);
+    offload_bytes_.d2h += n * G;
+  }
+  be_.synchronize();
+  // Then unit by unit: AdamW on the host, the unit's parameters enqueued back at once, so that on a
+  // device the copy of unit i runs while the host updates unit i + 1 (the pipeline of ZeRO-Offload
+  // §4.1's CPU→GPU parameter swap); the step's next device work queues behind the copies.
   std::vector<AdamWBuffers> list;
   for (size_t i = 0; i < units_.count(); ++i) {
     const Updated e = updated(i);
     const size_t n = e.end - e.begin;
-    be_.copy_to_host(host_grads_.at(e.state).data, e.grads.data, n * G);
-    offload_bytes_.d2h += n * G;
     const LocalUnit& u = units_.units()[i];
+    list.clear();
     for (const DecaySegment& s : units_.decay_segments(u, e.begin, e.end, decay_groups)) {
       const size_t o = e.state + s.begin - e.begin;
       list.push_back({out.at(o), host_grads_.at(o), m_.f32() + o, v_.f32() + o,
                       host_params_ ? master_.f32() + o : nullptr, s.len, s.decay});
     }
-  }
-  host_adamw_multi(list, a);
-  for (size_t i = 0; i < units_.count(); ++i) {
-    const Updated e = updated(i);
-    const size_t n = e.end - e.begin;
-    be_.copy_from_host(e.params.data, out.at(e.state).data, n * P);
+    host_adamw_multi(list, a);
+    be_.upload_async(e.params.data, out.at(e.state).data, n * P);
     offload_bytes_.h2d += n * P;
   }
 }

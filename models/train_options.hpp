@@ -63,8 +63,12 @@ PrecisionPolicy precision_policy(Precision p);
 // rank updates live in host memory; each step the reduced gradients this rank updates are copied to
 // the host, AdamW runs there (host_adamw.hpp, the device kernel's arithmetic), and the updated
 // parameters are copied back. Without ZeRO-Offload's one-step delayed update, so the results are
-// bitwise those of the same run without offload. The copies are synchronous (not overlapped with
-// the next step's forward). Device memory keeps the parameters and gradients (model_states.hpp).
+// bitwise those of the same run without offload. The gradients go out in one batch with one wait;
+// the parameters come back unit by unit, each copy enqueued as soon as the host has updated its
+// unit, so that a device copies unit i while the host updates unit i + 1. The copies are not
+// overlapped with the next step's forward, whose kernels queue behind them on the same stream
+// (that would take a second stream and a wait per unit before its forward). Device memory keeps
+// the parameters and gradients (model_states.hpp).
 // activations ("CPU swapping", as DeepSpeed's activation checkpointing `cpu_checkpointing` and
 // Megatron-LM's `--cpu-offloading` do for saved tensors): the tensors a layer keeps for its
 // backward go to host memory right after its forward and come back right before they are read in

@@ -219,10 +219,11 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->capture_default_str();
   app->add_option("--offload", o->offload,
                   "none; optimizer (ZeRO-Offload, Ren et al. 2021 §4): fp32 master weights and Adam moments in host "
-                  "memory, the reduced gradients copied to the host each step, AdamW on the CPU, the parameters copied "
-                  "back; activations: each layer's saved tensors copied to host memory after its forward and back "
-                  "before its backward (two device working sets); optimizer+activations: both. Synchronous (no "
-                  "overlap, no delayed update: bitwise the losses without offload). With --backend cpu the host "
+                  "memory, the reduced gradients copied to the host each step, AdamW on the CPU unit by unit, each "
+                  "unit's parameters copied back while the host updates the next; activations: each layer's saved "
+                  "tensors copied to host memory after its forward and back before its backward (two device working "
+                  "sets); optimizer+activations: both. No delayed update and no overlap with the compute: bitwise "
+                  "the losses without offload. With --backend cpu the host "
                   "memory is the backend's own, so only the accounting moves; proved on the CPU and the fake device, "
                   "the CUDA path compiles, unvalidated")
       ->capture_default_str();

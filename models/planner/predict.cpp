@@ -120,8 +120,14 @@ StageTime stage_time(const PlanModel& pm, const TrainOptions& o, const ParallelL
   t.optimizer = cm.elementwise_seconds(w.optimizer);
   const Cluster& cl = pm.cluster;
   const auto at = [](double bytes, double rate) { return rate > 0 ? bytes / rate : 0.0; };
-  t.offload = at(w.offload_d2h, cl.d2h_bandwidth) + at(w.offload_h2d, cl.h2d_bandwidth) +
-              at(w.host_adamw_bytes, cl.host_memory_bandwidth);
+  // Optimizer offload (model_states.cpp offloaded_step): the gradients out, then per unit AdamW on
+  // the host and the unit's copy back, pipelined: with n units of equal share, n·max + min of one
+  // unit's AdamW and copy, i.e. max(A, H) + min(A, H)/n of the totals. Activation swaps are in
+  // series with the compute (activations.hpp).
+  const double adamw = at(w.host_adamw_bytes, cl.host_memory_bandwidth), back = at(w.offload_h2d, cl.h2d_bandwidth);
+  const double units = w.layers + (w.first || w.last ? 1 : 0);
+  t.offload = at(w.offload_d2h, cl.d2h_bandwidth) + std::max(adamw, back) + std::min(adamw, back) / units +
+              at(w.swap_d2h, cl.d2h_bandwidth) + at(w.swap_h2d, cl.h2d_bandwidth);
   return t;
 }
 

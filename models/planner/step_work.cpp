@@ -182,8 +182,8 @@ StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage
   if (o.optim.grad_clip > 0.0) add_ew(w.optimizer, EwOp::grad_norm, psi / lay.dp, G * psi / lay.dp, 1);
   // --offload activations: the kept tensors out after forward and back before backward (theory.hpp).
   const OffloadBytes acts = activation_offload_bytes(o, lay, stage);
-  w.offload_d2h += static_cast<double>(acts.d2h);
-  w.offload_h2d += static_cast<double>(acts.h2d);
+  w.swap_d2h = static_cast<double>(acts.d2h);
+  w.swap_h2d = static_cast<double>(acts.h2d);
   return w;
 }
 

@@ -58,8 +58,11 @@ struct StageWork {
   // --offload optimizer (model_states.hpp): AdamW leaves `optimizer` for the host; bytes per step
   // the gradients' copy out (d2h), the parameters' copy back (h2d) and the host AdamW's memory
   // traffic (host_adamw.hpp: reads g, m, v, master; writes m, v, master and, in mixed precision, the
-  // rounded parameters). --offload activations adds its copies (theory.hpp activation_offload_bytes).
+  // rounded parameters).
   double offload_d2h = 0, offload_h2d = 0, host_adamw_bytes = 0;
+  // --offload activations: bytes per step of the saved activations out and back (theory.hpp
+  // activation_offload_bytes).
+  double swap_d2h = 0, swap_h2d = 0;
 };
 
 // Element-wise calls follow gpt_layers.cpp op by op on tp rank 0 (which adds the row-parallel

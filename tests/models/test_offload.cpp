@@ -179,6 +179,33 @@ TEST(Offload, ThreeDimensionalLayoutsEqualNoOffloadBitwise) {
   }
 }
 
+// The offloaded step waits for the device once (after every unit's gradients are enqueued out)
+// and enqueues the copies back unit by unit without waiting, so that a device copies unit i while
+// the host updates unit i + 1: per step exactly one synchronisation more than without offload,
+// whatever the number of units (an engine that waits per unit would add 2 per unit).
+TEST(Offload, OneWaitPerStepWhateverTheUnits) {
+  for (int layers : {2, 5}) {
+    size_t extra = 0;
+    for (Offload off : {Offload::none, Offload::optimizer}) {
+      TrainOptions o = tiny_options(layers, 1, 1, Precision::bf16);
+      o.offload = off;
+      const ParallelLayout lay{1, 1, 1};
+      size_t syncs = 0;
+      run_ranks(1, [&](Communicator& world) {
+        FakeRankDevice d(world, lay, kCompute, kFirstCommStream);
+        FakeDeviceBackend be(d.ops, kCompute);
+        auto engine = make_training_step(be, d.ctx, o);
+        engine->step();
+        const size_t before = d.ops.syncs;
+        engine->step();
+        syncs = d.ops.syncs - before;
+      });
+      extra = off == Offload::none ? syncs : syncs - extra;
+    }
+    EXPECT_EQ(extra, 1u) << layers << " layers";
+  }
+}
+
 TEST(Offload, TheoryMovesTheOptimizerStatesToTheHost) {
   // ZeRO-Offload §4 with the ZeRO paper's Ψ = 7.5B, N_d = 64, mixed precision: the device keeps
   // 2Ψ + 2Ψ at ZeRO 0 and 1 (30 GB) instead of 120 and 31.4 GB; the host 12Ψ/N_d + 2Ψ/N_d + 2Ψ/N_d.
