@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "bench/common/cli.hpp"
+#include "bench/train/train_ledger.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "models/backend_factory.hpp"
@@ -249,6 +250,10 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                 "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "
                 "tanh-GELU kernels; unvalidated: whether cuBLASLt's GELU is GPT-2's tanh form has not been checked "
                 "on a GPU (test_lt_gelu_epilogue)");
+  app->add_flag("--explain", o->explain,
+                "Print each layout's step ledger: per kernel family of rank 0's step (stage 0) the launches, GFLOP and "
+                "MB moved from the theory, and the floor at the run's peak and (cuda) the GPU's spec memory bandwidth; "
+                "also in the JSON (extra.step_ledger)");
   app->add_flag("--peer-torch", o->peer_torch,
                 "Also train the same GPT in torch (eager and torch.compile, scripts/peers/torch_gpt.py) and report "
                 "train/<layout>/vs_torch_eager|compile and the loss against ours (cpu: torch on the CPU with the same "
@@ -334,7 +339,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
         std::fflush(stdout);
       };
     }
-    const std::vector<Result> results = models::run_training(with_progress);
+    std::vector<Result> results = models::run_training(with_progress);
+    const std::string ledger = opts.explain ? add_step_ledgers(request, results) : std::string();
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
@@ -354,6 +360,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                                    request.base.offload == models::Offload::none ? "" : ", offload " + opts.offload,
                                    request.backend, ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
     }
+    if (!common->quiet) fmt::print("{}", ledger);
     for (const Result& r : results) session.runner().add(r);
     if (opts.peer_torch) {
       // The second run of ours, for the comparison only: its files are the first run's already.

@@ -39,6 +39,7 @@ struct TrainCliOptions {
   std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
   bool lt_gelu = false;       // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)
   bool peer_torch = false;    // run scripts/peers/torch_gpt.py on the same model, weights and tokens
+  bool explain = false;       // --explain: the step ledger (train_ledger.hpp)
   int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
   uint64_t seed = 1234;       // --init-seed: parameter initialisation
   uint64_t data_seed = 42;    // --seed: the synthetic tokens (the inputs), as every family's --seed

@@ -16,6 +16,7 @@
 
 #include "bench/common/runner.hpp"
 #include "bench/train/train.hpp"
+#include "bench/train/train_ledger.hpp"
 #include "core/error.hpp"
 #include "gcb/config.hpp"
 #include "core/gpu.hpp"
@@ -382,6 +383,45 @@ TEST(TrainCli, ActivationOffloadReportsHostActivationsEqualToTheTheory) {
   EXPECT_NE(c.out.find(", offload activations,"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("on the host: activations"), std::string::npos) << c.out;
   EXPECT_EQ(c.out.find("on the host: params"), std::string::npos) << c.out;
+}
+
+// --explain: each layout that ran gets its step ledger in the JSON and on the console; the GEMM row's
+// FLOPs per step are the planner's, the collectives have no floor, the CPU backend has no memory
+// bandwidth to floor the element-wise rows with (said, and their floors are null, not 0).
+TEST(TrainCli, ExplainAddsTheStepLedger) {
+  const test::CliRun c = gcbench("--dp 2 --zero 1 --steps 1 --warmup-steps 0 --peak-flops 1e11 --explain");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("step ledger of dp2-zero1, rank 0 (stage 0), per step: peak 0.1 TFLOP/s"), std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("none for the cpu backend: memory floors not computed"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("comm:reduce_scatter"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("sum of the known floors"), std::string::npos) << c.out;
+  TrainCliOptions o;
+  o.dp = 2;
+  o.zero = 1;
+  o.steps = 1;
+  o.warmup = 0;
+  o.peak_flops = 1e11;
+  o.explain = true;
+  const models::TrainRequest request = train_request(o);
+  std::vector<Result> results = models::run_training(request);
+  EXPECT_FALSE(add_step_ledgers(request, results).empty());
+  ASSERT_EQ(results.size(), 1u);
+  const auto& ledger = results[0].extra["step_ledger"];
+  ASSERT_TRUE(ledger.is_array());
+  bool gemm = false;
+  for (const auto& row : ledger) {
+    if (row["family"] == "gemm") {
+      gemm = true;
+      EXPECT_GT(row["flops"].get<double>(), 0) << row;
+      EXPECT_DOUBLE_EQ(row["floor_s"].get<double>(), row["flops"].get<double>() / 1e11) << row;
+    }
+    if (row["family"] == "residual_add" || std::string(row["family"]).starts_with("comm:")) {
+      EXPECT_TRUE(row["floor_s"].is_null()) << row;
+    }
+  }
+  EXPECT_TRUE(gemm);
+  EXPECT_EQ(results[0].extra["step_ledger_rates"]["bandwidth"], 0.0);
 }
 
 // The MFU denominator, when measured, is the best of several sgemm repetitions, recorded with
