@@ -82,7 +82,7 @@ if [[ $mode == first ]]; then
   add 3 lt-gelu-form 60 5 gtest - "test_lt_gelu_epilogue *LtGeluEpilogue.*"
   add 4 flash-cudnn-fp64 150 35 gtest - "test_attention_gpu *AttentionGpu.*"
   add 5 train-gpt2-124m 270 70 gcbench train \
-    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch"
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch --explain"
   add 6 attn-train-shape 90 20 gcbench attn \
     "attn --device gpu --batch 8 --seq 1024 --heads 12 --head-dim 64 --causal on --pass fwd,bwd --dtype bf16 --peer-torch --max-time 1"
   add 7 gemm-bf16-8192 90 20 gcbench gemm "gemm --device gpu --sizes 8192 --dtype bf16 --peer-torch --max-time 2"
