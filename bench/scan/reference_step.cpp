@@ -10,10 +10,15 @@
 
 namespace gcb::scan {
 
+models::GptConfig reference_config(const std::string& model) {
+  const bool file = model.size() > 5 && model.ends_with(".json");
+  return file ? models::load_config_file(model) : models::named_config(model);
+}
+
 std::vector<double> run_reference_steps(Communicator& solo, const ReferenceOptions& o) {
   GCB_CHECK(solo.size() == 1, "the reference step runs on a world of one rank");
   models::TrainOptions t;
-  t.model = models::named_config(o.model);
+  t.model = reference_config(o.model);
   t.seed = o.seed;
   models::RankContext ctx = models::make_rank_context(solo, {1, 1, 1});
   models::CpuBackend be;

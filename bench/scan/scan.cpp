@@ -13,6 +13,7 @@
 #include "bench/coll/coll.hpp"
 #include "bench/scan/findings.hpp"
 #include "bench/scan/inventory.hpp"
+#include "bench/scan/reference_step.hpp"
 #include "bench/scan/scan_run.hpp"
 #include "collectives/factory.hpp"
 #include "reports/topology/topology.hpp"
@@ -36,6 +37,9 @@ void validate(const ScanOptions& o) {
   if (o.coll_iters < 1) throw UsageError("--coll-iters must be ≥ 1");
   if (o.pair_rounds < 0) throw UsageError("--pair-rounds must be ≥ 0 (0 = all, at most 32)");
   if (o.reference_steps < 1) throw UsageError("--reference-steps must be ≥ 1");
+  if (std::find(o.stages.begin(), o.stages.end(), "reference") != o.stages.end()) {
+    models::validate(reference_config(o.reference_model));  // an unknown name or a bad file: exit 2 now
+  }
   if (o.gemm_size < 0) throw UsageError("--gemm-size must be ≥ 0");
   if (o.burn < 0) throw UsageError("--burn must be ≥ 0 seconds");
   if (o.link_size == 0) throw UsageError("--link-size must be at least 1 byte");

@@ -103,7 +103,8 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--coll-size", f->coll_size, "Collective size (default 8M host memory, 256M device memory)");
   app->add_option("--coll-iters", o->coll_iters, "Collective ops per sample")->capture_default_str();
   app->add_option("--reference-model", o->reference_model,
-                  "GPT config of the reference step (a name of `gcbench train --model`: gpt2 is gpt2-124m)")
+                  "GPT config of the reference step, as `gcbench train --model`: a name (gpt2 is gpt2-124m) or a "
+                  "JSON config file")
       ->transform([](const std::string& s) { return models::canonical_config_name(s); })
       ->capture_default_str();
   app->add_option("--reference-steps", o->reference_steps, "Timed training steps per rank")->capture_default_str();

@@ -15,6 +15,11 @@
 #     slow-device   node4's rank limited to 1 % of one CPU (a cpu cgroup; skipped without a
 #                   writable one): node4 SLOW at the per-device stage, first in the ranking, exit 1
 #                   (scanned twice when the first scan names nobody: see below)
+#     slow-reference node2's rank limited to 2 % of one CPU: node2 SLOW at the reference stage (a
+#                   few training steps of a GPT of 2 layers, C 128, T 64 on every rank alone, one
+#                   OpenMP thread: ~25 ms a step here, ~500 ms at 2 %), nobody else named, exit 1.
+#                   tiny's 0.4 ms steps would not do: a CPU quota stalls a process once per 100 ms
+#                   period, so most of its short steps run at full speed and the median hides it.
 #
 # Thresholds: this machine's cores are shared by all four nodes and by whatever else runs, which
 # spreads unthrottled pair bandwidth over a factor of ~4 and latency over ~10. The tests therefore
@@ -176,6 +181,37 @@ case "$mode" in
     done
     [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
     grep -Eq "^ +1\. SLOW +device +node4 host: " <<<"$out" || fail "node4 not the first culprit of the device stage"
+    ;;
+  slow-reference)
+    "$cluster" --name "$name" slow node2 2
+    status=$?
+    if [ "$status" -eq 3 ]; then
+      echo "SKIPPED: no writable cpu cgroup here to make a slow host"
+      exit 77
+    fi
+    [ "$status" -eq 0 ] || fail "could not slow node2 (exit $status)"
+    dir=$(mktemp -d)
+    echo '{"name": "ref-mid", "layers": 2, "hidden": 128, "heads": 4, "vocab": 256, "seq": 64}' >"$dir/model.json"
+    # One more scan when the first names a healthy node or nobody (a healthy rank starved by the
+    # machine's other load; see throttled above).
+    for attempt in 1 2; do
+      out=$("$cluster" --name "$name" mpirun -x OMP_NUM_THREADS=1 -- "$gcbench" scan --stages inventory,reference \
+        --reference --reference-model "$dir/model.json" --reference-steps 3 --budget 60 --tolerance 0.5 \
+        --mad-threshold 2 2>&1)
+      code=$?
+      printf '%s\n' "$out"
+      if [ "$attempt" -eq 1 ] && { [ "$code" -eq 0 ] ||
+        grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[134] |\{)" <<<"$out"; }; then
+        echo "netns_scan: nobody or a healthy node named; scanning once more"
+        continue
+      fi
+      break
+    done
+    rm -rf "$dir"
+    [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
+    grep -Eq "^ +1\. SLOW +reference +node2 host: rank 1 step time" <<<"$out" ||
+      fail "node2 not the first culprit of the reference stage"
+    ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[134] |\{)" <<<"$out" || fail "a healthy node was named"
     ;;
   *)
     echo "unknown mode '$mode'"

@@ -41,7 +41,8 @@ TEST(ScanCli, BadInputExitsTwoAndWritesNothing) {
   const fs::path out = temp("bad.json");
   for (const char* args :
        {"--stages device,warp", "--tolerance 1.5", "--coll-ops broadcast", "--baseline /nonexistent/base.json",
-        "--budget -1", "--budget 10h", "--budget 5x", "--pair-size 12Q", "--inventory-from a=/nonexistent.xml"}) {
+        "--budget -1", "--budget 10h", "--budget 5x", "--pair-size 12Q", "--inventory-from a=/nonexistent.xml",
+        "--reference --reference-model nosuchgpt", "--reference --reference-model /nonexistent/model.json"}) {
     const auto r = run_gcbench(std::string("scan ") + args + " --json " + out.string());
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
     EXPECT_FALSE(fs::exists(out)) << args;
