@@ -123,6 +123,83 @@ void clear_the_runs(Comparison& c, double threshold) {
       format_value(*lo), format_value(*hi), percent_text(std::fabs(relative_change(*lo, *hi))));
 }
 
+// The run-to-run spread of one family's metric in a pooled BASE: the pooled standard deviation
+// of ln(value) of each case's baseline runs about that case's mean (one-way ANOVA's within-group
+// estimate), over every case of the family with two runs or more.
+struct RunSpread {
+  double sum_squares = 0;
+  size_t cases = 0;
+  size_t df = 0;
+  double sd() const { return df > 0 ? std::sqrt(sum_squares / static_cast<double>(df)) : 0; }
+};
+
+std::string family_of(const std::string& key) { return key.substr(0, key.find('/')); }
+
+std::optional<std::vector<double>> log_runs(const Comparison& c) {
+  if (c.base_runs.size() < 2) return std::nullopt;
+  std::vector<double> out;
+  for (double v : c.base_runs) {
+    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+    out.push_back(std::log(v));
+  }
+  return out;
+}
+
+double mean_of(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v;
+  return s / static_cast<double>(x.size());
+}
+
+// With several BASE runs: a SLOWER or FASTER verdict stands only when NEW lies outside the
+// prediction interval of one more run, ln(NEW) against the mean of ln(the runs) ± t · σ · √(1 + 1/K),
+// σ the family's run-to-run spread (RunSpread, per family and metric), t Student's quantile at
+// two-sided alpha / m with σ's degrees of freedom (Bonferroni over the m comparisons this rule
+// judges). A case of a family whose runs differ widely from process to process — threads
+// collectives in cache on a 2-vCPU VM — then needs a change of that size to count.
+void clear_the_run_spread(CompareReport& report, const CompareOptions& o) {
+  std::map<std::string, RunSpread> spreads;
+  size_t judged = 0;
+  for (const Comparison& c : report.comparisons) {
+    const auto runs = log_runs(c);
+    if (!runs) continue;
+    RunSpread& s = spreads[family_of(c.key) + '\x1f' + c.metric];
+    const double mean = mean_of(*runs);
+    for (double v : *runs) s.sum_squares += (v - mean) * (v - mean);
+    s.df += runs->size() - 1;
+    ++s.cases;
+    judged += c.contender && *c.contender > 0 && std::isfinite(*c.contender) ? 1 : 0;
+  }
+  if (judged == 0) return;
+  const double p = std::max(o.alpha / static_cast<double>(judged), 1e-300);
+  for (Comparison& c : report.comparisons) {
+    if (c.underlying != Verdict::slower && c.underlying != Verdict::faster) continue;
+    const auto runs = log_runs(c);
+    if (!runs || !c.contender || !(*c.contender > 0) || !std::isfinite(*c.contender)) continue;
+    const std::string family = family_of(c.key);
+    const RunSpread& s = spreads.at(family + '\x1f' + c.metric);
+    const double sd = s.sd();
+    if (!(sd > 0)) continue;
+    const double t = student_t_quantile(p, static_cast<double>(s.df));
+    const double margin = t * sd * std::sqrt(1 + 1 / static_cast<double>(runs->size()));
+    const double shift = std::fabs(std::log(*c.contender) - mean_of(*runs));
+    c.run_spread = sd;
+    c.run_margin = margin;
+    if (shift > margin) continue;
+    const std::string was = std::string(verdict_name(c.underlying));
+    c.underlying = Verdict::noisy;
+    const std::string why = fmt::format(
+        "{} by {} against the {} baseline runs (|ln| {:.3g}), but {}'s runs differ from one process to the next by "
+        "sd {:.3g} in ln (pooled over {} cases, {} df): within t {:.3g} x sd x sqrt(1 + 1/{}) = {:.3g} (a factor {:.3g}), "
+        "too noisy to judge",
+        was, percent_text(std::fabs(*c.change)), runs->size(), shift, family, sd, s.cases, s.df, t, runs->size(),
+        margin, std::exp(margin));
+    c.reason =
+        c.verdict == Verdict::suspect ? "a side was measured while throttled; numbers alone: NOISY (" + why + ")" : why;
+    if (c.verdict != Verdict::suspect) c.verdict = Verdict::noisy;
+  }
+}
+
 struct Pending {
   size_t comparison;
   size_t test;          // index into the run's U tests
@@ -384,6 +461,7 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     clear_the_runs(c, o.threshold);
     settle(c, p.throttled_side);
   }
+  clear_the_run_spread(report, o);
   return report;
 }
 
