@@ -135,14 +135,33 @@ struct RunSpread {
 
 std::string family_of(const std::string& key) { return key.substr(0, key.find('/')); }
 
-std::optional<std::vector<double>> log_runs(const Comparison& c) {
-  if (c.base_runs.size() < 2) return std::nullopt;
-  std::vector<double> out;
-  for (double v : c.base_runs) {
-    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
-    out.push_back(std::log(v));
-  }
-  return out;
+bool positive(double v) { return v > 0 && std::isfinite(v); }
+
+// What the run-to-run rule compares, in ln: each baseline run's median time per launch and NEW's,
+// when every run and NEW have samples — one slow sample (a rank thread preempted for a time
+// slice) moves a metric taken from the mean tenfold, the median hardly — else the metric's value
+// in each run and in NEW. Nothing with fewer than two runs or a value that is not positive.
+struct RunPoints {
+  std::vector<double> base;
+  double contender = 0;
+  bool medians = false;
+};
+
+std::optional<RunPoints> run_points(const Comparison& c) {
+  auto logs = [](const std::vector<double>& v) -> std::optional<std::vector<double>> {
+    if (v.size() < 2) return std::nullopt;
+    std::vector<double> out;
+    for (double x : v) {
+      if (!positive(x)) return std::nullopt;
+      out.push_back(std::log(x));
+    }
+    return out;
+  };
+  if (c.new_median && positive(*c.new_median))
+    if (auto b = logs(c.base_run_medians)) return RunPoints{*b, std::log(*c.new_median), true};
+  if (c.contender && positive(*c.contender))
+    if (auto b = logs(c.base_runs)) return RunPoints{*b, std::log(*c.contender), false};
+  return std::nullopt;
 }
 
 double mean_of(const std::vector<double>& x) {
@@ -152,7 +171,8 @@ double mean_of(const std::vector<double>& x) {
 }
 
 // With several BASE runs: a SLOWER or FASTER verdict stands only when NEW lies outside the
-// prediction interval of one more run, ln(NEW) against the mean of ln(the runs) ± t · σ · √(1 + 1/K),
+// prediction interval of one more run, ln(NEW) against the mean of ln(the runs) ± t · σ · √(1 + 1/K)
+// (on the runs' median times per launch where there are samples: RunPoints),
 // σ the family's run-to-run spread (RunSpread, per family and metric), t Student's quantile at
 // two-sided alpha / m with σ's degrees of freedom (Bonferroni over the m comparisons this rule
 // judges). A case of a family whose runs differ widely from process to process — threads
@@ -161,39 +181,40 @@ void clear_the_run_spread(CompareReport& report, const CompareOptions& o) {
   std::map<std::string, RunSpread> spreads;
   size_t judged = 0;
   for (const Comparison& c : report.comparisons) {
-    const auto runs = log_runs(c);
+    const auto runs = run_points(c);
     if (!runs) continue;
     RunSpread& s = spreads[family_of(c.key) + '\x1f' + c.metric];
-    const double mean = mean_of(*runs);
-    for (double v : *runs) s.sum_squares += (v - mean) * (v - mean);
-    s.df += runs->size() - 1;
+    const double mean = mean_of(runs->base);
+    for (double v : runs->base) s.sum_squares += (v - mean) * (v - mean);
+    s.df += runs->base.size() - 1;
     ++s.cases;
-    judged += c.contender && *c.contender > 0 && std::isfinite(*c.contender) ? 1 : 0;
+    ++judged;
   }
   if (judged == 0) return;
   const double p = std::max(o.alpha / static_cast<double>(judged), 1e-300);
   for (Comparison& c : report.comparisons) {
     if (c.underlying != Verdict::slower && c.underlying != Verdict::faster) continue;
-    const auto runs = log_runs(c);
-    if (!runs || !c.contender || !(*c.contender > 0) || !std::isfinite(*c.contender)) continue;
+    const auto runs = run_points(c);
+    if (!runs) continue;
     const std::string family = family_of(c.key);
     const RunSpread& s = spreads.at(family + '\x1f' + c.metric);
     const double sd = s.sd();
     if (!(sd > 0)) continue;
     const double t = student_t_quantile(p, static_cast<double>(s.df));
-    const double margin = t * sd * std::sqrt(1 + 1 / static_cast<double>(runs->size()));
-    const double shift = std::fabs(std::log(*c.contender) - mean_of(*runs));
+    const size_t k = runs->base.size();
+    const double margin = t * sd * std::sqrt(1 + 1 / static_cast<double>(k));
+    const double shift = std::fabs(runs->contender - mean_of(runs->base));
     c.run_spread = sd;
     c.run_margin = margin;
     if (shift > margin) continue;
     const std::string was = std::string(verdict_name(c.underlying));
     c.underlying = Verdict::noisy;
     const std::string why = fmt::format(
-        "{} by {} against the {} baseline runs (|ln| {:.3g}), but {}'s runs differ from one process to the next by "
-        "sd {:.3g} in ln (pooled over {} cases, {} df): within t {:.3g} x sd x sqrt(1 + 1/{}) = {:.3g} (a factor {:.3g}), "
-        "too noisy to judge",
-        was, percent_text(std::fabs(*c.change)), runs->size(), shift, family, sd, s.cases, s.df, t, runs->size(),
-        margin, std::exp(margin));
+        "{} by {} against the {} baseline runs ({} moved {:.3g} in ln from the runs' mean), but {}'s runs differ "
+        "from one process to the next by sd {:.3g} in ln (pooled over {} cases, {} df): within t {:.3g} x sd x "
+        "sqrt(1 + 1/{}) = {:.3g} (a factor {:.3g}), too noisy to judge",
+        was, percent_text(std::fabs(*c.change)), k, runs->medians ? "the median time per launch" : "the metric", shift,
+        family, sd, s.cases, s.df, t, k, margin, std::exp(margin));
     c.reason =
         c.verdict == Verdict::suspect ? "a side was measured while throttled; numbers alone: NOISY (" + why + ")" : why;
     if (c.verdict != Verdict::suspect) c.verdict = Verdict::noisy;
@@ -373,6 +394,10 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         if (b.extra.contains("base_runs") && b.extra.at("base_runs").contains(name))
           for (const auto& v : b.extra.at("base_runs").at(name))
             if (v.is_number()) c.base_runs.push_back(v.get<double>());
+        if (b.extra.contains("base_run_medians") && b.extra.at("base_run_medians").is_array())
+          for (const auto& v : b.extra.at("base_run_medians"))
+            if (v.is_number()) c.base_run_medians.push_back(v.get<double>());
+        if (const auto xn = finite_samples(n); !xn.empty()) c.new_median = percentile(xn, 0.5);
         if (bm->higher_is_better != nm->higher_is_better)
           report.warnings.push_back(
               fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used", b.key,
@@ -562,6 +587,10 @@ ResultDocument merge_runs(std::span<const ResultDocument> runs) {
       values[m.name] = v;
     }
     merged.extra["base_runs"] = values;
+    std::vector<double> medians;  // each run's median time per launch, when every run has samples
+    for (const Result* r : passed)
+      if (const auto x = finite_samples(*r); !x.empty()) medians.push_back(percentile(x, 0.5));
+    if (medians.size() == passed.size()) merged.extra["base_run_medians"] = medians;
     out.results.push_back(std::move(merged));
   }
   return out;

@@ -54,8 +54,10 @@ struct Comparison {
   double spread = 0;              // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
   double shift = 0;               // with the U test: |ln(median NEW sample / median BASE sample)|
   std::vector<double> base_runs;  // the metric in each BASE run, when BASE pooled several (merge_runs)
-  double run_spread = 0;          // with base_runs: the family's run-to-run sd of ln(metric), 0 when not computed
-  double run_margin = 0;          // with base_runs: the |ln| a change had to exceed to be SLOWER/FASTER
+  std::vector<double> base_run_medians;  // each BASE run's median time per launch (merge_runs), when all had samples
+  std::optional<double> new_median;      // NEW's median time per launch, when it has samples
+  double run_spread = 0;  // with base_runs: the family's run-to-run sd of ln(metric), 0 when not computed
+  double run_margin = 0;  // with base_runs: the |ln| a change had to exceed to be SLOWER/FASTER
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;
   Verdict underlying = Verdict::same;  // for SUSPECT: what the numbers alone say
@@ -118,7 +120,9 @@ std::optional<double> unit_factor(std::string_view from, std::string_view to);
 // must lie beyond the baseline run furthest in that direction by more than the threshold, and
 // outside the prediction interval of one more run: ln(NEW) against the mean of ln(the runs) ± t ·
 // sd · √(1 + 1/K), sd the run-to-run spread pooled over the case's family and metric
-// (Comparison::run_spread), t Student's at two-sided alpha / m over the m comparisons so judged;
+// (Comparison::run_spread), t Student's at two-sided alpha / m over the m comparisons so judged —
+// on each run's median time per launch (extra.base_run_medians) where every run and NEW have
+// samples, else on the metric's values;
 // else NOISY — whole-run shifts on a shared host move every sample of a run together, which no
 // statistic of one run's samples can tell from a change, but the spread of several runs' values
 // shows. One run is returned unchanged. Throws gcb::UsageError on an empty list.

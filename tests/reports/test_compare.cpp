@@ -361,6 +361,16 @@ TEST(CompareRuns, AChangeMustClearTheFamilysRunToRunSpread) {
   EXPECT_EQ(find(r, "wide/c5", "m").verdict, Verdict::same);
   const Comparison four = find(compare_documents(base, run(1.0, 1.0, 4.0, 1.0), {}), "wide/c0", "m");
   EXPECT_EQ(four.verdict, Verdict::slower) << four.reason;
+  // The rule reads each run's median time per launch, not the metric: NEW's samples 45 % slower
+  // but its metric tenfold lower (as a mean with one sample stuck for a time slice reads) is NOISY;
+  // read from the metric it would clear the interval.
+  ResultDocument stuck = run(1.0, 1.0, 1.45, 1.0);
+  for (Result& x : stuck.results)
+    if (x.key == "wide/c0") x.metrics[0].value = 100 / 10.0;
+  const Comparison median = find(compare_documents(base, stuck, {}), "wide/c0", "m");
+  EXPECT_EQ(median.verdict, Verdict::noisy) << median.reason;
+  EXPECT_NE(median.reason.find("the median time per launch moved"), std::string::npos) << median.reason;
+  EXPECT_EQ(base.results[0].extra.at("base_run_medians").size(), 3u);
   // One baseline run: no run-to-run spread to judge by, the rule does not apply.
   const Comparison single = find(compare_documents(runs[1], run(1.0, 1.0, 1.45, 1.0), {}), "wide/c0", "m");
   EXPECT_EQ(single.verdict, Verdict::slower) << single.reason;
