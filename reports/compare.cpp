@@ -192,6 +192,14 @@ void clear_the_run_spread(CompareReport& report, const CompareOptions& o) {
   }
   if (judged == 0) return;
   const double p = std::max(o.alpha / static_cast<double>(judged), 1e-300);
+  for (const auto& [id, s] : spreads) {
+    const size_t cut = id.find('\x1f');
+    RunSpreadSummary summary{id.substr(0, cut), id.substr(cut + 1), s.sd(), s.cases, s.df, 1};
+    if (s.sd() > 0)
+      summary.factor = std::exp(student_t_quantile(p, static_cast<double>(s.df)) * s.sd() *
+                                std::sqrt(1 + 1 / static_cast<double>(std::max<size_t>(report.base_runs, 2))));
+    report.run_spreads.push_back(summary);
+  }
   for (Comparison& c : report.comparisons) {
     if (c.underlying != Verdict::slower && c.underlying != Verdict::faster) continue;
     const auto runs = run_points(c);

@@ -69,9 +69,19 @@ struct EnvironmentDifference {
   std::string base, contender;
 };
 
+// One family's run-to-run spread in a pooled BASE (per family and metric): what a change of its
+// cases had to exceed to count, so a report can say what this host can judge at all.
+struct RunSpreadSummary {
+  std::string family, metric;
+  double sd = 0;  // pooled sd of ln(value) of the cases' baseline runs
+  size_t cases = 0, df = 0;
+  double factor = 1;  // exp(t · sd · √(1 + 1/K)) for K = CompareReport::base_runs
+};
+
 struct CompareReport {
   std::vector<Comparison> comparisons;
-  size_t base_runs = 1;  // how many runs BASE pooled (merge_runs)
+  size_t base_runs = 1;                       // how many runs BASE pooled (merge_runs)
+  std::vector<RunSpreadSummary> run_spreads;  // with base_runs > 1: per family and metric, in key order
   std::vector<EnvironmentDifference> environment;
   bool topology_mismatch = false;  // both sides carry fingerprints and they differ
   std::vector<std::string> warnings;

@@ -357,6 +357,18 @@ TEST(CompareRuns, AChangeMustClearTheFamilysRunToRunSpread) {
   EXPECT_EQ(narrow.verdict, Verdict::slower) << narrow.reason;
   EXPECT_LT(narrow.run_margin, 0.05);
   EXPECT_TRUE(r.regressed());
+  // The report says per family what a change had to exceed.
+  ASSERT_EQ(r.run_spreads.size(), 2u);
+  const RunSpreadSummary& ws = r.run_spreads[1];
+  EXPECT_EQ(ws.family, "wide");
+  EXPECT_EQ(ws.metric, "m");
+  EXPECT_EQ(ws.cases, 10u);
+  EXPECT_EQ(ws.df, 20u);
+  EXPECT_NEAR(ws.factor, std::exp(wide.run_margin), 1e-9);
+  EXPECT_LT(r.run_spreads[0].factor, 1.05);  // tight
+  const std::string console = render_compare_console(r, {});
+  EXPECT_NE(console.find(fmt::format("wide m x{:.3g} (sd 0.13 in ln over 10 cases)", ws.factor)), std::string::npos)
+      << console;
   // The rest of "wide" moved with its runs: SAME.
   EXPECT_EQ(find(r, "wide/c5", "m").verdict, Verdict::same);
   const Comparison four = find(compare_documents(base, run(1.0, 1.0, 4.0, 1.0), {}), "wide/c0", "m");
