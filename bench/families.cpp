@@ -47,7 +47,7 @@ const std::array kFamilies = {
     Family{"report", [](App& a, Run& r, const Context&) { add_report_command(a, r); }, nullptr},
     Family{"topo", [](App& a, Run& r, const Context&) { add_topo_command(a, r); }, nullptr},
     Family{"train", [](App& a, Run& r, const Context& c) { add_train_command(a, r, c.argv); },
-           [](const SuiteRun& s) { run_train_quick(s.runner, s.seed); }},
+           [](const SuiteRun& s) { run_train_quick(s.runner, s.seed, kQuickSamples); }},
     Family{"plan", [](App& a, Run& r, const Context& c) { add_plan_command(a, r, c.argv); }, nullptr},
     Family{"compare", [](App& a, Run& r, const Context&) { add_compare_command(a, r); }, nullptr},
     Family{"export", [](App& a, Run& r, const Context&) { add_export_command(a, r); }, nullptr},

@@ -123,6 +123,112 @@ void clear_the_runs(Comparison& c, double threshold) {
       format_value(*lo), format_value(*hi), percent_text(std::fabs(relative_change(*lo, *hi))));
 }
 
+// The run-to-run spread of one family's metric in a pooled BASE: the pooled standard deviation
+// of ln(value) of each case's baseline runs about that case's mean (one-way ANOVA's within-group
+// estimate), over every case of the family with two runs or more.
+struct RunSpread {
+  double sum_squares = 0;
+  size_t cases = 0;
+  size_t df = 0;
+  double sd() const { return df > 0 ? std::sqrt(sum_squares / static_cast<double>(df)) : 0; }
+};
+
+std::string family_of(const std::string& key) { return key.substr(0, key.find('/')); }
+
+bool positive(double v) { return v > 0 && std::isfinite(v); }
+
+// What the run-to-run rule compares, in ln: each baseline run's median time per launch and NEW's,
+// when every run and NEW have samples — one slow sample (a rank thread preempted for a time
+// slice) moves a metric taken from the mean tenfold, the median hardly — else the metric's value
+// in each run and in NEW. Nothing with fewer than two runs or a value that is not positive.
+struct RunPoints {
+  std::vector<double> base;
+  double contender = 0;
+  bool medians = false;
+};
+
+std::optional<RunPoints> run_points(const Comparison& c) {
+  auto logs = [](const std::vector<double>& v) -> std::optional<std::vector<double>> {
+    if (v.size() < 2) return std::nullopt;
+    std::vector<double> out;
+    for (double x : v) {
+      if (!positive(x)) return std::nullopt;
+      out.push_back(std::log(x));
+    }
+    return out;
+  };
+  if (c.new_median && positive(*c.new_median))
+    if (auto b = logs(c.base_run_medians)) return RunPoints{*b, std::log(*c.new_median), true};
+  if (c.contender && positive(*c.contender))
+    if (auto b = logs(c.base_runs)) return RunPoints{*b, std::log(*c.contender), false};
+  return std::nullopt;
+}
+
+double mean_of(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v;
+  return s / static_cast<double>(x.size());
+}
+
+// With several BASE runs: a SLOWER or FASTER verdict stands only when NEW lies outside the
+// prediction interval of one more run, ln(NEW) against the mean of ln(the runs) ± t · σ · √(1 + 1/K)
+// (on the runs' median times per launch where there are samples: RunPoints),
+// σ the family's run-to-run spread (RunSpread, per family and metric), t Student's quantile at
+// two-sided alpha / m with σ's degrees of freedom (Bonferroni over the m comparisons this rule
+// judges). A case of a family whose runs differ widely from process to process — threads
+// collectives in cache on a 2-vCPU VM — then needs a change of that size to count.
+void clear_the_run_spread(CompareReport& report, const CompareOptions& o) {
+  std::map<std::string, RunSpread> spreads;
+  size_t judged = 0;
+  for (const Comparison& c : report.comparisons) {
+    const auto runs = run_points(c);
+    if (!runs) continue;
+    RunSpread& s = spreads[family_of(c.key) + '\x1f' + c.metric];
+    const double mean = mean_of(runs->base);
+    for (double v : runs->base) s.sum_squares += (v - mean) * (v - mean);
+    s.df += runs->base.size() - 1;
+    ++s.cases;
+    ++judged;
+  }
+  if (judged == 0) return;
+  const double p = std::max(o.alpha / static_cast<double>(judged), 1e-300);
+  for (const auto& [id, s] : spreads) {
+    const size_t cut = id.find('\x1f');
+    RunSpreadSummary summary{id.substr(0, cut), id.substr(cut + 1), s.sd(), s.cases, s.df, 1};
+    if (s.sd() > 0)
+      summary.factor = std::exp(student_t_quantile(p, static_cast<double>(s.df)) * s.sd() *
+                                std::sqrt(1 + 1 / static_cast<double>(std::max<size_t>(report.base_runs, 2))));
+    report.run_spreads.push_back(summary);
+  }
+  for (Comparison& c : report.comparisons) {
+    if (c.underlying != Verdict::slower && c.underlying != Verdict::faster) continue;
+    const auto runs = run_points(c);
+    if (!runs) continue;
+    const std::string family = family_of(c.key);
+    const RunSpread& s = spreads.at(family + '\x1f' + c.metric);
+    const double sd = s.sd();
+    if (!(sd > 0)) continue;
+    const double t = student_t_quantile(p, static_cast<double>(s.df));
+    const size_t k = runs->base.size();
+    const double margin = t * sd * std::sqrt(1 + 1 / static_cast<double>(k));
+    const double shift = std::fabs(runs->contender - mean_of(runs->base));
+    c.run_spread = sd;
+    c.run_margin = margin;
+    if (shift > margin) continue;
+    const std::string was = std::string(verdict_name(c.underlying));
+    c.underlying = Verdict::noisy;
+    const std::string why = fmt::format(
+        "{} by {} against the {} baseline runs ({} moved {:.3g} in ln from the runs' mean), but {}'s runs differ "
+        "from one process to the next by sd {:.3g} in ln (pooled over {} cases, {} df): within t {:.3g} x sd x "
+        "sqrt(1 + 1/{}) = {:.3g} (a factor {:.3g}), too noisy to judge",
+        was, percent_text(std::fabs(*c.change)), k, runs->medians ? "the median time per launch" : "the metric", shift,
+        family, sd, s.cases, s.df, t, k, margin, std::exp(margin));
+    c.reason =
+        c.verdict == Verdict::suspect ? "a side was measured while throttled; numbers alone: NOISY (" + why + ")" : why;
+    if (c.verdict != Verdict::suspect) c.verdict = Verdict::noisy;
+  }
+}
+
 struct Pending {
   size_t comparison;
   size_t test;          // index into the run's U tests
@@ -296,6 +402,10 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
         if (b.extra.contains("base_runs") && b.extra.at("base_runs").contains(name))
           for (const auto& v : b.extra.at("base_runs").at(name))
             if (v.is_number()) c.base_runs.push_back(v.get<double>());
+        if (b.extra.contains("base_run_medians") && b.extra.at("base_run_medians").is_array())
+          for (const auto& v : b.extra.at("base_run_medians"))
+            if (v.is_number()) c.base_run_medians.push_back(v.get<double>());
+        if (const auto xn = finite_samples(n); !xn.empty()) c.new_median = percentile(xn, 0.5);
         if (bm->higher_is_better != nm->higher_is_better)
           report.warnings.push_back(
               fmt::format("'{}' {}: BASE and NEW disagree on the direction of '{}'; BASE's is used", b.key,
@@ -384,6 +494,7 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
     clear_the_runs(c, o.threshold);
     settle(c, p.throttled_side);
   }
+  clear_the_run_spread(report, o);
   return report;
 }
 
@@ -484,6 +595,10 @@ ResultDocument merge_runs(std::span<const ResultDocument> runs) {
       values[m.name] = v;
     }
     merged.extra["base_runs"] = values;
+    std::vector<double> medians;  // each run's median time per launch, when every run has samples
+    for (const Result* r : passed)
+      if (const auto x = finite_samples(*r); !x.empty()) medians.push_back(percentile(x, 0.5));
+    if (medians.size() == passed.size()) merged.extra["base_run_medians"] = medians;
     out.results.push_back(std::move(merged));
   }
   return out;

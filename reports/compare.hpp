@@ -54,6 +54,10 @@ struct Comparison {
   double spread = 0;              // with the U test: the larger side's robust relative spread, 1.4826·MAD / median
   double shift = 0;               // with the U test: |ln(median NEW sample / median BASE sample)|
   std::vector<double> base_runs;  // the metric in each BASE run, when BASE pooled several (merge_runs)
+  std::vector<double> base_run_medians;  // each BASE run's median time per launch (merge_runs), when all had samples
+  std::optional<double> new_median;      // NEW's median time per launch, when it has samples
+  double run_spread = 0;  // with base_runs: the family's run-to-run sd of ln(metric), 0 when not computed
+  double run_margin = 0;  // with base_runs: the |ln| a change had to exceed to be SLOWER/FASTER
   size_t base_samples = 0, new_samples = 0;
   Verdict verdict = Verdict::same;
   Verdict underlying = Verdict::same;  // for SUSPECT: what the numbers alone say
@@ -65,9 +69,19 @@ struct EnvironmentDifference {
   std::string base, contender;
 };
 
+// One family's run-to-run spread in a pooled BASE (per family and metric): what a change of its
+// cases had to exceed to count, so a report can say what this host can judge at all.
+struct RunSpreadSummary {
+  std::string family, metric;
+  double sd = 0;  // pooled sd of ln(value) of the cases' baseline runs
+  size_t cases = 0, df = 0;
+  double factor = 1;  // exp(t · sd · √(1 + 1/K)) for K = CompareReport::base_runs
+};
+
 struct CompareReport {
   std::vector<Comparison> comparisons;
-  size_t base_runs = 1;  // how many runs BASE pooled (merge_runs)
+  size_t base_runs = 1;                       // how many runs BASE pooled (merge_runs)
+  std::vector<RunSpreadSummary> run_spreads;  // with base_runs > 1: per family and metric, in key order
   std::vector<EnvironmentDifference> environment;
   bool topology_mismatch = false;  // both sides carry fingerprints and they differ
   std::vector<std::string> warnings;
@@ -95,6 +109,11 @@ int min_samples_for_u_test(double alpha, int cases);
 // exactly when adjusted[i] ≤ α (Holm 1979).
 std::vector<double> holm_adjust(std::span<const double> p);
 
+// Student's t with `df` degrees of freedom: the two-sided tail P(|T| > t), and its inverse, the
+// t with P(|T| > t) = p (p = 0.05, df = 2: 4.303). Require df > 0 and, for the quantile, 0 < p < 1.
+double student_t_two_sided_p(double t, double df);
+double student_t_quantile(double p, double df);
+
 // Relative change (new − base)/|base|; when base is 0, Google Benchmark compare.py's
 // (new − base)/((base + new)/2); 0 when both are 0.
 double relative_change(double base, double contender);
@@ -108,9 +127,14 @@ std::optional<double> unit_factor(std::string_view from, std::string_view to);
 // extra.base_run_count in the context). Cases pair across runs as compare pairs them (key +
 // params less extra.host_sized); only PASS runs of a case are pooled. With two runs or more,
 // compare_documents asks a change to clear the runs themselves: a SLOWER or FASTER contender
-// must lie beyond the baseline run furthest in that direction by more than the threshold, else
-// NOISY — whole-run shifts on a shared host move every sample of a run together, which no
-// statistic of one run's samples can tell from a change, but the spread of several runs' medians
+// must lie beyond the baseline run furthest in that direction by more than the threshold, and
+// outside the prediction interval of one more run: ln(NEW) against the mean of ln(the runs) ± t ·
+// sd · √(1 + 1/K), sd the run-to-run spread pooled over the case's family and metric
+// (Comparison::run_spread), t Student's at two-sided alpha / m over the m comparisons so judged —
+// on each run's median time per launch (extra.base_run_medians) where every run and NEW have
+// samples, else on the metric's values;
+// else NOISY — whole-run shifts on a shared host move every sample of a run together, which no
+// statistic of one run's samples can tell from a change, but the spread of several runs' values
 // shows. One run is returned unchanged. Throws gcb::UsageError on an empty list.
 ResultDocument merge_runs(std::span<const ResultDocument> runs);
 

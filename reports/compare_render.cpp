@@ -62,6 +62,16 @@ std::string family_of(const Comparison& c) { return c.key.substr(0, c.key.find('
 
 bool shown(const Comparison& c, const CompareOptions& o) { return o.all_rows || c.verdict != Verdict::same; }
 
+// ": coll busbw x15 (sd 0.69 in ln over 63 cases), mem bandwidth x2.3 (...)": the factor a change
+// of each family had to exceed — what this host could judge at all.
+std::string run_spread_text(const CompareReport& r) {
+  std::string out;
+  for (const auto& s : r.run_spreads)
+    out += fmt::format("{}{} {} x{:.3g} (sd {:.2g} in ln over {} cases)", out.empty() ? ": " : ", ", s.family, s.metric,
+                       s.factor, s.sd, s.cases);
+  return out;
+}
+
 }  // namespace
 
 std::string render_compare_console(const CompareReport& r, const CompareOptions& o, bool with_table) {
@@ -69,8 +79,10 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
                                                compare_summary(r), 100 * o.threshold, o.alpha);
   std::string out = verdict_line;
   if (r.base_runs > 1)
-    out += fmt::format("BASE pools {} runs: a change must also clear their slowest (or fastest) run by the threshold\n",
-                       r.base_runs);
+    out += fmt::format(
+        "BASE pools {} runs: a change must also clear their slowest (or fastest) run by the threshold and its "
+        "family's run-to-run spread{}\n",
+        r.base_runs, run_spread_text(r));
   if (!r.environment.empty()) {
     out += "environment differences (BASE -> NEW):\n";
     for (const auto& d : r.environment)
@@ -108,8 +120,8 @@ std::string render_compare_markdown(const CompareReport& r, const CompareOptions
   if (r.base_runs > 1)
     head += fmt::format(
         "BASE pools {} runs: a change must also clear their slowest (or fastest) run by the "
-        "threshold.\n\n",
-        r.base_runs);
+        "threshold and its family's run-to-run spread{}.\n\n",
+        r.base_runs, markdown_text(run_spread_text(r)));
   for (const auto& w : r.warnings) head += fmt::format("> [!WARNING]\n> {}\n\n", markdown_text(w));
   if (!r.environment.empty()) {
     head += "**Environment differences**\n\n| field | BASE | NEW |\n| --- | --- | --- |\n";
@@ -231,7 +243,9 @@ std::string render_compare_html(const CompareReport& r, const CompareOptions& o,
       "&times; noise; NOISY: too noisy to judge a change of the threshold's size){}.</p>\n",
       100 * o.threshold, o.alpha, o.min_utest_samples,
       r.base_runs > 1
-          ? fmt::format("; BASE pools {} runs: a change must also clear their slowest (or fastest) run", r.base_runs)
+          ? fmt::format("; BASE pools {} runs: a change must also clear their slowest (or fastest) run and its "
+                        "family's run-to-run spread{}",
+                        r.base_runs, xml_escape(run_spread_text(r)))
           : "");
   for (const auto& w : r.warnings) body += fmt::format("<div class=\"warn\">{}</div>\n", xml_escape(w));
   if (!r.environment.empty()) {

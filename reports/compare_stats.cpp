@@ -1,5 +1,6 @@
-// The statistics behind `gcbench compare`: the Mann–Whitney U test and Holm's step-down
-// correction. Both are checked against scipy/statsmodels values in tests/reports/test_compare.cpp.
+// The statistics behind `gcbench compare`: the Mann–Whitney U test, Holm's step-down correction
+// and Student's t distribution (the between-run rule of pooled baselines). All are checked against
+// scipy/statsmodels values in tests/reports/test_compare.cpp.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -73,6 +74,68 @@ std::vector<double> holm_adjust(std::span<const double> p) {
     adjusted[order[i]] = running;
   }
   return adjusted;
+}
+
+namespace {
+
+// Continued fraction of the regularized incomplete beta function (modified Lentz; Press et al.,
+// Numerical Recipes 3rd ed., §6.4 "betacf").
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300, kEps = 1e-15;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double dm = m, m2 = 2 * dm;
+    double aa = dm * (b - dm) * x / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + dm) * (qab + dm) * x / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1) < kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+}  // namespace
+
+double student_t_two_sided_p(double t, double df) {
+  GCB_CHECK(df > 0, "Student's t needs df > 0");
+  if (!std::isfinite(t)) return 0;
+  return std::clamp(incomplete_beta(df / 2, 0.5, df / (df + t * t)), 0.0, 1.0);
+}
+
+double student_t_quantile(double p, double df) {
+  GCB_CHECK(p > 0 && p < 1 && df > 0, "student_t_quantile needs 0 < p < 1 and df > 0");
+  double lo = 0, hi = 1;
+  while (student_t_two_sided_p(hi, df) > p) hi *= 2;  // P(|T| > hi) falls below p
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (student_t_two_sided_p(mid, df) > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 double relative_change(double base, double contender) {

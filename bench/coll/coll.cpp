@@ -139,10 +139,20 @@ class CollRun {
   // table, which is rendered from results as `gcbench report --format coll-table` renders it).
   Result measure_cell(const Sweep& s, const CollShape& shape, bool in_place, Cell& cell) {
     const double start = steady_clock().now();
-    // Rank threads apart again before every cell: the world's first spread lasts only until a busy
-    // machine's scheduler puts two spinning rank threads back on one CPU (then every op of the
-    // cell waits out a 50 µs spin; seen mid-sweep at 64 B after 0.5 µs at 8 B).
-    if (!ctx_.processes) spread_rank_threads(ctx_.host_comm);
+    // Rank threads each on a CPU of their own for the whole cell, when they fit the CPUs this
+    // process may use (RanksKeptApart; nothing otherwise). Spread once and let go, as before, the
+    // scheduler put two spinning rank threads back on one CPU now and then on a 2-vCPU VM, and
+    // every op of that cell waited out the 50 µs spin: one process measured a case at 54 µs per op
+    // where another measured 0.15 µs (15 of 63 cases 2x or more apart between 10 processes); kept
+    // apart, one case (docs/readme-coll.md). The same mask gives the same CPUs in every process.
+    std::optional<RanksKeptApart> apart;
+    std::vector<int32_t> cpus;
+    if (!ctx_.processes) {
+      apart.emplace(ctx_.host_comm);
+      const int32_t mine = apart->cpu();
+      cpus.resize(static_cast<size_t>(ctx_.host_comm.size()));
+      ctx_.host_comm.all_gather(&mine, cpus.data(), 1, DType::i32);
+    }
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, o_.seed};
     CollCase c(ctx_, spec);
     c.init_inputs();
@@ -179,6 +189,8 @@ class CollRun {
     }
     cell.wall_s = steady_clock().now() - start;
     Result r = to_result(s, shape, in_place, cell, m);
+    // The CPU each rank thread was kept on during the cell (-1: not pinned: too few CPUs).
+    if (!cpus.empty()) r.extra["rank_cpus"] = cpus;
     if (runner_) runner_->add(r);
     return r;
   }

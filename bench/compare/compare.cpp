@@ -70,7 +70,8 @@ void add_compare_command(CLI::App& root, std::function<int()>& run) {
   app->add_option(
          "DOCUMENTS", o->files,
          "BASE [BASE ...] NEW: baseline result documents (JSON or JSONL; several runs of one suite are pooled, and a change must "
-         "then also clear their slowest or fastest run by the threshold), then the contender's")
+         "then also clear their slowest or fastest run by the threshold and lie outside one more run's prediction "
+         "interval from its family's run-to-run spread), then the contender's")
       ->required()
       ->expected(2, -1);
   app->add_option("--threshold", o->threshold, "Smallest relative change that counts (5% or 0.05)")

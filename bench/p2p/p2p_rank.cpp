@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "collectives/rank_timer.hpp"
@@ -16,6 +17,7 @@
 #include "bench/p2p/p2p_links.hpp"
 #include "bench/common/runner.hpp"
 #include "collectives/factory.hpp"
+#include "collectives/thread_communicator.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
@@ -181,6 +183,18 @@ class RankPairs {
           break;
       }
     }
+    // Rank threads each on a CPU of their own while the pair is timed, as coll's cells keep them
+    // (RanksKeptApart; docs/readme-p2p.md): let go, two rank threads met on one CPU in some
+    // processes, and the same 8 B latency read 1.9 µs in one process and 109 µs (the spin) in the
+    // next; kept apart, 1.9–2.05 µs in 12 processes. Recorded in extra.rank_cpus (-1: not pinned).
+    std::optional<RanksKeptApart> apart;
+    std::vector<int32_t> cpus;
+    if (!ctx_.processes) {
+      apart.emplace(ctx_.host_comm);
+      const int32_t mine = apart->cpu();
+      cpus.resize(static_cast<size_t>(ctx_.host_comm.size()));
+      ctx_.host_comm.all_gather(&mine, cpus.data(), 1, DType::i32);
+    }
     RankTimer timer(comm, ctx_.host_comm, TimingMode::pipelined, RankCombine::max, false);
     AgreedClock clock(ctx_.host_comm);
     const Measurement meas = measure(timer, launch, h_, {}, clock);
@@ -195,7 +209,11 @@ class RankPairs {
     }
     double wrong = 0;
     ctx_.host_comm.all_reduce(&local_wrong, &wrong, 1, DType::f64, ReduceOp::sum);
-    if (runner_) runner_->add(to_result(m, s, d, bytes, meas, static_cast<uint64_t>(wrong)));
+    if (runner_) {
+      Result r = to_result(m, s, d, bytes, meas, static_cast<uint64_t>(wrong));
+      if (!cpus.empty()) r.extra["rank_cpus"] = cpus;
+      runner_->add(std::move(r));
+    }
     return static_cast<uint64_t>(wrong);
   }
 

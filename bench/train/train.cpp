@@ -156,7 +156,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   return r;
 }
 
-void run_train_quick(Runner& runner, uint64_t data_seed) {
+void run_train_quick(Runner& runner, uint64_t data_seed, int steps) {
   TrainCliOptions o;
   o.data_seed = data_seed;  // run's --seed, as every family of the suite gets it
   o.seed = 1;               // --init-seed's default on the command line
@@ -164,7 +164,7 @@ void run_train_quick(Runner& runner, uint64_t data_seed) {
   o.ranks = 2;
   o.micro_batch = 2;
   o.global_batch = 8;
-  o.steps = 3;
+  o.steps = steps;  // one sample per timed step
   o.warmup = 1;
   o.peak_size = models::kHostPeakSize;  // the same probe as `train` and `plan`
   o.sweep = "dp2,zero1,tp2,tp2-sp,pp2-1f1b";

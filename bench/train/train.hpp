@@ -65,8 +65,9 @@ struct TrainCliOptions {
 models::TrainRequest train_request(const TrainCliOptions& o);
 
 // The quick suite: a sweep of dp2, zero1, tp2, tp2-sp, pp2-1f1b on `tiny` with 2 rank threads
-// (a few seconds). Results go to `runner`.
-void run_train_quick(Runner& runner, uint64_t data_seed);
+// (a few seconds), `steps` timed steps each (one sample per step: the suite passes kQuickSamples,
+// what compare's U test needs). Results go to `runner`.
+void run_train_quick(Runner& runner, uint64_t data_seed, int steps);
 
 // --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
 // Writes the run's initial weights and token sequences to a temporary folder

@@ -2,7 +2,8 @@
 # A benchmark of the CI gate itself (`gcbench run --suite quick` + `gcbench compare`), on the
 # machine it runs on: does it stay quiet when nothing changed, and does it fail when something
 # did? The baseline is --base-runs K quick runs (as a CI job keeps K runs of the main branch;
-# compare pools them and asks a change to clear their slowest run), then three scenarios:
+# compare pools them and asks a change to clear their slowest run and the run-to-run spread of
+# its family, docs/readme-compare.md), then three scenarios:
 #   (a) --pairs N further quick runs of the same binary, each compared with the baseline:
 #       compare must exit 0 or 4 (NOISY: too noisy to judge), never 1 (REGRESSION).
 #   (b) the same baseline against a NEW run given half the CPUs (a cgroup v1 `cpu` quota of
@@ -10,7 +11,9 @@
 #   (c) a real code slowdown: a build with -DGCB_GATE_SLOW_TRIAD=ON (the host STREAM triad does
 #       30 % more work, kernels/host_mem.cpp), `--families mem` against K runs of the same family
 #       of the normal build: compare must exit 1 naming mem/host/triad.
-# Prints one line per run and a table last; writes every document and compare log to --out.
+# Prints one line per run (its seconds and the 1-minute load average before and after it: on a
+# shared host other jobs' load decides what can be judged) and a table last; writes every
+# document and compare log to --out.
 #
 #   scripts/ci/gate-bench.sh [--pairs N] [--base-runs K] [--out DIR] [--gcbench BIN] [--skip-build]
 #
@@ -19,7 +22,7 @@
 # cgroup v1 cpu controller (/sys/fs/cgroup/cpu); without them it is SKIP, said so. Exit 0 when
 # every scenario that ran met its expectation, else 1.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 pairs=5
 base_runs=3
@@ -43,12 +46,14 @@ rows=()
 ok=1
 t0=$SECONDS
 
-quick() {  # quick BIN JSON [extra args...]: one quick run, its seconds on stdout
+load() { cut -d' ' -f1 /proc/loadavg; }  # the 1-minute load average: other jobs on the host show here
+quick() {  # quick BIN JSON [extra args...]: one quick run; "<seconds> s, load <before> -> <after>" on stdout
   local bin=$1 json=$2
   shift 2
-  local start=$SECONDS
+  local start=$SECONDS before
+  before=$(load)
   "$bin" run --suite quick -q --json "$json" "$@" >"${json%.json}.log" 2>&1
-  echo $((SECONDS - start))
+  echo "$((SECONDS - start)) s, load $before -> $(load)"
 }
 judge() {  # judge NAME EXPECT BASE... NEW: compare, one table row; EXPECT is "0|4" or "1"
   local name=$1 expect=$2
@@ -70,13 +75,13 @@ echo "gate-bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), binary $
 bases=()
 for ((k = 1; k <= base_runs; ++k)); do
   s1=$(quick "$gcbench" "$out/base$k.json")
-  echo "gate-bench: baseline run $k: $s1 s"
+  echo "gate-bench: baseline run $k: $s1"
   bases+=("$out/base$k.json")
 done
 # (a) further runs of the same binary.
 for ((i = 1; i <= pairs; ++i)); do
   s2=$(quick "$gcbench" "$out/a$i-new.json")
-  echo "gate-bench: run $i: $s2 s"
+  echo "gate-bench: run $i: $s2"
   judge "a$i" "0|4" "${bases[@]}" "$out/a$i-new.json"
 done
 
@@ -88,7 +93,7 @@ if [[ $(id -u) -eq 0 && -d /sys/fs/cgroup/cpu ]] && mkdir "$cg" 2>/dev/null; the
   echo $((period * $(nproc) / 2)) >"$cg/cpu.cfs_quota_us"
   s=$(bash -c "echo \$\$ > $cg/tasks && exec $(printf '%q' "$gcbench") run --suite quick -q --json $out/b-new.json" \
     >"$out/b-new.log" 2>&1; echo $?)
-  echo "gate-bench: half-CPU run exit $s"
+  echo "gate-bench: half-CPU run exit $s, load $(load)"
   rmdir "$cg" 2>/dev/null
   judge "b-halfcpu" "1" "${bases[@]}" "$out/b-new.json"
 else
@@ -113,7 +118,7 @@ for ((k = 1; k <= base_runs; ++k)); do
   cbases+=("$out/c-base$k.json")
 done
 s2=$(quick "$slow/bench/gcbench" "$out/c-new.json" --families mem)
-echo "gate-bench: mem-only runs: $base_runs normal (the last $s1 s), one slowed triad ($s2 s)"
+echo "gate-bench: mem-only runs: $base_runs normal (the last $s1), one slowed triad ($s2)"
 judge "c-triad" "1" "${cbases[@]}" "$out/c-new.json"
 if ! grep -qE '^SLOWER +mem/host/triad ' "$out/c-triad.compare.txt"; then
   echo "gate-bench: (c) did not name mem/host/triad SLOWER" >&2
@@ -121,7 +126,8 @@ if ! grep -qE '^SLOWER +mem/host/triad ' "$out/c-triad.compare.txt"; then
 fi
 
 echo
-echo "gate-bench: $(date -u +%F), $(nproc) CPUs, $((SECONDS - t0)) s in all; documents and logs in $out/"
+echo "gate-bench: $(date -u '+%F %H:%M UTC'), $(nproc) CPUs, $((SECONDS - t0)) s in all, load $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
+  "documents and logs in $out/"
 printf '%-10s %-6s %-5s %-6s %-22s %s\n' scenario expect exit result slowed-families "compare's verdict line"
 for r in "${rows[@]}"; do echo "$r"; done
 ((ok)) && exit 0 || exit 1

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -81,6 +82,27 @@ TEST(MannWhitney, FewestSamplesThatCanPassHolm) {
   EXPECT_EQ(min_samples_for_u_test(0.05, 100), 9);
   EXPECT_EQ(min_samples_for_u_test(0.05, 250), 10);
   EXPECT_GT(min_samples_for_u_test(0.01, 1000), 10);
+}
+
+// Student's t against its closed forms: one degree of freedom is Cauchy, P(|T| > t) =
+// 1 − (2/π)·atan(t); two are P(|T| > t) = 1 − t/√(2 + t²); many approach the normal, erfc(t/√2).
+// Quantiles: the textbook 97.5 % points (4.303 at 2 df, 2.228 at 10).
+TEST(StudentT, ClosedFormsAndTableQuantiles) {
+  const double pi = std::acos(-1.0);
+  for (double t : {0.1, 1.0, 3.0, 30.0}) {
+    EXPECT_NEAR(student_t_two_sided_p(t, 1), 1 - 2 / pi * std::atan(t), 1e-12) << t;
+    EXPECT_NEAR(student_t_two_sided_p(t, 2), 1 - t / std::sqrt(2 + t * t), 1e-12) << t;
+    EXPECT_NEAR(student_t_two_sided_p(t, 1e6), std::erfc(t / std::sqrt(2.0)), 1e-5) << t;
+  }
+  EXPECT_DOUBLE_EQ(student_t_two_sided_p(0, 5), 1.0);
+  EXPECT_NEAR(student_t_quantile(0.05, 1), 12.706205, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.05, 2), 4.302653, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.05, 10), 2.228139, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.01, 5), 4.032143, 1e-5);
+  // Inverse of each other far into the tail (Bonferroni over hundreds of cases).
+  EXPECT_NEAR(student_t_two_sided_p(student_t_quantile(1e-5, 20), 20), 1e-5, 1e-9);
+  EXPECT_THROW(student_t_quantile(0, 3), std::exception);
+  EXPECT_THROW(student_t_two_sided_p(1, 0), std::exception);
 }
 
 TEST(RelativeChange, DirectionAndZeroBase) {
@@ -298,6 +320,73 @@ TEST(CompareRuns, ASlowdownMustClearTheSlowestBaselineRun) {
   // FASTER likewise must clear the fastest run; lower-is-better metrics read the other way.
   EXPECT_EQ(compare_documents(base, run(0.5), {}).comparisons[0].verdict, Verdict::faster);
   EXPECT_NE(render_compare_console(shifted, {}).find("BASE pools 5 runs"), std::string::npos);
+}
+
+// With several BASE runs, a change must also lie outside the prediction interval of one more run
+// of its family: ln(NEW) against the runs' mean ± t · sd · √(1 + 1/K), sd pooled over the family's
+// cases. In family "wide" one run of three took 0.8 of the others' time in every case (each run's
+// own samples tight, so the pooled samples' MAD sees two runs alike), in family "tight" the runs
+// differ by 1 %. NEW 45 % slower on one case of each: beyond every baseline run (the rule above
+// passes it), significant, beyond 3 × the samples' spread — but for "wide" inside its run-to-run
+// interval (sd 0.129 in ln, t at 0.05/20 with 20 df ≈ 3.5: ≈ 0.52 in ln, a factor 1.7): NOISY,
+// naming the spread; for "tight" SLOWER. Four times slower clears "wide"'s interval.
+TEST(CompareRuns, AChangeMustClearTheFamilysRunToRunSpread) {
+  const std::vector<double> tight = {1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00};
+  auto run = [&](double wide_scale, double tight_scale, double wide0 = 1, double tight0 = 1) {
+    ResultDocument d;
+    for (int i = 0; i < 10; ++i)
+      for (const auto& [family, scale] : {std::pair{"wide", wide_scale}, std::pair{"tight", tight_scale}}) {
+        const double s = scale * (i == 0 ? (family == std::string("wide") ? wide0 : tight0) : 1.0);
+        std::vector<double> x = tight;
+        for (double& v : x) v *= s * (1 + i);
+        d.results.push_back(make(fmt::format("{}/c{}", family, i), 100 / (s * (1 + i)), x));
+      }
+    return d;
+  };
+  const std::vector<ResultDocument> runs = {run(0.8, 0.99), run(1.0, 1.0), run(1.0, 1.01)};
+  const ResultDocument base = merge_runs(runs);
+  const CompareReport r = compare_documents(base, run(1.0, 1.0, 1.45, 1.45), {});
+  const Comparison& wide = find(r, "wide/c0", "m");
+  EXPECT_EQ(wide.verdict, Verdict::noisy) << wide.reason;
+  EXPECT_NE(wide.reason.find("wide's runs differ from one process to the next"), std::string::npos) << wide.reason;
+  // ln 0.8 = −0.223, 0, 0 about their mean: sd = √(0.0332 / 2) in every case.
+  EXPECT_NEAR(wide.run_spread, 0.1288, 0.001);
+  const double t = student_t_quantile(0.05 / 20, 20);
+  EXPECT_NEAR(wide.run_margin, t * 0.1288 * std::sqrt(1 + 1 / 3.0), 0.01);
+  const Comparison& narrow = find(r, "tight/c0", "m");
+  EXPECT_EQ(narrow.verdict, Verdict::slower) << narrow.reason;
+  EXPECT_LT(narrow.run_margin, 0.05);
+  EXPECT_TRUE(r.regressed());
+  // The report says per family what a change had to exceed.
+  ASSERT_EQ(r.run_spreads.size(), 2u);
+  const RunSpreadSummary& ws = r.run_spreads[1];
+  EXPECT_EQ(ws.family, "wide");
+  EXPECT_EQ(ws.metric, "m");
+  EXPECT_EQ(ws.cases, 10u);
+  EXPECT_EQ(ws.df, 20u);
+  EXPECT_NEAR(ws.factor, std::exp(wide.run_margin), 1e-9);
+  EXPECT_LT(r.run_spreads[0].factor, 1.05);  // tight
+  const std::string console = render_compare_console(r, {});
+  EXPECT_NE(console.find(fmt::format("wide m x{:.3g} (sd 0.13 in ln over 10 cases)", ws.factor)), std::string::npos)
+      << console;
+  // The rest of "wide" moved with its runs: SAME.
+  EXPECT_EQ(find(r, "wide/c5", "m").verdict, Verdict::same);
+  const Comparison four = find(compare_documents(base, run(1.0, 1.0, 4.0, 1.0), {}), "wide/c0", "m");
+  EXPECT_EQ(four.verdict, Verdict::slower) << four.reason;
+  // The rule reads each run's median time per launch, not the metric: NEW's samples 45 % slower
+  // but its metric tenfold lower (as a mean with one sample stuck for a time slice reads) is NOISY;
+  // read from the metric it would clear the interval.
+  ResultDocument stuck = run(1.0, 1.0, 1.45, 1.0);
+  for (Result& x : stuck.results)
+    if (x.key == "wide/c0") x.metrics[0].value = 100 / 10.0;
+  const Comparison median = find(compare_documents(base, stuck, {}), "wide/c0", "m");
+  EXPECT_EQ(median.verdict, Verdict::noisy) << median.reason;
+  EXPECT_NE(median.reason.find("the median time per launch moved"), std::string::npos) << median.reason;
+  EXPECT_EQ(base.results[0].extra.at("base_run_medians").size(), 3u);
+  // One baseline run: no run-to-run spread to judge by, the rule does not apply.
+  const Comparison single = find(compare_documents(runs[1], run(1.0, 1.0, 1.45, 1.0), {}), "wide/c0", "m");
+  EXPECT_EQ(single.verdict, Verdict::slower) << single.reason;
+  EXPECT_EQ(single.run_margin, 0.0);
 }
 
 // Params the measuring host chose itself (extra.host_sized) do not split a case: another runner's

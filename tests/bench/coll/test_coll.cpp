@@ -2,6 +2,8 @@
 // op and placement, #wrong catching one corrupted element, identical harness samples on every
 // rank, and the α–β fit result on synthetic data.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
 #include "collectives/rank_timer.hpp"
+#include "collectives/rendezvous.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "collectives/verifiable_case.hpp"
 #include "collectives/world.hpp"
@@ -198,6 +201,47 @@ TEST(CollThreads, ResultsCarryParamsMetricsAndFit) {
   ASSERT_TRUE(busbw && algbw && busbw->value && algbw->value);
   EXPECT_DOUBLE_EQ(*busbw->value, *algbw->value * 0.75);
   EXPECT_EQ(fit->params["scope"], "intra-node");
+}
+
+// Each rank thread is kept on a CPU of its own for the whole cell when the ranks fit the CPUs
+// this process may use — the r-th CPU of the process's mask, so the same CPUs in every process —
+// recorded per cell in extra.rank_cpus; more ranks than CPUs are not pinned (-1). Afterwards every
+// rank thread has its mask back (threads it starts later are not confined to one CPU).
+TEST(CollThreads, RankThreadsKeptOnTheirOwnCpusDuringEveryCell) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  const int usable = CPU_COUNT(&process);
+  for (int ranks : {2, usable + 1}) {
+    Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+    std::mutex mu;
+    std::vector<bool> mask_back(static_cast<size_t>(ranks), false);
+    WorldOptions w;
+    w.ranks = ranks;
+    w.timeout = std::chrono::milliseconds(20'000);
+    run_world(w, [&](RankContext& ctx) {
+      run_coll_on_rank(small({CollOp::all_reduce, CollOp::broadcast}), fast_harness(), ctx,
+                       ctx.rank == 0 ? &runner : nullptr, true);
+      cpu_set_t after;
+      CPU_ZERO(&after);
+      pthread_getaffinity_np(pthread_self(), sizeof(after), &after);
+      std::lock_guard lk(mu);
+      mask_back[static_cast<size_t>(ctx.rank)] = CPU_EQUAL(&after, &process);
+      return 0;
+    });
+    int cells = 0;
+    for (const Result& r : runner.results()) {
+      if (r.key.ends_with("/fit")) continue;
+      ASSERT_TRUE(r.extra.contains("rank_cpus")) << r.key;
+      ASSERT_EQ(r.extra["rank_cpus"].size(), static_cast<size_t>(ranks)) << r.key;
+      for (int k = 0; k < ranks; ++k)
+        EXPECT_EQ(r.extra["rank_cpus"][static_cast<size_t>(k)], ranks <= usable ? detail::nth_cpu(process, k) : -1)
+            << ranks << " ranks, rank " << k << " of " << r.key;
+      ++cells;
+    }
+    EXPECT_GT(cells, 0);
+    for (int k = 0; k < ranks; ++k) EXPECT_TRUE(mask_back[static_cast<size_t>(k)]) << ranks << " ranks, rank " << k;
+  }
 }
 
 TEST(CollThreads, BadRootIsAUsageError) {

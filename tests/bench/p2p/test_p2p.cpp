@@ -1,13 +1,18 @@
 // gcbench p2p: the matrices, the % of expected arithmetic, WAIVED device cases without GPUs, and
 // rank-pair matrices over rank threads (ThreadCommunicator).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
+#include <vector>
 
 #include "bench/p2p/p2p.hpp"
 #include "bench/common/runner.hpp"
+#include "collectives/rendezvous.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 
@@ -213,6 +218,45 @@ TEST(P2pRanks, FourThreadRanksFillEveryOffDiagonalCell) {
   const std::string out = render_p2p_matrices(runner.results());
   EXPECT_NE(out.find(" src\\dst         0         1         2         3\n"), std::string::npos) << out;
   EXPECT_NE(out.find("memcpy through the ThreadCommunicator"), std::string::npos) << out;
+}
+
+// Rank threads are kept on CPUs of their own while a pair is timed when they fit the CPUs the
+// process may use (rank r on the r-th, the same in every process), recorded in extra.rank_cpus;
+// more ranks than CPUs are not pinned (-1); afterwards each rank thread has its mask back.
+TEST(P2pRanks, RankThreadsKeptOnTheirOwnCpusWhileTimed) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  const int usable = CPU_COUNT(&process);
+  for (int ranks : {2, usable + 1}) {
+    P2pOptions o;
+    o.size = 16 * 1024;
+    o.latency_size = 8;
+    Runner runner(RunnerOptions{fast_harness(), false, true}, nullptr);
+    std::mutex mu;
+    std::vector<bool> mask_back(static_cast<size_t>(ranks), false);
+    WorldOptions w;
+    w.ranks = ranks;
+    w.timeout = std::chrono::milliseconds(30'000);
+    run_world(w, [&](RankContext& ctx) {
+      run_p2p_ranks_on_rank(o, fast_harness(), ctx, &runner, 3);
+      cpu_set_t after;
+      CPU_ZERO(&after);
+      pthread_getaffinity_np(pthread_self(), sizeof(after), &after);
+      std::lock_guard lk(mu);
+      mask_back[static_cast<size_t>(ctx.rank)] = CPU_EQUAL(&after, &process);
+      return 0;
+    });
+    ASSERT_FALSE(runner.results().empty());
+    for (const Result& r : runner.results()) {
+      ASSERT_TRUE(r.extra.contains("rank_cpus")) << r.key;
+      ASSERT_EQ(r.extra["rank_cpus"].size(), static_cast<size_t>(ranks)) << r.key;
+      for (int k = 0; k < ranks; ++k)
+        EXPECT_EQ(r.extra["rank_cpus"][static_cast<size_t>(k)], ranks <= usable ? detail::nth_cpu(process, k) : -1)
+            << ranks << " ranks, rank " << k << " of " << r.key;
+    }
+    for (int k = 0; k < ranks; ++k) EXPECT_TRUE(mask_back[static_cast<size_t>(k)]) << ranks << " ranks, rank " << k;
+  }
 }
 
 // What `gcbench scan` asks of the rank pairs: chosen measures, symmetric ones once per pair.
