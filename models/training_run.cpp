@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -43,24 +44,36 @@
 namespace gcb::models {
 namespace {
 
-// Per-rank figures as one flat vector of doubles (gathered over the host communicator).
-constexpr size_t kScalars = 9;
+// Per-rank figures as one flat vector of doubles (gathered over the host communicator): the scalar
+// fields in the order of one table, which packing and unpacking both walk, then the phases and the
+// memory peaks; the throttle bits travel as a double (exact: they fit in 53 bits).
+constexpr double RankFigures::*kScalarFields[] = {
+    &RankFigures::step_median, &RankFigures::step_p10, &RankFigures::step_p90,  &RankFigures::step_mean,
+    &RankFigures::loss,        &RankFigures::matmul,   &RankFigures::comm_lane, &RankFigures::sm_clock_mhz};
+constexpr size_t kScalars = std::size(kScalarFields) + 1;  // + throttle
 size_t flat_size() { return kScalars + train_phase_names().size() + kMemCategories; }
 
 std::vector<double> flatten(const RankFigures& f) {
-  std::vector<double> v = {f.step_median, f.step_p10,     f.step_p90,
-                           f.step_mean,   f.loss,         f.matmul,
-                           f.comm_lane,   f.sm_clock_mhz, static_cast<double>(f.throttle)};
+  GCB_CHECK(f.phases.size() == train_phase_names().size() && f.memory_peak.size() == kMemCategories,
+            fmt::format("rank figures with {} phases and {} memory categories", f.phases.size(), f.memory_peak.size()));
+  GCB_CHECK(f.throttle < (uint64_t{1} << 53), "throttle bits beyond a double's integers");
+  std::vector<double> v;
+  v.reserve(flat_size());
+  for (double RankFigures::*field : kScalarFields) v.push_back(f.*field);
+  v.push_back(static_cast<double>(f.throttle));
   v.insert(v.end(), f.phases.begin(), f.phases.end());
   v.insert(v.end(), f.memory_peak.begin(), f.memory_peak.end());
   return v;
 }
 
 RankFigures unflatten(const double* v) {
-  RankFigures f{v[0], v[1], v[2], v[3], v[4], v[5], v[6], {}, {}, v[7], static_cast<uint64_t>(v[8])};
+  RankFigures f;
+  size_t i = 0;
+  for (double RankFigures::*field : kScalarFields) f.*field = v[i++];
+  f.throttle = static_cast<uint64_t>(v[i++]);
   const size_t phases = train_phase_names().size();
-  f.phases.assign(v + kScalars, v + kScalars + phases);
-  f.memory_peak.assign(v + kScalars + phases, v + kScalars + phases + kMemCategories);
+  f.phases.assign(v + i, v + i + phases);
+  f.memory_peak.assign(v + i + phases, v + i + phases + kMemCategories);
   return f;
 }
 
