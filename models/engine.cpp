@@ -50,7 +50,7 @@ std::unique_ptr<TokenSource> token_source(const TrainOptions& o) {
 
 class Engine final : public TrainingStep {
  public:
-  Engine(Backend& be, RankContext& ctx, const TrainOptions& o)
+  Engine(Backend& be, ParallelGroups& ctx, const TrainOptions& o)
       : be_(be),
         ctx_(ctx),
         opt_(o),
@@ -343,7 +343,7 @@ class Engine final : public TrainingStep {
   }
 
   Backend& be_;
-  RankContext& ctx_;
+  ParallelGroups& ctx_;
   TrainOptions opt_;
   PrecisionPolicy policy_;
   RankUnits units_;
@@ -405,7 +405,7 @@ std::string overlap_error(const TrainOptions& o, const ParallelLayout& layout, c
       other_groups ? "MULTIPLE" : "SERIALIZED");
 }
 
-std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx, const TrainOptions& o) {
+std::unique_ptr<TrainingStep> make_training_step(Backend& be, ParallelGroups& ctx, const TrainOptions& o) {
   validate(o.model);
   if (const std::string e = layout_error(o, ctx.layout); !e.empty()) throw UsageError(e);
   if (const std::string e = optimizer_error(o.optim); !e.empty()) throw UsageError(e);

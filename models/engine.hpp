@@ -11,7 +11,7 @@
 
 #include "models/backend.hpp"
 #include "models/comm_stats.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "models/train_options.hpp"
 
 namespace gcb::models {
@@ -61,6 +61,6 @@ std::string overlap_error(const TrainOptions& o, const ParallelLayout& layout, c
 
 // gcb::UsageError (one line, before any allocation) for invalid combinations, and for
 // communicators that move another kind of memory than the backend computes in.
-std::unique_ptr<TrainingStep> make_training_step(Backend& be, RankContext& ctx, const TrainOptions& o);
+std::unique_ptr<TrainingStep> make_training_step(Backend& be, ParallelGroups& ctx, const TrainOptions& o);
 
 }  // namespace gcb::models

@@ -35,7 +35,7 @@
 #include "models/device_fit.hpp"
 #include "models/engine.hpp"
 #include "models/hf_gpt2.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "models/token_data.hpp"
 #include "models/theory.hpp"
 #include "models/training_result.hpp"
@@ -124,7 +124,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   run_world(w, [&](gcb::RankContext& rc) -> int {
     // The safe point of Ctrl-C / scancel (core/interrupt.hpp): before a layout, agreed by every rank.
     if (agreed_interrupt(rc, "train/" + l.name) != 0) return 0;
-    RankContext ctx = make_rank_context(rc.world_comm, l.layout());
+    ParallelGroups ctx = make_parallel_groups(rc.world_comm, l.layout());
     const std::unique_ptr<Backend> be =
         make_backend(req.backend, {rc.device, req.attn, req.lt_gelu, process_devices(rc)});
     PhaseTimer phases(be->timeline());

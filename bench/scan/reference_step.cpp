@@ -20,7 +20,7 @@ std::vector<double> run_reference_steps(Communicator& solo, const ReferenceOptio
   models::TrainOptions t;
   t.model = reference_config(o.model);
   t.seed = o.seed;
-  models::RankContext ctx = models::make_rank_context(solo, {1, 1, 1});
+  models::ParallelGroups ctx = models::make_parallel_groups(solo, {1, 1, 1});
   models::CpuBackend be;
   auto engine = models::make_training_step(be, ctx, t);
   HostTimer timer(steady_clock(), 1);

@@ -27,7 +27,7 @@
 #include "kernels/train/adamw_math.hpp"
 #include "models/cpu_backend.hpp"
 #include "models/device_backend.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 
 namespace gcb::models::test {
 
@@ -285,10 +285,10 @@ class FakeStreamComm final : public Communicator {
 // world on that device's streams, and its place in `lay`.
 struct FakeRankDevice {
   FakeRankDevice(Communicator& w, const ParallelLayout& lay, DeviceStream compute, uintptr_t first_comm_stream)
-      : ops(compute), world(FakeStreamComm::wrap(w, ops, first_comm_stream)), ctx(make_rank_context(*world, lay)) {}
+      : ops(compute), world(FakeStreamComm::wrap(w, ops, first_comm_stream)), ctx(make_parallel_groups(*world, lay)) {}
   FakeDeviceOps ops;
   std::unique_ptr<FakeStreamComm> world;
-  RankContext ctx;
+  ParallelGroups ctx;
 };
 
 // DeviceBackend bookkeeping over the fake device, computing with the CPU oracle: each op is one

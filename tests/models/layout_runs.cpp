@@ -69,7 +69,7 @@ TrainOptions case_options(const LayoutCase& k, Precision precision) {
 std::vector<RankOutcome> run_layout(const ParallelLayout& lay, const TrainOptions& o, int steps, bool keep_grads) {
   std::vector<RankOutcome> out(static_cast<size_t>(lay.world()));
   run_ranks(lay.world(), [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, lay);
+    ParallelGroups ctx = make_parallel_groups(world, lay);
     CpuBackend be;
     PhaseTimer phases;
     RankOutcome r;

@@ -17,7 +17,7 @@
 #include "models/cpu_backend.hpp"
 #include "models/cuda_backend.hpp"
 #include "models/engine.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "tests/models/gpu_tolerance.hpp"
 #include "tests/models/layout_runs.hpp"
 
@@ -401,7 +401,7 @@ StepRun run_on_gpu(const TrainOptions& o, const ParallelLayout& lay, int steps, 
   w.backend = "nccl";
   w.ranks = lay.world();
   run_world(w, [&](gcb::RankContext& rc) -> int {
-    RankContext ctx = make_rank_context(rc.world_comm, lay);
+    ParallelGroups ctx = make_parallel_groups(rc.world_comm, lay);
     CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic, lt_gelu, process_devices(rc)});
     auto engine = make_training_step(be, ctx, o);
     std::vector<float> initial = engine->full_params();

@@ -13,7 +13,7 @@
 #include "collectives/thread_communicator.hpp"
 #include "core/phase_timer.hpp"
 #include "models/engine.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "models/theory.hpp"
 #include "tests/models/fake_device.hpp"
 #include "tests/models/layout_runs.hpp"
@@ -121,7 +121,7 @@ TEST_P(DeviceBackendEngine, OrderingHoldsAndLossesEqualTheCpuBackend) {
     const auto r = static_cast<size_t>(world.rank());
     FakeDeviceOps ops(kCompute);
     auto w = FakeStreamComm::wrap(world, ops, kFirstCommStream);
-    RankContext ctx = make_rank_context(*w, k.lay);
+    ParallelGroups ctx = make_parallel_groups(*w, k.lay);
     {
       FakeDeviceBackend be(ops, kCompute, k.broken);
       auto engine = make_training_step(be, ctx, o);

@@ -13,7 +13,7 @@
 #include "collectives/gpu_choice.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "models/engine.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "tests/models/fake_device.hpp"
 #include "tests/models/layout_runs.hpp"
 
@@ -49,7 +49,7 @@ TEST(DeviceRankThreads, EachRankThreadDrivesTheDeviceOfItsLocalRank) {
     me.device = device_for_local_rank(world.rank(), visible);  // in a thread world, local rank = rank
     FakeDeviceOps ops(kCompute, me.device);
     auto w = FakeStreamComm::wrap(world, ops, kFirstCommStream);
-    RankContext ctx = make_rank_context(*w, lay);
+    ParallelGroups ctx = make_parallel_groups(*w, lay);
     me.dp_size = ctx.dp->size();
     me.tp_size = ctx.tp->size();
     me.pp_size = ctx.pp->size();
@@ -92,7 +92,7 @@ TEST(DeviceRankThreads, BackendsBuiltOnAnotherThreadAreCaught) {
   run_ranks(n, [&](Communicator& world) {
     const auto r = static_cast<size_t>(world.rank());
     auto w = FakeStreamComm::wrap(world, *ops[r], kFirstCommStream);
-    RankContext ctx = make_rank_context(*w, lay);
+    ParallelGroups ctx = make_parallel_groups(*w, lay);
     auto engine = make_training_step(*backends[r], ctx, o);
     engine->step();
   });

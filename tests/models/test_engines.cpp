@@ -216,12 +216,12 @@ TEST(Engines, RingWireBytesGiveTwoPsiAndThreePsi) {
   EXPECT_DOUBLE_EQ(ring_wire_bytes(CommKind::all_gather, psi, 1), 0.0);
 }
 
-TEST(Engines, RankContextUsesMegatronOrder) {
+TEST(Engines, ParallelGroupsUseMegatronOrder) {
   // 8 ranks as tp 2 × dp 2 × pp 2: rank = tp_rank + 2·(dp_rank + 2·pp_rank).
   std::mutex mu;
   std::vector<std::array<int, 6>> seen(8);
   run_ranks(8, [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, ParallelLayout{2, 2, 2});
+    ParallelGroups ctx = make_parallel_groups(world, ParallelLayout{2, 2, 2});
     std::lock_guard<std::mutex> lock(mu);
     seen[static_cast<size_t>(world.rank())] = {ctx.tp_rank,    ctx.dp_rank,    ctx.pp_rank,
                                                ctx.tp->rank(), ctx.dp->rank(), ctx.pp->rank()};
@@ -238,11 +238,11 @@ TEST(Engines, RankContextUsesMegatronOrder) {
 }
 
 TEST(Engines, InvalidLayoutsAreUsageErrors) {
-  EXPECT_THROW(run_ranks(2, [](Communicator& w) { make_rank_context(w, ParallelLayout{4, 1, 1}); }), UsageError);
+  EXPECT_THROW(run_ranks(2, [](Communicator& w) { make_parallel_groups(w, ParallelLayout{4, 1, 1}); }), UsageError);
   EXPECT_THROW(run_ranks(3,
                          [](Communicator& w) {
                            // tp 3 does not divide tiny's 4 heads, whatever the ZeRO stage.
-                           RankContext ctx = make_rank_context(w, ParallelLayout{1, 3, 1});
+                           ParallelGroups ctx = make_parallel_groups(w, ParallelLayout{1, 3, 1});
                            CpuBackend be;
                            make_training_step(be, ctx, tiny_options(ZeroStage::three, 1, 1));
                          }),

@@ -35,7 +35,7 @@ struct Evaluation {
 Evaluation evaluate(const TrainOptions& o, const std::vector<float>& params) {
   Evaluation e;
   run_ranks(1, [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, ParallelLayout{});
+    ParallelGroups ctx = make_parallel_groups(world, ParallelLayout{});
     CpuBackend be;
     auto engine = make_training_step(be, ctx, o);
     engine->load_params(params);

@@ -11,7 +11,7 @@
 
 #include "collectives/thread_communicator.hpp"
 #include "models/engine.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "models/theory.hpp"
 #include "tests/models/fake_device.hpp"
 #include "tests/models/layout_runs.hpp"

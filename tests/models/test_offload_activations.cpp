@@ -13,7 +13,7 @@
 
 #include "collectives/thread_communicator.hpp"
 #include "models/engine.hpp"
-#include "models/rank_context.hpp"
+#include "models/parallel_groups.hpp"
 #include "models/rank_shape.hpp"
 #include "models/theory.hpp"
 #include "tests/models/fake_device.hpp"

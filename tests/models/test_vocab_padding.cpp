@@ -73,7 +73,7 @@ TEST(VocabPadding, TensorParallelRunsMatchSingleRank) {
 std::vector<float> grads_after_one_step(const ParallelLayout& lay, const TrainOptions& o) {
   std::vector<float> grads;
   run_ranks(lay.world(), [&](Communicator& world) {
-    RankContext ctx = make_rank_context(world, lay);
+    ParallelGroups ctx = make_parallel_groups(world, lay);
     CpuBackend be;
     auto engine = make_training_step(be, ctx, o);
     engine->step();

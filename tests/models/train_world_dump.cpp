@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     return gcb::run_world(w, [&](gcb::RankContext& rc) -> int {
       using namespace gcb::models;
       const ParallelLayout lay{2, 2, 2};
-      RankContext ctx = make_rank_context(rc.world_comm, lay);
+      ParallelGroups ctx = make_parallel_groups(rc.world_comm, lay);
       TrainOptions o;
       o.model = named_config("tiny");
       o.micro_batch = 1;

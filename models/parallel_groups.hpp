@@ -9,7 +9,7 @@
 
 namespace gcb::models {
 
-struct RankContext {
+struct ParallelGroups {
   ParallelLayout layout;
   int rank = 0;  // in the world
   int dp_rank = 0, tp_rank = 0, pp_rank = 0;
@@ -20,6 +20,6 @@ struct RankContext {
 };
 
 // Collective over `world` (every rank calls it). gcb::UsageError when dp·tp·pp ≠ world size.
-RankContext make_rank_context(Communicator& world, const ParallelLayout& layout);
+ParallelGroups make_parallel_groups(Communicator& world, const ParallelLayout& layout);
 
 }  // namespace gcb::models

@@ -1,6 +1,6 @@
-// make_rank_context (rank_context.hpp): the world communicator split into a rank's dp, tp and pp groups in Megatron's
-// rank order.
-#include "models/rank_context.hpp"
+// make_parallel_groups (parallel_groups.hpp): the world communicator split into a rank's dp, tp and pp groups in
+// Megatron's rank order.
+#include "models/parallel_groups.hpp"
 
 #include <fmt/format.h>
 
@@ -8,12 +8,12 @@
 
 namespace gcb::models {
 
-RankContext make_rank_context(Communicator& world, const ParallelLayout& layout) {
+ParallelGroups make_parallel_groups(Communicator& world, const ParallelLayout& layout) {
   if (layout.dp < 1 || layout.tp < 1 || layout.pp < 1 || layout.world() != world.size()) {
     throw UsageError(fmt::format("layout dp {} × tp {} × pp {} does not match {} ranks", layout.dp, layout.tp,
                                  layout.pp, world.size()));
   }
-  RankContext ctx;
+  ParallelGroups ctx;
   ctx.layout = layout;
   ctx.world = &world;
   ctx.rank = world.rank();
