@@ -131,7 +131,7 @@ std::string headline_header(bool peak) {
 }
 
 std::string reason_line(const Result& r) {
-  return r.status != Status::pass && !r.reason.empty() ? fmt::format("    {}\n", r.reason) : std::string();
+  return r.status != Status::pass && !r.reason.empty() ? wrap_lines(fmt::format("    {}\n", r.reason)) : std::string();
 }
 
 // A param value in full: strings as they are, numbers as JSON writes them (shortest exact form).
@@ -154,9 +154,10 @@ std::string cell_text(const std::string& name, const nlohmann::json& v) {
 }
 
 // The rows of one family in groups that share their param names: a row joins the first group whose
-// names hold all of its own or are all among them (the names then the union), else starts one. So
-// the STREAM rows, the pointer-chase rows and a ratio row each get a table of the columns they
-// have, where one table of them all was mostly "-" and wider than a terminal.
+// names are all among its own (the group's names then the union), else starts one. So the STREAM
+// rows (their rounds joining them), the pointer-chase rows, a ratio row and the GPU rows waived
+// with fewer params each get a table of the columns they have, where one table of them all was
+// mostly "-" and wider than a terminal.
 std::vector<std::vector<const Result*>> param_groups(const std::vector<const Result*>& rows) {
   std::vector<std::vector<const Result*>> groups;
   std::vector<std::set<std::string>> names;
@@ -165,9 +166,7 @@ std::vector<std::vector<const Result*>> param_groups(const std::vector<const Res
     for (auto it = r->params.begin(); it != r->params.end(); ++it) own.insert(it.key());
     size_t g = 0;
     for (; g < groups.size(); ++g) {
-      const bool within = std::includes(names[g].begin(), names[g].end(), own.begin(), own.end());
-      const bool around = std::includes(own.begin(), own.end(), names[g].begin(), names[g].end());
-      if (within || around) break;
+      if (std::includes(own.begin(), own.end(), names[g].begin(), names[g].end())) break;
     }
     if (g == groups.size()) {
       groups.emplace_back();
@@ -249,6 +248,38 @@ std::string render_console(const std::vector<Result>& results) {
     for (const Result& r : results)
       if (r.family() == family) family_rows.push_back(&r);
     for (const std::vector<const Result*>& rows : param_groups(family_rows)) out += family_table(family, rows);
+  }
+  return out;
+}
+
+std::string wrap_lines(const std::string& text, size_t width) {
+  auto columns = [](const std::string& s) {  // characters, not bytes
+    size_t n = 0;
+    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    return n;
+  };
+  std::string out;
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t eol = text.find('\n', from);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(from, eol - from);
+    const std::string indent(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 4,
+                             ' ');
+    while (columns(line) > width) {
+      // The last space with at most `width` characters before it, past the line's own indent.
+      const size_t lead = line.find_first_not_of(' ');
+      size_t cut = std::string::npos;
+      for (size_t i = 0, col = 0; i < line.size() && col <= width; ++i) {
+        if (line[i] == ' ' && i > lead) cut = i;  // `col` characters before it
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++col;
+      }
+      if (cut == std::string::npos) break;
+      out += line.substr(0, cut) + "\n";
+      line = indent + line.substr(cut + 1);
+    }
+    out += line + (eol < text.size() ? "\n" : "");
+    from = eol + 1;
   }
   return out;
 }

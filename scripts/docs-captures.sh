@@ -8,7 +8,8 @@
 # families without a view of their own (`[k, elapsed] key …`: a log keeps them whole, a terminal
 # cuts them at its width): a family named in FITS_100 below must fit 100 columns (exit 1 when one
 # does not); the others' widest line is reported (coll and topo keep the layouts of nccl-tests and
-# `nvidia-smi topo -m`; attn, scan and compare do not fit yet).
+# `nvidia-smi topo -m`; scan's stage lines and culprit legend and compare's verdict line do not
+# fit yet).
 #
 #   scripts/docs-captures.sh [--gcbench BIN] [--out DIR] [--only FAMILY,...] [--check]
 #
@@ -38,7 +39,7 @@ while (($#)); do
 done
 
 # The families whose console is meant to fit a 100-column terminal.
-FITS_100=(mem p2p gemm train plan)
+FITS_100=(mem p2p gemm attn train plan)
 WIDTH=100
 
 # family | arguments (what a user types first; short options where the default runs long)
@@ -86,16 +87,16 @@ if ((!check_only)); then
   done
 fi
 
-# Every line measured in characters (UTF-8), not bytes.
+# Every line measured in characters (UTF-8), not bytes (mawk's length counts bytes).
 ok=1
 for entry in "${runs[@]}"; do
   IFS='|' read -r family _ <<<"$entry"
   wanted "$family" || continue
   file=$out/$family.txt
   [[ -f $file ]] || { echo "docs-captures: no capture $file" >&2; ok=0; continue; }
-  read -r widest over < <(LC_ALL=C.UTF-8 awk -v w="$WIDTH" \
-    '/^\[[0-9]+, [0-9.]+ s\] / { next } { n = length($0); if (n > m) m = n; if (n > w) c++ } END { print m + 0, c + 0 }' \
-    "$file")
+  read -r widest over < <(perl -CSD -ne 'chomp; next if /^\[\d+, [\d.]+ s\] /;
+    $n = length; $m = $n if $n > $m; $c++ if $n > '"$WIDTH"';
+    END { printf "%d %d\n", $m, $c }' "$file")
   fits=0
   for f in "${FITS_100[@]}"; do [[ $f == "$family" ]] && fits=1; done
   if ((fits && over > 0)); then

@@ -109,7 +109,7 @@ std::string title_of(const Result& r, const std::string& unit) {
   return t;
 }
 
-std::string cell_of(const Result& r) {
+std::string cell_of(const Result& r, double scale) {
   switch (r.status) {
     case Status::waived: return "W";
     case Status::error: return "E";
@@ -117,7 +117,7 @@ std::string cell_of(const Result& r) {
     case Status::pass: break;
   }
   if (r.metrics.empty() || !r.metrics.front().value) return "n/a";
-  return fmt::format("{:.2f}", *r.metrics.front().value);
+  return fmt::format("{:.2f}", *r.metrics.front().value * scale);
 }
 
 }  // namespace
@@ -185,6 +185,18 @@ std::string render_p2p_matrices(const std::vector<Result>& results) {
         unit = r->metrics.front().unit;
         break;
       }
+    // Latencies of 10 µs and more in µs (a loaded host's rank ping-pong read 101296.88 ns).
+    double scale = 1;
+    if (unit == "ns") {
+      double largest = 0;
+      for (const auto& [pair, r] : m.cells)
+        if (r->status == Status::pass && !r->metrics.empty() && r->metrics.front().value)
+          largest = std::max(largest, *r->metrics.front().value);
+      if (largest >= 1e4) {
+        unit = "µs";
+        scale = 1e-3;
+      }
+    }
     out += "\n" + title_of(*m.first, unit) + "\n";
     out += fmt::format("{:>8}", "src\\dst");
     for (int d = 0; d < m.size; ++d) out += fmt::format("{:>10}", d);
@@ -193,7 +205,7 @@ std::string render_p2p_matrices(const std::vector<Result>& results) {
       out += fmt::format("{:>8}", s);
       for (int d = 0; d < m.size; ++d) {
         const auto it = m.cells.find({s, d});
-        out += fmt::format("{:>10}", it == m.cells.end() ? "-" : cell_of(*it->second));
+        out += fmt::format("{:>10}", it == m.cells.end() ? "-" : cell_of(*it->second, scale));
       }
       out += "\n";
     }

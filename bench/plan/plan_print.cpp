@@ -47,38 +47,6 @@ std::string reason_kind(const std::string& reason) {
   return k;
 }
 
-// Lines wider than a 100-column terminal broken at their last space before it, the rest indented
-// 4 more than the line (the CPU cluster's probe lines once ran to 300 columns).
-std::string wrap_lines(const std::string& text, size_t width = 100) {
-  auto columns = [](const std::string& s) {  // characters, not bytes
-    size_t n = 0;
-    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-    return n;
-  };
-  std::string out;
-  size_t from = 0;
-  while (from < text.size()) {
-    size_t eol = text.find('\n', from);
-    if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(from, eol - from);
-    const std::string indent(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 4,
-                             ' ');
-    while (columns(line) > width) {
-      size_t cut = std::string::npos;  // the last space within the width, past the indent
-      for (size_t i = 0, col = 0; i < line.size() && col <= width; ++i) {
-        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++col;
-        if (line[i] == ' ' && col <= width && i > indent.size()) cut = i;
-      }
-      if (cut == std::string::npos) break;
-      out += line.substr(0, cut) + "\n";
-      line = indent + line.substr(cut + 1);
-    }
-    out += line + (eol < text.size() ? "\n" : "");
-    from = eol + 1;
-  }
-  return out;
-}
-
 void print_cluster(const PlanRequest& req, const PlanModel& pm) {
   std::string out;
   auto to = std::back_inserter(out);

@@ -346,7 +346,14 @@ TEST(Render, SummaryTablesPerParamShapeWithByteUnits) {
   Result ratio = sample_result("mem/host/triad_vs_classic_stream", 0.98);
   ratio.metrics = {Metric{"ratio", 0.98, "x", true, {}, {}}};
   ratio.params = {{"array_bytes", 134217728}, {"dtype", "fp64"}, {"rounds", 3}};
-  const std::string table = render_console({copy, chase, round, ratio, chase2});
+  Result gpu;  // waived with fewer params: a table of its own, its long reason wrapped
+  gpu.key = "mem/hbm/triad";
+  gpu.params = {{"device", "gpu"}};
+  gpu.status = Status::waived;
+  gpu.reason = "no GPU: " + std::string(120, 'x') + " and more";
+  const std::string table = render_console({copy, chase, round, ratio, chase2, gpu});
+  EXPECT_NE(table.find("\nmem: device=gpu\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n    no GPU:\n        xxxx"), std::string::npos) << table;
   EXPECT_NE(table.find("\nmem: array_bytes=128 MiB device=cpu threads=2\n"), std::string::npos) << table;
   EXPECT_NE(table.find("\nmem: device=cpu stride_bytes=64 B\n"), std::string::npos) << table;
   EXPECT_NE(table.find("\nmem: array_bytes=128 MiB dtype=fp64 rounds=3\n"), std::string::npos) << table;
@@ -355,9 +362,21 @@ TEST(Render, SummaryTablesPerParamShapeWithByteUnits) {
   EXPECT_EQ(table.find("%peak"), std::string::npos) << table;                                // no row has a peak
   EXPECT_NE(table.find(" median time "), std::string::npos) << table;
   std::istringstream lines(table);
-  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("xxxx") == std::string::npos) {  // but a word wider than that
+      EXPECT_LE(line.size(), 100u) << line;
+    }
   // A peak in some row brings its column back.
   EXPECT_NE(render_console({sample_result("mem/host/triad", 12.5)}).find("%peak"), std::string::npos);
+}
+
+// Console lines wider than a terminal break at their last space within 100 characters (not bytes:
+// "×" is two), the rest indented 4 more than the line; a line without such a space stays whole.
+TEST(Render, WrapLinesBreaksAtTheLastSpaceWithinTheWidth) {
+  EXPECT_EQ(wrap_lines("  a bb ccc\nshort\n", 8), "  a bb\n      ccc\nshort\n");
+  EXPECT_EQ(wrap_lines("×× ×× ××", 5), "×× ××\n    ××");
+  EXPECT_EQ(wrap_lines("abcdefghij", 4), "abcdefghij");
+  EXPECT_EQ(wrap_lines("fits", 100), "fits");
 }
 
 TEST(Specs, LooksUpSkusByCudaDeviceName) {

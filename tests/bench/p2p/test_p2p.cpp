@@ -86,6 +86,12 @@ TEST(P2pMatrix, ViewShowsEachResultOnceAndLabelsOneWayLatency) {
   EXPECT_EQ(count("no GPU here"), 1u) << out;
   EXPECT_NE(out.find("[ns one-way = round-trip time / 2 (osu_latency)], row = src"), std::string::npos) << out;
   EXPECT_NE(out.find("[GB/s], row = src"), std::string::npos) << out;
+  // A latency of 10 µs or more reads in µs, the matrix's title saying so.
+  Result slow = lat;
+  slow.metrics.front().value = 101296.88;
+  const std::string us = render_p2p_matrices({slow});
+  EXPECT_NE(us.find("[µs one-way = round-trip time / 2 (osu_latency)]"), std::string::npos) << us;
+  EXPECT_NE(us.find("    101.30\n"), std::string::npos) << us;
   // Pairs alone: no generic table at all.
   EXPECT_EQ(render_p2p_view({rs[0], rs[1]}), render_p2p_matrices({rs[0], rs[1]}));
 }
