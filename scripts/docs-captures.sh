@@ -4,7 +4,7 @@
 # one stream, as a log of the run shows them (on a terminal the progress lines are redrawn in place
 # and cleared). Each capture's first line is the command as typed (`$ gcbench ...`), the rest is
 # the console output as printed, never edited. `compare` compares two short `mem` runs made first.
-# About 3 minutes on 2 cores. Then every capture line is measured, but the progress lines of
+# About 2 minutes on 2 cores. Then every capture line is measured, but the progress lines of
 # families without a view of their own (`[k, elapsed] key …`: a log keeps them whole, a terminal
 # cuts them at its width): a family named in FITS_100 below must fit 100 columns (exit 1 when one
 # does not); the others' widest line is reported (coll and topo keep the layouts of nccl-tests and
