@@ -147,8 +147,10 @@ CompareReport compare_documents(const ResultDocument& base, const ResultDocument
 std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, const nlohmann::json& contender);
 
 // Renderers, pure functions of the report. The console: the verdict line first (and again
-// last), environment differences and warnings, then one row per comparison that is not SAME
-// (every row with o.all_rows); with_table false leaves the rows out (`compare -q`). Markdown: the
+// last under 10 rows or more), environment differences and warnings, then one row per comparison
+// that is not SAME (every row with o.all_rows) in columns as wide as their cells, its params in
+// full and its reason under it, wrapped at 100 columns; with_table false leaves the rows out
+// (`compare -q`). Markdown: the
 // same, with each family's rows in a <details> block (open where something regressed).
 std::string render_compare_console(const CompareReport& r, const CompareOptions& o, bool with_table = true);
 // GitHub PR comments are limited to 65,536 characters (the REST API refuses a longer body with

@@ -25,11 +25,6 @@ std::string p_text(const Comparison& c) { return c.p_adjusted ? fmt::format("{:.
 
 std::string n_text(const Comparison& c) { return fmt::format("{}/{}", c.base_samples, c.new_samples); }
 
-std::string clip(std::string s, size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 1) + "~";
-}
-
 // Most urgent first: a reader of a PR comment sees the regressions before the noise.
 int severity(Verdict v) {
   switch (v) {
@@ -91,24 +86,40 @@ std::string render_compare_console(const CompareReport& r, const CompareOptions&
   }
   for (const auto& w : r.warnings) out += fmt::format("WARNING: {}\n", w);
   if (!with_table) return out;
-  size_t rows = 0;
+  // Columns as wide as their cells; each row's params in full on a line of their own under it (a
+  // column of them was cut at 36 characters), then the reason, wrapped at 100 columns.
+  std::vector<const Comparison*> rows_shown;
+  for (const auto& c : r.comparisons)
+    if (shown(c, o)) rows_shown.push_back(&c);
+  const size_t rows = rows_shown.size();
+  size_t case_w = 4, metric_w = 6, unit_w = 4, n_w = 1;
+  for (const Comparison* c : rows_shown) {
+    case_w = std::max(case_w, c->key.size());
+    metric_w = std::max(metric_w, c->metric.size());
+    unit_w = std::max(unit_w, c->unit.size());
+    n_w = std::max(n_w, n_text(*c).size());
+  }
+  auto row = [&](const std::string& verdict, const std::string& key, const std::string& metric, const std::string& base,
+                 const std::string& contender, const std::string& unit, const std::string& change, const std::string& p,
+                 const std::string& n) {
+    return fmt::format("{:<9} {:<{}} {:<{}} {:>10} {:>10} {:<{}} {:>8} {:>8} {:>{}}\n", verdict, key, case_w, metric,
+                       metric_w, base, contender, unit, unit_w, change, p, n, n_w);
+  };
   std::string table;
-  for (const auto& c : r.comparisons) {
-    if (!shown(c, o)) continue;
-    ++rows;
-    table += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", verdict_name(c.verdict),
-                         clip(c.key, 28), clip(params_summary(c.params), 36), clip(c.metric, 18), value_text(c.base),
-                         value_text(c.contender), clip(c.unit, 7), change_text(c), p_text(c), n_text(c));
-    if (c.verdict != Verdict::same) table += fmt::format("          {}\n", c.reason);
+  for (const Comparison* c : rows_shown) {
+    table += row(std::string(verdict_name(c->verdict)), c->key, c->metric, value_text(c->base),
+                 value_text(c->contender), c->unit, change_text(*c), p_text(*c), n_text(*c));
+    const std::string params = params_summary(c->params);
+    if (!params.empty()) table += wrap_lines(fmt::format("          {}\n", params));
+    if (c->verdict != Verdict::same) table += wrap_lines(fmt::format("          {}\n", c->reason));
   }
   if (rows > 0) {
-    out += fmt::format("{:<9} {:<28} {:<36} {:<18} {:>10} {:>10} {:<7} {:>8} {:>8} {:>9}\n", "verdict", "case",
-                       "params", "metric", "base", "new", "unit", "change", "p(Holm)", "n");
-    out += std::string(152, '-') + "\n" + table;
+    const std::string header = row("verdict", "case", "metric", "base", "new", "unit", "change", "p(Holm)", "n");
+    out += header + std::string(header.size() - 1, '-') + "\n" + table;
   }
   const size_t hidden = r.comparisons.size() - rows;
   if (hidden > 0) out += fmt::format("({} SAME rows not shown; --all shows every row)\n", hidden);
-  if (rows > 0) out += verdict_line;  // again, under a long table
+  if (rows >= 10) out += verdict_line;  // again, under a long table
   return out;
 }
 

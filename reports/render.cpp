@@ -118,19 +118,65 @@ Headline headline(const Result& r) {
   return h;
 }
 
-std::string headline_text(const Headline& h) {
-  return fmt::format("{:<7} {:>12} {:<8} {:>7} {:>11} {:>6} {:>5}", h.status, h.value, h.unit, h.peak, h.median, h.cv,
-                     h.n);
+std::string headline_text(const Headline& h, bool peak = true) {
+  return fmt::format("{:<7} {:>12} {:<8}{} {:>11} {:>6} {:>5}", h.status, h.value, h.unit,
+                     peak ? fmt::format(" {:>7}", h.peak) : std::string(), h.median, h.cv, h.n);
 }
 
-constexpr const char* kHeadlineHeader = "status         value unit       %peak      median    cv%     n";
+// The headline's header, through the same format as its rows. "median time" is the median
+// sample's time, beside a value that may come from the best sample (each family's headline
+// statistic is named in the report's notes).
+std::string headline_header(bool peak) {
+  return headline_text(Headline{"status", "value", "unit", "%peak", "median time", "cv%", "n"}, peak);
+}
 
 std::string reason_line(const Result& r) {
-  return r.status != Status::pass && !r.reason.empty() ? fmt::format("    {}\n", r.reason) : std::string();
+  return r.status != Status::pass && !r.reason.empty() ? wrap_lines(fmt::format("    {}\n", r.reason)) : std::string();
 }
 
 // A param value in full: strings as they are, numbers as JSON writes them (shortest exact form).
 std::string full_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// A param value for a table cell: in full, except a byte count (a param named `bytes` or
+// `…_bytes`), which takes the largest binary unit that divides it exactly: 134217728 is
+// "128 MiB", 4096 "4 KiB", 1000 "1000 B" (exact, so nothing is rounded away).
+std::string cell_text(const std::string& name, const nlohmann::json& v) {
+  const bool bytes = name == "bytes" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
+  if (!bytes || !v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) return full_text(v);
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  uint64_t n = v.get<uint64_t>();
+  size_t unit = 0;
+  while (n != 0 && n % 1024 == 0 && unit + 1 < std::size(kUnits)) {
+    n /= 1024;
+    ++unit;
+  }
+  return fmt::format("{} {}", n, kUnits[unit]);
+}
+
+// The rows of one family in groups that share their param names: a row joins the first group whose
+// names are all among its own (the group's names then the union), else starts one. So the STREAM
+// rows (their rounds joining them), the pointer-chase rows, a ratio row and the GPU rows waived
+// with fewer params each get a table of the columns they have, where one table of them all was
+// mostly "-" and wider than a terminal.
+std::vector<std::vector<const Result*>> param_groups(const std::vector<const Result*>& rows) {
+  std::vector<std::vector<const Result*>> groups;
+  std::vector<std::set<std::string>> names;
+  for (const Result* r : rows) {
+    std::set<std::string> own;
+    for (auto it = r->params.begin(); it != r->params.end(); ++it) own.insert(it.key());
+    size_t g = 0;
+    for (; g < groups.size(); ++g) {
+      if (std::includes(own.begin(), own.end(), names[g].begin(), names[g].end())) break;
+    }
+    if (g == groups.size()) {
+      groups.emplace_back();
+      names.emplace_back();
+    }
+    groups[g].push_back(r);
+    names[g].insert(own.begin(), own.end());
+  }
+  return groups;
+}
 
 }  // namespace
 
@@ -141,54 +187,99 @@ std::string console_row(const Result& r) {
   return fmt::format("{:<36} {}  {}\n", r.key, headline_text(headline(r)), params) + reason_line(r);
 }
 
+namespace {
+
+// One table: the case and each param that differs between `rows` as columns; the params they share
+// once above it; % of peak only where some row has one.
+std::string family_table(const std::string& family, const std::vector<const Result*>& rows) {
+  std::string out;
+  // Axes in order of first appearance; one varies when some row lacks it or holds another value.
+  std::vector<std::string> axes;
+  for (const Result* r : rows)
+    for (auto it = r->params.begin(); it != r->params.end(); ++it)
+      if (std::find(axes.begin(), axes.end(), it.key()) == axes.end()) axes.push_back(it.key());
+  std::vector<std::string> varying, shared;
+  for (const std::string& a : axes) {
+    const bool all_same = std::all_of(rows.begin(), rows.end(), [&](const Result* r) {
+      return r->params.contains(a) && r->params.at(a) == rows.front()->params.at(a);
+    });
+    if (all_same) {
+      shared.push_back(a + "=" + cell_text(a, rows.front()->params.at(a)));
+    } else {
+      varying.push_back(a);
+    }
+  }
+  // Column widths from the content: nothing is cut.
+  auto cell = [](const Result& r, const std::string& a) {
+    return r.params.contains(a) ? cell_text(a, r.params.at(a)) : std::string("-");
+  };
+  auto case_name = [&](const Result& r) { return r.key.substr(std::min(r.key.size(), family.size() + 1)); };
+  size_t case_width = 4;
+  for (const Result* r : rows) case_width = std::max(case_width, case_name(*r).size());
+  std::vector<size_t> widths;
+  for (const std::string& a : varying) {
+    size_t w = a.size();
+    for (const Result* r : rows) w = std::max(w, cell(*r, a).size());
+    widths.push_back(w);
+  }
+  out += fmt::format("\n{}{}\n", family, shared.empty() ? "" : ": " + fmt::format("{}", fmt::join(shared, " ")));
+  std::string header = fmt::format("{:<{}}", "case", case_width);
+  for (size_t i = 0; i < varying.size(); ++i) header += fmt::format(" {:>{}}", varying[i], widths[i]);
+  const bool peak = std::any_of(rows.begin(), rows.end(), [](const Result* r) { return headline(*r).peak != "-"; });
+  header += fmt::format(" {}\n", headline_header(peak));
+  out += header + std::string(header.size() - 1, '-') + "\n";
+  for (const Result* r : rows) {
+    std::string line = fmt::format("{:<{}}", case_name(*r), case_width);
+    for (size_t i = 0; i < varying.size(); ++i) line += fmt::format(" {:>{}}", cell(*r, varying[i]), widths[i]);
+    out += line + " " + headline_text(headline(*r), peak) + "\n" + reason_line(*r);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_console(const std::vector<Result>& results) {
   std::vector<std::string> families;
   for (const Result& r : results)
     if (std::find(families.begin(), families.end(), r.family()) == families.end()) families.push_back(r.family());
   std::string out;
   for (const std::string& family : families) {
-    std::vector<const Result*> rows;
+    std::vector<const Result*> family_rows;
     for (const Result& r : results)
-      if (r.family() == family) rows.push_back(&r);
-    // Axes in order of first appearance; one varies when some row lacks it or holds another value.
-    std::vector<std::string> axes;
-    for (const Result* r : rows)
-      for (auto it = r->params.begin(); it != r->params.end(); ++it)
-        if (std::find(axes.begin(), axes.end(), it.key()) == axes.end()) axes.push_back(it.key());
-    std::vector<std::string> varying, shared;
-    for (const std::string& a : axes) {
-      const bool all_same = std::all_of(rows.begin(), rows.end(), [&](const Result* r) {
-        return r->params.contains(a) && r->params.at(a) == rows.front()->params.at(a);
-      });
-      if (all_same) {
-        shared.push_back(a + "=" + full_text(rows.front()->params.at(a)));
-      } else {
-        varying.push_back(a);
+      if (r.family() == family) family_rows.push_back(&r);
+    for (const std::vector<const Result*>& rows : param_groups(family_rows)) out += family_table(family, rows);
+  }
+  return out;
+}
+
+std::string wrap_lines(const std::string& text, size_t width) {
+  auto columns = [](const std::string& s) {  // characters, not bytes
+    size_t n = 0;
+    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    return n;
+  };
+  std::string out;
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t eol = text.find('\n', from);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(from, eol - from);
+    const std::string indent(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 4,
+                             ' ');
+    while (columns(line) > width) {
+      // The last space with at most `width` characters before it, past the line's own indent.
+      const size_t lead = line.find_first_not_of(' ');
+      size_t cut = std::string::npos;
+      for (size_t i = 0, col = 0; i < line.size() && col <= width; ++i) {
+        if (line[i] == ' ' && i > lead) cut = i;  // `col` characters before it
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++col;
       }
+      if (cut == std::string::npos) break;
+      out += line.substr(0, cut) + "\n";
+      line = indent + line.substr(cut + 1);
     }
-    // Column widths from the content: nothing is cut.
-    auto cell = [](const Result& r, const std::string& a) {
-      return r.params.contains(a) ? full_text(r.params.at(a)) : std::string("-");
-    };
-    auto case_name = [&](const Result& r) { return r.key.substr(std::min(r.key.size(), family.size() + 1)); };
-    size_t case_width = 4;
-    for (const Result* r : rows) case_width = std::max(case_width, case_name(*r).size());
-    std::vector<size_t> widths;
-    for (const std::string& a : varying) {
-      size_t w = a.size();
-      for (const Result* r : rows) w = std::max(w, cell(*r, a).size());
-      widths.push_back(w);
-    }
-    out += fmt::format("\n{}{}\n", family, shared.empty() ? "" : ": " + fmt::format("{}", fmt::join(shared, " ")));
-    std::string header = fmt::format("{:<{}}", "case", case_width);
-    for (size_t i = 0; i < varying.size(); ++i) header += fmt::format(" {:>{}}", varying[i], widths[i]);
-    header += fmt::format(" {}\n", kHeadlineHeader);
-    out += header + std::string(header.size() - 1, '-') + "\n";
-    for (const Result* r : rows) {
-      std::string line = fmt::format("{:<{}}", case_name(*r), case_width);
-      for (size_t i = 0; i < varying.size(); ++i) line += fmt::format(" {:>{}}", cell(*r, varying[i]), widths[i]);
-      out += line + " " + headline_text(headline(*r)) + "\n" + reason_line(*r);
-    }
+    out += line + (eol < text.size() ? "\n" : "");
+    from = eol + 1;
   }
   return out;
 }

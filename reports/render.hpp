@@ -35,10 +35,17 @@ std::string cv_text(const Statistics& s, int decimals);
 // the headline metric and timing, then every param in full (last, so the columns before it stay
 // aligned), then the reason of a row that did not pass on a line of its own.
 std::string console_row(const Result& r);
-// The summary of a run: per family (in order of first appearance) one table whose columns are
-// the case and each param that differs between the family's rows, in full; params the rows share
-// are printed once above it. Reasons of non-passing rows follow their row.
+// The summary of a run: per family (in order of first appearance) one table per kind of row (rows
+// whose param names hold or are held by another's share a table; mem's STREAM, pointer-chase and
+// ratio rows get one each) whose columns are the case and each param that differs between its
+// rows, in full, byte counts (`bytes`, `…_bytes`) in the largest binary unit that divides them
+// exactly; params the rows share are printed once above it; % of peak only where some row has a
+// peak. Reasons of non-passing rows follow their row.
 std::string render_console(const std::vector<Result>& results);
+// Every line of `text` wider than `width` characters (UTF-8, not bytes) broken at its last space
+// within the width, the rest indented 4 more than the line; a line without such a space stays
+// whole.
+std::string wrap_lines(const std::string& text, size_t width = 100);
 // Counts per status, e.g. "12 passed, 0 failed, 3 waived, 0 errors".
 std::string status_summary(const std::vector<Result>& results);
 

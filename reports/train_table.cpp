@@ -21,11 +21,11 @@ std::pair<const char*, double> memory_unit(double largest) {
 
 }  // namespace
 
-std::string train_peak_line(const Result& r) {
+std::string train_peak_line(const Result& r, const std::string& separator) {
   std::string line = r.extra["peak_source"].get<std::string>();
   if (r.extra.contains("peak_probe")) {
     const nlohmann::json& p = r.extra["peak_probe"];
-    line += fmt::format(", best of {} = {:.1f} GFLOP/s, median {:.1f}% below", p["repetitions"].get<int>(),
+    line += fmt::format("{}best of {} = {:.1f} GFLOP/s, median {:.1f}% below", separator, p["repetitions"].get<int>(),
                         p["best_flops"].get<double>() / 1e9, 100.0 * p["spread"].get<double>());
   }
   return line;
@@ -83,25 +83,42 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
   // A device backend also measured what its allocator took per category: requested / device / formula.
   bool device = false;
   for (const Result& r : results) device = device || r.extra["memory"]["params"].contains("device_persistent");
-  fmt::format_to(to, "\nmemory per category, rank 0, {}: {} / formula (states between steps, activations at peak)\n",
-                 unit, device ? "requested / on the device" : "measured");
-  fmt::format_to(to, "{:<30}", "layout");
-  for (const char* c : cats) fmt::format_to(to, " {:>{}}", c, device ? 29 : 19);
-  fmt::format_to(to, "\n");
+  // One figure where every figure of a cell is the same number of bytes (the usual case), else all
+  // of them, so a difference stands out and the table fits a terminal.
+  std::vector<std::vector<std::string>> cells;
+  size_t layout_width = 6;
+  std::vector<size_t> width;
+  for (const char* c : cats) width.push_back(std::string(c).size());
   for (const Result& r : results) {
-    fmt::format_to(to, "{:<30}", r.key.substr(6));
+    layout_width = std::max(layout_width, r.key.size() - 6);
+    std::vector<std::string> row;
     for (const char* c : cats) {
       const auto& e = r.extra["memory"][c];
       const bool peak = std::string(c) == "activations";
-      const double measured = e[peak ? "measured" : "persistent"].get<double>();
+      std::vector<double> figures = {e[peak ? "measured" : "persistent"].get<double>()};
       if (device) {
         const char* on_device = peak ? "device" : "device_persistent";
-        const double d = e.contains(on_device) ? e[on_device].get<double>() / scale : 0.0;
-        fmt::format_to(to, " {:>9.3f}/{:<9.3f}/{:<9.3f}", measured / scale, d, e["analytic"].get<double>() / scale);
-      } else {
-        fmt::format_to(to, " {:>9.3f}/{:<9.3f}", measured / scale, e["analytic"].get<double>() / scale);
+        figures.push_back(e.contains(on_device) ? e[on_device].get<double>() : 0.0);
       }
+      figures.push_back(e["analytic"].get<double>());
+      const bool same = std::all_of(figures.begin(), figures.end(), [&](double f) { return f == figures.front(); });
+      std::string text;
+      for (size_t i = 0; i < (same ? 1 : figures.size()); ++i)
+        text += fmt::format("{}{:.3f}", i ? "/" : "", figures[i] / scale);
+      width[row.size()] = std::max(width[row.size()], text.size());
+      row.push_back(text);
     }
+    cells.push_back(row);
+  }
+  fmt::format_to(to, "\nmemory per category, rank 0, {} (states between steps, activations at peak)\n", unit);
+  fmt::format_to(to, "one figure: {} and the formula agree; else {} / formula\n",
+                 device ? "requested, on the device" : "measured", device ? "requested / on the device" : "measured");
+  fmt::format_to(to, "{:<{}}", "layout", layout_width);
+  for (size_t i = 0; i < std::size(cats); ++i) fmt::format_to(to, " {:>{}}", cats[i], width[i]);
+  fmt::format_to(to, "\n");
+  for (size_t k = 0; k < results.size(); ++k) {
+    fmt::format_to(to, "{:<{}}", results[k].key.substr(6), layout_width);
+    for (size_t i = 0; i < std::size(cats); ++i) fmt::format_to(to, " {:>{}}", cells[k][i], width[i]);
     fmt::format_to(to, "\n");
   }
   // --offload: the host's model states and saved activations (measured / formula), the categories

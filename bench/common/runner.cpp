@@ -63,11 +63,16 @@ Runner::Runner(RunnerOptions options, JsonlSink* sink) : options_(std::move(opti
   validate(options_.harness);
 }
 
+std::string progress_line(size_t k, double elapsed_s, const std::string& row) {
+  return fmt::format("{:<14} {}", fmt::format("[{}, {:.1f} s]", k, elapsed_s), row);
+}
+
 void Runner::progress(const Result& r) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string row = console_row(r);
   row = row.substr(0, row.find('\n'));
-  std::string line = fmt::format("[{}, {:.1f} s] {}", results_.size() + 1, elapsed, row);
+  std::string line = progress_line(results_.size() + 1, elapsed, row);
+  std::fflush(stdout);  // what the family printed before (its plan of the run) comes first in a log
   if (::isatty(STDERR_FILENO) != 0) {
     winsize w{};
     const size_t cols = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 1 ? w.ws_col - 1 : 99;

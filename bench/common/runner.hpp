@@ -30,6 +30,10 @@ struct RunnerOptions {
 // extra.peak_waived.
 void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std::string& why);
 
+// A progress line: "[k, elapsed s]" padded to 14 columns (so the rows after [9, …] and [10, …]
+// line up), then the case's console row.
+std::string progress_line(size_t k, double elapsed_s, const std::string& row);
+
 class Runner {
  public:
   Runner(RunnerOptions options, JsonlSink* sink);

@@ -70,7 +70,8 @@ nlohmann::json link_extra(double measured_gbps, const LinkRate& expected);
 // (the diagonal), "W" = waived, "E"/"F" = error / failed.
 std::string render_p2p_matrices(const std::vector<Result>& results);
 // What `gcbench p2p` prints, once: the matrices, then the generic table (reports/render.hpp) of
-// only the results no matrix shows (the host aggregate, device cases waived as a whole).
+// only the results no matrix shows that ran (the host aggregate), then the cases waived as a whole
+// (device cases on a host without GPUs): their names under each reason, once.
 std::string render_p2p_view(const std::vector<Result>& results);
 
 // ---- cases and runs.

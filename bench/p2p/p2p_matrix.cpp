@@ -1,6 +1,7 @@
 // Pure arithmetic and rendering of `gcbench p2p`: expected link rates, % of expected, the
 // exceeds-the-link warning, and src × dst matrices built from results alone.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -77,8 +78,9 @@ std::string group_of(const Result& r) {
   return r.key + " " + p.dump();
 }
 
+// Two lines: the key, the unit and how to read the matrix; then the params that made it, wrapped
+// at 100 columns (on one line they once ran to 170).
 std::string title_of(const Result& r, const std::string& unit) {
-  std::string t = r.key;
   nlohmann::json p = r.params;
   p.erase("src");
   p.erase("dst");
@@ -89,16 +91,25 @@ std::string title_of(const Result& r, const std::string& unit) {
     else
       parts.push_back(fmt::format("{} {}", k, v.is_string() ? v.get<std::string>() : v.dump()));
   }
-  for (const auto& s : parts) t += (s == parts.front() ? " (" : ", ") + s;
-  if (!parts.empty()) t += ")";
   // A latency from a ping-pong is one-way; the title says so and how (its model.one_way).
   const std::string what = r.model.contains("one_way") && r.model.at("one_way").is_string()
                                ? fmt::format("{} one-way = {}", unit, r.model.at("one_way").get<std::string>())
                                : unit;
-  return fmt::format("{} [{}], row = src, column = dst", t, what);
+  std::string t = fmt::format("{} [{}], row = src, column = dst", r.key, what);
+  std::string line;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string piece = parts[i] + (i + 1 < parts.size() ? "," : "");
+    if (!line.empty() && 2 + line.size() + 1 + piece.size() > 100) {
+      t += "\n  " + line;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + piece;
+  }
+  if (!line.empty()) t += "\n  " + line;
+  return t;
 }
 
-std::string cell_of(const Result& r) {
+std::string cell_of(const Result& r, double scale) {
   switch (r.status) {
     case Status::waived: return "W";
     case Status::error: return "E";
@@ -106,7 +117,7 @@ std::string cell_of(const Result& r) {
     case Status::pass: break;
   }
   if (r.metrics.empty() || !r.metrics.front().value) return "n/a";
-  return fmt::format("{:.2f}", *r.metrics.front().value);
+  return fmt::format("{:.2f}", *r.metrics.front().value * scale);
 }
 
 }  // namespace
@@ -115,7 +126,35 @@ std::string render_p2p_view(const std::vector<Result>& results) {
   std::vector<Result> rest;
   for (const auto& r : results)
     if (!is_pair_result(r)) rest.push_back(r);
-  return render_p2p_matrices(results) + (rest.empty() ? std::string() : render_console(rest));
+  // Cases not run here (device pairs on a host without GPUs, …): their names under each reason,
+  // once, where a table gave each a row of "-" and its reason again.
+  std::vector<Result> ran;
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int>>>> waived;  // reason: (case, count)
+  for (const Result& r : rest) {
+    if (r.status != Status::waived) {
+      ran.push_back(r);
+      continue;
+    }
+    auto reason = std::find_if(waived.begin(), waived.end(), [&](const auto& w) { return w.first == r.reason; });
+    if (reason == waived.end()) reason = waived.insert(waived.end(), {r.reason, {}});
+    const std::string name = r.key.substr(std::min(r.key.size(), r.family().size() + 1));
+    auto c = std::find_if(reason->second.begin(), reason->second.end(), [&](const auto& x) { return x.first == name; });
+    if (c == reason->second.end()) {
+      reason->second.emplace_back(name, 1);
+    } else {
+      ++c->second;
+    }
+  }
+  std::string out = render_p2p_matrices(results) + (ran.empty() ? std::string() : render_console(ran));
+  if (!waived.empty()) {
+    out += fmt::format("\np2p: {} case(s) waived (not run here)\n", rest.size() - ran.size());
+    for (const auto& [reason, cases] : waived) {
+      std::vector<std::string> names;
+      for (const auto& [name, n] : cases) names.push_back(n > 1 ? fmt::format("{} ×{}", name, n) : name);
+      out += fmt::format("  {}\n    {}\n", fmt::join(names, ", "), reason);
+    }
+  }
+  return out;
 }
 
 std::string render_p2p_matrices(const std::vector<Result>& results) {
@@ -146,6 +185,18 @@ std::string render_p2p_matrices(const std::vector<Result>& results) {
         unit = r->metrics.front().unit;
         break;
       }
+    // Latencies of 10 µs and more in µs (a loaded host's rank ping-pong read 101296.88 ns).
+    double scale = 1;
+    if (unit == "ns") {
+      double largest = 0;
+      for (const auto& [pair, r] : m.cells)
+        if (r->status == Status::pass && !r->metrics.empty() && r->metrics.front().value)
+          largest = std::max(largest, *r->metrics.front().value);
+      if (largest >= 1e4) {
+        unit = "µs";
+        scale = 1e-3;
+      }
+    }
     out += "\n" + title_of(*m.first, unit) + "\n";
     out += fmt::format("{:>8}", "src\\dst");
     for (int d = 0; d < m.size; ++d) out += fmt::format("{:>10}", d);
@@ -154,7 +205,7 @@ std::string render_p2p_matrices(const std::vector<Result>& results) {
       out += fmt::format("{:>8}", s);
       for (int d = 0; d < m.size; ++d) {
         const auto it = m.cells.find({s, d});
-        out += fmt::format("{:>10}", it == m.cells.end() ? "-" : cell_of(*it->second));
+        out += fmt::format("{:>10}", it == m.cells.end() ? "-" : cell_of(*it->second, scale));
       }
       out += "\n";
     }

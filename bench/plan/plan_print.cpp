@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
 #include "bench/plan/plan.hpp"
 #include "models/planner/step_work.hpp"
+#include "reports/render.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -46,60 +48,64 @@ std::string reason_kind(const std::string& reason) {
 }
 
 void print_cluster(const PlanRequest& req, const PlanModel& pm) {
+  std::string out;
+  auto to = std::back_inserter(out);
   const Cluster& c = pm.cluster;
   const models::GptConfig& m = pm.model;
-  fmt::print("plan: {} (L {} C {} heads {} V {} T {}), {} sequences per step, {}, attention {}\n", m.name, m.layers,
-             m.hidden, m.heads, m.vocab, m.seq, pm.global_batch, models::precision_name(pm.precision),
-             pm.attention.flash     ? "flash"
-             : pm.attention.dropout ? "materialized with dropout"
-                                    : "materialized");
-  fmt::print("cluster: {} × {}", c.gpus, c.device);
-  if (!c.is_cpu()) fmt::print(", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
-  fmt::print("\n  peak {} per device ({}); memory limit {} ({})\n",
-             c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12)
-                                  : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
-             c.peak_source, memory_text(c.memory_bytes), c.memory_source);
-  fmt::print("  memory bandwidth {}{} ({})\n",
-             c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
-             c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
-             c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
+  fmt::format_to(to, "plan: {} (L {} C {} heads {} V {} T {}), {} sequences per step, {}, attention {}\n", m.name,
+                 m.layers, m.hidden, m.heads, m.vocab, m.seq, pm.global_batch, models::precision_name(pm.precision),
+                 pm.attention.flash     ? "flash"
+                 : pm.attention.dropout ? "materialized with dropout"
+                                        : "materialized");
+  fmt::format_to(to, "cluster: {} × {}", c.gpus, c.device);
+  if (!c.is_cpu()) fmt::format_to(to, ", {} node{} of {}", c.nodes(), c.nodes() > 1 ? "s" : "", c.gpus_per_node);
+  fmt::format_to(to, "\n  peak {} per device ({}); memory limit {} ({})\n",
+                 c.peak_flops >= 1e12 ? fmt::format("{:.1f} TFLOP/s", c.peak_flops / 1e12)
+                                      : fmt::format("{:.1f} GFLOP/s", c.peak_flops / 1e9),
+                 c.peak_source, memory_text(c.memory_bytes), c.memory_source);
+  fmt::format_to(to, "  memory bandwidth {}{} ({})\n",
+                 c.memory_bandwidth > 0 ? gbps(c.memory_bandwidth) : "unknown: element-wise work not costed",
+                 c.is_cpu() && c.memory_bandwidth > 0 ? " per rank" : "",
+                 c.memory_bandwidth > 0 ? c.memory_bandwidth_source : "give mem results");
   if (!c.is_cpu() && std::any_of(req.space.offload.begin(), req.space.offload.end(),
                                  [](models::Offload o) { return o != models::Offload::none; })) {
-    fmt::print("  offload: host link {} h2d, {} d2h ({}); host AdamW at {} per rank ({})\n",
-               c.h2d_bandwidth > 0 ? gbps(c.h2d_bandwidth) : "unknown",
-               c.d2h_bandwidth > 0 ? gbps(c.d2h_bandwidth) : "unknown", c.host_link_source,
-               gbps(c.host_memory_bandwidth), c.host_memory_bandwidth_source);
-    fmt::print("  host memory for offload: {}\n",
-               c.host_memory_bytes > 0
-                   ? fmt::format("{} per node, {} per rank ({})", memory_text(c.host_memory_bytes),
-                                 memory_text(c.host_memory_bytes / c.gpus_per_node), c.host_memory_source)
-                   : "not checked (give --host-memory)");
+    fmt::format_to(to, "  offload: host link {} h2d, {} d2h ({}); host AdamW at {} per rank ({})\n",
+                   c.h2d_bandwidth > 0 ? gbps(c.h2d_bandwidth) : "unknown",
+                   c.d2h_bandwidth > 0 ? gbps(c.d2h_bandwidth) : "unknown", c.host_link_source,
+                   gbps(c.host_memory_bandwidth), c.host_memory_bandwidth_source);
+    fmt::format_to(to, "  host memory for offload: {}\n",
+                   c.host_memory_bytes > 0
+                       ? fmt::format("{} per node, {} per rank ({})", memory_text(c.host_memory_bytes),
+                                     memory_text(c.host_memory_bytes / c.gpus_per_node), c.host_memory_source)
+                       : "not checked (give --host-memory)");
   }
   const SharedHostRates& sh = pm.compute.shared_host();
   if (!sh.source.empty()) {
-    fmt::print("  shared host: {}\n  element-wise in-cache ceilings, M elements/s per rank:", sh.source);
+    fmt::format_to(to, "  shared host: {}\n  element-wise in-cache ceilings, M elements/s per rank:", sh.source);
     for (size_t k = 0; k < kEwOps; ++k)
-      if (sh.ceiling[k] > 0) fmt::print(" {} {:.0f}", ew_op_name(static_cast<EwOp>(k)), sh.ceiling[k] / 1e6);
-    fmt::print("\n");
+      if (sh.ceiling[k] > 0) fmt::format_to(to, " {} {:.0f}", ew_op_name(static_cast<EwOp>(k)), sh.ceiling[k] / 1e6);
+    fmt::format_to(to, "\n");
   } else if (c.is_cpu()) {
-    fmt::print(
+    fmt::format_to(
+        to,
         "  shared host: not probed (--no-host-probe): element-wise work at the memory roof only, GEMMs as calibrated alone\n");
   }
   const Calibration& cal = req.calibration;
-  fmt::print("  GEMMs: {}; attention: {}\n",
-             cal.gemm.empty() ? fmt::format("{} × peak (no gemm results)", pm.compute.efficiency())
-                              : fmt::format("{} measured shapes, others interpolated", cal.gemm.size()),
-             cal.attn.empty() ? fmt::format("{} × peak (no attn results)", pm.compute.efficiency())
-                              : fmt::format("{} measured shapes, others interpolated", cal.attn.size()));
+  fmt::format_to(to, "  GEMMs: {}; attention: {}\n",
+                 cal.gemm.empty() ? fmt::format("{} × peak (no gemm results)", pm.compute.efficiency())
+                                  : fmt::format("{} measured shapes, others interpolated", cal.gemm.size()),
+                 cal.attn.empty() ? fmt::format("{} × peak (no attn results)", pm.compute.efficiency())
+                                  : fmt::format("{} measured shapes, others interpolated", cal.attn.size()));
   for (const Tier t : {Tier::intra_node, Tier::inter_node}) {
     if (t == Tier::inter_node && c.nodes() <= 1) continue;
     const int n = t == Tier::intra_node ? std::min(c.gpus, c.gpus_per_node) : c.nodes();
     const AlphaBeta ab = pm.comm.model(Collective::all_reduce, std::max(2, n), t);
-    fmt::print("  {} all-reduce of {} ranks: α {:.1f} µs, β {} ({})\n", tier_name(t), std::max(2, n), ab.alpha_s * 1e6,
-               ab.bytes_per_s > 0 ? gbps(ab.bytes_per_s) : "not costed", ab.source);
+    fmt::format_to(to, "  {} all-reduce of {} ranks: α {:.1f} µs, β {} ({})\n", tier_name(t), std::max(2, n),
+                   ab.alpha_s * 1e6, ab.bytes_per_s > 0 ? gbps(ab.bytes_per_s) : "not costed", ab.source);
   }
   if (!cal.files.empty())
-    fmt::print("  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
+    fmt::format_to(to, "  calibration: {} results from {}\n", cal.results_read, fmt::join(cal.files, ", "));
+  fmt::print("{}", wrap_lines(out));
 }
 
 // The ranked table's columns: a header with its unit, text-aligned (left) or numeric (right).
@@ -110,7 +116,7 @@ struct Column {
   bool left = false;
 };
 
-void print_table(const std::vector<Column>& cols, const std::vector<std::vector<std::string>>& rows, size_t bar) {
+void print_table(const std::vector<Column>& cols, const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(cols.size());
   auto cells = [](const std::string& s) {  // display width: UTF-8 continuation bytes take no column
     size_t n = 0;
@@ -126,7 +132,7 @@ void print_table(const std::vector<Column>& cols, const std::vector<std::vector<
     for (size_t c = 0; c < cols.size(); ++c) {
       const std::string text = cell_of(c);
       const std::string pad(width[c] - cells(text), ' ');
-      if (c > 0) out += c == bar ? " | " : " ";
+      if (c > 0) out += " ";
       out += cols[c].left ? text + pad : pad + text;
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
@@ -136,30 +142,60 @@ void print_table(const std::vector<Column>& cols, const std::vector<std::vector<
   for (const auto& row : rows) line([&](size_t c) { return row[c]; });
 }
 
+// A time unit for a whole table: seconds from a 1 s step on, else ms, else µs (a CPU plan's steps
+// once read 0.001728 s beside parts of 2.55e-07 s).
+std::pair<const char*, double> time_unit(double slowest_s) {
+  if (slowest_s >= 1) return {"s", 1};
+  if (slowest_s >= 1e-3) return {"ms", 1e3};
+  return {"µs", 1e6};
+}
+
+// Two tables of the same rows (#): the ranking, then the step's time by part, each within a
+// terminal's 100 columns where the layout names allow (one table of both ran to 190).
 void print_ranked(const std::vector<Prediction>& preds, size_t n) {
-  // TFLOP/s/GPU: Prediction::model_flops_per_gpu, Megatron-LM's headline figure (the model FLOPs
-  // of MFU over the predicted step time and the GPUs).
-  const std::vector<Column> cols = {
-      {"#"},         {"layout", true}, {"mb"},     {"recompute", true}, {"step [s]"},   {"tokens/s"}, {"TFLOP/s/GPU"},
-      {"MFU [%]"},   {"HFU [%]"},      {"memory"}, {"fwd+bwd [s]"},     {"recomp [s]"}, {"tp [s]"},   {"pp [s]"},
-      {"zero3 [s]"}, {"bubble [s]"},   {"dp [s]"}, {"optim [s]"},       {"other [s]"}};
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < std::min(n, preds.size()); ++i) {
+  const size_t shown = std::min(n, preds.size());
+  double slowest = 0, most_flops = 0;
+  for (size_t i = 0; i < shown; ++i) {
+    slowest = std::max(slowest, preds[i].time.step);
+    most_flops = std::max(most_flops, preds[i].model_flops_per_gpu);
+  }
+  const auto [unit, scale] = time_unit(slowest);
+  // Model FLOP/s per GPU: Prediction::model_flops_per_gpu, Megatron-LM's headline figure (the
+  // model FLOPs of MFU over the predicted step time and the GPUs), in TFLOP/s, or GFLOP/s below 1.
+  const bool tera = most_flops >= 1e12;
+  const std::vector<Column> ranking = {{"#"},
+                                       {"layout", true},
+                                       {"mb"},
+                                       {"recompute", true},
+                                       {fmt::format("step [{}]", unit)},
+                                       {"tokens/s"},
+                                       {tera ? "TFLOP/s/GPU" : "GFLOP/s/GPU"},
+                                       {"MFU [%]"},
+                                       {"HFU [%]"},
+                                       {"memory"}};
+  std::vector<Column> parts = {{"#"}};
+  for (const char* part : {"fwd+bwd", "recomp", "tp", "pp", "zero3", "bubble", "dp", "optim", "other"})
+    parts.push_back({fmt::format("{} [{}]", part, unit)});
+  std::vector<std::vector<std::string>> rows, times;
+  for (size_t i = 0; i < shown; ++i) {
     const Prediction& p = preds[i];
     const TimeBreakdown& t = p.time;
     std::string layout = p.candidate.layout.name;
     if (p.candidate.virtual_stages > 1) layout += fmt::format("-v{}", p.candidate.virtual_stages);
     layout += offload_suffix(p.candidate.offload);  // "optim" holds the copies and the host AdamW
-    auto s3 = [](double v) { return fmt::format("{:.3g}", v); };
+    auto s3 = [scale = scale](double v) { return v == 0 ? std::string("0") : fmt::format("{:.3g}", v * scale); };
     rows.push_back({fmt::format("{}", i + 1), layout, fmt::format("{}", p.candidate.micro_batch),
-                    p.candidate.recompute_label(), fmt::format("{:.4g}", t.step), fmt::format("{:.4g}", p.tokens_per_s),
-                    fmt::format("{:.1f}", p.model_flops_per_gpu / 1e12), fmt::format("{:.2f}", p.mfu),
-                    fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total()), s3(t.forward + t.backward),
-                    s3(t.recompute), s3(t.tp_comm), s3(t.pp_comm), s3(t.zero3_gather), s3(t.bubble), s3(t.dp_comm),
-                    s3(t.optimizer + t.offload), s3(t.other_comm)});
+                    p.candidate.recompute_label(), fmt::format("{:.4g}", t.step * scale), format_value(p.tokens_per_s),
+                    fmt::format("{:.1f}", p.model_flops_per_gpu / (tera ? 1e12 : 1e9)), fmt::format("{:.2f}", p.mfu),
+                    fmt::format("{:.2f}", p.hfu), memory_text(p.memory.total())});
+    times.push_back({fmt::format("{}", i + 1), s3(t.forward + t.backward), s3(t.recompute), s3(t.tp_comm),
+                     s3(t.pp_comm), s3(t.zero3_gather), s3(t.bubble), s3(t.dp_comm), s3(t.optimizer + t.offload),
+                     s3(t.other_comm)});
   }
   fmt::print("\n");
-  print_table(cols, rows, 10);
+  print_table(ranking, rows);
+  fmt::print("\ntime per step by part, the layouts above by #\n");
+  print_table(parts, times);
 }
 
 std::string memory_line(const StageMemory& m) {
@@ -194,14 +230,15 @@ void print_plan(const PlanRequest& req, const PlanModel& pm, const PlanOutcome& 
     const Prediction& best = out.fits.front();
     const TimeBreakdown& t = best.time;
     fmt::print(
-        "\nbest: {} — {:.4g} s per step, {:.1f} % MFU; stage {} is the slowest; compute {:.0f} %, communication in the "
+        "\nbest: {} — {} per step, {:.1f} % MFU; stage {} is the slowest\n  compute {:.0f} %, communication in the "
         "step {:.0f} %, bubble {:.0f} %, optimizer {:.0f} %{}\n",
-        best.candidate.name(), t.step, best.mfu, best.bottleneck_stage,
+        best.candidate.name(), format_seconds(t.step), best.mfu, best.bottleneck_stage,
         100 * (t.forward + t.backward + t.recompute) / t.step,
         100 * (t.tp_comm + t.pp_comm + t.zero3_gather + t.dp_comm + t.other_comm) / t.step, 100 * t.bubble / t.step,
         100 * t.optimizer / t.step,
         t.offload > 0 ? fmt::format(", offload copies (and host AdamW) {:.0f} %", 100 * t.offload / t.step) : "");
-    fmt::print("  memory of stage {}: {}\n", best.memory.stage, memory_line(best.memory));
+    fmt::print("{}",
+               wrap_lines(fmt::format("  memory of stage {}: {}\n", best.memory.stage, memory_line(best.memory))));
   }
   if (!out.oom.empty()) {
     fmt::print("\nout of memory: {} candidates; the closest:\n", out.oom.size());

@@ -349,16 +349,18 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       fmt::print(
           "{}",
           report::render_train_tables(
-              results, fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                                   "{} ranks, recompute {}, precision {}{}, backend {}{}",
-                                   c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
-                                   request.base.micro_batch, request.ranks,
-                                   opts.recompute_every > 1
-                                       ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
-                                       : opts.recompute,
-                                   opts.precision,
-                                   request.base.offload == models::Offload::none ? "" : ", offload " + opts.offload,
-                                   request.backend, ran == results.end() ? "" : ", " + report::train_peak_line(*ran))));
+              results,
+              fmt::format(
+                  "train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                  "{} rank{}\n       recompute {}, precision {}{}, backend {}{}",
+                  c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
+                  request.base.micro_batch, request.ranks, request.ranks == 1 ? "" : "s",
+                  opts.recompute_every > 1 ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
+                                           : opts.recompute,
+                  opts.precision, request.base.offload == models::Offload::none ? "" : ", offload " + opts.offload,
+                  request.backend,
+                  ran == results.end() ? ""
+                                       : "\n       MFU peak " + report::train_peak_line(*ran, "\n                "))));
     }
     if (!common->quiet) fmt::print("{}", ledger);
     for (const Result& r : results) session.runner().add(r);

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "reports/compare.hpp"
 #include "reports/export.hpp"
+#include "reports/render.hpp"
 #include "reports/topology/xml.hpp"
 
 namespace gcb {
@@ -142,6 +144,28 @@ TEST(Compare, RealRegressionIsSlower) {
   EXPECT_EQ(find(r, "mem/host/copy", "bandwidth").verdict, Verdict::same);
   EXPECT_EQ(find(r, "mem/latency/chase", "latency").verdict, Verdict::same);
   EXPECT_TRUE(r.regressed());
+}
+
+// The console table at a terminal's width: each row's params in full under it (a column of them
+// was cut at 36 characters: "array_bytes=134217728 device=cpu dt~"), columns as wide as their
+// cells, the reason wrapped at 100 columns, and the verdict line once above a short table.
+TEST(Compare, ConsoleRowsFit100ColumnsWithTheirParamsInFull) {
+  const CompareReport r = compare_documents(fixture("base.json"), fixture("new_regression.json"), {});
+  const std::string out = render_compare_console(r, {});
+  EXPECT_NE(out.find("\nSLOWER    mem/hbm/triad "), std::string::npos) << out;
+  const Comparison& c = find(r, "mem/hbm/triad", "bandwidth");
+  ASSERT_FALSE(c.params.empty());
+  EXPECT_NE(out.find("\n          " + params_summary(c.params) + "\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find('~'), std::string::npos) << out;
+  size_t verdicts = 0;
+  for (size_t at = out.find("compare: "); at != std::string::npos; at = out.find("compare: ", at + 1)) ++verdicts;
+  EXPECT_EQ(verdicts, 1u) << out;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t cols = 0;  // characters, not bytes
+    for (const char ch : line) cols += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    EXPECT_LE(cols, 100u) << line;
+  }
 }
 
 TEST(Compare, NoiseOnlyIsNotARegression) {

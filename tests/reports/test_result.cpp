@@ -327,6 +327,58 @@ TEST(Render, OneWayLatencySaysSo) {
   EXPECT_EQ(console_row(lat).find("1-way"), std::string::npos) << console_row(lat);
 }
 
+// The summary at a terminal's width: rows with other params (STREAM, pointer chase, a ratio) get
+// tables of their own instead of one table mostly of "-"; byte counts read in binary units, exact;
+// % of peak only where some row has a peak; the median is named as a time.
+TEST(Render, SummaryTablesPerParamShapeWithByteUnits) {
+  Result copy = sample_result("mem/host/copy", 16.5);
+  copy.params = {{"array_bytes", 134217728}, {"device", "cpu"}, {"dtype", "fp32"}, {"threads", 2}};
+  copy.metrics.front().peak.reset();
+  Result round = copy;
+  round.key = "mem/host/triad";
+  round.params["round"] = 0;
+  round.params["dtype"] = "fp64";
+  Result chase = sample_result("mem/host/latency", 1.1);
+  chase.metrics = {Metric{"latency", 1.1, "ns", false, {}, {}}};
+  chase.params = {{"device", "cpu"}, {"stride_bytes", 64}, {"working_set_bytes", 4096}};
+  Result chase2 = chase;
+  chase2.params["working_set_bytes"] = 1000;
+  Result ratio = sample_result("mem/host/triad_vs_classic_stream", 0.98);
+  ratio.metrics = {Metric{"ratio", 0.98, "x", true, {}, {}}};
+  ratio.params = {{"array_bytes", 134217728}, {"dtype", "fp64"}, {"rounds", 3}};
+  Result gpu;  // waived with fewer params: a table of its own, its long reason wrapped
+  gpu.key = "mem/hbm/triad";
+  gpu.params = {{"device", "gpu"}};
+  gpu.status = Status::waived;
+  gpu.reason = "no GPU: " + std::string(120, 'x') + " and more";
+  const std::string table = render_console({copy, chase, round, ratio, chase2, gpu});
+  EXPECT_NE(table.find("\nmem: device=gpu\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n    no GPU:\n        xxxx"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nmem: array_bytes=128 MiB device=cpu threads=2\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nmem: device=cpu stride_bytes=64 B\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nmem: array_bytes=128 MiB dtype=fp64 rounds=3\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("host/latency             4 KiB PASS"), std::string::npos) << table;
+  EXPECT_NE(table.find("host/latency            1000 B PASS"), std::string::npos) << table;  // not a rounded KiB
+  EXPECT_EQ(table.find("%peak"), std::string::npos) << table;                                // no row has a peak
+  EXPECT_NE(table.find(" median time "), std::string::npos) << table;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("xxxx") == std::string::npos) {  // but a word wider than that
+      EXPECT_LE(line.size(), 100u) << line;
+    }
+  // A peak in some row brings its column back.
+  EXPECT_NE(render_console({sample_result("mem/host/triad", 12.5)}).find("%peak"), std::string::npos);
+}
+
+// Console lines wider than a terminal break at their last space within 100 characters (not bytes:
+// "×" is two), the rest indented 4 more than the line; a line without such a space stays whole.
+TEST(Render, WrapLinesBreaksAtTheLastSpaceWithinTheWidth) {
+  EXPECT_EQ(wrap_lines("  a bb ccc\nshort\n", 8), "  a bb\n      ccc\nshort\n");
+  EXPECT_EQ(wrap_lines("×× ×× ××", 5), "×× ××\n    ××");
+  EXPECT_EQ(wrap_lines("abcdefghij", 4), "abcdefghij");
+  EXPECT_EQ(wrap_lines("fits", 100), "fits");
+}
+
 TEST(Specs, LooksUpSkusByCudaDeviceName) {
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 80GB HBM3")->sku, "H100 SXM5 80GB");
   EXPECT_EQ(find_gpu_spec("NVIDIA H100 PCIe")->sku, "H100 PCIe 80GB");

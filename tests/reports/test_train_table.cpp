@@ -3,6 +3,7 @@
 // the peak line with and without a measured probe.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,10 +67,28 @@ TEST(TrainTable, RowsOfWhatRanAndWhyTheOthersDidNot) {
                       "   3.25000\n"),
             std::string::npos)
       << text;
-  // The largest formula is 4 MiB: the memory table is in MiB, measured / formula.
-  EXPECT_NE(text.find("memory per category, rank 0, MiB:"), std::string::npos) << text;
-  EXPECT_NE(text.find("    2.000/1.000    "), std::string::npos) << text;
-  EXPECT_NE(text.find("    3.000/4.000    "), std::string::npos) << text;
+  // The largest formula is 4 MiB: the memory table is in MiB, measured / formula where they differ,
+  // in columns as wide as their cells (it once ran to 170 columns, trailing blanks included).
+  EXPECT_NE(text.find("memory per category, rank 0, MiB ("), std::string::npos) << text;
+  EXPECT_NE(text.find("\nlayout      params       grads"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ndp2    2.000/1.000 2.000/1.000"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 3.000/4.000\n"), std::string::npos) << text;
+}
+
+// Where the measured bytes equal the formula's (the usual case) a cell has one figure: the table of
+// a default run fits 100 columns.
+TEST(TrainTable, OneFigureWhereMeasuredEqualsTheFormula) {
+  Result r = ran("dp1-pp2-1f1b");
+  for (const char* c : {"params", "grads", "master", "adam_m", "adam_v"})
+    r.extra["memory"][c] = {{"persistent", 120320.0}, {"analytic", 120320.0}};
+  r.extra["memory"]["activations"] = {{"measured", 101760.0}, {"analytic", 101760.0}};
+  const std::string text = render_train_tables({r}, "t");
+  EXPECT_NE(text.find("\ndp1-pp2-1f1b 117.500 117.500 117.500 117.500 117.500      99.375\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("one figure: measured and the formula agree; else measured / formula\n"), std::string::npos)
+      << text;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
 // A device backend's result also carries the bytes on the device: requested / device / formula.
@@ -79,10 +98,9 @@ TEST(TrainTable, DeviceBytesGoBetweenTheRequestedBytesAndTheFormula) {
     r.extra["memory"][c]["device_persistent"] = 2.5 * 1024 * 1024;
   r.extra["memory"]["activations"]["device"] = 3.5 * 1024 * 1024;
   const std::string text = render_train_tables({r}, "t");
-  EXPECT_NE(text.find("memory per category, rank 0, MiB: requested / on the device / formula"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("    2.000/2.500    /1.000    "), std::string::npos) << text;
-  EXPECT_NE(text.find("    3.000/3.500    /4.000    "), std::string::npos) << text;
+  EXPECT_NE(text.find("else requested / on the device / formula\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 2.000/2.500/1.000 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" 3.000/3.500/4.000\n"), std::string::npos) << text;
 }
 
 TEST(TrainTable, NothingRanGivesTheTitleAndTheReasonsOnly) {
@@ -98,6 +116,7 @@ TEST(TrainTable, PeakLineSaysHowSteadyAMeasuredPeakWas) {
   EXPECT_EQ(train_peak_line(r), "measured sgemm");
   r.extra["peak_probe"] = {{"repetitions", 5}, {"best_flops", 2.5e10}, {"spread", 0.125}};
   EXPECT_EQ(train_peak_line(r), "measured sgemm, best of 5 = 25.0 GFLOP/s, median 12.5% below");
+  EXPECT_EQ(train_peak_line(r, "\n  "), "measured sgemm\n  best of 5 = 25.0 GFLOP/s, median 12.5% below");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The runner's MIG rule (bench/common/runner.hpp waive_peaks): a full-GPU peak never meets a MIG
-// instance's number.
+// instance's number; its progress lines keep their columns from case 9 to case 10.
 #include <gtest/gtest.h>
 
 #include "bench/common/runner.hpp"
@@ -25,6 +25,16 @@ TEST(RunnerPeaks, MigWaivesEveryPeakAndSaysWhy) {
   nlohmann::json none = nlohmann::json::object();
   waive_peaks(no_peak, none, "MIG mode is on");
   EXPECT_FALSE(none.contains("peak_waived"));
+}
+
+// "[9, 8.0 s]" and "[10, 12.3 s]" once shifted every column after them by one.
+TEST(RunnerProgress, LinesKeepTheirColumnsAsTheCountGrows) {
+  const std::string a = progress_line(9, 8.0, "mem/host/triad");
+  const std::string b = progress_line(10, 12.3, "mem/host/triad");
+  const std::string c = progress_line(123, 456.7, "mem/host/triad");
+  EXPECT_EQ(a.rfind("[9, 8.0 s] ", 0), 0u) << a;
+  EXPECT_EQ(a.find("mem/"), b.find("mem/")) << a << "\n" << b;
+  EXPECT_EQ(a.find("mem/"), c.find("mem/")) << a << "\n" << c;
 }
 
 }  // namespace

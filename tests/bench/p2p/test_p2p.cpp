@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "bench/p2p/p2p.hpp"
@@ -33,8 +34,8 @@ TEST(P2pMatrix, RowsAreSourcesColumnsDestinationsDiagonalDash) {
   EXPECT_NE(out.find(" src\\dst         0         1\n"), std::string::npos) << out;
   EXPECT_NE(out.find("       0         -     12.50\n"), std::string::npos) << out;
   EXPECT_NE(out.find("       1      7.25         -\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("p2p/bandwidth (bytes 1 KiB, engine ce, peer_access on, scope device) [GB/s], row = src, "
-                     "column = dst"),
+  EXPECT_NE(out.find("p2p/bandwidth [GB/s], row = src, column = dst\n  bytes 1 KiB, engine ce, peer_access on, "
+                     "scope device\n"),
             std::string::npos)
       << out;
 }
@@ -90,8 +91,55 @@ TEST(P2pMatrix, ViewShowsEachResultOnceAndLabelsOneWayLatency) {
   EXPECT_EQ(count("no GPU here"), 1u) << out;
   EXPECT_NE(out.find("[ns one-way = round-trip time / 2 (osu_latency)], row = src"), std::string::npos) << out;
   EXPECT_NE(out.find("[GB/s], row = src"), std::string::npos) << out;
+  // A latency of 10 µs or more reads in µs, the matrix's title saying so.
+  Result slow = lat;
+  slow.metrics.front().value = 101296.88;
+  const std::string us = render_p2p_matrices({slow});
+  EXPECT_NE(us.find("[µs one-way = round-trip time / 2 (osu_latency)]"), std::string::npos) << us;
+  EXPECT_NE(us.find("    101.30\n"), std::string::npos) << us;
   // Pairs alone: no generic table at all.
   EXPECT_EQ(render_p2p_view({rs[0], rs[1]}), render_p2p_matrices({rs[0], rs[1]}));
+}
+
+// On a host without GPUs the device cases are waived as a whole: the view names them under their
+// reason once (it once printed 13 rows of "-" 155 columns wide, each with the same reason), and a
+// matrix title wraps its params instead of running past 100 columns.
+TEST(P2pMatrix, WaivedCasesOnceUnderTheirReasonAndTitlesFit100Columns) {
+  std::vector<Result> rs;
+  for (const char* key : {"p2p/bandwidth", "p2p/bandwidth", "p2p/bidir_bandwidth", "p2p/latency"}) {
+    Result w;
+    w.key = key;
+    w.params = {{"bytes", 268435456}, {"engine", "ce"}, {"scope", "device"}};
+    w.status = Status::waived;
+    w.reason = "needs two GPUs (0 found)";
+    w.metrics.clear();
+    rs.push_back(w);
+  }
+  rs.back().reason = "no GPU here";
+  Result pair = pair_result("p2p/bandwidth", 0, 1, 1.05);
+  pair.params["path"] = "memcpy through the ThreadCommunicator in one process (not a link)";
+  pair.params["backend"] = "threads";
+  pair.params["bytes"] = 67108864;
+  rs.push_back(pair);
+  const std::string out = render_p2p_view(rs);
+  auto count = [&out](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = out.find(what); at != std::string::npos; at = out.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("needs two GPUs (0 found)"), 1u) << out;
+  EXPECT_NE(out.find("p2p: 4 case(s) waived (not run here)\n  bandwidth ×2, bidir_bandwidth\n    needs two GPUs"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\n  latency\n    no GPU here\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("WAIVED"), std::string::npos) << out;  // no table of waived rows
+  EXPECT_NE(out.find("p2p/bandwidth [GB/s], row = src, column = dst\n  "), std::string::npos) << out;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t cols = 0;  // characters, not bytes ("×")
+    for (const char ch : line) cols += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    EXPECT_LE(cols, 100u) << line;
+  }
 }
 
 TEST(P2pExpected, NvlinkPcieNetworkRates) {

@@ -27,7 +27,12 @@ test::CliRun plan(const std::string& args) { return test::run_gcbench("plan " + 
 
 std::string temp(const std::string& name) { return test::temp_path("plan", name); }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+// `what` in the output, also where plan wrapped it at 100 columns (a line break and the deeper
+// indent of a continuation line in place of a space).
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos ||
+         std::regex_replace(text, std::regex("\n {5,}"), " ").find(what) != std::string::npos;
+}
 
 TEST(PlanCli, Gpt3OnAThousandH100sRanksExplainsAndWritesResultsInSeconds) {
   const std::string json = temp("175b.json");
@@ -145,31 +150,44 @@ TEST(PlanCli, CpuPlanCostsCommunicationFromTheThreadsAllReduce) {
   EXPECT_TRUE(has(off.out, "intra-node link unknown: not costed")) << off.out;
 }
 
-// The ranked table: units in the headers, a TFLOP/s-per-GPU column equal to the results' metric
-// (model FLOPs per step / step time / GPUs), memory under 1 GiB in MiB or KiB, and columns as wide
-// as their longest cell, so a long layout name does not shift its row.
+// The ranked tables: units in the headers (one time unit for the table, from the slowest step: ms
+// for steps under a second), a FLOP/s-per-GPU column equal to the results' metric (model FLOPs per
+// step / step time / GPUs, GFLOP/s below 1 TFLOP/s), memory under 1 GiB in MiB or KiB, columns as
+// wide as their longest cell, and the time by part in a second table, so each fits 100 columns
+// (one table of both once ran to 190).
 TEST(PlanCli, RankedTableHasUnitsTflopsPerGpuAndAlignedColumns) {
   const std::string json = temp("table.json");
   const test::CliRun r =
       plan("--model tiny --gpu h100-sxm --gpus 8 --global-batch 64 --top 10 --micro-batch 1,8 --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const char* header : {"step [s]", "TFLOP/s/GPU", "MFU [%]", "memory", "fwd+bwd [s]", "bubble [s]", "dp [s]"})
+  // tiny's steps on H100s take microseconds: every time column says µs.
+  for (const char* header : {"step [µs]", "FLOP/s/GPU", "MFU [%]", "memory", "fwd+bwd [µs]", "bubble [µs]", "dp [µs]"})
     EXPECT_TRUE(has(r.out, header)) << header << "\n" << r.out;
+  EXPECT_TRUE(has(r.out, "\ntime per step by part, the layouts above by #\n")) << r.out;
+  EXPECT_FALSE(has(r.out, "[s]") || has(r.out, "[ms]")) << r.out;
   EXPECT_FALSE(std::regex_search(r.out, std::regex("[^0-9]0\\.00 GiB"))) << r.out;
   EXPECT_TRUE(has(r.out, " MiB") || has(r.out, " KiB")) << r.out;
   // The ranking is printed once: no generic case table repeats it.
   EXPECT_FALSE(has(r.out, "case ")) << r.out;
   EXPECT_TRUE(has(r.out, "10 passed, 0 failed")) << r.out;
-  // Every row of the table has its bar at the header's column.
-  const size_t start = r.out.rfind('\n', r.out.find("TFLOP/s/GPU"));
-  ASSERT_NE(start, std::string::npos) << r.out;
-  const size_t end = r.out.find("\n\n", start + 1);
-  std::istringstream table(r.out.substr(start + 1, end - start - 1));
-  std::string line;
-  std::vector<size_t> bars;
-  while (std::getline(table, line)) bars.push_back(line.find(" | "));
-  ASSERT_GE(bars.size(), 3u) << r.out;
-  for (size_t b : bars) EXPECT_EQ(b, bars.front()) << r.out;
+  // Each table's rows end at its header's last column (every column is right-aligned to its
+  // widest cell), and fit 100 columns.
+  for (const char* first : {"\n # layout", "\n # fwd+bwd"}) {
+    const size_t start = r.out.find(first);
+    ASSERT_NE(start, std::string::npos) << first << "\n" << r.out;
+    const size_t end = r.out.find("\n\n", start + 1);
+    std::istringstream table(r.out.substr(start + 1, end - start - 1));
+    std::string line;
+    std::vector<size_t> widths;
+    while (std::getline(table, line)) {
+      size_t cols = 0;  // characters, not bytes
+      for (const char ch : line) cols += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+      widths.push_back(cols);
+    }
+    ASSERT_EQ(widths.size(), 11u) << r.out;  // the header and 10 rows
+    for (size_t w : widths) EXPECT_EQ(w, widths.front()) << r.out;
+    EXPECT_LE(widths.front(), 100u) << r.out;
+  }
   const ResultDocument doc = load_document(json);
   fs::remove(json);
   const Result& best = doc.results.front();
@@ -183,7 +201,8 @@ TEST(PlanCli, RankedTableHasUnitsTflopsPerGpuAndAlignedColumns) {
   EXPECT_NEAR(*tflops->value, expect, 1e-9 * expect);
   EXPECT_NEAR(*tflops->value, *best.metric("mfu")->value / 100 * best.model.at("peak_flops").get<double>() / 1e12,
               1e-6 * expect);
-  EXPECT_TRUE(has(r.out, fmt::format(" {:.1f} ", *tflops->value))) << r.out;
+  const bool tera = has(r.out, "TFLOP/s/GPU");
+  EXPECT_TRUE(has(r.out, fmt::format(" {:.1f} ", *tflops->value * (tera ? 1 : 1e3)))) << r.out;
 }
 
 // Full recomputation in blocks of K layers where it changes what fits: 48 layers of tiny on one

@@ -454,6 +454,9 @@ TEST(ScanFindings, ResultRoundTripAndRanking) {
   EXPECT_EQ(ranked.ranked[2].node, "a");
   EXPECT_EQ(format_figure(0.0009515, "GB/s"), "0.9515 MB/s");
   EXPECT_EQ(format_figure(2410, "GB/s"), "2.410 TB/s");
+  EXPECT_EQ(format_figure(0.02558, "TFLOP/s"), "25.58 GFLOP/s");  // a host sgemm, once "0.02558 TFLOP/s"
+  EXPECT_EQ(format_figure(0.0008662, "TFLOP/s"), "866.2 MFLOP/s");
+  EXPECT_EQ(format_figure(989.4, "TFLOP/s"), "989.4 TFLOP/s");
 }
 
 // Samples whose statistics make `compare` see a clear change (nine samples each side).
