@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 
+#include "bench/common/rank_threads.hpp"
 #include "collectives/verifiable_case.hpp"
 #include "collectives/graph_capture.hpp"
 #include "collectives/rank_timer.hpp"
@@ -385,6 +386,7 @@ CollOptions quick_coll_options() {
 int run_coll_quick(const HarnessOptions& harness, Runner& runner, bool quiet, uint64_t seed) {
   CollOptions o = quick_coll_options();
   o.seed = seed;
+  if (o.ranks > 0 && !rank_threads_fit(runner, "coll/quick", o.ranks)) return kExitOk;
   return run_coll(o, harness, runner, quiet, {"run", "--suite", "quick"});
 }
 

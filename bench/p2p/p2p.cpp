@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "bench/common/rank_threads.hpp"
 #include "collectives/rank_world.hpp"
 #include "bench/p2p/p2p_internal.hpp"
 #include "bench/common/waived_case.hpp"
@@ -158,8 +159,10 @@ int run_p2p_quick(const DeviceSelection& sel, const HarnessOptions& rank_harness
   P2pOptions r = quick_p2p_options();
   r.modes = {"rank"};
   r.size = uint64_t{1} << 20;
-  if (!communicator_backend(default_coll_backend()).spans_processes)
+  if (!communicator_backend(default_coll_backend()).spans_processes) {
     r.ranks = 2;  // 2 ordered pairs × 3 measures keep it quick
+    if (!rank_threads_fit(runner, "p2p/rank_pairs", r.ranks)) return kExitOk;
+  }
   return run_p2p_ranks(r, rank_harness, runner, seed, {"run", "--suite", "quick"});
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "bench/common/rank_threads.hpp"
 #include "bench/common/cli.hpp"
 #include "bench/train/train_ledger.hpp"
 #include "collectives/world.hpp"
@@ -168,6 +169,7 @@ void run_train_quick(Runner& runner, uint64_t data_seed, int steps) {
   o.warmup = 1;
   o.peak_size = models::kHostPeakSize;  // the same probe as `train` and `plan`
   o.sweep = "dp2,zero1,tp2,tp2-sp,pp2-1f1b";
+  if (!rank_threads_fit(runner, "train/quick", o.ranks)) return;
   for (Result& r : models::run_training(train_request(o))) runner.add(std::move(r));
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ using bench::Family;
 using test::CliRun;
 
 CliRun gcbench(const std::string& args, bool merge_stderr = false) { return test::run_gcbench(args, merge_stderr); }
+CliRun run_gcbench_prefixed(const std::string& prefix, const std::string& args) {
+  return test::run_gcbench(args, false, prefix + " ");
+}
 
 // Help text as one line with single spaces: CLI11 wraps and indents long descriptions.
 std::string squeezed_help(const std::string& args) {
@@ -348,6 +352,20 @@ TEST_F(Cli, RunOnGpuWithoutAGpuFailsAndFamiliesChooses) {
   EXPECT_NE(r.err.find("run: [1/1] gemm ..."), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("run: [1/1] gemm done:"), std::string::npos) << r.err;
   for (const auto& res : load_document(path("f.json")).results) EXPECT_EQ(res.family(), "gemm") << res.key;
+}
+
+// On one CPU the quick suite's 2 rank threads would time the scheduler: coll's entry, p2p's rank
+// pairs and train's entry are WAIVED, each saying why, and nothing of theirs is timed.
+TEST_F(Cli, QuickSuiteRankThreadsWaivedOnOneCpu) {
+  const CliRun r = run_gcbench_prefixed(
+      "taskset -c 0", "run --suite quick --device cpu --families coll,p2p,train -q --json " + path("one.json"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::set<std::string> waived;
+  for (const auto& res : load_document(path("one.json")).results) {
+    EXPECT_NE(res.status, Status::pass) << res.key;  // nothing timed
+    if (res.reason.find("rank threads and this process may use 1 CPU") != std::string::npos) waived.insert(res.key);
+  }
+  EXPECT_EQ(waived, (std::set<std::string>{"coll/quick", "p2p/rank_pairs", "train/quick"}));
 }
 
 }  // namespace
