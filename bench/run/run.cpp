@@ -63,6 +63,13 @@ void add_run_command(CLI::App& root, std::function<int()>& run, const CommandCon
   auto suite = std::make_shared<std::string>("quick");
   auto only = std::make_shared<std::string>();
   add_common_options(*app, *common);
+  // The help shows what each suite uses, generated from the quick preset itself.
+  const HarnessOptions full_preset = common->harness, quick_preset = quick_harness(full_preset);
+  const auto both = [](auto q, auto f) { return fmt::format("{} (quick), {} (full)", q, f); };
+  app->get_option("--min-samples")->default_str(both(quick_preset.min_samples, full_preset.min_samples));
+  app->get_option("--max-time")->default_str(both(quick_preset.max_time, full_preset.max_time));
+  app->get_option("--min-time")->default_str(both(quick_preset.min_time, full_preset.min_time));
+  app->get_option("--noise")->default_str(both(quick_preset.noise, full_preset.noise));
   app->add_option("--suite", *suite,
                   fmt::format("quick (small presets, about a minute on a CPU-only machine; every case at least {} "
                               "samples and at most 1 s of sampling, which replace --min-samples, --max-time, "

@@ -354,6 +354,16 @@ TEST_F(Cli, RunOnGpuWithoutAGpuFailsAndFamiliesChooses) {
   for (const auto& res : load_document(path("f.json")).results) EXPECT_EQ(res.family(), "gemm") << res.key;
 }
 
+// run --help shows the stopping rule each suite uses, generated from the quick preset.
+TEST_F(Cli, RunHelpShowsEachSuitesStoppingRule) {
+  const CliRun r = gcbench("run --help");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* want : {"--max-time FLOAT=1 (quick), 5 (full)", "--noise FLOAT=0.02 (quick), 0.005 (full)",
+                           "--min-time FLOAT=0.05 (quick), 0.1 (full)", "--min-samples INT=10 (quick), 10 (full)"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+}
+
 // On one CPU the quick suite's 2 rank threads would time the scheduler: coll's entry, p2p's rank
 // pairs and train's entry are WAIVED, each saying why, and nothing of theirs is timed.
 TEST_F(Cli, QuickSuiteRankThreadsWaivedOnOneCpu) {
