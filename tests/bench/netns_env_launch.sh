@@ -4,6 +4,8 @@
 # variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR = node1's address,
 # MASTER_PORT), no MPI anywhere: rank 0 serves the store, Gloo connects the ranks over the veths.
 # coll --backend gloo must see 3 nodes with 1 rank each and pass every size; every process exits 0.
+# Then train --backend cpu --dp 3 the same way: its --dump (every step's loss and every weight, hex)
+# must equal 3 rank threads' bitwise.
 # Exits 77 (ctest: skipped) with the reason when namespaces cannot be made here. The cluster is
 # removed however the test ends; a guard kills the ranks after 90 s.
 set -uo pipefail
@@ -57,4 +59,26 @@ rows = [r for r in doc["results"] if not r["key"].endswith("/fit")]
 assert len(rows) == 8 and all(r["status"] == "PASS" for r in rows), [r["status"] for r in rows]
 assert all(r["params"].get("scope", "inter-node") == "inter-node" for r in doc["results"] if r["key"].endswith("/fit"))
 PY
-echo "netns_env_launch: 3 namespace hosts, env variables only, gloo coll passed"
+args="train --backend cpu --model tiny --dp 3 --steps 2 --warmup-steps 0 --peak-flops 1e15 -q"
+pids=()
+for i in 1 2 3; do
+  # shellcheck disable=SC2086
+  "$cluster" --name "$name" exec "node$i" env RANK=$((i - 1)) WORLD_SIZE=3 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
+    MASTER_ADDR=10.77.0.1 MASTER_PORT=29501 "$gcbench" $args --timeout 30 --dump "$dir/env.dump" \
+    > "$dir/train.$i" 2>&1 &
+  pids+=($!)
+done
+( sleep 90; kill -KILL "${pids[@]}" ) >/dev/null 2>&1 &
+guard=$!
+for i in 1 2 3; do
+  wait "${pids[$((i - 1))]}"
+  code=$?
+  [ "$code" = 0 ] || { echo "train: node$i (rank $((i - 1))) exited $code:"; cat "$dir/train.$i"; fail=1; }
+done
+kill "$guard" 2>/dev/null
+[ "$fail" = 0 ] || exit 1
+# shellcheck disable=SC2086
+"$gcbench" $args --dump "$dir/threads.dump" > "$dir/threads.out" 2>&1 || { cat "$dir/threads.out"; exit 1; }
+[ -s "$dir/env.dump" ] || { echo "no dump from the namespace hosts"; exit 1; }
+cmp -s "$dir/env.dump" "$dir/threads.dump" || { echo "train over Gloo on 3 hosts differs from 3 rank threads"; exit 1; }
+echo "netns_env_launch: 3 namespace hosts, env variables only, gloo coll passed, train --dp 3 = threads bitwise"
