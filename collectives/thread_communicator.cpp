@@ -537,7 +537,15 @@ int spread_rank_threads(Communicator& host_comm) {
   return cpu;
 }
 
-RanksKeptApart::RanksKeptApart(Communicator& host_comm) : cpu_(spread_and_meet(host_comm, allowed_)) {}
+RanksKeptApart::RanksKeptApart(Communicator& host_comm)
+    : comm_(host_comm), cpu_(spread_and_meet(host_comm, allowed_)) {}
+
+std::vector<int32_t> RanksKeptApart::all_cpus() const {
+  const int32_t mine = cpu_;
+  std::vector<int32_t> cpus(static_cast<size_t>(comm_.size()));
+  comm_.all_gather(&mine, cpus.data(), 1, DType::i32);
+  return cpus;
+}
 
 RanksKeptApart::~RanksKeptApart() {
   if (cpu_ >= 0) pthread_setaffinity_np(pthread_self(), sizeof(allowed_), &allowed_);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <cstdint>
 #include <vector>
 
 #include "collectives/communicator.hpp"
@@ -159,8 +160,12 @@ class RanksKeptApart {
   RanksKeptApart(const RanksKeptApart&) = delete;
   RanksKeptApart& operator=(const RanksKeptApart&) = delete;
   int cpu() const { return cpu_; }  // as spread_rank_threads returns
+  // Every rank's cpu(), in rank order (what a result records as extra.rank_cpus). Collective over
+  // the communicator it was made with.
+  std::vector<int32_t> all_cpus() const;
 
  private:
+  Communicator& comm_;
   cpu_set_t allowed_;
   int cpu_ = -1;
 };

@@ -2,8 +2,6 @@
 // layers and the head's buffers — allocated from the backend in the training dtype.
 #include "models/activations.hpp"
 
-#include <type_traits>
-
 #include "core/size.hpp"
 
 namespace gcb::models {
@@ -36,38 +34,25 @@ Activations::Activations(Backend& be, const RankShape& s, Recompute recompute, D
   LayerActs work[2]{};
   LayerActs* working = nullptr;
   std::vector<Swap>* swaps = nullptr;
-  auto kept = [&](size_t n, DType t, auto LayerActs::*field) -> void* {
-    if (working == nullptr) {
-      owned_.push_back(be_.alloc(MemCategory::activations, t, n, AllocInit::unset));
-      return owned_.back().data();
-    }
-    if (!(working->*field)) {
-      owned_.push_back(be_.alloc(MemCategory::activations, t, n, AllocInit::unset));
-      if constexpr (std::is_same_v<std::remove_reference_t<decltype(working->*field)>, View>) {
-        working->*field = owned_.back().view();
-      } else {
-        working->*field = owned_.back().f32();
-      }
-    }
+  // A tensor a slot keeps: its own on the device, or under offload the working set's with a host
+  // copy of this slot and layer to swap through.
+  auto host_copy = [&](void* device, DType t, size_t n) {
     owned_.push_back(be_.alloc_host(MemCategory::activations, t, n));
-    void* device = nullptr;
-    if constexpr (std::is_same_v<std::remove_reference_t<decltype(working->*field)>, View>) {
-      device = (working->*field).data;
-    } else {
-      device = working->*field;
-    }
     swaps->push_back({device, owned_.back().data(), n * dtype_size(t)});
-    return device;
   };
   auto view = [&](bool share, LayerActs& set, View LayerActs::*field, size_t n) {
-    if (!share) return View{kept(n, dtype_, field), dtype_};
-    if (!(set.*field)) set.*field = tensor(n);
-    return set.*field;
+    LayerActs* in = share ? &set : working;
+    if (in == nullptr) return tensor(n);
+    if (!(in->*field)) in->*field = tensor(n);
+    if (!share) host_copy((in->*field).data, dtype_, n);
+    return in->*field;
   };
   auto stat = [&](bool share, LayerActs& set, float* LayerActs::*field, size_t n) {
-    if (!share) return static_cast<float*>(kept(n, DType::f32, field));
-    if (set.*field == nullptr) set.*field = floats(n);
-    return set.*field;
+    LayerActs* in = share ? &set : working;
+    if (in == nullptr) return floats(n);
+    if (in->*field == nullptr) in->*field = floats(n);
+    if (!share) host_copy(in->*field, DType::f32, n);
+    return in->*field;
   };
   slots_.resize(sz(s.slots));
   for (Slot& slot : slots_) {

@@ -147,13 +147,8 @@ class CollRun {
     // where another measured 0.15 µs (15 of 63 cases 2x or more apart between 10 processes); kept
     // apart, one case (docs/readme-coll.md). The same mask gives the same CPUs in every process.
     std::optional<RanksKeptApart> apart;
-    std::vector<int32_t> cpus;
-    if (!ctx_.processes) {
-      apart.emplace(ctx_.host_comm);
-      const int32_t mine = apart->cpu();
-      cpus.resize(static_cast<size_t>(ctx_.host_comm.size()));
-      ctx_.host_comm.all_gather(&mine, cpus.data(), 1, DType::i32);
-    }
+    if (!ctx_.processes) apart.emplace(ctx_.host_comm);
+    const std::vector<int32_t> cpus = apart ? apart->all_cpus() : std::vector<int32_t>{};
     CollCaseSpec spec{s.op, s.dtype, s.redop, std::max(s.root, 0), shape, in_place, o_.seed};
     CollCase c(ctx_, spec);
     c.init_inputs();

@@ -188,13 +188,8 @@ class RankPairs {
     // processes, and the same 8 B latency read 1.9 µs in one process and 109 µs (the spin) in the
     // next; kept apart, 1.9–2.05 µs in 12 processes. Recorded in extra.rank_cpus (-1: not pinned).
     std::optional<RanksKeptApart> apart;
-    std::vector<int32_t> cpus;
-    if (!ctx_.processes) {
-      apart.emplace(ctx_.host_comm);
-      const int32_t mine = apart->cpu();
-      cpus.resize(static_cast<size_t>(ctx_.host_comm.size()));
-      ctx_.host_comm.all_gather(&mine, cpus.data(), 1, DType::i32);
-    }
+    if (!ctx_.processes) apart.emplace(ctx_.host_comm);
+    const std::vector<int32_t> cpus = apart ? apart->all_cpus() : std::vector<int32_t>{};
     RankTimer timer(comm, ctx_.host_comm, TimingMode::pipelined, RankCombine::max, false);
     AgreedClock clock(ctx_.host_comm);
     const Measurement meas = measure(timer, launch, h_, {}, clock);

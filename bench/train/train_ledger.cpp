@@ -39,6 +39,12 @@ std::string add_step_ledgers(const models::TrainRequest& request, std::vector<Re
     const models::ParallelLayout lay = request.layouts[i].layout();
     const double peak = r.extra["peak_flops"].get<double>();
     const std::vector<models::planner::LedgerRow> rows = models::planner::step_ledger(o, lay, 0);
+    const double step = r.metrics.empty() || !r.metrics.front().value ? 0.0 : *r.metrics.front().value;
+    fmt::format_to(
+        to, "\nstep ledger of {}, rank 0 (stage 0), per step: peak {:.4g} TFLOP/s ({}), memory bandwidth {}\n",
+        r.params.value("layout", std::string("?")), peak / 1e12, r.extra.value("peak_source", std::string("?")),
+        bandwidth > 0 ? fmt::format("{:.0f} GB/s ({})", bandwidth / 1e9, bandwidth_source) : bandwidth_source);
+    fmt::format_to(to, "{:<26} {:>9} {:>11} {:>11} {:>11}\n", "family", "launches", "GFLOP", "MB", "floor ms");
     nlohmann::json j = nlohmann::json::array();
     double floor = 0;
     for (const auto& row : rows) {
@@ -51,6 +57,8 @@ std::string add_step_ledgers(const models::TrainRequest& request, std::vector<Re
                    {"bytes", row.bytes},
                    {"device_memory", row.device_memory},
                    {"floor_s", known ? nlohmann::json(f) : nlohmann::json(nullptr)}});
+      fmt::format_to(to, "{:<26} {:>9.0f} {:>11.4g} {:>11.4g} {:>11}\n", row.family, row.launches, row.flops / 1e9,
+                     row.bytes / 1e6, known ? fmt::format("{:.4g}", f * 1e3) : std::string("-"));
     }
     r.extra["step_ledger"] = j;
     r.extra["step_ledger_rates"] = {{"peak_flops", peak},
@@ -58,18 +66,6 @@ std::string add_step_ledgers(const models::TrainRequest& request, std::vector<Re
                                     {"bandwidth", bandwidth},
                                     {"bandwidth_source", bandwidth_source},
                                     {"floor_sum_s", floor}};
-    const double step = r.metrics.empty() || !r.metrics.front().value ? 0.0 : *r.metrics.front().value;
-    fmt::format_to(
-        to, "\nstep ledger of {}, rank 0 (stage 0), per step: peak {:.4g} TFLOP/s ({}), memory bandwidth {}\n",
-        r.params.value("layout", std::string("?")), peak / 1e12, r.extra.value("peak_source", std::string("?")),
-        bandwidth > 0 ? fmt::format("{:.0f} GB/s ({})", bandwidth / 1e9, bandwidth_source) : bandwidth_source);
-    fmt::format_to(to, "{:<26} {:>9} {:>11} {:>11} {:>11}\n", "family", "launches", "GFLOP", "MB", "floor ms");
-    for (const auto& row : rows) {
-      const double f = row.floor_seconds(peak, bandwidth);
-      fmt::format_to(to, "{:<26} {:>9.0f} {:>11.4g} {:>11.4g} {:>11}\n", row.family, row.launches, row.flops / 1e9,
-                     row.bytes / 1e6,
-                     row.floor_known(peak, bandwidth) ? fmt::format("{:.4g}", f * 1e3) : std::string("-"));
-    }
     fmt::format_to(to, "sum of the known floors {:.4g} ms{}\n", floor * 1e3,
                    step > 0
                        ? fmt::format(" against a measured step of {:.4g} ms ({:.1f} %)", step * 1e3, 100 * floor / step)

@@ -28,22 +28,29 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$cluster" --name "$name" up 3 || { echo "could not make the cluster"; exit 1; }
-for i in 1 2 3; do
-  "$cluster" --name "$name" exec "node$i" env RANK=$((i - 1)) WORLD_SIZE=3 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
-    MASTER_ADDR=10.77.0.1 MASTER_PORT=29500 "$gcbench" coll --backend gloo -b 8 -e 64K -f 16 -c 1 --timeout 30 \
-    --json "$dir/coll.json" > "$dir/out.$i" 2>&1 &
-  pids+=($!)
-done
-( sleep 90; kill -KILL "${pids[@]}" ) >/dev/null 2>&1 &
-guard=$!
-fail=0
-for i in 1 2 3; do
-  wait "${pids[$((i - 1))]}"
-  code=$?
-  [ "$code" = 0 ] || { echo "node$i (rank $((i - 1))) exited $code:"; cat "$dir/out.$i"; fail=1; }
-done
-kill "$guard" 2>/dev/null
-[ "$fail" = 0 ] || exit 1
+# on_hosts PORT OUT ARGS...: gcbench ARGS on node1..3 as ranks 0..2 of one env-launched world
+# (MASTER_PORT=PORT), each host's console in $dir/OUT.<i>; waits for all (a guard kills them after
+# 90 s) and exits 1, with the consoles, when any exits non-zero.
+on_hosts() {
+  local port=$1 out=$2
+  shift 2
+  pids=()
+  for i in 1 2 3; do
+    "$cluster" --name "$name" exec "node$i" env RANK=$((i - 1)) WORLD_SIZE=3 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
+      MASTER_ADDR=10.77.0.1 MASTER_PORT="$port" "$gcbench" "$@" > "$dir/$out.$i" 2>&1 &
+    pids+=($!)
+  done
+  ( sleep 90; kill -KILL "${pids[@]}" ) >/dev/null 2>&1 &
+  local guard=$! fail=0 code
+  for i in 1 2 3; do
+    wait "${pids[$((i - 1))]}"
+    code=$?
+    [ "$code" = 0 ] || { echo "$1: node$i (rank $((i - 1))) exited $code:"; cat "$dir/$out.$i"; fail=1; }
+  done
+  kill "$guard" 2>/dev/null
+  [ "$fail" = 0 ] || exit 1
+}
+on_hosts 29500 out coll --backend gloo -b 8 -e 64K -f 16 -c 1 --timeout 30 --json "$dir/coll.json"
 grep -q "backend: gloo  ranks: 3 (3 node(s), 1 per node, one process per rank)" "$dir/out.1" || {
   echo "rank 0 does not report 3 nodes of 1 rank each over gloo:"
   cat "$dir/out.1"
@@ -60,23 +67,8 @@ assert len(rows) == 8 and all(r["status"] == "PASS" for r in rows), [r["status"]
 assert all(r["params"].get("scope", "inter-node") == "inter-node" for r in doc["results"] if r["key"].endswith("/fit"))
 PY
 args="train --backend cpu --model tiny --dp 3 --steps 2 --warmup-steps 0 --peak-flops 1e15 -q"
-pids=()
-for i in 1 2 3; do
-  # shellcheck disable=SC2086
-  "$cluster" --name "$name" exec "node$i" env RANK=$((i - 1)) WORLD_SIZE=3 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
-    MASTER_ADDR=10.77.0.1 MASTER_PORT=29501 "$gcbench" $args --timeout 30 --dump "$dir/env.dump" \
-    > "$dir/train.$i" 2>&1 &
-  pids+=($!)
-done
-( sleep 90; kill -KILL "${pids[@]}" ) >/dev/null 2>&1 &
-guard=$!
-for i in 1 2 3; do
-  wait "${pids[$((i - 1))]}"
-  code=$?
-  [ "$code" = 0 ] || { echo "train: node$i (rank $((i - 1))) exited $code:"; cat "$dir/train.$i"; fail=1; }
-done
-kill "$guard" 2>/dev/null
-[ "$fail" = 0 ] || exit 1
+# shellcheck disable=SC2086
+on_hosts 29501 train $args --timeout 30 --dump "$dir/env.dump"
 # shellcheck disable=SC2086
 "$gcbench" $args --dump "$dir/threads.dump" > "$dir/threads.out" 2>&1 || { cat "$dir/threads.out"; exit 1; }
 [ -s "$dir/env.dump" ] || { echo "no dump from the namespace hosts"; exit 1; }

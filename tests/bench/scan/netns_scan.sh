@@ -63,6 +63,18 @@ fail() {
   exit 1
 }
 
+# slow_or_skip NODE PERCENT: NODE's ranks limited to PERCENT % of one CPU; exit 77 (skipped) where
+# no writable cpu cgroup exists, a failure when the limit cannot be set otherwise.
+slow_or_skip() {
+  "$cluster" --name "$name" slow "$1" "$2"
+  local status=$?
+  if [ "$status" -eq 3 ]; then
+    echo "SKIPPED: no writable cpu cgroup here to make a slow host"
+    exit 77
+  fi
+  [ "$status" -eq 0 ] || fail "could not slow $1 (exit $status)"
+}
+
 case "$mode" in
   unthrottled | throttled | throttled-5)
     [ "$mode" != unthrottled ] && "$cluster" --name "$name" throttle "$victim" 2mbit
@@ -161,13 +173,7 @@ case "$mode" in
     ! grep -Eq "^ +[0-9]+\. [A-Z]+ +[a-z]+ +(node[124]:|\{)" <<<"$out" || fail "a healthy node or a subset was named"
     ;;
   slow-device)
-    "$cluster" --name "$name" slow node4 1
-    status=$?
-    if [ "$status" -eq 3 ]; then
-      echo "SKIPPED: no writable cpu cgroup here to make a slow host"
-      exit 77
-    fi
-    [ "$status" -eq 0 ] || fail "could not slow node4 (exit $status)"
+    slow_or_skip node4 1
     # One more scan when the first names nobody: with four peers, one healthy host slowed by the
     # machine's other load (a build beside the test put one at a fifth of the others) widens the
     # MAD past a 1 % host. A wrong culprit or a wrong exit code fails at once.
@@ -183,13 +189,7 @@ case "$mode" in
     grep -Eq "^ +1\. SLOW +device +node4 host: " <<<"$out" || fail "node4 not the first culprit of the device stage"
     ;;
   slow-reference)
-    "$cluster" --name "$name" slow node2 2
-    status=$?
-    if [ "$status" -eq 3 ]; then
-      echo "SKIPPED: no writable cpu cgroup here to make a slow host"
-      exit 77
-    fi
-    [ "$status" -eq 0 ] || fail "could not slow node2 (exit $status)"
+    slow_or_skip node2 2
     dir=$(mktemp -d)
     echo '{"name": "ref-mid", "layers": 2, "hidden": 128, "heads": 4, "vocab": 256, "seq": 64}' >"$dir/model.json"
     # One more scan when the first names a healthy node or nobody (a healthy rank starved by the
