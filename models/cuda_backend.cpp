@@ -158,7 +158,11 @@ void CudaBackend::gemm(const GemmArgs& a) {
 }
 
 void CudaBackend::bias_backward(View dbias, View dout, int M, int N) {
-  k::bias_backward(same_type("bias_backward", {dbias, dout}), dbias.data, dout.data, M, N, compute_stream());
+  const DType t = same_type("bias_backward", {dbias, dout});
+  if (N == 0) return;  // no columns
+  // The column sums' per-split partials (train_kernels.hpp), freed stream-ordered after use.
+  const Buffer partials = alloc(MemCategory::workspace, DType::f32, k::column_sum_partials(M, N), AllocInit::unset);
+  k::bias_backward(t, dbias.data, dout.data, M, N, partials.f32(), compute_stream());
 }
 
 void CudaBackend::layernorm_forward(View out, float* mean, float* rstd, View x, View w, View b, int rows, int C) {
@@ -168,8 +172,12 @@ void CudaBackend::layernorm_forward(View out, float* mean, float* rstd, View x, 
 
 void CudaBackend::layernorm_backward(View dx, View dw, View db, View dout, View x, View w, const float* mean,
                                      const float* rstd, int rows, int C) {
-  k::layernorm_backward(same_type("layernorm_backward", {dx, dw, db, dout, x, w}), dx.data, dw.data, db.data, dout.data,
-                        x.data, w.data, mean, rstd, rows, C, compute_stream());
+  const DType t = same_type("layernorm_backward", {dx, dw, db, dout, x, w});
+  // dw's and db's per-split partials (train_kernels.hpp), freed stream-ordered after use.
+  const Buffer partials =
+      alloc(MemCategory::workspace, DType::f32, 2 * k::column_sum_partials(rows, C), AllocInit::unset);
+  k::layernorm_backward(t, dx.data, dw.data, db.data, dout.data, x.data, w.data, mean, rstd, rows, C, partials.f32(),
+                        compute_stream());
 }
 
 void CudaBackend::gelu_forward(View out, View x, size_t n) {

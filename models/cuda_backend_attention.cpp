@@ -1,8 +1,9 @@
 // CudaBackend attention (attention_choice.hpp says which kernels and why). The flash kernels and
 // cuDNN read [B, NH, T, hs] tensors, so q, k and v are copied out of the fused qkv rows into
-// head-major scratch (llm.c's permute), and the outputs copied back; the scratch is workspace
-// memory freed in stream order when the op returns. The simple row kernel reads the fused layout
-// directly. Compiles, unvalidated.
+// head-major scratch (llm.c's permute; 16-byte chunks at GPT-2's head dims), and the outputs copied
+// back; the scratch is workspace memory freed in stream order when the op returns, zeroed only
+// where a kernel may not write every element (dq, dk, dv). The simple row kernel reads the fused
+// layout directly.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -143,8 +144,9 @@ void CudaBackend::attention_forward(View out, float* lse, View qkv, int B, int T
   }
   const int hs = C / NH;
   const size_t n = p.shape.elements();
-  HeadTensors h{alloc(MemCategory::workspace, t, n), alloc(MemCategory::workspace, t, n),
-                alloc(MemCategory::workspace, t, n), alloc(MemCategory::workspace, t, n)};
+  // Unset: the permutes write every element of q, k, v, and the kernels every element of o.
+  const auto scratch = [&] { return alloc(MemCategory::workspace, t, n, AllocInit::unset); };
+  HeadTensors h{scratch(), scratch(), scratch(), scratch()};
   k::rows_to_heads(t, h.q.data(), qkv.data, 3 * C, 0, B, T, NH, hs, s);
   k::rows_to_heads(t, h.k.data(), qkv.data, 3 * C, C, B, T, NH, hs, s);
   k::rows_to_heads(t, h.v.data(), qkv.data, 3 * C, 2 * C, B, T, NH, hs, s);
@@ -171,8 +173,9 @@ void CudaBackend::attention_backward(View dqkv, View dout, View qkv, View out, c
   }
   const int hs = C / NH;
   const size_t n = p.shape.elements();
-  std::vector<Buffer> x;  // q k v o do dq dk dv, head-major
-  for (int i = 0; i < 8; ++i) x.push_back(alloc(MemCategory::workspace, t, n));
+  std::vector<Buffer> x;  // q k v o do dq dk dv, head-major; the permutes write every element of the first five
+  for (int i = 0; i < 8; ++i)
+    x.push_back(alloc(MemCategory::workspace, t, n, i < 5 ? AllocInit::unset : AllocInit::zeros));
   const auto d = [&](int i) { return x[static_cast<size_t>(i)].data(); };
   for (int i = 0; i < 3; ++i) k::rows_to_heads(t, d(i), qkv.data, 3 * C, i * C, B, T, NH, hs, s);
   k::rows_to_heads(t, d(3), out.data, C, 0, B, T, NH, hs, s);

@@ -3,13 +3,17 @@
 # scripts/gpu-bundle.sh (.lease/, carried in the working tree) on a machine with an NVIDIA GPU, the
 # CUDA toolkit and Python with PyTorch (its wheels' NCCL, cuDNN and cuBLAS), from the repository root.
 #
-#   scripts/gpu-lease.sh [--plan] [--second] [--only IDS] [--deadline S] [--bin-dir DIR]
+#   scripts/gpu-lease.sh [--plan] [--second|--third] [--only IDS] [--deadline S] [--bin-dir DIR]
 #                        [--out DIR] [--rehearse] [--build]
 #
 #   --plan        print the steps, their timeouts and estimates; run nothing
 #   --second      the second lease's steps (what the first leaves out: every other GPU test binary,
 #                 full mem, gemm over dtypes with autotune, attn at the FlashAttention shape, the
 #                 coll sweep, the quick suite) instead of the first's
+#   --third       the third lease's steps: what changed after the second session's lease (clipping,
+#                 decay groups and aligned cuBLASLt plans in the headline step, its ledger, CPU
+#                 offload and block recomputation on the CUDA backend, the FP8 fix, attn at head
+#                 dim 128, coll's graph mode)
 #   --only IDS    run only these step ids (comma-separated, e.g. 5,6); the others are listed as SKIP
 #   --deadline S  global deadline in seconds from the start (default 450 = 7.5 min): a step gets at
 #                 most what is left, and once too little is left the rest are SKIP, listed
@@ -56,6 +60,7 @@ while (($#)); do
   case $1 in
     --plan) plan=1; shift ;;
     --second) mode=second; shift ;;
+    --third) mode=third; shift ;;
     --only) only=",$2,"; shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
     --bin-dir) bin_dir=$2; shift 2 ;;
@@ -93,6 +98,23 @@ if [[ $mode == first ]]; then
   add 8d coll-nccl-1rank 60 5 gcbench coll "coll --backend nccl --op all_reduce -b 8 -e 256M -f 4"
   add 8e test-gpu-p2p 60 5 gtest - "test_gpu_p2p *"
   add 8f test-scan-gpu 120 15 gtest - "test_scan_gpu *"
+elif [[ $mode == third ]]; then
+  # What changed after the second session's lease (revision 161c72a), most valuable first. Estimates
+  # from the first two leases' timings of the same binaries or commands of their size.
+  add 1 cuda-backend 150 30 gtest - "test_cuda_backend CudaOps.*:CudaSteps.*"
+  add 2 train-gpt2-124m 270 70 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch --explain"
+  add 3 train-offload-optimizer 120 30 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --offload optimizer"
+  add 4 train-offload-activations 120 30 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --offload activations"
+  add 5 test-cublaslt-gemm 120 5 gtest - "test_cublaslt_gemm *"
+  add 6 gemm-fp8-8192 90 20 gcbench gemm "gemm --device gpu --sizes 8192 --dtype fp8_e4m3,bf16 --peer-torch --max-time 1"
+  add 7 attn-d128-s4096 120 40 gcbench attn \
+    "attn --device gpu --batch 4 --heads 16 --seq 4096 --head-dim 128 --causal both --pass fwd,bwd --peer-torch --max-time 0.5"
+  add 8 train-recompute-full 120 30 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --recompute full"
+  add 9 coll-nccl-graph 60 10 gcbench coll "coll --backend nccl --op all_reduce --mode graph -b 8 -e 256M -f 4"
 else
   # What the first lease leaves out, the steps that never ran first; mem-full (121 s on an H200,
   # 2026-11-27) last. The GEMM sweep is one size at a short --max-time: at two sizes and 2 s it
@@ -115,7 +137,7 @@ fi
 
 if ((plan)); then
   total=0
-  printf '%-4s %-20s %8s %9s  %s\n' id step timeout estimate command
+  printf '%-4s %-26s %8s %9s  %s\n' id step timeout estimate command
   for i in "${!ids[@]}"; do
     total=$((total + estimates[i]))
     if [[ ${kinds[i]} == gtest ]]; then
@@ -124,7 +146,7 @@ if ((plan)); then
     else
       cmd="gcbench ${specs[i]}"
     fi
-    printf '%-4s %-20s %7ss %8ss  %s\n' "${ids[i]}" "${titles[i]}" "${timeouts[i]}" "${estimates[i]}" "$cmd"
+    printf '%-4s %-26s %7ss %8ss  %s\n' "${ids[i]}" "${titles[i]}" "${timeouts[i]}" "${estimates[i]}" "$cmd"
   done
   echo "estimated total ${total} s of steps, deadline ${deadline} s (steps past it are SKIP and listed);"
   echo "about 15 s more for the environment, ldd and the tarball; ${mode} lease, binaries from ${bin_dir}"

@@ -3,6 +3,7 @@
 # hides any GPU, so the result is the same on every machine): exit 0, exactly two files in the
 # output folder (lease.tar.gz, summary.txt), the summary's every step WAIVED, the tarball holding
 # the summary, the environment and a log per step; --plan lists the same steps and writes nothing.
+# The third lease's steps (--third) rehearsed too: every step WAIVED (a bad flag would FAIL).
 # Usage: lease_rehearsal.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -43,4 +44,15 @@ for f in summary.txt env.txt steps.tsv commands.txt ldd.txt; do
 done
 logs=$(ls "$tmp/x/$top" | grep -c '\.log$' || true)
 ((logs >= 1)) || fail "tarball holds no step log"
-echo "gpu_lease_rehearsal: ${#ids[@]} steps WAIVED, 2 files, $logs logs"
+
+plan3=$("$src/scripts/gpu-lease.sh" --third --plan --bin-dir "$build")
+mapfile -t ids3 < <(awk 'NR > 1 && $1 ~ /^[0-9]+[a-z]?$/ {print $1}' <<<"$plan3")
+((${#ids3[@]} >= 5)) || fail "--third --plan lists ${#ids3[@]} steps: $plan3"
+rc=0
+"$src/scripts/gpu-lease.sh" --third --rehearse --bin-dir "$build" --out "$tmp/out3" >"$tmp/stdout3" 2>&1 || rc=$?
+((rc == 0)) || { cat "$tmp/stdout3"; fail "gpu-lease.sh --third --rehearse exited $rc"; }
+for id in "${ids3[@]}"; do
+  verdict=$(awk -v id="$id" '$1 == id {print $3; exit}' "$tmp/out3/summary.txt")
+  [[ $verdict == WAIVED ]] || fail "third lease: step $id is '$verdict', not WAIVED"
+done
+echo "gpu_lease_rehearsal: ${#ids[@]} steps WAIVED, 2 files, $logs logs; third lease ${#ids3[@]} steps WAIVED"

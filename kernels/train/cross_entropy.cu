@@ -14,16 +14,30 @@ namespace {
 
 constexpr int kThreads = 512;
 __device__ size_t at(int r, int V) { return static_cast<size_t>(r) * static_cast<size_t>(V); }
+// Every row of V elements starts 16-byte aligned (V a multiple of kChunk, whose 8 elements of bf16
+// or fp32 are 16 or 32 bytes): the chunked loops may then load and store whole vectors.
+inline bool rows_aligned16(const void* p, int V) { return aligned16(p) && V % kChunk == 0; }
 
+// Each thread takes kChunk consecutive logits at a time (one 16-byte load of bf16 or two of fp32
+// where `vec`: the row starts 16-byte aligned), the chunk's maximum first, then its terms.
 template <typename T>
-__global__ void max_kernel(float* rowmax, float* online, const T* logits, int V, int valid) {
+__global__ void max_kernel(float* rowmax, float* online, const T* logits, int V, int valid, bool vec) {
   __shared__ float scratch[32];
   const T* l = logits + at(blockIdx.x, V);
   float m = -INFINITY, s = 0.0f;
-  for (int i = threadIdx.x; i < valid; i += blockDim.x) {
-    const float x = to_float(l[i]);
-    const float m_new = fmaxf(m, x);
-    s = s * expf(m - m_new) + expf(x - m_new);
+  for (int i = threadIdx.x * kChunk; i < valid; i += blockDim.x * kChunk) {
+    float x[kChunk];
+    load_chunk(l, static_cast<size_t>(i), static_cast<size_t>(valid), vec, x);
+    const int count = min(kChunk, valid - i);
+    float chunk_max = x[0];
+#pragma unroll
+    for (int k = 1; k < kChunk; ++k)
+      if (k < count) chunk_max = fmaxf(chunk_max, x[k]);
+    const float m_new = fmaxf(m, chunk_max);
+    s *= expf(m - m_new);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k)
+      if (k < count) s += expf(x[k] - m_new);
     m = m_new;
   }
   const float M = block_max(m, scratch);
@@ -76,18 +90,22 @@ __global__ void finish_kernel(float* losses, T* probs, const T* logits, const fl
   }
 }
 
-// One block per row; element i of the row is read once and its gradient written in its place.
+// One block per row; element i of the row is read once and its gradient written in its place,
+// kChunk consecutive elements per thread at a time (16-byte accesses where `vec`).
 template <typename T>
 __global__ void finish_backward_kernel(float* losses, T* dlogits, const T* logits, const float* rowmax,
                                        const float* stats, const int32_t* targets, int v0, int V, int valid,
-                                       float dloss) {
+                                       float dloss, bool vec) {
   const size_t row = at(blockIdx.x, V);
   const float m = rowmax[blockIdx.x], sum = stats[2 * blockIdx.x], inv = 1.0f / sum;
   if (threadIdx.x == 0) losses[blockIdx.x] = cross_entropy_row_loss(sum, stats[2 * blockIdx.x + 1], m);
   const int hit = in_shard(targets[blockIdx.x], v0, V) ? targets[blockIdx.x] - v0 : -1;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) {
-    const float d = cross_entropy_dlogit(to_float(logits[row + i]), m, inv, i == hit, i >= valid, dloss);
-    dlogits[row + i] = from_float<T>(d);
+  for (int i = threadIdx.x * kChunk; i < V; i += blockDim.x * kChunk) {
+    float x[kChunk];
+    load_chunk(logits + row, static_cast<size_t>(i), static_cast<size_t>(V), vec, x);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) x[k] = cross_entropy_dlogit(x[k], m, inv, i + k == hit, i + k >= valid, dloss);
+    store_chunk(dlogits + row, static_cast<size_t>(i), static_cast<size_t>(V), vec, x);
   }
 }
 
@@ -108,8 +126,8 @@ void cross_entropy_max(DType t, float* rowmax, float* online, const void* logits
   if (rows == 0) return;
   dispatch(t, "cross_entropy_max", [&](auto tag) {
     using T = decltype(tag);
-    max_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(rowmax, online,
-                                                                            static_cast<const T*>(logits), V, valid);
+    max_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
+        rowmax, online, static_cast<const T*>(logits), V, valid, rows_aligned16(logits, V));
   });
   check_launch();
 }
@@ -154,7 +172,8 @@ void cross_entropy_finish_backward(DType t, float* losses, void* dlogits, const 
   dispatch(t, "cross_entropy_finish_backward", [&](auto tag) {
     using T = decltype(tag);
     finish_backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, st(stream)>>>(
-        losses, static_cast<T*>(dlogits), static_cast<const T*>(logits), rowmax, stats, targets, v0, V, valid, dloss);
+        losses, static_cast<T*>(dlogits), static_cast<const T*>(logits), rowmax, stats, targets, v0, V, valid, dloss,
+        rows_aligned16(logits, V) && aligned16(dlogits));
   });
   check_launch();
 }

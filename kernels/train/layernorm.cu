@@ -1,5 +1,5 @@
 // LayerNorm forward and backward (llm.c layernorm_forward/backward; Ba et al. 2016): one warp per
-// row for the row statistics and dx, deterministic column sums for dw and db.
+// row for the row statistics and dx, deterministic two-pass column sums for dw and db (one read).
 #include "kernels/train/train_common.cuh"
 #include "kernels/train/train_kernels.hpp"
 
@@ -60,25 +60,28 @@ __global__ void layernorm_dx_kernel(T* dx, const T* dout, const T* x, const T* w
   }
 }
 
-// dw[i] += Σ_r norm[r,i]·dout[r,i], db[i] += Σ_r dout[r,i].
+// Pass 1 of dw[i] += Σ_r norm[r,i]·dout[r,i], db[i] += Σ_r dout[r,i], both from one read of the
+// rows [y·per, (y + 1)·per) of columns x·32 … x·32 + 31: dw's partials at partials, db's C·splits
+// after.
 template <typename T>
-__global__ void layernorm_dwdb_kernel(T* dw, T* db, const T* dout, const T* x, const float* mean, const float* rstd,
-                                      int rows, int C) {
-  __shared__ float scratch[kColRows][33];
-  const int col = blockIdx.x * 32 + threadIdx.x;
-  const auto dw_term = [&](int r, int c) {
-    if (c >= C) return 0.0f;
+__global__ void layernorm_dwdb_partials_kernel(float* partials, const T* dout, const T* x, const float* mean,
+                                               const float* rstd, int rows, int C, int per) {
+  __shared__ float scratch[2][kColRows][33];
+  const int col = static_cast<int>(blockIdx.x) * 32 + static_cast<int>(threadIdx.x);
+  const int r0 = static_cast<int>(blockIdx.y) * per, r1 = min(rows, r0 + per);
+  float acc[2];
+  const auto term = [&](int r, int c, float(&a)[2]) {
+    if (c >= C) return;
     const size_t k = row_at(r, C) + static_cast<size_t>(c);
-    return (to_float(x[k]) - mean[r]) * rstd[r] * to_float(dout[k]);
+    const float d = to_float(dout[k]);
+    a[0] += (to_float(x[k]) - mean[r]) * rstd[r] * d;
+    a[1] += d;
   };
-  const auto db_term = [&](int r, int c) {
-    return c < C ? to_float(dout[row_at(r, C) + static_cast<size_t>(c)]) : 0.0f;
-  };
-  const float sw = column_sum(rows, col, dw_term, scratch);
-  const float sb = column_sum(rows, col, db_term, scratch);
+  column_partials<2>(r0, r1, col, term, acc, scratch);
   if (threadIdx.y == 0 && col < C) {
-    dw[col] = from_float<T>(to_float(dw[col]) + sw);
-    db[col] = from_float<T>(to_float(db[col]) + sb);
+    const size_t at = static_cast<size_t>(blockIdx.y) * static_cast<size_t>(C) + static_cast<size_t>(col);
+    partials[at] = acc[0];
+    partials[static_cast<size_t>(gridDim.y) * static_cast<size_t>(C) + at] = acc[1];
   }
 }
 
@@ -99,19 +102,26 @@ void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void*
 }
 
 void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout, const void* x, const void* w,
-                        const float* mean, const float* rstd, int rows, int C, gpu::Stream stream) {
+                        const float* mean, const float* rstd, int rows, int C, float* partials, gpu::Stream stream) {
   const NvtxRange range("layernorm_backward");
   GCB_CHECK(rows >= 0 && C > 0, "layernorm_backward: bad shape");
   if (rows == 0) return;
+  const int splits = column_sum_splits(rows, C), per = column_sum_rows_per_split(rows, splits);
   dispatch(t, "layernorm_backward", [&](auto tag) {
     using T = decltype(tag);
     layernorm_dx_kernel<T><<<static_cast<unsigned>(ceil_div(rows, kRowWarps)), 32 * kRowWarps, 0, st(stream)>>>(
         static_cast<T*>(dx), static_cast<const T*>(dout), static_cast<const T*>(x), static_cast<const T*>(w), mean,
         rstd, rows, C);
     check_launch();
-    layernorm_dwdb_kernel<T><<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, kColRows), 0, st(stream)>>>(
-        static_cast<T*>(dw), static_cast<T*>(db), static_cast<const T*>(dout), static_cast<const T*>(x), mean, rstd,
-        rows, C);
+    layernorm_dwdb_partials_kernel<T>
+        <<<dim3(static_cast<unsigned>(ceil_div(C, 32)), static_cast<unsigned>(splits)), dim3(32, kColRows), 0,
+           st(stream)>>>(partials, static_cast<const T*>(dout), static_cast<const T*>(x), mean, rstd, rows, C, per);
+    check_launch();
+    const auto finish_blocks = static_cast<unsigned>(ceil_div(C, 256));
+    column_finish_kernel<T><<<finish_blocks, 256, 0, st(stream)>>>(static_cast<T*>(dw), partials, splits, C);
+    check_launch();
+    column_finish_kernel<T><<<finish_blocks, 256, 0, st(stream)>>>(
+        static_cast<T*>(db), partials + static_cast<size_t>(splits) * static_cast<size_t>(C), splits, C);
   });
   check_launch();
 }

@@ -1,5 +1,5 @@
 // Reductions of the training backend: the loss sum (in double, one block, fixed order) and the
-// bias gradient as deterministic column sums (train_common.cuh column_sum).
+// bias gradient as deterministic two-pass column sums (train_kernels.hpp column_sum_splits).
 #include <algorithm>
 
 #include "kernels/train/train_common.cuh"
@@ -41,16 +41,19 @@ __global__ void sum_partials_kernel(double* out, const double* partials, int blo
   out[0] = (accumulate ? out[0] : 0.0) + s;
 }
 
+// Pass 1 of bias_backward: block (x, y) adds rows [y·per, (y + 1)·per) of columns x·32 … x·32 + 31.
 template <typename T>
-__global__ void bias_backward_kernel(T* dbias, const T* dout, int rows, int cols) {
-  __shared__ float scratch[kColRows][33];
-  const int col = blockIdx.x * 32 + threadIdx.x;
-  const auto term = [&](int r, int c) {
-    return c < cols ? to_float(dout[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)])
-                    : 0.0f;
+__global__ void bias_partials_kernel(float* partials, const T* dout, int rows, int cols, int per) {
+  __shared__ float scratch[1][kColRows][33];
+  const int col = static_cast<int>(blockIdx.x) * 32 + static_cast<int>(threadIdx.x);
+  const int r0 = static_cast<int>(blockIdx.y) * per, r1 = min(rows, r0 + per);
+  float acc[1];
+  const auto term = [&](int r, int c, float(&a)[1]) {
+    if (c < cols) a[0] += to_float(dout[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)]);
   };
-  const float s = column_sum(rows, col, term, scratch);
-  if (threadIdx.y == 0 && col < cols) dbias[col] = from_float<T>(to_float(dbias[col]) + s);
+  column_partials<1>(r0, r1, col, term, acc, scratch);
+  if (threadIdx.y == 0 && col < cols)
+    partials[static_cast<size_t>(blockIdx.y) * static_cast<size_t>(cols) + col] = acc[0];
 }
 
 }  // namespace
@@ -83,14 +86,19 @@ void sum_squares(DType t, double* out, const void* in, size_t n, bool accumulate
   check_launch();
 }
 
-void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, gpu::Stream stream) {
+void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, float* partials, gpu::Stream stream) {
   const NvtxRange range("bias_backward");
   GCB_CHECK(rows >= 0 && cols >= 0, "bias_backward: negative shape");
   if (cols == 0) return;
+  const int splits = column_sum_splits(rows, cols), per = column_sum_rows_per_split(rows, splits);
   dispatch(t, "bias_backward", [&](auto tag) {
     using T = decltype(tag);
-    bias_backward_kernel<T><<<static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, kColRows), 0, st(stream)>>>(
-        static_cast<T*>(dbias), static_cast<const T*>(dout), rows, cols);
+    bias_partials_kernel<T>
+        <<<dim3(static_cast<unsigned>(ceil_div(cols, 32)), static_cast<unsigned>(splits)), dim3(32, kColRows), 0,
+           st(stream)>>>(partials, static_cast<const T*>(dout), rows, cols, per);
+    check_launch();
+    column_finish_kernel<T><<<static_cast<unsigned>(ceil_div(cols, 256)), 256, 0, st(stream)>>>(static_cast<T*>(dbias),
+                                                                                                partials, splits, cols);
   });
   check_launch();
 }

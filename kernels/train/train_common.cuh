@@ -144,23 +144,38 @@ __device__ inline float block_max(float v, float* scratch) {
   return warp_max(lane < warps ? scratch[lane] : -INFINITY);
 }
 
-// --- column sums ------------------------------------------------------------------------------
-// Σ over rows of term(row, col) for every column, deterministically: a block of 32 × kColRows
-// threads owns 32 columns; thread (c, r) adds rows r, r + kColRows, … in order; the kColRows
-// partials of a column are then added in row-group order. Bias and LayerNorm weight gradients.
+// --- column sums (train_kernels.hpp column_sum_splits says the scheme) ------------------------
+// A block of 32 × kColRows threads owns 32 columns of one row range [r0, r1): thread (c, g) adds
+// rows r0 + g, r0 + g + kColRows, … in order into N sums (term(r, col, acc) adds its row's terms);
+// the kColRows sums of each are then added in row-group order. Valid in row group 0.
 inline constexpr int kColRows = 16;
 
-template <typename Term>
-__device__ inline float column_sum(int rows, int col, const Term& term, float (*scratch)[33]) {
+template <int N, typename Term>
+__device__ inline void column_partials(int r0, int r1, int col, const Term& term, float (&acc)[N],
+                                       float (*scratch)[kColRows][33]) {
+  for (int k = 0; k < N; ++k) acc[k] = 0.0f;
+  for (int r = r0 + static_cast<int>(threadIdx.y); r < r1; r += kColRows) term(r, col, acc);
+#pragma unroll
+  for (int k = 0; k < N; ++k) scratch[k][threadIdx.y][threadIdx.x] = acc[k];
+  __syncthreads();
+  if (threadIdx.y == 0) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      float total = 0.0f;
+      for (int g = 0; g < kColRows; ++g) total += scratch[k][g][threadIdx.x];
+      acc[k] = total;
+    }
+  }
+}
+
+// The second pass: out[col] += Σ_split partials[split·cols + col], in split order, rounded once.
+template <typename T>
+__global__ void column_finish_kernel(T* out, const float* partials, int splits, int cols) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= cols) return;
   float s = 0.0f;
-  for (int r = threadIdx.y; r < rows; r += kColRows) s += term(r, col);
-  scratch[threadIdx.y][threadIdx.x] = s;
-  __syncthreads();
-  float total = 0.0f;
-  if (threadIdx.y == 0)
-    for (int g = 0; g < kColRows; ++g) total += scratch[g][threadIdx.x];
-  __syncthreads();
-  return total;  // valid in row group 0
+  for (int b = 0; b < splits; ++b) s += partials[static_cast<size_t>(b) * static_cast<size_t>(cols) + col];
+  out[col] = from_float<T>(to_float(out[col]) + s);
 }
 
 }  // namespace gcb::kernels::train

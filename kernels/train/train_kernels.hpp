@@ -10,6 +10,7 @@
 // 2026-11-27).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -41,15 +42,38 @@ void sum(DType out_t, void* out, const float* in, size_t n, bool accumulate, gpu
 // one block adds the partials in block order, so the bits depend on n only (deterministic).
 inline constexpr int kSumSquaresBlocks = 256;
 void sum_squares(DType t, double* out, const void* in, size_t n, bool accumulate, double* partials, gpu::Stream stream);
-// dbias[col] += Σ_rows dout[row, col], both of type t (deterministic column sums).
-void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, gpu::Stream stream);
+// Column sums (the bias and LayerNorm weight gradients) in two passes, so that a few hundred
+// columns still fill the GPU: the rows are cut into column_sum_splits(rows, cols) ranges of
+// column_sum_rows_per_split rows; a block of 32 columns × one range adds its rows in a fixed order
+// into partials[split·cols + col] (fp32 scratch of the caller's, column_sum_partials floats per
+// sum), then one thread per column adds the splits' partials in split order onto the output. About
+// kColumnSumBlocks blocks in all (4 per SM of a 132-SM Hopper; GPT-2's C = 768 alone gives 24
+// blocks of 32 columns), each range at least kColumnSumMinRows rows. The split count depends on the
+// shape alone, not the device, so the bits do too (deterministic, no atomics); one split is the
+// one-pass sum's order exactly.
+inline constexpr int kColumnSumBlocks = 512;
+inline constexpr int kColumnSumMinRows = 128;
+constexpr int column_sum_splits(int rows, int cols) {
+  const int col_blocks = (cols + 31) / 32;
+  if (col_blocks <= 0 || rows <= 0) return 1;
+  const int want = (kColumnSumBlocks + col_blocks - 1) / col_blocks, most = rows / kColumnSumMinRows;
+  return std::max(1, std::min(want, most));
+}
+constexpr int column_sum_rows_per_split(int rows, int splits) { return (rows + splits - 1) / splits; }
+constexpr size_t column_sum_partials(int rows, int cols) {
+  return static_cast<size_t>(column_sum_splits(rows, cols)) * static_cast<size_t>(cols > 0 ? cols : 0);
+}
+// dbias[col] += Σ_rows dout[row, col], both of type t (the column sums above; partials: scratch of
+// column_sum_partials(rows, cols) floats).
+void bias_backward(DType t, void* dbias, const void* dout, int rows, int cols, float* partials, gpu::Stream stream);
 
 // --- LayerNorm (layernorm.cu), eps 1e-5; x, out, w, b, dx, dw, db, dout of type t --------------
 void layernorm_forward(DType t, void* out, float* mean, float* rstd, const void* x, const void* w, const void* b,
                        int rows, int C, gpu::Stream stream);
-// dx += …, dw += …, db += … (accumulating; dw, db as deterministic column sums).
+// dx += …, dw += …, db += … (accumulating; dw, db as the column sums above, read in one pass;
+// partials: scratch of 2·column_sum_partials(rows, C) floats).
 void layernorm_backward(DType t, void* dx, void* dw, void* db, const void* dout, const void* x, const void* w,
-                        const float* mean, const float* rstd, int rows, int C, gpu::Stream stream);
+                        const float* mean, const float* rstd, int rows, int C, float* partials, gpu::Stream stream);
 
 // --- embedding of a vocabulary shard [v0, v0 + V) (embedding.cu); wte, wpe, out of type t -------
 void embedding_forward(DType t, void* out, const int32_t* tokens, const void* wte, int v0, int V, const void* wpe,

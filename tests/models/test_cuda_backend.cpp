@@ -15,6 +15,7 @@
 #include "core/gpu.hpp"
 #include "models/backend_factory.hpp"
 #include "models/cpu_backend.hpp"
+#include "kernels/train/train_kernels.hpp"
 #include "models/cuda_backend.hpp"
 #include "models/engine.hpp"
 #include "models/parallel_groups.hpp"
@@ -178,31 +179,38 @@ TEST_F(CudaOps, GemmEveryTransposeBiasAndAccumulation) {
   }
 }
 
+// Shapes with one row range (150 rows) and with several (1000 × 72: 7 ranges of 143 rows, the
+// last 142; 2048 × 768: 16 ranges, GPT-2's C), so the column sums' two passes are both checked.
 TEST_F(CudaOps, BiasBackwardAndLayerNorm) {
-  const int rows = 150, C = 72;
-  for (DType t : kTypes) {
-    Pair dout = random(t, size_t(rows) * C), db = random(t, C);
-    cpu_.bias_backward(db.c(), dout.c(), rows, C);
-    gpu_->bias_backward(db.g(), dout.g(), rows, C);
-    expect_close(db, {t, size_t(rows) + 1, 4.0 * rows + 4}, "bias_backward");  // |x| ≤ 4σ
-    Pair x = random(t, size_t(rows) * C, 3.0), w = random(t, C), b = random(t, C), out = zeros(t, size_t(rows) * C);
-    Pair mean = zeros(DType::f32, rows), rstd = zeros(DType::f32, rows);
-    cpu_.layernorm_forward(out.c(), mean.cpu.f32(), rstd.cpu.f32(), x.c(), w.c(), b.c(), rows, C);
-    gpu_->layernorm_forward(out.g(), mean.gpu.f32(), rstd.gpu.f32(), x.g(), w.g(), b.g(), rows, C);
-    // Values below 4σ: |x| ≤ 12, |w|, |b|, |dout| ≤ 4, |norm| ≤ 4. The mean is a sum of C terms
-    // over C (Σ|x|/C ≤ 12); rstd and the output inherit the variance sum's relative error (2Cu)
-    // times their magnitude (rstd ≈ 1/3; |norm·w + b| ≤ 20).
-    expect_close(mean, {DType::f32, size_t(C), 12.0}, "layernorm mean");
-    expect_close(rstd, {DType::f32, size_t(C), 1.0, 1}, "layernorm rstd");
-    expect_close(out, {t, size_t(C), 20.0 + 12.0, 1}, "layernorm out");
-    Pair dx = random(t, size_t(rows) * C), dw = random(t, C), dbb = random(t, C);
-    cpu_.layernorm_backward(dx.c(), dw.c(), dbb.c(), dout.c(), x.c(), w.c(), mean.cpu.f32(), rstd.cpu.f32(), rows, C);
-    gpu_->layernorm_backward(dx.g(), dw.g(), dbb.g(), dout.g(), x.g(), w.g(), mean.gpu.f32(), rstd.gpu.f32(), rows, C);
-    // dx: the two row means of |dnorm·norm| ≤ 64, times (1 + |norm|)·rstd, plus dx itself.
-    expect_close(dx, {t, size_t(C), 64.0 * 5 + 4}, "layernorm dx");
-    expect_close(dw, {t, size_t(rows) + 1, 16.0 * rows + 4}, "layernorm dw");
-    expect_close(dbb, {t, size_t(rows) + 1, 4.0 * rows + 4}, "layernorm db");
-  }
+  struct Shape {
+    int rows, C;
+  };
+  for (const auto [rows, C] : {Shape{150, 72}, Shape{1000, 72}, Shape{2048, 768}})
+    for (DType t : kTypes) {
+      SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(C) + " " + std::string(dtype_name(t)));
+      Pair dout = random(t, size_t(rows) * C), db = random(t, C);
+      cpu_.bias_backward(db.c(), dout.c(), rows, C);
+      gpu_->bias_backward(db.g(), dout.g(), rows, C);
+      expect_close(db, {t, size_t(rows) + 1, 4.0 * rows + 4}, "bias_backward");  // |x| ≤ 4σ
+      Pair x = random(t, size_t(rows) * C, 3.0), w = random(t, C), b = random(t, C), out = zeros(t, size_t(rows) * C);
+      Pair mean = zeros(DType::f32, rows), rstd = zeros(DType::f32, rows);
+      cpu_.layernorm_forward(out.c(), mean.cpu.f32(), rstd.cpu.f32(), x.c(), w.c(), b.c(), rows, C);
+      gpu_->layernorm_forward(out.g(), mean.gpu.f32(), rstd.gpu.f32(), x.g(), w.g(), b.g(), rows, C);
+      // Values below 4σ: |x| ≤ 12, |w|, |b|, |dout| ≤ 4, |norm| ≤ 4. The mean is a sum of C terms
+      // over C (Σ|x|/C ≤ 12); rstd and the output inherit the variance sum's relative error (2Cu)
+      // times their magnitude (rstd ≈ 1/3; |norm·w + b| ≤ 20).
+      expect_close(mean, {DType::f32, size_t(C), 12.0}, "layernorm mean");
+      expect_close(rstd, {DType::f32, size_t(C), 1.0, 1}, "layernorm rstd");
+      expect_close(out, {t, size_t(C), 20.0 + 12.0, 1}, "layernorm out");
+      Pair dx = random(t, size_t(rows) * C), dw = random(t, C), dbb = random(t, C);
+      cpu_.layernorm_backward(dx.c(), dw.c(), dbb.c(), dout.c(), x.c(), w.c(), mean.cpu.f32(), rstd.cpu.f32(), rows, C);
+      gpu_->layernorm_backward(dx.g(), dw.g(), dbb.g(), dout.g(), x.g(), w.g(), mean.gpu.f32(), rstd.gpu.f32(), rows,
+                               C);
+      // dx: the two row means of |dnorm·norm| ≤ 64, times (1 + |norm|)·rstd, plus dx itself.
+      expect_close(dx, {t, size_t(C), 64.0 * 5 + 4}, "layernorm dx");
+      expect_close(dw, {t, size_t(rows) + 1, 16.0 * rows + 4}, "layernorm dw");
+      expect_close(dbb, {t, size_t(rows) + 1, 4.0 * rows + 4}, "layernorm db");
+    }
 }
 
 TEST_F(CudaOps, EmbeddingOfAShardWithRepeatedTokens) {
@@ -352,6 +360,47 @@ TEST_F(CudaOps, AdamWMultiTensorEqualsPerTensorOracle) {
   }
 }
 
+// The attention permutes (kernels/train/heads.cu) are copies: rows → heads puts element d of head
+// h of token (b, t) at ((b·NH + h)·T + t)·hs + d, bit for bit, and heads → rows puts it back
+// without touching the row's other columns. Chunked (hs 64, width 3·C, col C: GPT-2's q/k/v) and
+// element-wise (hs 12; and col 4, not a multiple of 8), fp32 and bf16.
+TEST_F(CudaOps, AttentionPermutesAreExactCopies) {
+  struct Case {
+    int B, T, NH, hs, width, col;
+  };
+  for (const Case& c : {Case{2, 37, 3, 64, 3 * 192, 192}, Case{2, 37, 3, 12, 3 * 36, 36}, Case{1, 9, 2, 16, 40, 4}})
+    for (DType t : kTypes) {
+      SCOPED_TRACE("hs " + std::to_string(c.hs) + " col " + std::to_string(c.col) + " " + std::string(dtype_name(t)));
+      const size_t rows = size_t(c.B) * c.T, n = rows * c.NH * c.hs;
+      Pair src = random(t, rows * c.width), heads = zeros(t, n), back = tensor(t, rows * c.width, [](size_t) {
+                                                                   return -7.0;  // poison: left where no head lands
+                                                                 });
+      gpu_->synchronize();  // the uploads above (staged, stream-ordered) have landed
+      const gpu::Stream s = gpu::create_stream(0);
+      kernels::train::rows_to_heads(t, heads.gpu.data(), src.gpu.data(), c.width, c.col, c.B, c.T, c.NH, c.hs, s);
+      kernels::train::heads_to_rows(t, back.gpu.data(), heads.gpu.data(), c.width, c.col, c.B, c.T, c.NH, c.hs, s);
+      gpu::synchronize(s);
+      gpu::destroy_stream(s);
+      const std::vector<double> in = host_of(*gpu_, src.gpu), h = host_of(*gpu_, heads.gpu),
+                                out = host_of(*gpu_, back.gpu);
+      int bad = 0;
+      for (int b = 0; b < c.B; ++b)
+        for (int hd = 0; hd < c.NH; ++hd)
+          for (int tt = 0; tt < c.T; ++tt)
+            for (int d = 0; d < c.hs; ++d) {
+              const size_t r = (size_t(b) * c.T + tt) * c.width + c.col + size_t(hd) * c.hs + d;
+              const size_t k = ((size_t(b) * c.NH + hd) * c.T + tt) * c.hs + d;
+              if (h[k] != in[r] && ++bad <= 5) ADD_FAILURE() << "heads[" << k << "] " << h[k] << " != rows " << in[r];
+            }
+      for (size_t r = 0; r < out.size(); ++r) {
+        const size_t col = r % size_t(c.width);
+        const bool head = col >= size_t(c.col) && col < size_t(c.col) + size_t(c.NH) * c.hs;
+        if (out[r] != (head ? in[r] : -7.0) && ++bad <= 5) ADD_FAILURE() << "back[" << r << "] " << out[r];
+      }
+      EXPECT_EQ(bad, 0);
+    }
+}
+
 // Attention: fp32 (the exact row kernel) and bf16 at head dims 64 (ours or cuDNN, whichever auto
 // picks) and 32 (cuDNN or the row kernel), T = 150 (three 64-row tiles, the last partial).
 // Inside the 16-bit kernels P (and dS in backward) are rounded to bf16 before their products:
@@ -488,6 +537,42 @@ TEST_F(CudaSteps, ChunkedLogitsAndGeluEpiloguesTrackTheCpuOracle) {
 
   const TrainOptions o = gpu_model(Precision::bf16);
   expect_bf16_steps_track(run_on_gpu(o, one, 3, /*lt_gelu=*/true), single_rank_reference(one, o, 3), o.model);
+}
+
+// --offload (optimizer: page-locked host master/m/v, gradients out, the host AdamW, parameters
+// back unit by unit; activations: each layer's kept tensors to page-locked host memory and back
+// through two device working sets; both) and full recomputation in blocks of 2 layers, on the GPU
+// against the CPU engine without offload or recomputation: fp32 with the fp32 steps' tolerance,
+// and the optimizer offload in bf16 (fp32 master on the host) with the bf16 steps' rule. Each
+// changes where tensors live or when they are computed, not the arithmetic, so the oracle is the
+// plain run's.
+TEST_F(CudaSteps, OffloadAndBlockRecomputationTrackTheCpuOracle) {
+  const ParallelLayout one{1, 1, 1};
+  struct Case {
+    const char* name;
+    Offload offload;
+    Recompute recompute;
+    int every;
+  };
+  for (const Case& k : {Case{"offload-optimizer", Offload::optimizer, Recompute::none, 1},
+                        Case{"offload-activations", Offload::activations, Recompute::none, 1},
+                        Case{"offload-both-selective", Offload::optimizer_activations, Recompute::selective, 1},
+                        Case{"recompute-full-k2", Offload::none, Recompute::full, 2}}) {
+    TrainOptions o = gpu_model(Precision::fp32);
+    o.offload = k.offload;
+    o.recompute = k.recompute;
+    o.recompute_every = k.every;
+    TrainOptions plain = o;
+    plain.offload = Offload::none;
+    plain.recompute = Recompute::none;
+    plain.recompute_every = 1;
+    expect_fp32_steps_close(run_on_gpu(o, one, 3), single_rank_reference(one, plain, 3), o.model, k.name);
+  }
+  TrainOptions bf = gpu_model(Precision::bf16);
+  bf.offload = Offload::optimizer;
+  TrainOptions plain = bf;
+  plain.offload = Offload::none;
+  expect_bf16_steps_track(run_on_gpu(bf, one, 3), single_rank_reference(one, plain, 3), bf.model);
 }
 
 // Layouts that need two ranks need two GPUs (NCCL refuses two ranks of one communicator on one
