@@ -167,11 +167,19 @@ const LtGemmPlan& LtMatmul::plan() const { return impl_->plan; }
 void LtMatmul::bind(const LtGemmPointers& p) {
   Impl& m = *impl_;
   if (!m.plan.fp8) return;
-  set_desc(m.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(p.b_scale));  // cuBLASLt's A = our B
-  set_desc(m.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(p.a_scale));
-  set_desc(m.op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(p.d_scale));
-  set_desc(m.op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(p.amax_d));
-  m.bound_scales = lt_scale_mask(p);
+  // An attribute is set only for a pointer given now or before (to clear it). D's scale and amax
+  // only for an FP8 D: cuBLASLt computes no amax for another output type, and since 2024 refuses
+  // the descriptor rather than ignore it (pytorch/pytorch#122821); on the H200 lease every FP8
+  // matmul with bf16 D was "not supported" while D's attributes were set, if null.
+  const unsigned mask = lt_scale_mask(p), was = m.bound_scales;
+  const bool fp8_d = m.plan.d.type == DType::fp8_e4m3 || m.plan.d.type == DType::fp8_e5m2;
+  GCB_CHECK(fp8_d || (mask & 12u) == 0, "LtMatmul: D's scale and amax apply to an FP8 D only");
+  if ((mask | was) & 2u)
+    set_desc(m.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(p.b_scale));  // cuBLASLt's A = our B
+  if ((mask | was) & 1u) set_desc(m.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(p.a_scale));
+  if ((mask | was) & 4u) set_desc(m.op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(p.d_scale));
+  if ((mask | was) & 8u) set_desc(m.op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(p.amax_d));
+  m.bound_scales = mask;
   if (!m.results.empty() && m.queried_scales != m.bound_scales) {
     // Queried for another descriptor: ask again for as many (the chosen rank is kept).
     const int requested = static_cast<int>(m.results.size());

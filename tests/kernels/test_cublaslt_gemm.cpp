@@ -3,6 +3,10 @@
 // whose result is also correct. Compiles here; unvalidated until run on a GPU.
 #include <gtest/gtest.h>
 
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -108,6 +112,95 @@ TEST_F(LtGemmTest, AutotunedAlgorithmIsCorrect) {
     EXPECT_GEMM_OK(run(t, {512, 768, 1024}, true));
     EXPECT_GEMM_OK(run(t, {512, 768, 1024}, true));  // second call: from the cache
   }
+}
+
+// Which FP8 descriptor cuBLASLt runs on this GPU, by the raw API on one TN problem (e4m3 × e4m3 →
+// bf16, 256 × 512 × 4096; cuBLASLt's A transposed, as FP8 needs): the scale attributes as
+// LtMatmul::bind sets them (A and B only; D's scale and amax only for an FP8 D, which cuBLASLt
+// refuses to compute for another output type, pytorch/pytorch#122821), then the variants it once
+// tried or might need — every attribute set with null D pointers, no scale attribute, scales in one
+// allocation 4 bytes apart, C a buffer of its own. Each row prints the heuristic's count and
+// cublasLtMatmul's status; the test asserts that bind's way runs, so a failure names what does.
+TEST_F(LtGemmTest, Fp8DescriptorVariantsOnThisGpu) {
+  const gpu::DeviceInfo& dev = gpu::runtime().devices.at(0);
+  if (dev.cc_major < 9 && !(dev.cc_major == 8 && dev.cc_minor == 9)) GTEST_SKIP() << "no FP8 matmul before sm_89";
+  const int64_t m = 512, n = 256, k = 4096;  // cuBLASLt's: D[m, n] = op(A)[m, k]·B[k, n]
+  void *a = nullptr, *b = nullptr, *c = nullptr, *d = nullptr, *scales = nullptr, *sa = nullptr, *sb = nullptr,
+       *ws = nullptr;
+  const size_t ws_bytes = 32u << 20;
+  ASSERT_EQ(cudaMalloc(&a, m * k), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&b, k * n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&c, m * n * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d, m * n * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&scales, 16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&sa, 16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&sb, 16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&ws, ws_bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(a, 0x38, m * k), cudaSuccess);  // 1.0 in e4m3
+  ASSERT_EQ(cudaMemset(b, 0x38, k * n), cudaSuccess);
+  const float ones[4] = {1, 1, 1, 1};
+  for (void* p : {scales, sa, sb}) ASSERT_EQ(cudaMemcpy(p, ones, sizeof(ones), cudaMemcpyHostToDevice), cudaSuccess);
+  cublasLtHandle_t h = nullptr;
+  ASSERT_EQ(cublasLtCreate(&h), CUBLAS_STATUS_SUCCESS);
+  struct Variant {
+    const char* name;
+    int scales;  // 0 none, 1 A and B (own allocations), 2 A and B 4 bytes apart, 3 all four (D null)
+    bool own_c;
+  };
+  const Variant variants[] = {{"A,B scales (bind's way)", 1, false},
+                              {"A,B,D,amax set, D ones null", 3, false},
+                              {"no scale attributes", 0, false},
+                              {"A,B scales 4 bytes apart", 2, false},
+                              {"A,B scales, C own buffer", 1, true}};
+  bool binds_way_runs = false;
+  std::string table;
+  for (const Variant& v : variants) {
+    cublasLtMatmulDesc_t op = nullptr;
+    ASSERT_EQ(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), CUBLAS_STATUS_SUCCESS);
+    const int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta));
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb));
+    const void* pa = v.scales == 2 ? scales : sa;
+    const void* pb = v.scales == 2 ? static_cast<const void*>(static_cast<const float*>(scales) + 1) : sb;
+    const void* none = nullptr;
+    if (v.scales != 0) {
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof(pa));
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof(pb));
+    }
+    if (v.scales == 3) {
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &none, sizeof(none));
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &none, sizeof(none));
+    }
+    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
+    cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, m, k);
+    cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, n, k);
+    cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, m, n, m);
+    cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, m, n, m);
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulPreferenceCreate(&pref);
+    const uint64_t wsb = ws_bytes;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
+    cublasLtMatmulHeuristicResult_t res[4] = {};
+    int returned = 0;
+    const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, ld, pref, 4, res, &returned);
+    cublasStatus_t ms = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (hs == CUBLAS_STATUS_SUCCESS && returned > 0) {
+      const float alpha = 1, beta = 0;
+      ms = cublasLtMatmul(h, op, &alpha, a, la, b, lb, &beta, v.own_c ? c : d, lc, d, ld, &res[0].algo, ws, ws_bytes,
+                          nullptr);
+    }
+    const cudaError_t sync = cudaDeviceSynchronize();
+    table += std::string(v.name) + ": heuristic " + cublasLtGetStatusName(hs) + " (" + std::to_string(returned) +
+             " offered), matmul " + cublasLtGetStatusName(ms) + ", sync " + cudaGetErrorName(sync) + "\n";
+    if (v.scales == 1 && !v.own_c) binds_way_runs = ms == CUBLAS_STATUS_SUCCESS && sync == cudaSuccess;
+    cublasLtMatmulPreferenceDestroy(pref);
+    for (auto l : {la, lb, lc, ld}) cublasLtMatrixLayoutDestroy(l);
+    cublasLtMatmulDescDestroy(op);
+  }
+  cublasLtDestroy(h);
+  for (void* p : {a, b, c, d, scales, sa, sb, ws}) cudaFree(p);
+  std::printf("%s", table.c_str());
+  EXPECT_TRUE(binds_way_runs) << table;
 }
 
 }  // namespace
