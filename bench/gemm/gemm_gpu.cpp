@@ -97,15 +97,18 @@ class GpuGemmCase final : public Case {
     a_ = DeviceBuffer(device_, a_host_.size());
     b_ = DeviceBuffer(device_, b_host_.size());
     d_ = DeviceBuffer(device_, d_host_.size());
-    scales_ = DeviceBuffer(device_, 2 * sizeof(float));
-    const float host_scales[2] = {static_cast<float>(dequant_a_), static_cast<float>(dequant_b_)};
+    // Each scale on a boundary of its own (kernels::kLtScaleAlign: cuBLASLt refuses them packed).
+    scales_ = DeviceBuffer(device_, 2 * kernels::kLtScaleAlign);
+    const float host_scale_a = static_cast<float>(dequant_a_), host_scale_b = static_cast<float>(dequant_b_);
     gpu::copy_async(a_.data(), a_host_.data(), a_host_.size(), gpu::CopyKind::host_to_device, stream_);
     gpu::copy_async(b_.data(), b_host_.data(), b_host_.size(), gpu::CopyKind::host_to_device, stream_);
-    gpu::copy_async(scales_.data(), host_scales, sizeof(host_scales), gpu::CopyKind::host_to_device, stream_);
+    auto* scale_b_slot = static_cast<unsigned char*>(scales_.data()) + kernels::kLtScaleAlign;
+    gpu::copy_async(scales_.data(), &host_scale_a, sizeof(float), gpu::CopyKind::host_to_device, stream_);
+    gpu::copy_async(scale_b_slot, &host_scale_b, sizeof(float), gpu::CopyKind::host_to_device, stream_);
     ptrs_ = {a_.data(), b_.data(), d_.data(), nullptr, nullptr, nullptr, nullptr};
     if (is_fp8(dtype_)) {
       ptrs_.a_scale = scales_.as<float>();
-      ptrs_.b_scale = scales_.as<float>() + 1;
+      ptrs_.b_scale = reinterpret_cast<const float*>(scale_b_slot);
     }
     gpu::synchronize(stream_);
     mm_ = std::make_unique<kernels::LtMatmul>(*ctx_, plan_);

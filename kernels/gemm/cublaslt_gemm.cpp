@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -174,6 +175,11 @@ void LtMatmul::bind(const LtGemmPointers& p) {
   const unsigned mask = lt_scale_mask(p), was = m.bound_scales;
   const bool fp8_d = m.plan.d.type == DType::fp8_e4m3 || m.plan.d.type == DType::fp8_e5m2;
   GCB_CHECK(fp8_d || (mask & 12u) == 0, "LtMatmul: D's scale and amax apply to an FP8 D only");
+  for (const void* q : {static_cast<const void*>(p.a_scale), static_cast<const void*>(p.b_scale),
+                        static_cast<const void*>(p.d_scale), static_cast<const void*>(p.amax_d)})
+    GCB_CHECK(reinterpret_cast<uintptr_t>(q) % kLtScaleAlign == 0,
+              fmt::format("LtMatmul: an FP8 scale pointer off a {}-byte boundary (cuBLASLt refuses the matmul)",
+                          kLtScaleAlign));
   if ((mask | was) & 2u)
     set_desc(m.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(p.b_scale));  // cuBLASLt's A = our B
   if ((mask | was) & 1u) set_desc(m.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(p.a_scale));

@@ -49,6 +49,11 @@ struct LtGemmPointers {
   const float* d_scale = nullptr;
   float* amax_d = nullptr;
 };
+// Where each FP8 scale pointer must lie: on a boundary of its own, as a separate cudaMalloc gives.
+// On an H200 (cuBLASLt 13, 2026-11-27) two scales 4 bytes apart in one allocation made every FP8
+// cublasLtMatmul "not supported" though the heuristic had offered the algorithm; each in its own
+// allocation ran (test Fp8DescriptorVariantsOnThisGpu). LtMatmul::bind checks it.
+inline constexpr size_t kLtScaleAlign = 256;
 // Which of the FP8 pointers are set: bit 0 a_scale, 1 b_scale, 2 d_scale, 3 amax_d.
 constexpr unsigned lt_scale_mask(const LtGemmPointers& p) {
   return (p.a_scale ? 1u : 0u) | (p.b_scale ? 2u : 0u) | (p.d_scale ? 4u : 0u) | (p.amax_d ? 8u : 0u);

@@ -44,15 +44,17 @@ class LtGemmTest : public ::testing::Test {
     }
     fill_gemm_input(plan.b.type, a.data(), mk, 1, GemmData::random, sa);
     fill_gemm_input(plan.a.type, b.data(), nk, 2, GemmData::random, sb);
-    DeviceBuffer da(0, a.size()), db(0, b.size()), dd(0, d.size()), scales(0, 2 * sizeof(float));
+    DeviceBuffer da(0, a.size()), db(0, b.size()), dd(0, d.size()), scales(0, 2 * kLtScaleAlign);
     const float deq[2] = {float(1 / sa), float(1 / sb)};
+    auto* scale_b_slot = static_cast<unsigned char*>(scales.data()) + kLtScaleAlign;  // a boundary of its own
     gpu::copy_async(da.data(), a.data(), a.size(), gpu::CopyKind::host_to_device, stream_);
     gpu::copy_async(db.data(), b.data(), b.size(), gpu::CopyKind::host_to_device, stream_);
-    gpu::copy_async(scales.data(), deq, sizeof(deq), gpu::CopyKind::host_to_device, stream_);
+    gpu::copy_async(scales.data(), &deq[0], sizeof(float), gpu::CopyKind::host_to_device, stream_);
+    gpu::copy_async(scale_b_slot, &deq[1], sizeof(float), gpu::CopyKind::host_to_device, stream_);
     LtGemmPointers p{da.data(), db.data(), dd.data()};
     if (plan.fp8) {
       p.a_scale = scales.as<float>();
-      p.b_scale = scales.as<float>() + 1;
+      p.b_scale = reinterpret_cast<const float*>(scale_b_slot);
     }
     LtMatmul mm(*ctx_, plan);
     if (tune) {
@@ -119,8 +121,9 @@ TEST_F(LtGemmTest, AutotunedAlgorithmIsCorrect) {
 // LtMatmul::bind sets them (A and B only; D's scale and amax only for an FP8 D, which cuBLASLt
 // refuses to compute for another output type, pytorch/pytorch#122821), then the variants it once
 // tried or might need — every attribute set with null D pointers, no scale attribute, scales in one
-// allocation 4 bytes apart, C a buffer of its own. Each row prints the heuristic's count and
-// cublasLtMatmul's status; the test asserts that bind's way runs, so a failure names what does.
+// allocation 4 bytes apart (refused on an H200, 2026-11-27: hence kLtScaleAlign), C a buffer of its own. Each row
+// prints the heuristic's count and cublasLtMatmul's status; the test asserts that bind's way runs, so a failure names
+// what does.
 TEST_F(LtGemmTest, Fp8DescriptorVariantsOnThisGpu) {
   const gpu::DeviceInfo& dev = gpu::runtime().devices.at(0);
   if (dev.cc_major < 9 && !(dev.cc_major == 8 && dev.cc_minor == 9)) GTEST_SKIP() << "no FP8 matmul before sm_89";
