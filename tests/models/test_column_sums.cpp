@@ -25,7 +25,9 @@ TEST(ColumnSumSplits, EveryRowInOneNonEmptyRangeAndTheGridNearItsTarget) {
       const long blocks = static_cast<long>(splits) * col_blocks;
       EXPECT_LT(blocks, kColumnSumBlocks + col_blocks) << "more blocks than the target needs";
       // Short of the target only where more ranges would be shorter than the minimum.
-      if (blocks < kColumnSumBlocks) EXPECT_EQ(splits, std::max(1, rows / kColumnSumMinRows));
+      if (blocks < kColumnSumBlocks) {
+        EXPECT_EQ(splits, std::max(1, rows / kColumnSumMinRows));
+      }
     }
 }
 
