@@ -268,7 +268,10 @@ fi
 
 # --- environment ----------------------------------------------------------------------------------
 {
-  echo "gpu-lease $mode $(date -u +%FT%TZ) on $(hostname), revision $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  # The binaries' revision: the bundle's manifest says what was built (a device machine's copy of
+  # the repository can carry an older .git: the third lease's summaries named the session's start).
+  built=$(sed -n 's/^revision: //p' "$bin_dir/manifest.txt" 2>/dev/null | head -1)
+  echo "gpu-lease $mode $(date -u +%FT%TZ) on $(hostname), binaries of revision ${built:-$(git rev-parse HEAD 2>/dev/null || echo unknown) (git HEAD; no bundle manifest)}"
   echo "bin dir: $bin_dir ($(readlink -f "$bin_dir" 2>/dev/null))"
   echo "rehearsal: $rehearse; deadline $deadline s"
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
