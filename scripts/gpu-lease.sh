@@ -99,22 +99,22 @@ if [[ $mode == first ]]; then
   add 8e test-gpu-p2p 60 5 gtest - "test_gpu_p2p *"
   add 8f test-scan-gpu 120 15 gtest - "test_scan_gpu *"
 elif [[ $mode == third ]]; then
-  # What changed after the second session's lease (revision 161c72a), most valuable first. Estimates
-  # from the first two leases' timings of the same binaries or commands of their size.
+  # What changed after the second session's lease (revision 161c72a), most valuable first. Estimates:
+  # the seconds each step took at the third lease (H200, 2026-11-27), rounded up.
   add 1 cuda-backend 150 30 gtest - "test_cuda_backend CudaOps.*:CudaSteps.*"
-  add 2 train-gpt2-124m 270 70 gcbench train \
+  add 2 train-gpt2-124m 270 100 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --peer-torch --explain"
-  add 3 train-offload-optimizer 120 30 gcbench train \
+  add 3 train-offload-optimizer 120 15 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --offload optimizer"
-  add 4 train-offload-activations 120 30 gcbench train \
+  add 4 train-offload-activations 120 10 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --offload activations"
   add 5 test-cublaslt-gemm 120 5 gtest - "test_cublaslt_gemm *"
-  add 6 gemm-fp8-8192 90 20 gcbench gemm "gemm --device gpu --sizes 8192 --dtype fp8_e4m3,bf16 --peer-torch --max-time 1"
-  add 7 attn-d128-s4096 120 40 gcbench attn \
+  add 6 gemm-fp8-8192 90 45 gcbench gemm "gemm --device gpu --sizes 8192 --dtype fp8_e4m3,bf16 --peer-torch --max-time 1"
+  add 7 attn-d128-s4096 120 30 gcbench attn \
     "attn --device gpu --batch 4 --heads 16 --seq 4096 --head-dim 128 --causal both --pass fwd,bwd --peer-torch --max-time 0.5"
-  add 8 train-recompute-full 120 30 gcbench train \
+  add 8 train-recompute-full 120 10 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --recompute full"
-  add 9 coll-nccl-graph 60 10 gcbench coll "coll --backend nccl --op all_reduce --mode graph -b 8 -e 256M -f 4"
+  add 9 coll-nccl-graph 60 5 gcbench coll "coll --backend nccl --op all_reduce --mode graph -b 8 -e 256M -f 4"
 else
   # What the first lease leaves out, the steps that never ran first; mem-full (121 s on an H200,
   # 2026-11-27) last. The GEMM sweep is one size at a short --max-time: at two sizes and 2 s it
