@@ -111,8 +111,8 @@ std::string coll_sweep_footer(std::span<const Result* const> cells, bool verbose
   // Arithmetic mean over every size and both placements, as nccl-tests (src/common.cu).
   out += fmt::format("# Avg bus bandwidth    : {:.4f} \n#\n", busbw_n ? busbw_sum / busbw_n : 0.0);
   out += fmt::format(
-      "# statistics: us per op over the samples ({}); skew = median over samples of (max-min)/max across "
-      "ranks; slowest = rank slowest most often\n",
+      "# statistics: us per op over the samples ({});\n"
+      "#   skew = median over samples of (max-min)/max across ranks; slowest = rank slowest most often\n",
       cells.empty() ? std::string() : param_text(*cells[0], "mode"));
   out += fmt::format("#{:>11} {:>9}  {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8}{}\n", "size", "placement", "min",
                      "median", "p95", "max", "CV%", "skew%", "slowest",

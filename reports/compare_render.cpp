@@ -70,8 +70,8 @@ std::string run_spread_text(const CompareReport& r) {
 }  // namespace
 
 std::string render_compare_console(const CompareReport& r, const CompareOptions& o, bool with_table) {
-  const std::string verdict_line = fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n", headline(r),
-                                               compare_summary(r), 100 * o.threshold, o.alpha);
+  const std::string verdict_line = wrap_lines(fmt::format("compare: {} ({}; threshold {:g}%, alpha {:g})\n",
+                                                          headline(r), compare_summary(r), 100 * o.threshold, o.alpha));
   std::string out = verdict_line;
   if (r.base_runs > 1)
     out += fmt::format(

@@ -199,21 +199,24 @@ std::string family_table(const std::string& family, const std::vector<const Resu
     for (auto it = r->params.begin(); it != r->params.end(); ++it)
       if (std::find(axes.begin(), axes.end(), it.key()) == axes.end()) axes.push_back(it.key());
   std::vector<std::string> varying, shared;
-  for (const std::string& a : axes) {
-    const bool all_same = std::all_of(rows.begin(), rows.end(), [&](const Result* r) {
-      return r->params.contains(a) && r->params.at(a) == rows.front()->params.at(a);
-    });
-    if (all_same) {
-      shared.push_back(a + "=" + cell_text(a, rows.front()->params.at(a)));
-    } else {
-      varying.push_back(a);
-    }
-  }
   // Column widths from the content: nothing is cut.
   auto cell = [](const Result& r, const std::string& a) {
     return r.params.contains(a) ? cell_text(a, r.params.at(a)) : std::string("-");
   };
   auto case_name = [&](const Result& r) { return r.key.substr(std::min(r.key.size(), family.size() + 1)); };
+  for (const std::string& a : axes) {
+    const bool all_same = std::all_of(rows.begin(), rows.end(), [&](const Result* r) {
+      return r->params.contains(a) && r->params.at(a) == rows.front()->params.at(a);
+    });
+    // A varying axis that is the case name on every row (gemm/fp32's dtype=fp32) says it twice.
+    const bool names_the_case =
+        std::all_of(rows.begin(), rows.end(), [&](const Result* r) { return cell(*r, a) == case_name(*r); });
+    if (all_same) {
+      shared.push_back(a + "=" + cell_text(a, rows.front()->params.at(a)));
+    } else if (!names_the_case) {
+      varying.push_back(a);
+    }
+  }
   size_t case_width = 4;
   for (const Result* r : rows) case_width = std::max(case_width, case_name(*r).size());
   std::vector<size_t> widths;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "reports/render.hpp"
+
 namespace gcb::report {
 
 namespace {
@@ -70,9 +72,12 @@ std::string render_train_tables(const std::vector<Result>& all, const std::strin
     for (const Result& r : results)
       if (&r != &best && p(r, "step_time_p10", time(r)) <= best_p90)
         tied += (tied.empty() ? "" : ", ") + r.key.substr(6);
-    fmt::format_to(
-        to, "fastest: {} ({:.3f} ms per step){}\n", best.key.substr(6), 1e3 * time(best),
-        tied.empty() ? "" : fmt::format("; within its p10–p90 spread, so a rerun may rank them first: {}", tied));
+    fmt::format_to(to, "{}",
+                   wrap_lines(fmt::format("fastest: {} ({:.3f} ms per step){}\n", best.key.substr(6), 1e3 * time(best),
+                                          tied.empty() ? ""
+                                                       : fmt::format("; within its p10–p90 spread, so a rerun may "
+                                                                     "rank them first: {}",
+                                                                     tied))));
   }
   // Model states: bytes held between steps; activations: the peak. Each next to its formula.
   const char* cats[] = {"params", "grads", "master", "adam_m", "adam_v", "activations"};

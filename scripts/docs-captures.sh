@@ -4,12 +4,11 @@
 # one stream, as a log of the run shows them (on a terminal the progress lines are redrawn in place
 # and cleared). Each capture's first line is the command as typed (`$ gcbench ...`), the rest is
 # the console output as printed, never edited. `compare` compares two short `mem` runs made first.
-# About 2 minutes on 2 cores. Then every capture line is measured, but the progress lines of
-# families without a view of their own (`[k, elapsed] key …`: a log keeps them whole, a terminal
-# cuts them at its width): a family named in FITS_100 below must fit 100 columns (exit 1 when one
-# does not); the others' widest line is reported (coll and topo keep the layouts of nccl-tests and
-# `nvidia-smi topo -m`; scan's stage lines and culprit legend and compare's verdict line do not
-# fit yet).
+# About 2 minutes on 2 cores. Then every capture line is measured, progress lines included (they
+# are cut at COLUMNS in a log too, bench/common/runner.hpp progress_columns): a family named in
+# FITS_100 below must fit 100 columns (exit 1 when one does not); the others' widest line is
+# reported (coll and topo keep the layouts of nccl-tests' table, 116 columns, and of
+# `nvidia-smi topo -m`'s legend).
 #
 #   scripts/docs-captures.sh [--gcbench BIN] [--out DIR] [--only FAMILY,...] [--check]
 #
@@ -39,7 +38,7 @@ while (($#)); do
 done
 
 # The families whose console is meant to fit a 100-column terminal.
-FITS_100=(mem p2p gemm attn train plan)
+FITS_100=(mem p2p gemm attn train plan scan compare)
 WIDTH=100
 
 # family | arguments (what a user types first; short options where the default runs long)
@@ -94,7 +93,7 @@ for entry in "${runs[@]}"; do
   wanted "$family" || continue
   file=$out/$family.txt
   [[ -f $file ]] || { echo "docs-captures: no capture $file" >&2; ok=0; continue; }
-  read -r widest over < <(perl -CSD -ne 'chomp; next if /^\[\d+, [\d.]+ s\] /;
+  read -r widest over < <(perl -CSD -ne 'chomp;
     $n = length; $m = $n if $n > $m; $c++ if $n > '"$WIDTH"';
     END { printf "%d %d\n", $m, $c }' "$file")
   fits=0

@@ -57,7 +57,12 @@ struct AttnOptions {
   std::string preset;    // "" | fa | llama: replaces the shape lists
   int check_rows = 256;  // rows checked against FP64 for large shapes
   bool peer_torch = false;
+  // Whether --batch, --heads, --seq, --head-dim or --preset was given. When none was, the CPU path
+  // runs batch 1 with 1 head (its FP32 reference is single-threaded; the GPU default of 4 × 16
+  // heads is 17–34 GFLOP a launch, over the CPU path's limit): kCpuDefaultBatch, kCpuDefaultHeads.
+  bool shape_given = false;
 };
+inline constexpr int kCpuDefaultBatch = 1, kCpuDefaultHeads = 1;
 
 // One problem of the grid.
 struct AttnProblem {

@@ -100,13 +100,15 @@ class CollRun {
     // The library measured: the backend's own (its results' "<backend>_version"), not whichever
     // NCCL this binary could load.
     const Communicator& comm = ctx_.world_comm;
-    fmt::print("# gcbench coll  backend: {}  ranks: {} ({} node(s), {} per node, {})  library: {}\n", comm.backend(),
+    // One fact a line, each within 100 columns (the table below is nccl-tests' own, 116 wide).
+    fmt::print("# gcbench coll  backend: {}  ranks: {} ({} node(s), {} per node, {})\n# library: {}\n", comm.backend(),
                ctx_.size, ctx_.nodes, ctx_.local_size, ctx_.processes ? "one process per rank" : "threads",
                library_label(communicator_backend(comm.backend()).library, comm.library_version()));
-    fmt::print("# minBytes {} maxBytes {} step: {}  warmup iters: {}  iters: {}  validation: {}  mode: {} ({})\n",
-               o_.min_bytes, o_.max_bytes,
+    fmt::print("# minBytes {} maxBytes {} step: {}  warmup iters: {}  iters: {}  validation: {}\n", o_.min_bytes,
+               o_.max_bytes,
                o_.step_factor ? fmt::format("{}(factor)", o_.step_factor) : fmt::format("{}(bytes)", o_.step_bytes),
-               warmup(), o_.iters, o_.check, timing_mode_name(o_.mode), timing_mode_description(o_.mode));
+               warmup(), o_.iters, o_.check);
+    fmt::print("# mode: {}: {}\n", timing_mode_name(o_.mode), timing_mode_description(o_.mode));
     const HarnessOptions h = harness();  // as every cell samples (isolated: at least -n samples)
     fmt::print("# time: per-rank times combined by {} (-a {}); samples: {}..{} within {} s per case\n#\n",
                rank_combine_name(o_.average), static_cast<int>(o_.average), h.min_samples, h.max_samples, h.max_time);

@@ -6,6 +6,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/nvml.hpp"
@@ -67,16 +69,42 @@ std::string progress_line(size_t k, double elapsed_s, const std::string& row) {
   return fmt::format("{:<14} {}", fmt::format("[{}, {:.1f} s]", k, elapsed_s), row);
 }
 
+std::string fit_columns(const std::string& line, size_t cols) {
+  size_t chars = 0;
+  for (const char ch : line) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  if (chars <= cols || cols == 0) return line;
+  std::string out;
+  size_t kept = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const bool starts = (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+    if (starts && ++kept == cols) break;  // the cols-th character becomes the ellipsis
+    out += line[i];
+  }
+  return out + "…";
+}
+
+size_t progress_columns(bool tty, int fd) {
+  if (tty) {
+    winsize w{};
+    return ::ioctl(fd, TIOCGWINSZ, &w) == 0 && w.ws_col > 1 ? w.ws_col - 1u : 99u;
+  }
+  if (const char* c = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end != c && *end == '\0' && n >= 40) return static_cast<size_t>(n);
+  }
+  return 100;
+}
+
 void Runner::progress(const Result& r) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string row = console_row(r);
   row = row.substr(0, row.find('\n'));
-  std::string line = progress_line(results_.size() + 1, elapsed, row);
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const std::string line =
+      fit_columns(progress_line(results_.size() + 1, elapsed, row), progress_columns(tty, STDERR_FILENO));
   std::fflush(stdout);  // what the family printed before (its plan of the run) comes first in a log
-  if (::isatty(STDERR_FILENO) != 0) {
-    winsize w{};
-    const size_t cols = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 1 ? w.ws_col - 1 : 99;
-    if (line.size() > cols) line.resize(cols);
+  if (tty) {
     fmt::print(stderr, "\r\033[K{}", line);
     drawn_ = true;
   } else {

@@ -33,6 +33,12 @@ void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std:
 // A progress line: "[k, elapsed s]" padded to 14 columns (so the rows after [9, …] and [10, …]
 // line up), then the case's console row.
 std::string progress_line(size_t k, double elapsed_s, const std::string& row);
+// `line` cut to `cols` characters (UTF-8, not bytes), its last one "…" where anything was cut.
+std::string fit_columns(const std::string& line, size_t cols);
+// The columns a progress line gets: the terminal's less one on a TTY (where it is redrawn in
+// place), else COLUMNS where that is a number ≥ 40, else 100 — so a log reads at 100 columns too;
+// the results table at the end has every parameter.
+size_t progress_columns(bool tty, int fd);
 
 class Runner {
  public:
@@ -52,8 +58,8 @@ class Runner {
  private:
   void emit(Result r);
   // "[k, 12.3 s] key status value unit … params": one line per finished case on stderr, so a long
-  // run says where it is. On a terminal the line is redrawn in place (cut to its width); in a log,
-  // one line each.
+  // run says where it is, cut to progress_columns. On a terminal the line is redrawn in place; in a
+  // log, one line each.
   void progress(const Result& r);
   RunnerOptions options_;
   JsonlSink* sink_;

@@ -16,6 +16,7 @@
 #include "bench/scan/layout.hpp"
 #include "bench/scan/scan.hpp"
 #include "collectives/world.hpp"
+#include "reports/render.hpp"
 
 namespace gcb::scan {
 
@@ -59,11 +60,12 @@ class ScanRun {
   HarnessOptions transfer_harness(double seconds) const;
   // A message size: `requested`, else 256 MiB on NCCL (device memory) and 8 MiB on host memory.
   uint64_t transfer_bytes(uint64_t requested) const;
-  // Progress line on rank 0 (not with --quiet).
+  // Progress line on rank 0 (not with --quiet), wrapped at 100 columns (reports/render.hpp
+  // wrap_lines: the rest of a line indented 4 more than its start).
   template <typename... Args>
   void say(fmt::format_string<Args...> f, Args&&... args) const {
     if (leader() && !quiet_) {
-      fmt::print(f, std::forward<Args>(args)...);
+      fmt::print("{}", wrap_lines(fmt::format(f, std::forward<Args>(args)...)));
       std::fflush(stdout);
     }
   }

@@ -294,6 +294,20 @@ TEST(Render, UndefinedStatisticsPrintADash) {
   EXPECT_EQ(cv_text(*one.stats, 2), fixed_text(one.stats->cv * 100, 2));
 }
 
+// A parameter that is the case name on every row (gemm/fp32 with dtype=fp32) is not a column of
+// its own; one that varies otherwise is.
+TEST(Render, AParameterThatNamesTheCaseIsNotAColumn) {
+  Result a = sample_result("gemm/fp32", 12.5), b = sample_result("gemm/fp64", 6.0);
+  a.params = {{"dtype", "fp32"}, {"m", 256}, {"device", "cpu"}};
+  b.params = {{"dtype", "fp64"}, {"m", 512}, {"device", "cpu"}};
+  const std::string table = render_console({a, b});
+  const std::string header =
+      table.substr(table.find("case"), table.find('\n', table.find("case")) - table.find("case"));
+  EXPECT_EQ(header.find("dtype"), std::string::npos) << table;
+  EXPECT_NE(header.find(" m "), std::string::npos) << table;
+  EXPECT_NE(table.find("gemm: device=cpu"), std::string::npos) << table;
+}
+
 // Rates below 1 in their unit read in the next smaller one on the console (a CPU SGEMM once read
 // "0.04196 TFLOP/s"); the recorded unit stays in the results.
 TEST(Render, RatesBelowOneTakeASmallerPrefix) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "bench/attn/attn.hpp"
@@ -271,6 +272,27 @@ TEST(AttnCli, ExitCodes) {
   EXPECT_EQ(run_gcbench("attn --device cpu --batch 1 --heads 1 --seq 65 --head-dim 64 --pass fwd,bwd" + fast_flags), 0);
   // Without a GPU the GPU cases are WAIVED, which is not a failure.
   EXPECT_EQ(run_gcbench("attn --device all --batch 1 --heads 1 --seq 65 --head-dim 64" + fast_flags), 0);
+}
+
+// With no shape given, the CPU path measures the default sequence and head dim at batch 1 and one
+// head (the GPU default, 4 × 16 heads, is over its FLOP limit and would only be WAIVED); a shape
+// given on the command line is run as given.
+TEST(AttnCli, TheCpuPathsDefaultShapeRuns) {
+  const std::string json = ::testing::TempDir() + "attn_cpu_default.json";
+  const std::string fast_flags = " --min-samples 2 --max-samples 3 --min-time 0 --max-time 0.2 --quiet";
+  ASSERT_EQ(run_gcbench("attn --device cpu --causal off" + fast_flags + " --json " + json), 0);
+  std::ifstream in(json);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc.at("results").size(), 1u);
+  const nlohmann::json& r = doc.at("results")[0];
+  EXPECT_EQ(r.at("status"), "PASS");
+  EXPECT_EQ(r.at("params").at("batch"), kCpuDefaultBatch);
+  EXPECT_EQ(r.at("params").at("heads"), kCpuDefaultHeads);
+  EXPECT_EQ(r.at("params").at("seq"), AttnOptions{}.seq.at(0));
+  EXPECT_EQ(r.at("params").at("head_dim"), AttnOptions{}.head_dim.at(0));
+  ASSERT_EQ(run_gcbench("attn --device cpu --causal off --heads 2 --seq 128" + fast_flags + " --json " + json), 0);
+  std::ifstream again(json);
+  EXPECT_EQ(nlohmann::json::parse(again).at("results")[0].at("params").at("heads"), 2);
 }
 
 }  // namespace

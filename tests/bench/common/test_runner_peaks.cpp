@@ -2,6 +2,8 @@
 // instance's number; its progress lines keep their columns from case 9 to case 10.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "bench/common/runner.hpp"
 
 namespace gcb::bench {
@@ -35,6 +37,24 @@ TEST(RunnerProgress, LinesKeepTheirColumnsAsTheCountGrows) {
   EXPECT_EQ(a.rfind("[9, 8.0 s] ", 0), 0u) << a;
   EXPECT_EQ(a.find("mem/"), b.find("mem/")) << a << "\n" << b;
   EXPECT_EQ(a.find("mem/"), c.find("mem/")) << a << "\n" << c;
+}
+
+// Progress lines fit 100 columns in a log (the whole row is in the results table at the end):
+// cut at a character, not a byte ("µ" is two), the last column an ellipsis; a short line whole.
+TEST(RunnerProgress, LinesFitTheirColumns) {
+  const std::string row = "mem/host/triad PASS 34.14 GB/s 11.990 ms µs array_bytes=134217728 device=cpu dtype=fp32";
+  EXPECT_EQ(fit_columns(row, 200), row);
+  const std::string cut = fit_columns(row, 40);
+  EXPECT_EQ(cut, row.substr(0, 39) + "…");
+  const std::string micro = fit_columns("ab µs cd", 5);  // a, b, space, µ, then the ellipsis
+  EXPECT_EQ(micro, "ab µ…");
+  ::unsetenv("COLUMNS");
+  EXPECT_EQ(progress_columns(false, -1), 100u);
+  ::setenv("COLUMNS", "132", 1);
+  EXPECT_EQ(progress_columns(false, -1), 132u);
+  ::setenv("COLUMNS", "20", 1);  // too narrow to be meant: the default
+  EXPECT_EQ(progress_columns(false, -1), 100u);
+  ::unsetenv("COLUMNS");
 }
 
 }  // namespace
