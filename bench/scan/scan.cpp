@@ -3,6 +3,7 @@
 #include "bench/scan/scan.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -73,6 +74,19 @@ double parse_budget_s(std::string_view text) {
   return value * unit;
 }
 
+ScanOptions rehearsal_rule(const ScanOptions& o, int ranks_on_host, long host_cpus) {
+  ScanOptions out = o;
+  if (!o.rehearse || o.tolerance_given || host_cpus <= 0 || ranks_on_host <= host_cpus ||
+      o.rule.tolerance >= kSharedCpuTolerance)
+    return out;
+  out.rule.tolerance = kSharedCpuTolerance;
+  out.rule_note = fmt::format(
+      "# rehearsal: {} ranks share this host's {} CPUs, so they time each other's scheduling: SLOW needs a "
+      "shortfall over {:.0f} % here (--tolerance sets it; {:.0f} % between real nodes)\n",
+      ranks_on_host, host_cpus, 100 * kSharedCpuTolerance, 100 * o.rule.tolerance);
+  return out;
+}
+
 int run_scan(const ScanOptions& o, const bench::CommonOptions& common, bench::Runner& runner,
              const std::vector<std::string>& args) {
   WorldOptions w;
@@ -81,7 +95,8 @@ int run_scan(const ScanOptions& o, const bench::CommonOptions& common, bench::Ru
   w.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1e3));
   w.args = args;
   return run_world(w, [&](RankContext& ctx) {
-    ScanRun run(o, common.harness, common.seed, common.quiet, ctx, &runner);
+    const ScanOptions mine = rehearsal_rule(o, ctx.local_size, ::sysconf(_SC_NPROCESSORS_ONLN));
+    ScanRun run(mine, common.harness, common.seed, common.quiet, ctx, &runner);
     return run.run();
   });
 }

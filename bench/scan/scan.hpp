@@ -51,9 +51,20 @@ struct ScanOptions {
   // Rehearsal on one host (--rehearse): every rank is its own node "<host>-r<rank>" (rank threads
   // or MPI ranks), so every stage between nodes runs; measures the host's own memory and loopback.
   bool rehearse = false;
+  bool tolerance_given = false;  // --tolerance was on the command line
+  // Set by rehearsal_rule where it raised the tolerance: what the header says about it.
+  std::string rule_note;
 };
 
 void validate(const ScanOptions& o);
+
+// A rehearsal whose ranks outnumber the host's CPUs times its ranks against each other's
+// scheduling: on 2 vCPUs four rank-thread nodes gave a host sgemm, a pair or a half 18–54 % short
+// of the others in quiet runs, each a false SLOW at the default 10 %. There, unless --tolerance
+// was given, a shortfall must pass kSharedCpuTolerance to be SLOW, and rule_note says so; else `o`
+// unchanged. Every rank of one host computes the same (online CPUs, ranks on the host).
+inline constexpr double kSharedCpuTolerance = 0.6;
+ScanOptions rehearsal_rule(const ScanOptions& o, int ranks_on_host, long host_cpus);
 bool has_stage(const ScanOptions& o, const std::string& stage);
 // Default budget in seconds for a job of `nodes` nodes: 120 + 30 × nodes; a rehearsal (rank
 // threads of one host as nodes) 30 + 4 × nodes — it proves the stages and the verdict, and its

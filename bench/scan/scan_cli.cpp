@@ -75,9 +75,10 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
          "Seconds for the whole scan, or with a unit: 600, 600s, 10m (0 = 120 + 30 per node; --rehearse: 30 + 4 per node); a "
          "stage that cannot fit its share is skipped")
       ->capture_default_str();
-  app->add_option("--tolerance", o->rule.tolerance,
-                  "Relative shortfall against the peer median (or the faster half) that matters")
-      ->capture_default_str();
+  auto* tolerance = app->add_option("--tolerance", o->rule.tolerance,
+                                    "Relative shortfall against the peer median (or the faster half) that matters "
+                                    "(--rehearse with more ranks than CPUs: 0.6 unless given)")
+                        ->capture_default_str();
   app->add_option("--mad-threshold", o->rule.mad_threshold,
                   "How many robust sigmas (1.4826 x MAD) below the median a figure must be to be SLOW")
       ->capture_default_str();
@@ -125,6 +126,7 @@ void add_scan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_flag("--test-fake-nodes", o->rehearse, "Old name of --rehearse")->group("");
   run = [=, &argv] {
     ScanOptions options = *o;
+    options.tolerance_given = tolerance->count() > 0;
     apply(*f, options);
     validate(options);
     validate(common->harness);

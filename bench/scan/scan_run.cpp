@@ -189,6 +189,7 @@ int ScanRun::run() {
     say("# gcbench scan: {} node{} ({}), {} rank{} (up to {} per node, {}), backend {}, budget {:.3g} s\n", nodes,
         nodes == 1 ? "" : "s", names, ctx_.size, ctx_.size == 1 ? "" : "s", most,
         gpu_ >= 0 ? "one per GPU" : "host only", ctx_.world_comm.backend(), budget_s_);
+    if (!o_.rule_note.empty()) say("{}", o_.rule_note);
   }
   for (const auto& stage : stages_) {
     if (stage == "inventory")

@@ -92,6 +92,24 @@ TEST(ScanRobust, ExpectedValue) {
   EXPECT_NO_THROW(validate(RobustRule{}));
 }
 
+// A rehearsal with more ranks than the host has CPUs judges at kSharedCpuTolerance and says so;
+// with the CPUs to spare, without --rehearse, or with --tolerance given, the rule is the user's.
+TEST(ScanRobust, ARehearsalOnSharedCpusJudgesLargerShortfallsOnly) {
+  ScanOptions o;
+  o.rehearse = true;
+  const ScanOptions shared = rehearsal_rule(o, 4, 2);
+  EXPECT_DOUBLE_EQ(shared.rule.tolerance, kSharedCpuTolerance);
+  EXPECT_NE(shared.rule_note.find("4 ranks share this host's 2 CPUs"), std::string::npos) << shared.rule_note;
+  EXPECT_NE(shared.rule_note.find("over 60 %"), std::string::npos) << shared.rule_note;
+  EXPECT_DOUBLE_EQ(rehearsal_rule(o, 4, 8).rule.tolerance, RobustRule{}.tolerance);
+  EXPECT_TRUE(rehearsal_rule(o, 4, 8).rule_note.empty());
+  ScanOptions given = o;
+  given.tolerance_given = true;
+  EXPECT_DOUBLE_EQ(rehearsal_rule(given, 4, 2).rule.tolerance, RobustRule{}.tolerance);
+  ScanOptions cluster;
+  EXPECT_DOUBLE_EQ(rehearsal_rule(cluster, 4, 2).rule.tolerance, RobustRule{}.tolerance);
+}
+
 TEST(ScanPlan, RoundRobinCoversEveryPairOnce) {
   for (int n = 2; n <= 17; ++n) {
     const auto rounds = round_robin_rounds(n);
