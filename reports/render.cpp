@@ -267,11 +267,15 @@ std::string wrap_lines(const std::string& text, size_t width) {
     size_t eol = text.find('\n', from);
     if (eol == std::string::npos) eol = text.size();
     std::string line = text.substr(from, eol - from);
-    const std::string indent(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 4,
-                             ' ');
+    // A comment line ("# …", as nccl-tests and scan print them) goes on as one: "#   …".
+    const bool comment = line.rfind("# ", 0) == 0;
+    const std::string indent =
+        comment
+            ? std::string("#   ")
+            : std::string(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 4, ' ');
     while (columns(line) > width) {
       // The last space with at most `width` characters before it, past the line's own indent.
-      const size_t lead = line.find_first_not_of(' ');
+      const size_t lead = comment ? line.find_first_not_of(' ', 1) : line.find_first_not_of(' ');
       size_t cut = std::string::npos;
       for (size_t i = 0, col = 0; i < line.size() && col <= width; ++i) {
         if (line[i] == ' ' && i > lead) cut = i;  // `col` characters before it

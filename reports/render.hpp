@@ -43,8 +43,8 @@ std::string console_row(const Result& r);
 // peak. Reasons of non-passing rows follow their row.
 std::string render_console(const std::vector<Result>& results);
 // Every line of `text` wider than `width` characters (UTF-8, not bytes) broken at its last space
-// within the width, the rest indented 4 more than the line; a line without such a space stays
-// whole.
+// within the width, the rest indented 4 more than the line (a "# " comment line goes on as
+// "#   "); a line without such a space stays whole.
 std::string wrap_lines(const std::string& text, size_t width = 100);
 // Counts per status, e.g. "12 passed, 0 failed, 3 waived, 0 errors".
 std::string status_summary(const std::vector<Result>& results);

@@ -391,6 +391,8 @@ TEST(Render, WrapLinesBreaksAtTheLastSpaceWithinTheWidth) {
   EXPECT_EQ(wrap_lines("×× ×× ××", 5), "×× ××\n    ××");
   EXPECT_EQ(wrap_lines("abcdefghij", 4), "abcdefghij");
   EXPECT_EQ(wrap_lines("fits", 100), "fits");
+  EXPECT_EQ(wrap_lines("# scan verdict: all OK\n", 14), "# scan\n#   verdict:\n#   all OK\n");
+  EXPECT_EQ(wrap_lines("# a bbbbbbbbbbbbbbbb", 8), "# a\n#   bbbbbbbbbbbbbbbb");  // a long word stays whole
 }
 
 TEST(Specs, LooksUpSkusByCudaDeviceName) {

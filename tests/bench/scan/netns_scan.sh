@@ -166,8 +166,9 @@ case "$mode" in
       [ "${codes[i]}" -eq "$code" ] || { cat "$dir/out.$i"; rm -rf "$dir"; fail "rank $((i - 1)) exited ${codes[i]}, rank 0 $code"; }
     done
     rm -rf "$dir"
-    # The header is wrapped at 100 columns: read it as one line.
-    tr '\n' ' ' <<<"$out" | grep -Eq "4 nodes \(node1, node2, node3, node4\), 4 ranks .* backend +gloo" ||
+    # The header is wrapped at 100 columns ("#   " goes on a comment line): read it as one line.
+    tr '\n' ' ' <<<"$out" | sed 's/ #   / /g' |
+      grep -Eq "4 nodes \(node1, node2, node3, node4\), 4 ranks .* backend +gloo" ||
       fail "rank 0 does not report 4 nodes over gloo"
     [ "$code" -eq 1 ] || fail "exit code $code, wanted 1"
     grep -Eq "^ +[0-9]+\. SLOW +pairs +node3: " <<<"$out" || fail "node3 not named SLOW on the pair stage"

@@ -14,9 +14,12 @@
 namespace gcb::scan {
 namespace {
 
-// The output with every run of spaces and line breaks as one space: scan wraps its lines at 100
-// columns (where depends on the names and figures), so a sentence is found whatever the wrap.
-std::string squash(const std::string& text) {
+// The output with every run of spaces and line breaks as one space, and a "#   " that goes on a
+// wrapped comment line as a space too: scan wraps its lines at 100 columns (where depends on the
+// names and figures), so a sentence is found whatever the wrap.
+std::string squash(const std::string& raw) {
+  std::string text = raw;
+  for (size_t at = text.find("\n#   "); at != std::string::npos; at = text.find("\n#   ", at)) text[at + 1] = ' ';
   std::string out;
   for (const char c : text) {
     const bool space = c == ' ' || c == '\n';
