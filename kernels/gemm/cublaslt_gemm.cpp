@@ -169,9 +169,9 @@ void LtMatmul::bind(const LtGemmPointers& p) {
   Impl& m = *impl_;
   if (!m.plan.fp8) return;
   // An attribute is set only for a pointer given now or before (to clear it). D's scale and amax
-  // only for an FP8 D: cuBLASLt computes no amax for another output type, and since 2024 refuses
-  // the descriptor rather than ignore it (pytorch/pytorch#122821); on the H200 lease every FP8
-  // matmul with bf16 D was "not supported" while D's attributes were set, if null.
+  // only for an FP8 D: cuBLASLt computes no amax for another output type (pytorch/pytorch#122821).
+  // (Setting them to null with a bf16 D ran on an H200: the lease's "not supported" was the scale
+  // pointers' alignment, kLtScaleAlign.)
   const unsigned mask = lt_scale_mask(p), was = m.bound_scales;
   const bool fp8_d = m.plan.d.type == DType::fp8_e4m3 || m.plan.d.type == DType::fp8_e5m2;
   GCB_CHECK(fp8_d || (mask & 12u) == 0, "LtMatmul: D's scale and amax apply to an FP8 D only");
