@@ -184,7 +184,10 @@ std::string console_row(const Result& r) {
   std::string params;
   for (auto it = r.params.begin(); it != r.params.end(); ++it)
     params += (params.empty() ? "" : " ") + it.key() + "=" + full_text(it.value());
-  return fmt::format("{:<36} {}  {}\n", r.key, headline_text(headline(r)), params) + reason_line(r);
+  const Headline h = headline(r);
+  const std::string figure = h.value == "-" ? "" : fmt::format(" {} {}", h.value, h.unit);
+  const std::string time = h.median == "-" ? "" : fmt::format(" ({} median, n {})", h.median, h.n);
+  return fmt::format("{} {}{}{}  {}\n", r.key, h.status, figure, time, params) + reason_line(r);
 }
 
 namespace {

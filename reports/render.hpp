@@ -31,9 +31,10 @@ std::pair<double, std::string> readable_rate(double v, const std::string& unit);
 // samples, where it is undefined (a one-sample row once read "0.00").
 std::string cv_text(const Statistics& s, int decimals);
 
-// One line per case as it ends (the runner's progress line, bench/common/runner.hpp): key, status,
-// the headline metric and timing, then every param in full (last, so the columns before it stay
-// aligned), then the reason of a row that did not pass on a line of its own.
+// One line per case as it ends (the runner's progress line, bench/common/runner.hpp), single-spaced
+// so that a line cut at a terminal's width keeps as much as it can: key, status, the headline
+// metric, the median time and sample count, then every param in full, then the reason of a row
+// that did not pass on a line of its own. The table at the end aligns them (render_console).
 std::string console_row(const Result& r);
 // The summary of a run: per family (in order of first appearance) one table per kind of row (rows
 // whose param names hold or are held by another's share a table; mem's STREAM, pointer-chase and
