@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,14 +42,18 @@ CLI::Validator file_path();
 // refuses any other word with "WORD: expected one of a, b, c" (exit 2, as every usage error; with
 // the closest name when one is near, core/suggest.hpp).
 // Unlike CLI::CheckedTransformer it accepts names only: a bare number is not a silent alias.
-// `names` lists every value in the order help shows them.
+// `names` lists every value in the order help shows them; a later name for a value already named
+// is an alias, accepted but neither listed nor suggested.
 // "WORD (did you mean 'X'?): expected one of a, b, c": the refusal of a word not among `known`.
 std::string unknown_word(const std::string& text, const std::vector<std::string>& known);
 template <typename E>
 CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
   std::string listed;
   std::vector<std::string> words;
+  std::vector<E> named;
   for (const auto& [name, value] : names) {
+    if (std::find(named.begin(), named.end(), value) != named.end()) continue;  // an alias
+    named.push_back(value);
     listed += (listed.empty() ? "" : ", ") + name;
     words.push_back(name);
   }

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "models/config.hpp"
 #include "models/planner/planner.hpp"
 #include "models/planner/published.hpp"
+#include "models/train_options.hpp"
 
 namespace gcb::bench {
 
@@ -32,12 +34,18 @@ struct PlanCliOptions {
   double efficiency = 0.68;              // see docs/readme-plan.md
   std::string memory_limit;              // size, e.g. 80G
   std::string host_memory;               // --host-memory: size per node for offload, e.g. 2T ("" = not checked)
-  std::string precision;                 // bf16 (GPU default) or fp32 (CPU default)
+  // --precision; not given: bf16 on GPUs, fp32 on cpu
+  std::optional<models::Precision> precision;
   int global_batch = 0;
-  std::string micro_batch = "1,2,4,8", recompute = "none,selective,full", zero = "0,1,2,3";
-  std::string offload = "none,optimizer,activations,optimizer+activations";  // --offload (GPU clusters; SearchSpace)
+  std::string micro_batch = "1,2,4,8", zero = "0,1,2,3";
+  std::vector<models::Recompute> recompute = {models::Recompute::none, models::Recompute::selective,
+                                              models::Recompute::full};
+  // --offload (GPU clusters; SearchSpace)
+  std::vector<models::Offload> offload = {models::Offload::none, models::Offload::optimizer,
+                                          models::Offload::activations, models::Offload::optimizer_activations};
   std::string recompute_every = "auto";  // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
-  std::string schedule = "1f1b,gpipe", sp = "off,on", overlap = "off,on", virtual_stages = "1";
+  std::vector<models::PipeSchedule> schedule = {models::PipeSchedule::one_f_one_b, models::PipeSchedule::gpipe};
+  std::string sp = "off,on", overlap = "off,on", virtual_stages = "1";
   bool tp_across_nodes = false;
   std::string attention = "flash";  // flash | materialized | materialized-dropout
   bool pp_scatter_gather = false;

@@ -11,6 +11,7 @@
 #include "core/size.hpp"
 #include "kernels/host_mem.hpp"
 #include "models/config.hpp"
+#include "models/train_option_names.hpp"
 #include "models/training_run.hpp"
 
 namespace gcb::bench {
@@ -18,7 +19,6 @@ namespace {
 
 using namespace models::planner;
 using models::Offload;
-using models::PipeSchedule;
 using models::Recompute;
 using models::ZeroStage;
 
@@ -41,17 +41,25 @@ int parse_int(const std::string& s, const char* flag) {
   return std::stoi(s);
 }
 
-Recompute parse_recompute(const std::string& s) {
-  if (s == "none") return Recompute::none;
-  if (s == "selective") return Recompute::selective;
-  if (s == "full") return Recompute::full;
-  throw UsageError(fmt::format("--recompute {}: expected none, selective or full", s));
-}
-
 bool parse_on_off(const std::string& s, const char* flag) {
   if (s == "on") return true;
   if (s == "off") return false;
   throw UsageError(fmt::format("{} {}: expected on or off", flag, s));
+}
+
+// A list flag CLI11 converted (enum_names): refused when it holds nothing.
+template <typename T>
+const std::vector<T>& non_empty(const std::vector<T>& list, const char* flag) {
+  if (list.empty()) throw UsageError(fmt::format("{}: empty list", flag));
+  return list;
+}
+
+// "none,selective,full": the names of `values` (a list flag's default, for help).
+template <typename E>
+std::string names_of(const models::NameTable<E>& names, const std::vector<E>& values) {
+  std::string out;
+  for (const E v : values) out += (out.empty() ? "" : ",") + models::name_in(names, v);
+  return out;
 }
 
 template <typename T, typename F>
@@ -82,24 +90,14 @@ SearchSpace search_space(const PlanCliOptions& o) {
   SearchSpace s;
   s.micro_batches = parse_each<int>(o.micro_batch, "--micro-batch",
                                     [](const std::string& v) { return parse_int(v, "--micro-batch"); });
-  s.recompute = parse_each<Recompute>(o.recompute, "--recompute", parse_recompute);
+  s.recompute = non_empty(o.recompute, "--recompute");
   s.zero = parse_each<ZeroStage>(o.zero, "--zero", [](const std::string& v) {
     const int z = parse_int(v, "--zero");
     if (z > 3) throw UsageError(fmt::format("--zero {}: expected 0–3", v));
     return static_cast<ZeroStage>(z);
   });
-  s.schedules = parse_each<PipeSchedule>(o.schedule, "--schedule", [](const std::string& v) {
-    if (v == "1f1b") return PipeSchedule::one_f_one_b;
-    if (v == "gpipe") return PipeSchedule::gpipe;
-    throw UsageError(fmt::format("--schedule {}: expected 1f1b or gpipe", v));
-  });
-  s.offload = parse_each<Offload>(o.offload, "--offload", [](const std::string& v) {
-    const std::optional<Offload> off = models::parse_offload(v);
-    if (!off) {
-      throw UsageError(fmt::format("--offload {}: expected none, optimizer, activations or optimizer+activations", v));
-    }
-    return *off;
-  });
+  s.schedules = non_empty(o.schedule, "--schedule");
+  s.offload = non_empty(o.offload, "--offload");
   s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
   s.overlap =
       parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
@@ -195,10 +193,7 @@ std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int
 PlanRequest plan_request(const PlanCliOptions& o) {
   PlanRequest r;
   r.model = resolve_model(o);
-  const std::string prec = !o.precision.empty() ? o.precision : o.gpu == "cpu" ? "fp32" : "bf16";
-  const auto precision = models::parse_precision(prec);
-  if (!precision) throw UsageError(fmt::format("--precision {}: expected fp32 or bf16", prec));
-  r.precision = *precision;
+  r.precision = o.precision.value_or(o.gpu == "cpu" ? models::Precision::fp32 : models::Precision::bf16);
   r.global_batch = o.global_batch;
   if (r.global_batch < 1) throw UsageError("--global-batch G (sequences per step) is required and must be ≥ 1");
   r.cluster = resolve_cluster(o, r.precision);
@@ -315,12 +310,17 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--host-memory", o->host_memory,
                   "Host memory per node that offloaded optimizer states and activations may take (e.g. 2T; GPU "
                   "clusters): a candidate whose ranks need more does not fit; default: not checked");
-  app->add_option("--precision", o->precision, "bf16 (default on GPUs) or fp32 (default on cpu)");
+  app->add_option_function<models::Precision>(
+         "--precision", [o](const models::Precision& p) { o->precision = p; },
+         "bf16 (default on GPUs) or fp32 (default on cpu)")
+      ->transform(enum_names(models::precision_names()));
   app->add_option("--global-batch", o->global_batch, "Sequences per step (required)");
   app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")
       ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")
-      ->capture_default_str();
+      ->delimiter(',')
+      ->transform(enum_names(models::recompute_names()))
+      ->default_str(names_of(models::recompute_names(), o->recompute));
   app->add_option("--recompute-every", o->recompute_every,
                   "Full recomputation in blocks of K layers (Chen et al. 2016): K for every full candidate, or auto: "
                   "K = 1, plus the smallest K that fits where K = 1 does not")
@@ -332,8 +332,13 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "saved activations swapped to the host and back; -swap), optimizer+activations (-offload-swap); "
                   "copies at the host link's rate. An offloaded row is shown only where it fits and no row of the "
                   "same layout with less offload fits as fast; with --layout: the first")
-      ->capture_default_str();
-  app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")->capture_default_str();
+      ->delimiter(',')
+      ->transform(enum_names(models::offload_names()))
+      ->default_str(names_of(models::offload_names(), o->offload));
+  app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")
+      ->delimiter(',')
+      ->transform(enum_names(models::pipe_schedule_names()))
+      ->default_str(names_of(models::pipe_schedule_names(), o->schedule));
   app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
   app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")
       ->capture_default_str();

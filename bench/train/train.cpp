@@ -17,28 +17,14 @@
 #include "models/backend_factory.hpp"
 #include "models/config.hpp"
 #include "models/hf_gpt2.hpp"
+#include "models/train_option_names.hpp"
 #include "reports/train_table.hpp"
 
 namespace gcb::bench {
 
 namespace {
 
-using models::PipeSchedule;
-using models::Recompute;
 using models::ZeroStage;
-
-Recompute parse_recompute(const std::string& s) {
-  if (s == "none") return Recompute::none;
-  if (s == "selective") return Recompute::selective;
-  if (s == "full") return Recompute::full;
-  throw UsageError(fmt::format("--recompute {}: expected none, selective or full", s));
-}
-
-PipeSchedule parse_schedule(const std::string& s) {
-  if (s == "gpipe") return PipeSchedule::gpipe;
-  if (s == "1f1b") return PipeSchedule::one_f_one_b;
-  throw UsageError(fmt::format("--schedule {}: expected gpipe or 1f1b", s));
-}
 
 // The model: from the checkpoint when starting from one (its shapes; the head count from its
 // config.json or --heads), else a named config or JSON file with the overrides applied.
@@ -85,23 +71,16 @@ std::string backend_for_device(const std::string& device, const std::string& bac
 
 models::TrainRequest train_request(const TrainCliOptions& o) {
   if (o.zero < 0 || o.zero > 3) throw UsageError(fmt::format("--zero {}: expected 0, 1, 2 or 3", o.zero));
-  const auto precision = models::parse_precision(o.precision);
-  if (!precision) throw UsageError(fmt::format("--precision {}: expected fp32 or bf16", o.precision));
   models::TrainRequest r;
   r.base.model = resolve_config(o);
   r.base.micro_batch = o.micro_batch;
   r.base.seed = o.seed;
   r.base.data_seed = o.data_seed;
-  r.base.recompute = parse_recompute(o.recompute);
+  r.base.recompute = o.recompute;
   r.base.recompute_every = o.recompute_every;
   r.base.logit_rows = o.logit_rows;
-  r.base.precision = *precision;
-  const auto offload = models::parse_offload(o.offload);
-  if (!offload) {
-    throw UsageError(
-        fmt::format("--offload {}: expected none, optimizer, activations or optimizer+activations", o.offload));
-  }
-  r.base.offload = *offload;
+  r.base.precision = o.precision;
+  r.base.offload = o.offload;
   r.base.data_file = o.data;
   models::OptimizerOptions& op = r.base.optim;
   op.adam.lr = static_cast<float>(o.lr);
@@ -110,9 +89,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   op.adam.beta2 = static_cast<float>(o.beta2);
   op.adam.eps = static_cast<float>(o.eps);
   op.decay_groups = !o.decay_all;
-  const auto schedule = models::parse_lr_schedule(o.lr_schedule);
-  if (!schedule) throw UsageError(fmt::format("--lr-schedule {}: expected constant or cosine", o.lr_schedule));
-  op.schedule = *schedule;
+  op.schedule = o.lr_schedule;
   if (op.schedule == models::LrSchedule::constant && (o.lr_decay_steps > 0 || o.min_lr >= 0))
     throw UsageError("--min-lr and --lr-decay-steps shape the cosine schedule: add --lr-schedule cosine");
   op.warmup_steps = o.lr_warmup_steps;
@@ -135,7 +112,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
     l.sp = o.sp;
     l.zero = static_cast<ZeroStage>(o.zero);
     l.overlap = o.overlap;
-    l.schedule = parse_schedule(o.schedule);
+    l.schedule = o.schedule;
     l.name = models::layout_name(l);
     r.ranks = launcher.launched ? launcher.size : (o.ranks > 0 ? o.ranks : l.dp * l.tp * l.pp);
     r.layouts.push_back(l);
@@ -144,7 +121,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.steps = o.steps;
   r.warmup = o.warmup;
   r.backend = o.backend;
-  r.attn = o.attn;
+  r.attn = models::attention_impl_name(o.attn);
   r.lt_gelu = o.lt_gelu;
   r.peak_flops = o.peak_flops;
   r.peak_source = "flag:--peak-flops";
@@ -202,7 +179,9 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_flag("--overlap", o->overlap,
                 "Reduce gradient buckets asynchronously (a second thread per rank on the CPU) while backward goes on; "
                 "every ZeRO stage, with tp / sp / pp");
-  app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")->capture_default_str();
+  app->add_option("--schedule", o->schedule, "Pipeline schedule: gpipe | 1f1b")
+      ->transform(enum_names(models::pipe_schedule_names()))
+      ->default_str(models::pipe_schedule_name(o->schedule));
   app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")->capture_default_str();
   app->add_option("--global-batch", o->global_batch, "Sequences per step (default: ranks × micro-batch)");
   app->add_option("--logit-chunk", o->logit_rows,
@@ -212,14 +191,16 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->check(non_negative())
       ->capture_default_str();
   app->add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
-      ->capture_default_str();
+      ->transform(enum_names(models::recompute_names()))
+      ->default_str(models::name_in(models::recompute_names(), o->recompute));
   app->add_option("--recompute-every", o->recompute_every,
                   "With --recompute full: recompute blocks of K consecutive layers of a stage, keeping only each "
                   "block's input (Chen et al. 2016; 1 ≤ K ≤ the layers of a stage; 1: every layer its own block)")
       ->capture_default_str();
   app->add_option("--precision", o->precision,
                   "fp32, or bf16: bf16 parameters, gradients and activations with fp32 master weights and Adam moments")
-      ->capture_default_str();
+      ->transform(enum_names(models::precision_names()))
+      ->default_str(std::string(models::precision_name(o->precision)));
   app->add_option("--offload", o->offload,
                   "none; optimizer (ZeRO-Offload, Ren et al. 2021 §4): fp32 master weights and Adam moments in host "
                   "memory, the reduced gradients copied to the host each step, AdamW on the CPU unit by unit, each "
@@ -229,7 +210,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                   "the losses without offload. With --backend cpu the host "
                   "memory is the backend's own, so only the accounting moves; proved on the CPU and the fake device, "
                   "the CUDA path compiles, unvalidated")
-      ->capture_default_str();
+      ->transform(enum_names(models::offload_names()))
+      ->default_str(std::string(models::offload_name(o->offload)));
   app->add_option("--data", o->data,
                   "Token file in llm.c (256-int32 header) or nanoGPT (raw uint16) format; default: synthetic tokens");
   app->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
@@ -247,7 +229,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option(
          "--attn", o->attn,
          "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, timed on every rank and decided once for all by the slowest rank's times; recorded); fp32 runs the exact row kernel")
-      ->capture_default_str();
+      ->transform(enum_names(models::attention_impl_names()))
+      ->default_str(std::string(models::attention_impl_name(o->attn)));
   app->add_flag("--lt-gelu", o->lt_gelu,
                 "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "
                 "tanh-GELU kernels; unvalidated: whether cuBLASLt's GELU is GPT-2's tanh form has not been checked "
@@ -285,7 +268,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                 "groups, no decay on biases and LayerNorm, as nanoGPT and Megatron-LM)");
   app->add_option("--lr-schedule", o->lr_schedule,
                   "constant | cosine (nanoGPT get_lr: linear warm-up, cosine decay to --min-lr at --lr-decay-steps)")
-      ->capture_default_str();
+      ->transform(enum_names(models::lr_schedule_names()))
+      ->default_str(std::string(models::lr_schedule_name(o->lr_schedule)));
   app->add_option("--lr-warmup-steps", o->lr_warmup_steps,
                   "Steps of linear learning-rate warm-up, lr·(step+1)/(N+1) (either schedule; not --warmup-steps, "
                   "which are untimed steps)")
@@ -345,6 +329,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
     const std::string ledger = opts.explain ? add_step_ledgers(request, results) : std::string();
     if (!common->quiet && !results.empty()) {
       const models::GptConfig& c = request.base.model;
+      const std::string recompute = models::name_in(models::recompute_names(), opts.recompute);
       // WAIVED rows (no GPU, a layout the model refuses) carry no figures and no peak.
       const auto ran =
           std::find_if(results.begin(), results.end(), [](const Result& r) { return r.extra.contains("peak_source"); });
@@ -352,17 +337,20 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
           "{}",
           report::render_train_tables(
               results,
-              fmt::format(
-                  "train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
-                  "{} rank{}\n       recompute {}, precision {}{}, backend {}{}",
-                  c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
-                  request.base.micro_batch, request.ranks, request.ranks == 1 ? "" : "s",
-                  opts.recompute_every > 1 ? fmt::format("{} every {} layers", opts.recompute, opts.recompute_every)
-                                           : opts.recompute,
-                  opts.precision, request.base.offload == models::Offload::none ? "" : ", offload " + opts.offload,
-                  request.backend,
-                  ran == results.end() ? ""
-                                       : "\n       MFU peak " + report::train_peak_line(*ran, "\n                "))));
+              fmt::format("train: {} (L {} C {} heads {} V {} T {}), global batch {} × micro-batch {}, "
+                          "{} rank{}\n       recompute {}, precision {}{}, backend {}{}",
+                          c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq, models::global_batch(request),
+                          request.base.micro_batch, request.ranks, request.ranks == 1 ? "" : "s",
+                          opts.recompute_every > 1 ? fmt::format("{} every {} layers", recompute, opts.recompute_every)
+                                                   : recompute,
+                          models::precision_name(opts.precision),
+                          opts.offload == models::Offload::none
+                              ? ""
+                              : ", offload " + std::string(models::offload_name(opts.offload)),
+                          request.backend,
+                          ran == results.end()
+                              ? ""
+                              : "\n       MFU peak " + report::train_peak_line(*ran, "\n                "))));
     }
     if (!common->quiet) fmt::print("{}", ledger);
     for (const Result& r : results) session.runner().add(r);

@@ -13,7 +13,9 @@
 
 #include "bench/common/peer_script.hpp"
 #include "bench/common/runner.hpp"
+#include "models/attention_choice.hpp"
 #include "models/config.hpp"
+#include "models/train_options.hpp"
 #include "models/training_run.hpp"
 
 namespace gcb::bench {
@@ -25,26 +27,28 @@ struct TrainCliOptions {
   bool sp = false;
   int zero = 0;
   bool overlap = false;
-  std::string schedule = "1f1b";
+  models::PipeSchedule schedule = models::PipeSchedule::one_f_one_b;
   int micro_batch = 1;
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
-  std::string recompute = "none";
+  models::Recompute recompute = models::Recompute::none;
   int recompute_every = 1;  // --recompute-every: full recomputation in blocks of K layers
   int logit_rows = 0;       // --logit-chunk: rows of LM-head logits at a time (0: all)
-  std::string precision = "fp32";
-  std::string offload = "none";  // --offload none|optimizer|activations|optimizer+activations (train_options.hpp)
-  std::string data;              // token file (llm.c / nanoGPT); empty = synthetic
-  int steps = 5, warmup = 1;     // --steps, --warmup-steps
+  models::Precision precision = models::Precision::fp32;
+  // --offload none|optimizer|activations|optimizer+activations (train_options.hpp)
+  models::Offload offload = models::Offload::none;
+  std::string data;           // token file (llm.c / nanoGPT); empty = synthetic
+  int steps = 5, warmup = 1;  // --steps, --warmup-steps
   std::string backend = "cpu";
-  std::string attn = "auto";  // cuda: ours | cudnn | auto (the faster on this GPU)
-  bool lt_gelu = false;       // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)
-  bool peer_torch = false;    // run scripts/peers/torch_gpt.py on the same model, weights and tokens
-  bool explain = false;       // --explain: the step ledger (train_ledger.hpp)
-  int ranks = 0;              // 0 = dp·tp·pp (single layout) or the MPI world size
-  uint64_t seed = 1234;       // --init-seed: parameter initialisation
-  uint64_t data_seed = 42;    // --seed: the synthetic tokens (the inputs), as every family's --seed
-  std::string sweep;          // LAYOUTS: models/sweep.hpp
-  double peak_flops = 0;      // FLOP/s; 0 = measure an sgemm of peak_size³
+  // cuda: ours | cudnn | auto (the faster on this GPU)
+  models::AttentionImpl attn = models::AttentionImpl::automatic;
+  bool lt_gelu = false;     // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)
+  bool peer_torch = false;  // run scripts/peers/torch_gpt.py on the same model, weights and tokens
+  bool explain = false;     // --explain: the step ledger (train_ledger.hpp)
+  int ranks = 0;            // 0 = dp·tp·pp (single layout) or the MPI world size
+  uint64_t seed = 1234;     // --init-seed: parameter initialisation
+  uint64_t data_seed = 42;  // --seed: the synthetic tokens (the inputs), as every family's --seed
+  std::string sweep;        // LAYOUTS: models/sweep.hpp
+  double peak_flops = 0;    // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = models::kHostPeakSize;
   std::string dump;       // write every step's loss and the final parameters (hex) to this file
   std::string init_from;  // Hugging Face GPT-2 safetensors: the model and its starting weights
@@ -53,7 +57,7 @@ struct TrainCliOptions {
   // The optimizer (models::OptimizerOptions): AdamW, its parameter groups, schedule and clipping.
   double lr = 1e-3, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   bool decay_all = false;  // --decay-all: weight decay on every tensor, LayerNorm and biases too
-  std::string lr_schedule = "constant";
+  models::LrSchedule lr_schedule = models::LrSchedule::constant;
   int lr_warmup_steps = 0;
   int lr_decay_steps = 0;  // cosine: 0 = the run's steps (--warmup-steps + --steps)
   double min_lr = -1;      // cosine: < 0 = lr / 10

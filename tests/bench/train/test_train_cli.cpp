@@ -41,15 +41,16 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--dp 2 --ranks 4", "≠ 4 ranks"},
       {"--dp 2 --global-batch 3", "not divisible"},
       {"--tp 2 --zero 4", "expected 0, 1, 2 or 3"},
-      {"--recompute some", "expected none, selective or full"},
+      {"--recompute some", "--recompute: some (did you mean 'none'?): expected one of none, selective, full"},
       {"--recompute full --recompute-every 0", "--recompute-every must be ≥ 1"},
       {"--recompute-every 2", "--recompute-every 2 needs --recompute full"},
       {"--recompute full --recompute-every 3", "--recompute-every 3 > 2 layers of the smallest pipeline stage"},
-      {"--schedule zigzag", "expected gpipe or 1f1b"},
+      {"--schedule zigzag", "--schedule: zigzag: expected one of gpipe, 1f1b"},
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
-      {"--precision fp8", "expected fp32 or bf16"},
-      {"--offload swap", "--offload swap: expected none, optimizer, activations or optimizer+activations"},
+      {"--precision fp8", "--precision: fp8: expected one of fp32, bf16"},
+      {"--offload swap", "--offload: swap: expected one of none, optimizer, activations, optimizer+activations"},
       {"--backend tpu", "expected one of cpu, cuda"},
+      {"--attn triton", "--attn: triton: expected one of auto, ours, cudnn"},
       {"--data /nonexistent/tokens.bin", "cannot open"},
       {"--lr -0.1", "--lr -0.1: expected a finite value ≥ 0"},
       {"--weight-decay -1", "--weight-decay -1: expected a finite value ≥ 0"},
@@ -57,7 +58,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--beta2 1.5", "--beta2 1.5: expected 0 ≤ beta2 < 1"},
       {"--eps 0", "--eps 0: expected a finite value > 0"},
       {"--grad-clip -1", "--grad-clip -1: expected a finite value ≥ 0 (0: no clipping)"},
-      {"--lr-schedule linear", "--lr-schedule linear: expected constant or cosine"},
+      {"--lr-schedule linear", "--lr-schedule: linear: expected one of constant, cosine"},
       {"--lr-warmup-steps -2", "--lr-warmup-steps -2: expected ≥ 0"},
       {"--min-lr 0.0001", "--min-lr and --lr-decay-steps shape the cosine schedule: add --lr-schedule cosine"},
       {"--lr-decay-steps 10", "--min-lr and --lr-decay-steps shape the cosine schedule"},
@@ -287,7 +288,7 @@ TEST(TrainCli, Zero2And3WithTpAndPpReportPersistentBytesAndCommTheory) {
 TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
   TrainCliOptions o;
   o.sweep = "dp,zero1,zero2,zero3,tp2,tp2-sp,pp2-1f1b,dp2-tp2-pp2";
-  o.precision = "bf16";
+  o.precision = models::Precision::bf16;
   o.steps = 1;
   o.warmup = 0;
   o.peak_flops = 1e15;
@@ -315,8 +316,8 @@ TEST(TrainCli, Bf16SweepReportsMemoryPerCategoryEqualToTheFormulas) {
 TEST(TrainCli, OffloadReportsHostMemoryAndCopiesEqualToTheTheory) {
   TrainCliOptions o;
   o.sweep = "dp,zero1,zero3";
-  o.precision = "bf16";
-  o.offload = "optimizer";
+  o.precision = models::Precision::bf16;
+  o.offload = models::Offload::optimizer;
   o.steps = 1;
   o.warmup = 0;
   o.peak_flops = 1e15;
@@ -356,7 +357,7 @@ TEST(TrainCli, ActivationOffloadReportsHostActivationsEqualToTheTheory) {
   o.warmup = 0;
   o.peak_flops = 1e15;
   TrainCliOptions plain = o;
-  o.offload = "activations";
+  o.offload = models::Offload::activations;
   const std::vector<Result> results = models::run_training(train_request(o));
   const std::vector<Result> without = models::run_training(train_request(plain));
   ASSERT_EQ(results.size(), 2u);

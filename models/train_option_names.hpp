@@ -1,0 +1,70 @@
+// The command-line names of a training run's enum choices (train_options.hpp, attention_choice.hpp):
+// one name table per enum, in the order help lists them, shared by `gcbench train` and
+// `gcbench plan` (bench/common/cli.hpp enum_names turns a table into a flag's transformer, so the
+// options hold the enums). A later name for a value already named is an alias: accepted, not listed.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/attention_choice.hpp"
+#include "models/train_options.hpp"
+
+namespace gcb::models {
+
+template <typename E>
+using NameTable = std::vector<std::pair<std::string, E>>;
+
+// --schedule
+inline NameTable<PipeSchedule> pipe_schedule_names() {
+  return {{"gpipe", PipeSchedule::gpipe}, {"1f1b", PipeSchedule::one_f_one_b}};
+}
+
+// --recompute
+inline NameTable<Recompute> recompute_names() {
+  return {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+}
+
+// --precision: precision_name's spellings.
+inline NameTable<Precision> precision_names() {
+  NameTable<Precision> t;
+  for (const Precision p : {Precision::fp32, Precision::bf16}) t.emplace_back(precision_name(p), p);
+  return t;
+}
+
+// --offload: offload_name's spellings, and the alias parse_offload reads too.
+inline NameTable<Offload> offload_names() {
+  NameTable<Offload> t;
+  for (const Offload o : {Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations})
+    t.emplace_back(offload_name(o), o);
+  t.emplace_back("activations+optimizer", Offload::optimizer_activations);
+  return t;
+}
+
+// --lr-schedule: lr_schedule_name's spellings.
+inline NameTable<LrSchedule> lr_schedule_names() {
+  NameTable<LrSchedule> t;
+  for (const LrSchedule s : {LrSchedule::constant, LrSchedule::cosine}) t.emplace_back(lr_schedule_name(s), s);
+  return t;
+}
+
+// --attn: attention_impl_name's spellings.
+inline NameTable<AttentionImpl> attention_impl_names() {
+  NameTable<AttentionImpl> t;
+  for (const AttentionImpl a : {AttentionImpl::automatic, AttentionImpl::ours, AttentionImpl::cudnn})
+    t.emplace_back(attention_impl_name(a), a);
+  return t;
+}
+
+// The first name of `value` in `names` ("?" when it has none).
+template <typename E>
+std::string name_in(const NameTable<E>& names, E value) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+inline std::string pipe_schedule_name(PipeSchedule s) { return name_in(pipe_schedule_names(), s); }
+
+}  // namespace gcb::models
