@@ -14,6 +14,9 @@
 #                 decay groups and aligned cuBLASLt plans in the headline step, its ledger, CPU
 #                 offload and block recomputation on the CUDA backend, the FP8 fix, attn at head
 #                 dim 128, coll's graph mode)
+#   --fourth      what the third lease left: the GEMM test and the quick suite after the FP8 fix,
+#                 the headline step with each attention implementation, the GEMM autotune over every
+#                 dtype, FlashAttention-2's whole grid
 #   --only IDS    run only these step ids (comma-separated, e.g. 5,6); the others are listed as SKIP
 #   --deadline S  global deadline in seconds from the start (default 450 = 7.5 min): a step gets at
 #                 most what is left, and once too little is left the rest are SKIP, listed
@@ -61,6 +64,7 @@ while (($#)); do
     --plan) plan=1; shift ;;
     --second) mode=second; shift ;;
     --third) mode=third; shift ;;
+    --fourth) mode=fourth; shift ;;
     --only) only=",$2,"; shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
     --bin-dir) bin_dir=$2; shift 2 ;;
@@ -115,6 +119,19 @@ elif [[ $mode == third ]]; then
   add 8 train-recompute-full 120 10 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --recompute full"
   add 9 coll-nccl-graph 60 5 gcbench coll "coll --backend nccl --op all_reduce --mode graph -b 8 -e 256M -f 4"
+elif [[ $mode == fourth ]]; then
+  # What the third lease (revisions 791b9b5-d263c2a) left unrun or fixed without a rerun, most
+  # valuable first. Estimates from that lease's timings of the same commands or their parts.
+  add 1 test-cublaslt-gemm 120 10 gtest - "test_cublaslt_gemm *"
+  add 2 quick-suite 150 55 gcbench run "run --suite quick --device gpu --max-time 1"
+  add 3 train-attn-ours 120 15 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --attn ours"
+  add 4 train-attn-cudnn 120 15 gcbench train \
+    "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --attn cudnn"
+  add 5 gemm-autotune-all 240 180 gcbench gemm \
+    "gemm --device gpu --sizes 8192 --dtype bf16,fp16,tf32,fp8_e4m3,fp8_e5m2,int8 --tune on --peer-torch --max-time 0.25"
+  add 6 attn-fa-grid 240 150 gcbench attn \
+    "attn --device gpu --preset fa --pass fwd,bwd --impl ours,cudnn --max-time 0.25"
 else
   # What the first lease leaves out, the steps that never ran first; mem-full (121 s on an H200,
   # 2026-11-27) last. The GEMM sweep is one size at a short --max-time: at two sizes and 2 s it

@@ -219,6 +219,9 @@ def gcbench_verdict(step, work):
         # A backend that cannot run without a GPU refuses before any result (coll --backend nccl: exit 2).
         if step["rc"] == 2 and "needs a GPU" in tail[0]:
             return "WAIVED", tail[0][:200], "-", []
+        # run --device gpu refuses a host without a usable GPU as a fault (exit 3) before any result.
+        if step["rc"] == 3 and "no usable GPU" in tail[0]:
+            return "WAIVED", tail[0][:200], "-", []
         return "FAIL", f"exit {step['rc']}, no result document", "-", [tail[0][:200]]
     results = doc.get("results", [])
     counts = {}

@@ -3,7 +3,8 @@
 # hides any GPU, so the result is the same on every machine): exit 0, exactly two files in the
 # output folder (lease.tar.gz, summary.txt), the summary's every step WAIVED, the tarball holding
 # the summary, the environment and a log per step; --plan lists the same steps and writes nothing.
-# The third lease's steps (--third) rehearsed too: every step WAIVED (a bad flag would FAIL).
+# The later leases' steps (--second, --third, --fourth) rehearsed too: every step WAIVED (a bad
+# flag would FAIL).
 # Usage: lease_rehearsal.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -45,14 +46,18 @@ done
 logs=$(ls "$tmp/x/$top" | grep -c '\.log$' || true)
 ((logs >= 1)) || fail "tarball holds no step log"
 
-plan3=$("$src/scripts/gpu-lease.sh" --third --plan --bin-dir "$build")
-mapfile -t ids3 < <(awk 'NR > 1 && $1 ~ /^[0-9]+[a-z]?$/ {print $1}' <<<"$plan3")
-((${#ids3[@]} >= 5)) || fail "--third --plan lists ${#ids3[@]} steps: $plan3"
-rc=0
-"$src/scripts/gpu-lease.sh" --third --rehearse --bin-dir "$build" --out "$tmp/out3" >"$tmp/stdout3" 2>&1 || rc=$?
-((rc == 0)) || { cat "$tmp/stdout3"; fail "gpu-lease.sh --third --rehearse exited $rc"; }
-for id in "${ids3[@]}"; do
-  verdict=$(awk -v id="$id" '$1 == id {print $3; exit}' "$tmp/out3/summary.txt")
-  [[ $verdict == WAIVED ]] || fail "third lease: step $id is '$verdict', not WAIVED"
+later=0
+for mode in second third fourth; do
+  plan_m=$("$src/scripts/gpu-lease.sh" --$mode --plan --bin-dir "$build")
+  mapfile -t ids_m < <(awk 'NR > 1 && $1 ~ /^[0-9]+[a-z]?$/ {print $1}' <<<"$plan_m")
+  ((${#ids_m[@]} >= 5)) || fail "--$mode --plan lists ${#ids_m[@]} steps: $plan_m"
+  rc=0
+  "$src/scripts/gpu-lease.sh" --$mode --rehearse --bin-dir "$build" --out "$tmp/out-$mode" >"$tmp/stdout-$mode" 2>&1 || rc=$?
+  ((rc == 0)) || { cat "$tmp/stdout-$mode"; fail "gpu-lease.sh --$mode --rehearse exited $rc"; }
+  for id in "${ids_m[@]}"; do
+    verdict=$(awk -v id="$id" '$1 == id {print $3; exit}' "$tmp/out-$mode/summary.txt")
+    [[ $verdict == WAIVED ]] || fail "--$mode: step $id is '$verdict', not WAIVED"
+  done
+  later=$((later + ${#ids_m[@]}))
 done
-echo "gpu_lease_rehearsal: ${#ids[@]} steps WAIVED, 2 files, $logs logs; third lease ${#ids3[@]} steps WAIVED"
+echo "gpu_lease_rehearsal: ${#ids[@]} steps WAIVED, 2 files, $logs logs; later leases $later steps WAIVED"
