@@ -15,8 +15,8 @@
 #                 offload and block recomputation on the CUDA backend, the FP8 fix, attn at head
 #                 dim 128, coll's graph mode)
 #   --fourth      what the third lease left: the GEMM test and the quick suite after the FP8 fix,
-#                 the headline step with each attention implementation, the GEMM autotune over every
-#                 dtype, FlashAttention-2's whole grid
+#                 the headline step's GEMM shapes (to calibrate plan), the headline step with each
+#                 attention implementation, the GEMM autotune over every dtype, FA2's whole grid
 #   --only IDS    run only these step ids (comma-separated, e.g. 5,6); the others are listed as SKIP
 #   --deadline S  global deadline in seconds from the start (default 450 = 7.5 min): a step gets at
 #                 most what is left, and once too little is left the rest are SKIP, listed
@@ -124,6 +124,10 @@ elif [[ $mode == fourth ]]; then
   # valuable first. Estimates from that lease's timings of the same commands or their parts.
   add 1 test-cublaslt-gemm 120 10 gtest - "test_cublaslt_gemm *"
   add 2 quick-suite 150 55 gcbench run "run --suite quick --device gpu --max-time 1"
+  # The headline step's own GEMM shapes, so that `plan --calibration` can price them: calibrated
+  # with the 8192^3 GEMMs alone it predicted 16.0 ms for the 24.5 ms step (README, plan's row).
+  add 2b gemm-gpt2-shapes 90 20 gcbench gemm \
+    "gemm --device gpu --preset llm --model gpt2-124m --batch 8 --seq 1024 --dtype bf16 --max-time 0.25"
   add 3 train-attn-ours 120 15 gcbench train \
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --attn ours"
   add 4 train-attn-cudnn 120 15 gcbench train \
