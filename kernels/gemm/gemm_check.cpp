@@ -101,8 +101,9 @@ GemmErrorBound gemm_error_bound(DType input, int64_t k, bool fast_accum) {
       // (the rule above with K → N_c), and over K/N_c chunks Σ‖chunk‖₂ ≤ √(K/N_c)·‖a∘b‖₂, so
       // 2·√(N_c·K)·2^-14 in all. Fast accumulate never promotes; its per-step errors are taken as
       // of random sign (4σ of u·√(Σ s_k²) = 4·√(K/2)·2^-14), not the biased worst case, which would
-      // be as large as a dropped 10 % of K. Calibrate both on a GPU before trusting them
-      // (compiles, unvalidated).
+      // be as large as a dropped 10 % of K. On an H200 (2026-11-27) e4m3 and e5m2 with and without
+      // fast accumulation at K up to 8192 stayed within both (test_cublaslt_gemm, gemm 8192³);
+      // how close to them the error came was not recorded.
       const double chunk = std::min(kd, 128.0);
       const double low_precision = fast_accum ? 4 * std::sqrt(kd / 2) * u(14) : 2 * std::sqrt(chunk * kd) * u(14);
       return {u(8), low_precision + fp32_sum};
@@ -111,7 +112,8 @@ GemmErrorBound gemm_error_bound(DType input, int64_t k, bool fast_accum) {
     case DType::i8: return {0.0, 0.0};
     case DType::i32: break;
   }
-  throw UsageError(fmt::format("no GEMM error bound for {}", dtype_name(input)));
+  GCB_CHECK(false, fmt::format("no GEMM error bound for {}", dtype_name(input)));  // the plan refused it first
+  return {};
 }
 
 GemmCheck check_gemm(const GemmShape& s, const GemmOperandsView& v, const std::vector<GemmSample>& samples,

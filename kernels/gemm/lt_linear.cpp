@@ -22,19 +22,18 @@ std::string describe(const LinearGemm& g) {
 
 LinearEpilogue make_lt_linear_epilogue(const LinearGemm& g) {
   if (g.gelu == LinearGelu::none) return {g.bias ? LtEpilogue::bias : LtEpilogue::none, 0};
-  if (g.accumulate) throw UsageError("a GELU epilogue with accumulation (β = 1): " + describe(g));
-  if (g.gelu == LinearGelu::backward && g.bias)
-    throw UsageError("a GELU backward epilogue with a bias: " + describe(g));
-  if (g.n % 8 != 0)
-    throw UsageError("a GELU epilogue needs N divisible by 8 (its aux leading dimension): " + describe(g));
+  // The engine asks for these GEMMs (models/cuda_backend.cpp), no user types them: invariants.
+  GCB_CHECK(!g.accumulate, "a GELU epilogue with accumulation (β = 1): " + describe(g));
+  GCB_CHECK(g.gelu != LinearGelu::backward || !g.bias, "a GELU backward epilogue with a bias: " + describe(g));
+  GCB_CHECK(g.n % 8 == 0, "a GELU epilogue needs N divisible by 8 (its aux leading dimension): " + describe(g));
   if (g.gelu == LinearGelu::backward) return {LtEpilogue::dgelu, g.n};
   return {g.bias ? LtEpilogue::gelu_aux_bias : LtEpilogue::gelu_aux, g.n};
 }
 
 LtGemmPlan make_lt_linear_plan(const LinearGemm& g) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0) throw UsageError("GEMM dims must be positive: " + describe(g));
-  if (g.type != DType::f32 && g.type != DType::bf16)
-    throw UsageError(fmt::format("the training GEMM takes fp32 or bf16, not {}", dtype_name(g.type)));
+  GCB_CHECK(g.m > 0 && g.n > 0 && g.k > 0, "GEMM dims must be positive: " + describe(g));
+  GCB_CHECK(g.type == DType::f32 || g.type == DType::bf16,
+            fmt::format("the training GEMM takes fp32 or bf16, not {}", dtype_name(g.type)));
   LtGemmPlan p;
   p.lt_m = g.n;
   p.lt_n = g.m;

@@ -74,10 +74,10 @@ TEST(LtLinearPlan, RefusesOtherTypesAndEmptyShapes) {
   LinearGemm g;
   g.m = g.n = g.k = 8;
   g.type = DType::f16;
-  EXPECT_THROW(make_lt_linear_plan(g), UsageError);
+  EXPECT_THROW(make_lt_linear_plan(g), Fault);
   g.type = DType::f32;
   g.k = 0;
-  EXPECT_THROW(make_lt_linear_plan(g), UsageError);
+  EXPECT_THROW(make_lt_linear_plan(g), Fault);
   g.k = 8;
   g.bias = true;
   g.accumulate = true;
@@ -115,14 +115,14 @@ TEST(LtLinearPlan, GeluEpilogueRefusesAccumulationBackwardBiasAndUnalignedAux) {
   g.type = DType::f32;
   g.gelu = LinearGelu::forward;
   g.accumulate = true;  // cuBLASLt would apply the GELU to β·C + product
-  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  EXPECT_THROW(make_lt_linear_epilogue(g), Fault);
   g.accumulate = false;
   g.gelu = LinearGelu::backward;
   g.bias = true;  // DGELU has no bias input (DGELU_BGRAD would write one)
-  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  EXPECT_THROW(make_lt_linear_epilogue(g), Fault);
   g.bias = false;
   g.n = 12;  // cublasLt.h: the GELU aux leading dimension must be divisible by 8
-  EXPECT_THROW(make_lt_linear_epilogue(g), UsageError);
+  EXPECT_THROW(make_lt_linear_epilogue(g), Fault);
   g.n = 16;
   EXPECT_NO_THROW(make_lt_linear_epilogue(g));
 }
