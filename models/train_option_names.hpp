@@ -4,6 +4,7 @@
 // options hold the enums). A later name for a value already named is an alias: accepted, not listed.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,14 @@ namespace gcb::models {
 template <typename E>
 using NameTable = std::vector<std::pair<std::string, E>>;
 
+// The table of `values` under the names `name` gives them (the *_name functions of the enums).
+template <typename E, typename Name>
+NameTable<E> names_of(std::initializer_list<E> values, Name name) {
+  NameTable<E> t;
+  for (const E v : values) t.emplace_back(std::string(name(v)), v);
+  return t;
+}
+
 // --schedule
 inline NameTable<PipeSchedule> pipe_schedule_names() {
   return {{"gpipe", PipeSchedule::gpipe}, {"1f1b", PipeSchedule::one_f_one_b}};
@@ -27,34 +36,24 @@ inline NameTable<Recompute> recompute_names() {
 }
 
 // --precision: precision_name's spellings.
-inline NameTable<Precision> precision_names() {
-  NameTable<Precision> t;
-  for (const Precision p : {Precision::fp32, Precision::bf16}) t.emplace_back(precision_name(p), p);
-  return t;
-}
+inline NameTable<Precision> precision_names() { return names_of({Precision::fp32, Precision::bf16}, precision_name); }
 
-// --offload: offload_name's spellings, and the alias parse_offload reads too.
+// --offload: offload_name's spellings, and the alias activations+optimizer.
 inline NameTable<Offload> offload_names() {
-  NameTable<Offload> t;
-  for (const Offload o : {Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations})
-    t.emplace_back(offload_name(o), o);
+  NameTable<Offload> t =
+      names_of({Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations}, offload_name);
   t.emplace_back("activations+optimizer", Offload::optimizer_activations);
   return t;
 }
 
 // --lr-schedule: lr_schedule_name's spellings.
 inline NameTable<LrSchedule> lr_schedule_names() {
-  NameTable<LrSchedule> t;
-  for (const LrSchedule s : {LrSchedule::constant, LrSchedule::cosine}) t.emplace_back(lr_schedule_name(s), s);
-  return t;
+  return names_of({LrSchedule::constant, LrSchedule::cosine}, lr_schedule_name);
 }
 
 // --attn: attention_impl_name's spellings.
 inline NameTable<AttentionImpl> attention_impl_names() {
-  NameTable<AttentionImpl> t;
-  for (const AttentionImpl a : {AttentionImpl::automatic, AttentionImpl::ours, AttentionImpl::cudnn})
-    t.emplace_back(attention_impl_name(a), a);
-  return t;
+  return names_of({AttentionImpl::automatic, AttentionImpl::ours, AttentionImpl::cudnn}, attention_impl_name);
 }
 
 // The first name of `value` in `names` ("?" when it has none).

@@ -1,5 +1,6 @@
-// Precision and offload names and policies of a training run (train_options.hpp): precision_name, parse_precision,
-// offload_name, parse_offload and precision_policy, the dtypes a bf16 or fp32 run keeps each model state in.
+// Precision, offload and schedule names and policies of a training run (train_options.hpp): precision_name,
+// offload_name, lr_schedule_name, scheduled_lr and precision_policy, the dtypes a bf16 or fp32 run keeps each
+// model state in. The command line reads the names back through train_option_names.hpp's tables.
 #include "models/train_options.hpp"
 
 #include <fmt/format.h>
@@ -12,12 +13,6 @@ namespace gcb::models {
 
 std::string_view precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "fp32"; }
 
-std::optional<Precision> parse_precision(std::string_view name) {
-  if (name == "fp32") return Precision::fp32;
-  if (name == "bf16") return Precision::bf16;
-  return std::nullopt;
-}
-
 std::string_view offload_name(Offload o) {
   switch (o) {
     case Offload::none: return "none";
@@ -28,26 +23,12 @@ std::string_view offload_name(Offload o) {
   return "none";
 }
 
-std::optional<Offload> parse_offload(std::string_view name) {
-  for (Offload o : {Offload::none, Offload::optimizer, Offload::activations, Offload::optimizer_activations}) {
-    if (name == offload_name(o)) return o;
-  }
-  if (name == "activations+optimizer") return Offload::optimizer_activations;
-  return std::nullopt;
-}
-
 PrecisionPolicy precision_policy(Precision p) {
   if (p == Precision::bf16) return {DType::bf16, DType::bf16, DType::bf16, true};
   return {};
 }
 
 std::string_view lr_schedule_name(LrSchedule s) { return s == LrSchedule::cosine ? "cosine" : "constant"; }
-
-std::optional<LrSchedule> parse_lr_schedule(std::string_view name) {
-  if (name == "constant") return LrSchedule::constant;
-  if (name == "cosine") return LrSchedule::cosine;
-  return std::nullopt;
-}
 
 double scheduled_lr(const OptimizerOptions& o, int64_t step) {
   const double lr = o.adam.lr, it = static_cast<double>(step - 1), warmup = o.warmup_steps;

@@ -47,7 +47,6 @@ enum class Recompute : uint8_t { none, selective, full };
 // Micikevicius et al. 2018; 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter, the ZeRO paper's K = 12).
 enum class Precision : uint8_t { fp32, bf16 };
 std::string_view precision_name(Precision p);
-std::optional<Precision> parse_precision(std::string_view name);
 
 // The element types a precision stores each kind of tensor in.
 struct PrecisionPolicy {
@@ -77,9 +76,9 @@ PrecisionPolicy precision_policy(Precision p);
 enum class Offload : uint8_t { none = 0, optimizer = 1, activations = 2, optimizer_activations = 3 };
 constexpr bool offloads_optimizer(Offload o) { return (static_cast<uint8_t>(o) & 1) != 0; }
 constexpr bool offloads_activations(Offload o) { return (static_cast<uint8_t>(o) & 2) != 0; }
-// "none", "optimizer", "activations", "optimizer+activations" (what parse_offload reads back).
+// "none", "optimizer", "activations", "optimizer+activations" (train_option_names.hpp reads them
+// back, and "activations+optimizer" too).
 std::string_view offload_name(Offload o);
-std::optional<Offload> parse_offload(std::string_view name);
 // Bytes one step copies between a rank's device and host memory under offload: gradients out and
 // parameters back (optimizer), saved activations out and back (activations).
 struct OffloadBytes {
@@ -96,7 +95,6 @@ struct OffloadBytes {
 // Both warm up when warmup_steps > 0.
 enum class LrSchedule : uint8_t { constant, cosine };
 std::string_view lr_schedule_name(LrSchedule s);
-std::optional<LrSchedule> parse_lr_schedule(std::string_view name);
 
 // The optimizer as practitioners configure it (nanoGPT, llm.c, Megatron-LM): AdamW with two
 // parameter groups (decay on matrices and embeddings, none on biases and LayerNorm parameters;

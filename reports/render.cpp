@@ -258,12 +258,26 @@ std::string render_console(const std::vector<Result>& results) {
   return out;
 }
 
+namespace {
+// Where a UTF-8 character starts (not a continuation byte): what a terminal column holds.
+bool starts_character(char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }
+size_t columns(const std::string& s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), starts_character));
+}
+}  // namespace
+
+std::string fit_columns(const std::string& line, size_t cols) {
+  if (cols == 0 || columns(line) <= cols) return line;
+  std::string out;
+  size_t kept = 0;
+  for (const char ch : line) {
+    if (starts_character(ch) && ++kept == cols) break;  // the cols-th character becomes the ellipsis
+    out += ch;
+  }
+  return out + "…";
+}
+
 std::string wrap_lines(const std::string& text, size_t width) {
-  auto columns = [](const std::string& s) {  // characters, not bytes
-    size_t n = 0;
-    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-    return n;
-  };
   std::string out;
   size_t from = 0;
   while (from < text.size()) {
@@ -282,7 +296,7 @@ std::string wrap_lines(const std::string& text, size_t width) {
       size_t cut = std::string::npos;
       for (size_t i = 0, col = 0; i < line.size() && col <= width; ++i) {
         if (line[i] == ' ' && i > lead) cut = i;  // `col` characters before it
-        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++col;
+        if (starts_character(line[i])) ++col;
       }
       if (cut == std::string::npos) break;
       out += line.substr(0, cut) + "\n";

@@ -47,6 +47,8 @@ std::string render_console(const std::vector<Result>& results);
 // within the width, the rest indented 4 more than the line (a "# " comment line goes on as
 // "#   "); a line without such a space stays whole.
 std::string wrap_lines(const std::string& text, size_t width = 100);
+// `line` cut to `cols` characters (UTF-8, not bytes), its last one "…" where anything was cut.
+std::string fit_columns(const std::string& line, size_t cols);
 // Counts per status, e.g. "12 passed, 0 failed, 3 waived, 0 errors".
 std::string status_summary(const std::vector<Result>& results);
 

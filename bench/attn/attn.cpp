@@ -355,12 +355,14 @@ void add_attn_command(CLI::App& root, std::function<int()>& run, const std::vect
   auto common = std::make_shared<CommonOptions>();
   auto attn = std::make_shared<AttnOptions>();
   add_common_options(*app, *common);
-  auto* batch = app->add_option("--batch", attn->batch, "Batch sizes (the CPU path's default: 1)")
-                    ->delimiter(',')
-                    ->capture_default_str();
-  auto* heads = app->add_option("--heads", attn->heads, "Query heads (the CPU path's default: 1)")
-                    ->delimiter(',')
-                    ->capture_default_str();
+  auto* batch =
+      app->add_option("--batch", attn->batch, fmt::format("Batch sizes (the CPU path's default: {})", kCpuDefaultBatch))
+          ->delimiter(',')
+          ->capture_default_str();
+  auto* heads =
+      app->add_option("--heads", attn->heads, fmt::format("Query heads (the CPU path's default: {})", kCpuDefaultHeads))
+          ->delimiter(',')
+          ->capture_default_str();
   app->add_option("--kv-heads", attn->kv_heads, "K/V heads for GQA (0 = --heads; expanded before the kernel)");
   auto* seq = app->add_option("--seq", attn->seq, "Sequence lengths")->delimiter(',')->capture_default_str();
   auto* head_dim = app->add_option("--head-dim", attn->head_dim, "Head dims (our kernels: 64, 128)")

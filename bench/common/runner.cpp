@@ -69,20 +69,6 @@ std::string progress_line(size_t k, double elapsed_s, const std::string& row) {
   return fmt::format("{:<14} {}", fmt::format("[{}, {:.1f} s]", k, elapsed_s), row);
 }
 
-std::string fit_columns(const std::string& line, size_t cols) {
-  size_t chars = 0;
-  for (const char ch : line) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-  if (chars <= cols || cols == 0) return line;
-  std::string out;
-  size_t kept = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const bool starts = (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
-    if (starts && ++kept == cols) break;  // the cols-th character becomes the ellipsis
-    out += line[i];
-  }
-  return out + "…";
-}
-
 size_t progress_columns(bool tty, int fd) {
   if (tty) {
     winsize w{};

@@ -33,8 +33,6 @@ void waive_peaks(std::vector<Metric>& metrics, nlohmann::json& extra, const std:
 // A progress line: "[k, elapsed s]" padded to 14 columns (so the rows after [9, …] and [10, …]
 // line up), then the case's console row.
 std::string progress_line(size_t k, double elapsed_s, const std::string& row);
-// `line` cut to `cols` characters (UTF-8, not bytes), its last one "…" where anything was cut.
-std::string fit_columns(const std::string& line, size_t cols);
 // The columns a progress line gets: the terminal's less one on a TTY (where it is redrawn in
 // place), else COLUMNS where that is a number ≥ 40, else 100 — so a log reads at 100 columns too;
 // the results table at the end has every parameter.

@@ -6,13 +6,16 @@
 // byte for byte; the bytes that cross per step equal the theory.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/thread_communicator.hpp"
 #include "models/engine.hpp"
 #include "models/parallel_groups.hpp"
 #include "models/theory.hpp"
+#include "models/train_option_names.hpp"
 #include "tests/models/fake_device.hpp"
 #include "tests/models/layout_runs.hpp"
 
@@ -229,12 +232,23 @@ TEST(Offload, TheoryMovesTheOptimizerStatesToTheHost) {
             zero_state_bytes(ZeroStage::one, 640, 64, mixed).total());
 }
 
+// --offload's names (train_option_names.hpp, what the command line reads): each value's name, and
+// nothing for a name it does not know.
+std::optional<Offload> offload_named(std::string_view name) {
+  for (const auto& [n, o] : offload_names())
+    if (n == name) return o;
+  return std::nullopt;
+}
+
 TEST(Offload, NamesParse) {
-  EXPECT_EQ(parse_offload("none"), Offload::none);
-  EXPECT_EQ(parse_offload("optimizer"), Offload::optimizer);
-  EXPECT_EQ(parse_offload("activations"), Offload::activations);
-  EXPECT_EQ(parse_offload("all"), std::nullopt);
+  EXPECT_EQ(offload_named("none"), Offload::none);
+  EXPECT_EQ(offload_named("optimizer"), Offload::optimizer);
+  EXPECT_EQ(offload_named("activations"), Offload::activations);
+  EXPECT_EQ(offload_named("optimizer+activations"), Offload::optimizer_activations);
+  EXPECT_EQ(offload_named("activations+optimizer"), Offload::optimizer_activations);
+  EXPECT_EQ(offload_named("all"), std::nullopt);
   EXPECT_EQ(offload_name(Offload::optimizer), "optimizer");
+  EXPECT_EQ(name_in(offload_names(), Offload::optimizer_activations), "optimizer+activations");
 }
 
 }  // namespace

@@ -238,11 +238,7 @@ TEST(OffloadActivations, TheoryAgainstArithmetic) {
   EXPECT_EQ(host_activation_bytes(full, k.lay, 0), 2 * y);
 }
 
-TEST(OffloadActivations, NamesParse) {
-  EXPECT_EQ(parse_offload("activations"), Offload::activations);
-  EXPECT_EQ(parse_offload("optimizer+activations"), Offload::optimizer_activations);
-  EXPECT_EQ(parse_offload("activations+optimizer"), Offload::optimizer_activations);
-  EXPECT_EQ(parse_offload("swap"), std::nullopt);
+TEST(OffloadActivations, NamesAndFlags) {
   EXPECT_EQ(offload_name(Offload::optimizer_activations), "optimizer+activations");
   EXPECT_TRUE(offloads_optimizer(Offload::optimizer_activations));
   EXPECT_TRUE(offloads_activations(Offload::optimizer_activations));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "bench/common/runner.hpp"
+#include "reports/render.hpp"
 
 namespace gcb::bench {
 namespace {

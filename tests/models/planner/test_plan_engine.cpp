@@ -21,6 +21,19 @@ struct Case {
 
 class PlanAgainstEngine : public ::testing::TestWithParam<Case> {};
 
+// The planner's device peak of every category equals the engine's measured one. Not workspace: its
+// peak in these runs includes full_params()'s gathered copy, which the test harness reads and a
+// training run does not (the train CLI test checks that peak; the steady workspace is compared
+// where it is known).
+void expect_device_peaks_equal(const StageMemory& mem, const test::RankOutcome& r, const std::string& at) {
+  for (size_t c = 0; c < kMemCategories; ++c) {
+    if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;
+    EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
+        << at << " rank dp" << r.dp_rank << " tp" << r.tp_rank << " pp" << r.pp_rank << " "
+        << mem_category_name(static_cast<MemCategory>(c));
+  }
+}
+
 TEST_P(PlanAgainstEngine, MemoryPeaksAndCommunicationEqualTheEngine) {
   const test::LayoutCase& k = GetParam().run;
   TrainOptions o = test::case_options(k, GetParam().precision);
@@ -28,15 +41,7 @@ TEST_P(PlanAgainstEngine, MemoryPeaksAndCommunicationEqualTheEngine) {
   const std::vector<test::RankOutcome> ranks = test::run_layout(k.lay, o, 2);
   for (const test::RankOutcome& r : ranks) {
     const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
-    for (size_t c = 0; c < kMemCategories; ++c) {
-      // The workspace peak of these runs includes full_params()'s gathered copy, which the test
-      // harness reads and a training run does not (the train CLI test checks that peak); the
-      // steady workspace is compared below.
-      if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;
-      EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
-          << k.name << " rank dp" << r.dp_rank << " tp" << r.tp_rank << " pp" << r.pp_rank << " "
-          << mem_category_name(static_cast<MemCategory>(c));
-    }
+    expect_device_peaks_equal(mem, r, k.name);
     EXPECT_EQ(mem.workspace_steady, static_cast<double>(r.mem[MemCategory::workspace].current)) << k.name;
     const StageWork w = stage_work(o, k.lay, r.pp_rank);
     for (size_t c = 0; c < kCommKinds; ++c) {
@@ -91,11 +96,7 @@ TEST(PlanAgainstEngine, OffloadMemoryAndCopiesEqualTheEngine) {
       const std::string at = fmt::format("zero {} {}", static_cast<int>(z), precision_name(p));
       for (const test::RankOutcome& r : test::run_layout(k.lay, o, 2)) {
         const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
-        for (size_t c = 0; c < kMemCategories; ++c) {
-          if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;  // as above
-          EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
-              << at << " pp" << r.pp_rank << " " << mem_category_name(static_cast<MemCategory>(c));
-        }
+        expect_device_peaks_equal(mem, r, at);
         EXPECT_EQ(mem.at(MemCategory::master) + mem.at(MemCategory::adam_m) + mem.at(MemCategory::adam_v), 0.0) << at;
         EXPECT_EQ(mem.host, static_cast<double>(r.host_mem.total.peak)) << at << " pp" << r.pp_rank;
         EXPECT_GT(mem.host, 0.0) << at;
@@ -121,11 +122,7 @@ TEST(PlanAgainstEngine, ActivationOffloadMemoryAndCopiesEqualTheEngine) {
       const std::string at = fmt::format("{} {}", offload_name(off), recompute_name(rc));
       for (const test::RankOutcome& r : test::run_layout(k.lay, o, 2)) {
         const StageMemory mem = stage_memory(o, k.lay, r.pp_rank);
-        for (size_t c = 0; c < kMemCategories; ++c) {
-          if (static_cast<MemCategory>(c) == MemCategory::workspace) continue;  // as above
-          EXPECT_EQ(mem.peak[c], static_cast<double>(r.mem.by_category[c].peak))
-              << at << " pp" << r.pp_rank << " " << mem_category_name(static_cast<MemCategory>(c));
-        }
+        expect_device_peaks_equal(mem, r, at);
         EXPECT_EQ(mem.host, static_cast<double>(r.host_mem.total.peak)) << at << " pp" << r.pp_rank;
         EXPECT_GT(r.host_mem[MemCategory::activations].peak, 0u) << at;
         const StageWork w = stage_work(o, k.lay, r.pp_rank);
