@@ -29,7 +29,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "gcb/config.hpp"
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 #include "reports/writer.hpp"
 
 namespace {

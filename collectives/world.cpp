@@ -235,7 +235,7 @@ void ensure_mpi_initialized() {
     MPI_Initialized(&initialized);
     if (initialized) return;
     // MULTIPLE: `train --overlap` runs the dp collectives on a second thread of the rank
-    // (models/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
+    // (models/engine/comm/comm_lane.hpp) while the rank's thread goes on with its tp and pp groups.
     // MpiCommunicator::thread_support() reports what was given.
     int provided = 0;
     MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));

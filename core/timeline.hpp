@@ -3,7 +3,7 @@
 // mark is the clock's reading, taken at once. On a device it is an event recorded on the compute
 // stream: it "happens" when the stream reaches it, so the seconds between two marks are the
 // device's, not the time the host took to enqueue the work between them (the CUDA backend's
-// timeline, models/device_timeline.hpp). Reading seconds() may wait until both marks happened.
+// timeline, models/backend/device/device_timeline.hpp). Reading seconds() may wait until both marks happened.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 # Usage: backend_names_in_one_table.sh <source root>. Exit 1 names each offending line.
 set -euo pipefail
 cd "$1"
-dirs=(core kernels models reports bench)
+dirs=(core kernels models reports topology bench)
 src=(--include='*.cpp' --include='*.hpp' --include='*.cu' --include='*.cuh')
 bad=0
 report() {  # $1 = what is wrong; stdin = grep -n lines

@@ -13,7 +13,7 @@ while IFS= read -r f; do
     bad=1
   fi
 done < <(grep -rlE --include='*.cpp' --include='*.hpp' --include='*.cu' --include='*.cuh' \
-           '^\s*#\s*(el)?if.*GCB_HAVE_' core collectives kernels models reports bench tests || true)
+           '^\s*#\s*(el)?if.*GCB_HAVE_' core collectives kernels models reports topology bench tests || true)
 if ((bad)); then exit 1; fi
 # The macros are tested somewhere (collectives, core/nvtx.hpp, ...): finding none means the search broke.
 if ((checked == 0)); then echo "no file tests GCB_HAVE_*: wrong source root?"; exit 1; fi

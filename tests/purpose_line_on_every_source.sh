@@ -5,7 +5,7 @@
 # not a `//` comment.
 set -euo pipefail
 cd "$1"
-dirs=(bench collectives core kernels models reports)
+dirs=(bench collectives core kernels models reports topology)
 bad=0
 checked=0
 while IFS= read -r -d '' f; do

@@ -20,7 +20,7 @@
 #include "core/suggest.hpp"
 #include "core/gpu.hpp"
 #include "reports/render.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 #include "reports/writer.hpp"
 
 namespace gcb::bench {

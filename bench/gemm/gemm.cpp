@@ -9,7 +9,7 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 
 namespace gcb::bench {
 

@@ -44,7 +44,7 @@ struct NamedShape {
 };
 
 // A transformer's sizes for the llm preset (hidden, QKV output, MLP inner, vocab): the GPT
-// configurations of models/config.hpp (the ones `gcbench train --model` takes) plus llama-70b.
+// configurations of models/model/config.hpp (the ones `gcbench train --model` takes) plus llama-70b.
 struct LlmModel {
   std::string name;
   int64_t hidden = 0, qkv_out = 0, ffn = 0, vocab = 0;

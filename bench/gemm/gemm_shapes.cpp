@@ -1,5 +1,5 @@
 // Shapes of `gcbench gemm`: list and range parsing, the presets (square, llm, small-m) and the
-// llm preset's models (taken from models/config.hpp).
+// llm preset's models (taken from models/model/config.hpp).
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "core/suggest.hpp"
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 
 namespace gcb::bench {
 
@@ -38,7 +38,7 @@ void add_unique(std::vector<NamedShape>& out, NamedShape s) {
 const std::vector<LlmModel>& llm_models() {
   static const std::vector<LlmModel> models = [] {
     std::vector<LlmModel> out;
-    // Every GPT configuration of models/config.hpp: QKV 3h, MLP 4h, and the vocabulary padded up
+    // Every GPT configuration of models/model/config.hpp: QKV 3h, MLP 4h, and the vocabulary padded up
     // to a multiple of 128 as llm.c pads it for its GEMMs (padded_vocab_size, karpathy/llm.c
     // train_gpt2.c): GPT-2's 50257 becomes 50304.
     for (const std::string& name : models::config_names()) {
@@ -46,7 +46,7 @@ const std::vector<LlmModel>& llm_models() {
       const int64_t h = c.hidden;
       out.push_back({name, h, 3 * h, 4 * h, ceil_div<int64_t>(c.vocab, 128) * 128});
     }
-    // A grouped-query, SwiGLU model, which models/config.hpp cannot describe: Llama-2-70B's
+    // A grouped-query, SwiGLU model, which models/model/config.hpp cannot describe: Llama-2-70B's
     // config.json (meta-llama/Llama-2-70b-hf): h 8192, 64 q-heads / 8 kv-heads of 128 → QKV
     // 8192 + 2·1024, SwiGLU inner 28672 (up and gate are two GEMMs of this shape), vocab 32000.
     out.push_back({"llama-70b", 8192, 8192 + 2 * 1024, 28672, 32000});

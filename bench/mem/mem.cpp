@@ -17,7 +17,7 @@
 #include "core/gpu.hpp"
 #include "core/host_memory.hpp"
 #include "core/size.hpp"
-#include "kernels/stream_ops.hpp"
+#include "kernels/mem/stream_ops.hpp"
 
 namespace gcb::bench {
 

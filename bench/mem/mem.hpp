@@ -10,11 +10,11 @@
 #include "bench/common/case.hpp"
 #include "bench/common/cli.hpp"
 #include "core/dtype.hpp"
-#include "kernels/stream_ops.hpp"
+#include "kernels/mem/stream_ops.hpp"
 
 namespace gcb::bench {
 
-// Every STREAM op of the table (kernels/stream_ops.hpp), in its order.
+// Every STREAM op of the table (kernels/mem/stream_ops.hpp), in its order.
 std::vector<kernels::StreamOp> every_stream_op();
 
 struct MemOptions {

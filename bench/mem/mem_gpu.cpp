@@ -15,8 +15,8 @@
 #include "core/error.hpp"
 #include "core/nvml.hpp"
 #include "core/size.hpp"
-#include "kernels/gpu_mem.hpp"
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/gpu_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 #include "reports/specs.hpp"
 
 namespace gcb::bench {

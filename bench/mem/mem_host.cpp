@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
 #include "core/size.hpp"
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 
 namespace gcb::bench {
 

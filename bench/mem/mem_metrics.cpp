@@ -5,7 +5,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 
 namespace gcb::bench {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
-#include "kernels/stream_ops.hpp"
+#include "kernels/mem/stream_ops.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::bench {

@@ -10,7 +10,7 @@
 #include "core/dtype.hpp"
 #include "core/harness.hpp"
 #include "core/stats.hpp"
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 #include "reports/result.hpp"
 #include "reports/writer.hpp"
 

@@ -16,10 +16,10 @@
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
-#include "kernels/gpu_mem.hpp"
-#include "kernels/gpu_p2p.hpp"
-#include "kernels/p2p_pingpong.hpp"
-#include "kernels/stream_ops.hpp"
+#include "kernels/mem/gpu_mem.hpp"
+#include "kernels/p2p/gpu_p2p.hpp"
+#include "kernels/p2p/p2p_pingpong.hpp"
+#include "kernels/mem/stream_ops.hpp"
 
 namespace gcb::bench {
 

@@ -8,7 +8,7 @@
 
 #include "core/gpu.hpp"
 #include "reports/specs.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::bench {
 

@@ -1,5 +1,5 @@
 // The links of this host that `gcbench p2p` results are compared with: the live topology (sysfs
-// + NVML, reports/topology) read once, the NVLink per-link rate from the spec table. Every
+// + NVML, topology) read once, the NVLink per-link rate from the spec table. Every
 // function returns an unknown LinkRate rather than guessing.
 #pragma once
 

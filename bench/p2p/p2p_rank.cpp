@@ -21,7 +21,7 @@
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/gpu.hpp"
-#include "kernels/stream_ops.hpp"
+#include "kernels/mem/stream_ops.hpp"
 
 namespace gcb::bench {
 

@@ -12,10 +12,10 @@
 
 #include "collectives/rank_timer.hpp"
 #include "core/harness.hpp"
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 #include "models/planner/planner.hpp"
 #include "models/planner/published.hpp"
-#include "models/train_options.hpp"
+#include "models/model/train_options.hpp"
 
 namespace gcb::bench {
 

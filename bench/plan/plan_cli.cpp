@@ -6,13 +6,13 @@
 
 #include "bench/common/cli.hpp"
 #include "bench/plan/plan.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
-#include "kernels/host_mem.hpp"
-#include "models/config.hpp"
-#include "models/train_option_names.hpp"
-#include "models/training_run.hpp"
+#include "kernels/mem/host_mem.hpp"
+#include "models/model/config.hpp"
+#include "models/model/train_option_names.hpp"
+#include "models/run/training_run.hpp"
 
 namespace gcb::bench {
 namespace {

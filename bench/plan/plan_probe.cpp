@@ -24,8 +24,8 @@
 #include "collectives/rank_timer.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "core/harness.hpp"
-#include "kernels/host_mem.hpp"
-#include "models/cpu_backend.hpp"
+#include "kernels/mem/host_mem.hpp"
+#include "models/backend/cpu/cpu_backend.hpp"
 #include "models/planner/comm_model.hpp"
 
 namespace gcb::bench {

@@ -9,7 +9,7 @@
 
 #include "bench/plan/plan.hpp"
 #include "core/stats.hpp"
-#include "models/training_run.hpp"
+#include "models/run/training_run.hpp"
 
 namespace gcb::bench {
 namespace {

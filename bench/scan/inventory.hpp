@@ -1,6 +1,6 @@
 // Stage 1 of `gcbench scan`: what each node is. A node's inventory is a flat map of fields
 // ("gpu3.pcie" → "gen5 x16", "driver" → "550.54.15") read from its topology (GPUs, PCIe, NVLink,
-// NICs, CPU, NUMA; reports/topology) and, on a live node, its run context (driver, CUDA, NCCL,
+// NICs, CPU, NUMA; topology) and, on a live node, its run context (driver, CUDA, NCCL,
 // ECC, clocks, throttle reasons now). Nodes whose value of a field differs from the majority's
 // are named with both values: "node-17: gpu3.pcie gen4 x16, others gen5 x16".
 #pragma once
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench/scan/findings.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::scan {
 

@@ -4,9 +4,9 @@
 
 #include "core/error.hpp"
 #include "core/harness.hpp"
-#include "models/config.hpp"
-#include "models/cpu_backend.hpp"
-#include "models/engine.hpp"
+#include "models/model/config.hpp"
+#include "models/backend/cpu/cpu_backend.hpp"
+#include "models/engine/engine.hpp"
 
 namespace gcb::scan {
 

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 
 namespace gcb::scan {
 
 struct ReferenceOptions {
-  std::string model = "tiny";  // a named config, or a JSON config file (models/config.hpp), as train --model
+  std::string model = "tiny";  // a named config, or a JSON config file (models/model/config.hpp), as train --model
   int steps = 3;               // timed steps after one warm-up step
   uint64_t seed = 1234;
 };

@@ -17,7 +17,7 @@
 #include "bench/scan/reference_step.hpp"
 #include "bench/scan/scan_run.hpp"
 #include "collectives/factory.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 #include "core/error.hpp"
 
 namespace gcb::scan {

@@ -9,7 +9,7 @@
 #include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::scan {

@@ -3,7 +3,7 @@
 #include "bench/scan/exchange.hpp"
 #include "bench/scan/inventory.hpp"
 #include "bench/scan/scan_run.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 #include "core/context.hpp"
 
 namespace gcb::scan {

@@ -1,4 +1,4 @@
-// `gcbench topo`: the command line over reports/topology (discovery, loading, renderers).
+// `gcbench topo`: the command line over topology (discovery, loading, renderers).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::bench {
 

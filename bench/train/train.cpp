@@ -14,10 +14,10 @@
 #include "bench/train/train_ledger.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
-#include "models/backend_factory.hpp"
-#include "models/config.hpp"
-#include "models/hf_gpt2.hpp"
-#include "models/train_option_names.hpp"
+#include "models/backend/backend_factory.hpp"
+#include "models/model/config.hpp"
+#include "models/io/hf_gpt2.hpp"
+#include "models/model/train_option_names.hpp"
 #include "reports/train_table.hpp"
 
 namespace gcb::bench {

@@ -13,15 +13,15 @@
 
 #include "bench/common/peer_script.hpp"
 #include "bench/common/runner.hpp"
-#include "models/attention_choice.hpp"
-#include "models/config.hpp"
-#include "models/train_options.hpp"
-#include "models/training_run.hpp"
+#include "models/model/attention_choice.hpp"
+#include "models/model/config.hpp"
+#include "models/model/train_options.hpp"
+#include "models/run/training_run.hpp"
 
 namespace gcb::bench {
 
 struct TrainCliOptions {
-  std::string model = "tiny";  // a named config or a JSON file (models/config.hpp)
+  std::string model = "tiny";  // a named config or a JSON file (models/model/config.hpp)
   models::ConfigOverrides overrides;
   int dp = 1, tp = 1, pp = 1;
   bool sp = false;
@@ -47,7 +47,7 @@ struct TrainCliOptions {
   int ranks = 0;            // 0 = dp·tp·pp (single layout) or the MPI world size
   uint64_t seed = 1234;     // --init-seed: parameter initialisation
   uint64_t data_seed = 42;  // --seed: the synthetic tokens (the inputs), as every family's --seed
-  std::string sweep;        // LAYOUTS: models/sweep.hpp
+  std::string sweep;        // LAYOUTS: models/model/sweep.hpp
   double peak_flops = 0;    // FLOP/s; 0 = measure an sgemm of peak_size³
   int peak_size = models::kHostPeakSize;
   std::string dump;       // write every step's loss and the final parameters (hex) to this file
@@ -75,7 +75,7 @@ void run_train_quick(Runner& runner, uint64_t data_seed, int steps);
 
 // --- the torch peer (bench/train/train_peer.cpp) --------------------------------------------------
 // Writes the run's initial weights and token sequences to a temporary folder
-// (models/torch_peer.hpp) and runs scripts/peers/torch_gpt.py on them once per entry of `rounds`
+// (models/run/torch_peer.hpp) and runs scripts/peers/torch_gpt.py on them once per entry of `rounds`
 // (its --modes, in that order: "eager,compile"), each with the run's warm-up and timed steps.
 std::vector<PeerRun> run_train_torch_peer(const models::TrainRequest& r, const std::vector<std::string>& rounds);
 // Runs the peer in the order of models::kPeerOrder — `ours` (already run), torch with eager then

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/training_run.hpp"
+#include "models/run/training_run.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::bench {

@@ -1,5 +1,5 @@
 // Runs the torch peer of `gcbench train --peer-torch` (scripts/peers/torch_gpt.py) on the inputs
-// models/torch_peer.hpp writes, alternating with runs of ours (models::kPeerOrder), and turns the
+// models/run/torch_peer.hpp writes, alternating with runs of ours (models::kPeerOrder), and turns the
 // JSON into rows next to ours.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "bench/common/peer_script.hpp"
 #include "bench/train/train.hpp"
-#include "models/torch_peer.hpp"
+#include "models/run/torch_peer.hpp"
 
 namespace gcb::bench {
 

@@ -1,5 +1,5 @@
 // Resource budgets of our flash kernels (from flash_tiling.hpp) and the check the build runs on
-// ptxas's figures (kernels/ptxas_report.hpp): no spills, no stack frame, registers within the
+// ptxas's figures (kernels/common/ptxas_report.hpp): no spills, no stack frame, registers within the
 // budget the design's occupancy needs, shared memory within the per-block limit. Plain C++: runs
 // at build time and in ctest on machines without a GPU.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ptxas_report.hpp"
+#include "kernels/common/ptxas_report.hpp"
 
 namespace gcb::kernels::attn {
 

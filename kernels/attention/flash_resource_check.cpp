@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kernels/attention/flash_budget.hpp"
-#include "kernels/ptxas_report.hpp"
+#include "kernels/common/ptxas_report.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "kernels/gemm/cpu_gemm.hpp"
-#include "kernels/host_mem.hpp"
+#include "kernels/mem/host_mem.hpp"
 
 namespace gcb::kernels {
 

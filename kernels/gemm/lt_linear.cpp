@@ -22,7 +22,7 @@ std::string describe(const LinearGemm& g) {
 
 LinearEpilogue make_lt_linear_epilogue(const LinearGemm& g) {
   if (g.gelu == LinearGelu::none) return {g.bias ? LtEpilogue::bias : LtEpilogue::none, 0};
-  // The engine asks for these GEMMs (models/cuda_backend.cpp), no user types them: invariants.
+  // The engine asks for these GEMMs (models/backend/cuda/cuda_backend.cpp), no user types them: invariants.
   GCB_CHECK(!g.accumulate, "a GELU epilogue with accumulation (β = 1): " + describe(g));
   GCB_CHECK(g.gelu != LinearGelu::backward || !g.bias, "a GELU backward epilogue with a bias: " + describe(g));
   GCB_CHECK(g.n % 8 == 0, "a GELU epilogue needs N divisible by 8 (its aux leading dimension): " + describe(g));

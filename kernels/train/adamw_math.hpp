@@ -1,5 +1,5 @@
 // AdamW with decoupled weight decay (Loshchilov & Hutter 2019, Alg. 2), one element, as a host/device
-// description: the CPU oracle (models/cpu_backend.cpp), the multi-tensor CUDA kernel (adamw.cu) and
+// description: the CPU oracle (models/backend/cpu/cpu_backend.cpp), the multi-tensor CUDA kernel (adamw.cu) and
 // the kernel's CPU reference below all call adamw_element, so they compute the same fp32 operations:
 //   g ← g·s,  m = β1·m + (1 − β1)·g,  v = β2·v + (1 − β2)·g²,  w −= lr·(m̂/(√v̂ + eps) + wd·w)
 // with m̂ = m/c1, v̂ = v/c2 and the bias corrections c1 = 1 − β1^step, c2 = 1 − β2^step computed once per

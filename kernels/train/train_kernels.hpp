@@ -1,5 +1,5 @@
 // Launchers of the training kernels the CUDA backend runs besides cuBLASLt and the attention
-// kernels (models/cuda_backend.hpp), one file per concept: elementwise.cu, reduce.cu,
+// kernels (models/backend/cuda/cuda_backend.hpp), one file per concept: elementwise.cu, reduce.cu,
 // layernorm.cu, embedding.cu, cross_entropy.cu, adamw.cu, attention_simple.cu, heads.cu. Each
 // computes what the CpuBackend op of the same name computes (models/cpu_backend*.cpp: the
 // oracle the gpu tests compare against), in fp32, storing each value rounded once. No CUDA

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "models/train_options.hpp"
+#include "models/model/train_options.hpp"
 #include "reports/specs.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::models::planner {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "models/engine.hpp"
+#include "models/model/train_options.hpp"
 
 namespace gcb::models::planner {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "models/rank_shape.hpp"
-#include "models/rank_units.hpp"
-#include "models/theory.hpp"
+#include "models/model/rank_shape.hpp"
+#include "models/model/rank_units.hpp"
+#include "models/theory/theory.hpp"
 
 namespace gcb::models::planner {
 

@@ -9,9 +9,9 @@
 
 #include <array>
 
-#include "models/backend.hpp"
+#include "models/model/mem_category.hpp"
 #include "models/planner/step_work.hpp"
-#include "models/train_options.hpp"
+#include "models/model/train_options.hpp"
 
 namespace gcb::models::planner {
 

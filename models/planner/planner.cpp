@@ -8,8 +8,8 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "models/theory.hpp"
-#include "models/training_result.hpp"
+#include "models/theory/theory.hpp"
+#include "models/model/sweep.hpp"
 
 namespace gcb::models::planner {
 

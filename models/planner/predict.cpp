@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "models/planner/step_work.hpp"
-#include "models/rank_units.hpp"
-#include "models/theory.hpp"
+#include "models/model/rank_units.hpp"
+#include "models/theory/theory.hpp"
 
 namespace gcb::models::planner {
 namespace {

@@ -20,7 +20,7 @@
 #include "models/planner/comm_model.hpp"
 #include "models/planner/compute_model.hpp"
 #include "models/planner/memory_model.hpp"
-#include "models/sweep.hpp"
+#include "models/model/sweep.hpp"
 
 namespace gcb::models::planner {
 

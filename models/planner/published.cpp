@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
-#include "models/theory.hpp"
+#include "models/theory/theory.hpp"
 
 namespace gcb::models::planner {
 namespace {

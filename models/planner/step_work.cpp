@@ -2,9 +2,9 @@
 // micro-batch and per step, as the engine runs them; step_comm_bytes sums one kind's bytes per step.
 #include "models/planner/step_work.hpp"
 
-#include "models/rank_shape.hpp"
-#include "models/rank_units.hpp"
-#include "models/theory.hpp"
+#include "models/model/rank_shape.hpp"
+#include "models/model/rank_units.hpp"
+#include "models/theory/theory.hpp"
 
 namespace gcb::models::planner {
 namespace {

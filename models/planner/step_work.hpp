@@ -8,10 +8,10 @@
 
 #include <vector>
 
-#include "models/comm_stats.hpp"
+#include "models/model/comm_stats.hpp"
 #include "models/planner/compute_model.hpp"
 #include "models/planner/elementwise_ops.hpp"
-#include "models/train_options.hpp"
+#include "models/model/train_options.hpp"
 
 namespace gcb::models::planner {
 

@@ -9,7 +9,7 @@
 #   (b) the same baseline against a NEW run given half the CPUs (a cgroup v1 `cpu` quota of
 #       ncpu/2 CPUs): compare must exit 1 and name the families that slowed.
 #   (c) a real code slowdown: a build with -DGCB_GATE_SLOW_TRIAD=ON (the host STREAM triad does
-#       30 % more work, kernels/host_mem.cpp), `--families mem` against K runs of the same family
+#       30 % more work, kernels/mem/host_mem.cpp), `--families mem` against K runs of the same family
 #       of the normal build: compare must exit 1 naming mem/host/triad.
 # Prints one line per run (its seconds and the 1-minute load average before and after it: on a
 # shared host other jobs' load decides what can be judged) and a table last; writes every

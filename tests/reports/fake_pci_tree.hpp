@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::topo {
 

@@ -12,7 +12,7 @@
 #include "reports/compare.hpp"
 #include "reports/export.hpp"
 #include "reports/render.hpp"
-#include "reports/topology/xml.hpp"
+#include "topology/xml.hpp"
 
 namespace gcb {
 namespace {

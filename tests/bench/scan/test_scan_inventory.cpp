@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/scan/inventory.hpp"
-#include "reports/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace gcb::scan {
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the JSON of `gcbench train --peer-torch` (train_torch_peer_live): the eager row PASSes
 (losses within tolerance), torch's attention was SDPA (scripts/peers/torch_gpt.py), and ours and
-torch's each ran twice in the alternating order (models/torch_peer.hpp kPeerOrder)."""
+torch's each ran twice in the alternating order (models/run/torch_peer.hpp kPeerOrder)."""
 import json
 import sys
 

@@ -1,6 +1,6 @@
 // `gcbench train`: invalid combinations exit 2 with one line before any allocation; a sweep writes
 // one schema result per layout with the extra fields `gcbench report` reads; the quick-suite
-// sweep; --dump runs are bitwise reproducible. (The sweep grammar: tests/models/test_sweep.cpp.)
+// sweep; --dump runs are bitwise reproducible. (The sweep grammar: tests/models/model/test_sweep.cpp.)
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

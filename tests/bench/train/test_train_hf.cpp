@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/safetensors.hpp"
+#include "models/io/safetensors.hpp"
 #include "tests/bench/run_cli.hpp"
 
 namespace gcb::bench {

@@ -1,4 +1,4 @@
-// The torch peer's rows (models/torch_peer.cpp) from a peer JSON written here: the tokens/s ratio,
+// The torch peer's rows (models/run/torch_peer.cpp) from a peer JSON written here: the tokens/s ratio,
 // the loss comparison against the stated tolerance, WAIVED rows where either side has no figure,
 // and the merging of the alternating rounds (models::kPeerOrder). (The live run of
 // scripts/peers/torch_gpt.py is train_torch_peer_live, label python.)
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/train/train.hpp"
-#include "models/torch_peer.hpp"
+#include "models/run/torch_peer.hpp"
 
 namespace gcb::bench {
 namespace {

@@ -8,7 +8,7 @@
 #include "models/planner/memory_model.hpp"
 #include "models/planner/predict.hpp"
 #include "models/planner/step_work.hpp"
-#include "tests/models/layout_runs.hpp"
+#include "tests/models/engine/layout_runs.hpp"
 
 namespace gcb::models::planner {
 namespace {

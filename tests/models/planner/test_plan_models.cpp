@@ -12,7 +12,7 @@
 #include "models/planner/calibration.hpp"
 #include "models/planner/layout_space.hpp"
 #include "models/planner/planner.hpp"
-#include "models/theory.hpp"
+#include "models/theory/theory.hpp"
 
 namespace gcb::models::planner {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "models/config.hpp"
+#include "models/model/config.hpp"
 #include "models/planner/step_ledger.hpp"
-#include "models/theory.hpp"
-#include "tests/models/layout_runs.hpp"
+#include "models/theory/theory.hpp"
+#include "tests/models/engine/layout_runs.hpp"
 
 namespace gcb::models::planner {
 namespace {

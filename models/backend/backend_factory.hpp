@@ -1,0 +1,59 @@
+// The one place compute backends are named: a table of every known backend and how to make one.
+// Adding a backend means its file pair, one row here and one CMake line; nothing else names a
+// backend class.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/backend/backend.hpp"
+#include "models/theory/device_peak.hpp"
+
+namespace gcb {
+struct RankContext;
+}
+
+namespace gcb::models {
+
+// What a rank needs to make its backend.
+struct BackendSpec {
+  int device = -1;            // the rank's GPU (the World's RankContext::device); -1 on host-only launches
+  std::string attn = "auto";  // CUDA attention: auto | ours | cudnn (attention_choice.hpp)
+  bool lt_gelu = false;       // CUDA: the MLP's GELU in cuBLASLt's epilogue (cuda_backend.hpp)
+  // CUDA: every GPU this process drives (rank threads), to which the rank's memory pool grants
+  // access (pool_access.hpp); empty when the process drives one GPU.
+  std::vector<int> process_devices;
+};
+
+// BackendSpec::process_devices of a rank of the World: the devices of all its rank threads
+// (gpu_choice.hpp rank_thread_devices), none when ranks are processes or have no device.
+std::vector<int> process_devices(const gcb::RankContext& rc);
+
+struct ComputeBackend {
+  std::string_view name;
+  MemorySpace memory;        // where its tensors live: the World picks a communicator moving the same
+  std::string_view missing;  // why it is absent from this binary (when make is null)
+  std::unique_ptr<Backend> (*make)(const BackendSpec&);
+  // Why it cannot run on this machine now ("" when it can; null: always can), e.g. no GPU.
+  std::string (*unavailable)() = nullptr;
+  // The MFU denominator of device `device` from a spec table (null, or nullopt for a device the
+  // table lacks: the run measures the backend's own GEMM instead).
+  std::optional<PeakFlops> (*peak)(int device) = nullptr;
+  bool built() const { return make != nullptr; }
+};
+
+const std::vector<ComputeBackend>& compute_backends();
+std::string compute_backend_names();  // "cpu, cuda"
+// The row of `name`; gcb::UsageError naming the known backends.
+const ComputeBackend& compute_backend(std::string_view name);
+// gcb::UsageError naming the known backends, or saying why a known one is not built.
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec = {});
+// "" when `name` is known and built, else the one-line reason make_backend would give.
+std::string backend_error(std::string_view name);
+// "" when the built backend `name` can run here, else why not (results are then WAIVED).
+std::string backend_unavailable(std::string_view name);
+
+}  // namespace gcb::models
