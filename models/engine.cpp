@@ -414,12 +414,12 @@ std::unique_ptr<TrainingStep> make_training_step(Backend& be, ParallelGroups& ct
   GCB_CHECK(ctx.dp->size() == ctx.layout.dp && ctx.tp->size() == ctx.layout.tp && ctx.pp->size() == ctx.layout.pp,
             "rank context communicators do not match the layout");
   if (const std::string e = overlap_error(o, ctx.layout, ctx.dp.get()); !e.empty()) throw UsageError(e);
+  // The world was made for the backend's memory (communicator_for in training_run.cpp; the host
+  // communicator in scan's reference step), and the groups are splits of it.
   for (const Communicator* c : {ctx.world, ctx.dp.get(), ctx.tp.get(), ctx.pp.get()}) {
-    if (c->memory() != be.memory_space()) {
-      throw UsageError(fmt::format("the {} backend computes in {} memory but the {} communicator moves {} memory",
-                                   be.name(), memory_space_name(be.memory_space()), c->backend(),
-                                   memory_space_name(c->memory())));
-    }
+    GCB_CHECK(c->memory() == be.memory_space(),
+              fmt::format("the {} backend computes in {} memory but the {} communicator moves {} memory", be.name(),
+                          memory_space_name(be.memory_space()), c->backend(), memory_space_name(c->memory())));
   }
   return std::make_unique<Engine>(be, ctx, o);
 }
