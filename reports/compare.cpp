@@ -547,7 +547,7 @@ std::vector<EnvironmentDifference> diff_environment(const nlohmann::json& base, 
 }
 
 ResultDocument merge_runs(std::span<const ResultDocument> runs) {
-  if (runs.empty()) throw UsageError("no baseline run to merge");
+  GCB_CHECK(!runs.empty(), "no baseline run to merge");  // `compare` takes at least BASE and NEW
   if (runs.size() == 1) return runs.front();
   ResultDocument out = runs.front();
   out.results.clear();

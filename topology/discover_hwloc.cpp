@@ -50,7 +50,7 @@ TopologyPtr load(const std::string& xml_path) {
     use_hwloc_minimal_xml_parser();
   }
   hwloc_topology_t raw = nullptr;
-  if (hwloc_topology_init(&raw) != 0) throw UsageError("hwloc: hwloc_topology_init failed");
+  GCB_CHECK(hwloc_topology_init(&raw) == 0, "hwloc: hwloc_topology_init failed");  // a library failure, no input
   TopologyPtr topo(raw, &hwloc_topology_destroy);
   // Every CPU and NUMA node of the machine, as sysfs lists them, not only this process's cgroup.
   hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);

@@ -69,9 +69,10 @@ void validate(const P2pOptions& o) {
     throw UsageError(fmt::format("--backend {}: expected one of {}", o.backend, communicator_backend_names()));
   if (o.ranks < 0) throw UsageError("--ranks must be ≥ 0");
   if (!(o.timeout > 0)) throw UsageError("--timeout must be positive");
+  // No flag sets the rank measures: the defaults (p2p.hpp) or scan's pairs stage (stage_pairs.cpp) choose them.
   for (const auto& m : o.rank_measures)
-    if (m != "bandwidth" && m != "bidir_bandwidth" && m != "latency")
-      throw UsageError(fmt::format("rank measure {}: expected bandwidth, bidir_bandwidth or latency", m));
+    GCB_CHECK(m == "bandwidth" || m == "bidir_bandwidth" || m == "latency",
+              fmt::format("rank measure {}: expected bandwidth, bidir_bandwidth or latency", m));
 }
 
 CaseList waived_p2p_device_cases(const P2pOptions& o, const std::string& reason) {

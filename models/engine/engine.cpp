@@ -386,16 +386,16 @@ std::unique_ptr<TrainingStep> make_training_step(Backend& be, ParallelGroups& ct
   if (const std::string e = layout_error(o, ctx.layout); !e.empty()) throw UsageError(e);
   if (const std::string e = optimizer_error(o.optim); !e.empty()) throw UsageError(e);
   GCB_CHECK(ctx.dp && ctx.tp && ctx.pp && ctx.world, "rank context without world/dp/tp/pp communicators");
-  if (ctx.dp->size() != ctx.layout.dp || ctx.tp->size() != ctx.layout.tp || ctx.pp->size() != ctx.layout.pp) {
-    throw UsageError("rank context communicators do not match the layout");
-  }
+  // make_parallel_groups split them to the layout's sizes (it refuses a layout that does not fit the world).
+  GCB_CHECK(ctx.dp->size() == ctx.layout.dp && ctx.tp->size() == ctx.layout.tp && ctx.pp->size() == ctx.layout.pp,
+            "rank context communicators do not match the layout");
   if (const std::string e = overlap_error(o, ctx.layout, ctx.dp.get()); !e.empty()) throw UsageError(e);
+  // The world was made for the backend's memory (communicator_for in training_run.cpp; the host
+  // communicator in scan's reference step), and the groups are splits of it.
   for (const Communicator* c : {ctx.world, ctx.dp.get(), ctx.tp.get(), ctx.pp.get()}) {
-    if (c->memory() != be.memory_space()) {
-      throw UsageError(fmt::format("the {} backend computes in {} memory but the {} communicator moves {} memory",
-                                   be.name(), memory_space_name(be.memory_space()), c->backend(),
-                                   memory_space_name(c->memory())));
-    }
+    GCB_CHECK(c->memory() == be.memory_space(),
+              fmt::format("the {} backend computes in {} memory but the {} communicator moves {} memory", be.name(),
+                          memory_space_name(be.memory_space()), c->backend(), memory_space_name(c->memory())));
   }
   return std::make_unique<Engine>(be, ctx, o);
 }

@@ -15,7 +15,7 @@ namespace {
 int parse_degree(const std::string& tok, size_t prefix) {
   const std::string digits = tok.substr(prefix);
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 4) {
-    throw UsageError(fmt::format("sweep: bad token '{}'", tok));
+    throw UsageError(fmt::format("--sweep: bad degree in '{}' (expected 1 to 4 digits, e.g. tp2, pp4, zero1)", tok));
   }
   return std::stoi(digits);
 }

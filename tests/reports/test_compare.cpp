@@ -312,7 +312,7 @@ TEST(CompareRuns, MergePoolsSamplesAndKeepsEachRunsValue) {
   EXPECT_EQ(a.stats->count, 6u);
   const Result& only = m.results[1];
   EXPECT_EQ(only.extra.at("base_runs").at("m"), nlohmann::json({5.0}));
-  EXPECT_THROW(merge_runs(std::vector<ResultDocument>{}), UsageError);
+  EXPECT_THROW(merge_runs(std::vector<ResultDocument>{}), Fault);
   EXPECT_EQ(merge_runs(std::vector<ResultDocument>{r1}).results.size(), 2u);  // one run: unchanged
 }
 

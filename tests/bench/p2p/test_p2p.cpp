@@ -228,8 +228,8 @@ TEST(P2pOptionsCheck, RefusesImpossibleValues) {
   bad.latency_size = o.size + 1;
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
-  bad.rank_measures = {"bandwidth", "jitter"};
-  EXPECT_THROW(validate(bad), UsageError);
+  bad.rank_measures = {"bandwidth", "jitter"};  // no flag sets them: an invariant
+  EXPECT_THROW(validate(bad), Fault);
 }
 
 TEST(P2pRanks, FourThreadRanksFillEveryOffDiagonalCell) {
