@@ -1,5 +1,5 @@
-// render_html (html.hpp): the self-contained HTML report — inline CSS, environment diff, per-family comparison tables
-// with ratios to the baseline, charts (report_charts.hpp) and the runs table.
+// render_html (html.hpp): the self-contained HTML report — inline CSS, the runs table, environment diff, a section per
+// family (its view, else its side-by-side table) and the roofline; and the building blocks of the families' views.
 #include "reports/html.hpp"
 
 #include "reports/escape.hpp"
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/error.hpp"
 #include "reports/render.hpp"
 #include "reports/report_charts.hpp"
-#include "reports/scan/section.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace gcb::report {
@@ -88,7 +88,8 @@ std::string headline_note(const std::vector<Row>& rows) {
   return fmt::format("<p class=\"note\">Values: {}.</p>\n", xml_escape(text));
 }
 
-// Side-by-side table: case, params, the headline value of each run, ratio of each run to run 0.
+}  // namespace
+
 std::string compare_table(const std::vector<Run>& runs, const std::vector<Row>& rows, bool show_peak) {
   std::string out = headline_note(rows) + "<table>\n<tr><th>case</th><th>params</th>";
   for (const auto& run : runs) out += fmt::format("<th>{}</th>", xml_escape(run.label));
@@ -110,6 +111,8 @@ std::string charts_block(const std::vector<std::string>& charts) {
   for (const auto& c : charts) out += c;
   return out + "</div>\n";
 }
+
+namespace {
 
 std::string runs_table(const std::vector<Run>& runs) {
   std::string out =
@@ -167,18 +170,15 @@ std::string not_passed_section(const std::vector<Run>& runs) {
          rows + "</table>\n";
 }
 
+}  // namespace
+
 std::optional<double> metric_of(const Result* r, const char* name) {
   if (!r) return std::nullopt;
   const Metric* m = r->metric(name);
   return m ? m->value : std::nullopt;
 }
 
-// Layout comparison: step time, tokens/s and MFU of each layout in each run — measured (train) or
-// predicted (plan).
-std::string layout_table(const std::vector<Run>& runs, const std::string& family) {
-  auto rows = family_rows(runs, family);
-  // plan --verify's rows compare a prediction with a measurement: their own table (verify_table).
-  std::erase_if(rows, [](const Row& r) { return r.key.rfind("plan/verify/", 0) == 0; });
+std::string layout_table(const std::vector<Run>& runs, const std::vector<Row>& rows) {
   static constexpr std::array<std::pair<const char*, const char*>, 3> kCols = {
       {{"step_time", "step time"}, {"tokens_per_s", "tokens/s"}, {"mfu", "MFU"}}};
   std::string out = "<table>\n<tr><th>layout</th><th>params</th>";
@@ -222,78 +222,21 @@ std::string layout_table(const std::vector<Run>& runs, const std::string& family
   return out + "</table>\n";
 }
 
-// plan --verify: each layout's predicted and measured step time, the error and the verdict.
-std::string verify_table(const std::vector<Run>& runs) {
-  auto rows = family_rows(runs, "plan");
-  std::erase_if(rows, [](const Row& r) { return r.key.rfind("plan/verify/", 0) != 0; });
-  if (rows.empty()) return "";
-  std::string out =
-      "<p class=\"note\">plan --verify: the predicted step time against the training library's measured one on "
-      "this machine (error = predicted / measured − 1).</p>\n<table>\n<tr><th>layout</th>";
-  for (const auto& run : runs) {
-    const std::string tag = runs.size() > 1 ? " · " + xml_escape(run.label) : "";
-    out += fmt::format("<th>predicted{0}</th><th>measured{0}</th><th>error{0}</th><th>verdict{0}</th>", tag);
-  }
-  out += "</tr>\n";
-  for (const auto& row : rows) {
-    out += fmt::format("<tr><td>{}</td>", xml_escape(row.key.substr(12)));
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const Result* r = row.per_run[i];
-      const auto predicted = metric_of(r, "step_time_predicted"), measured = metric_of(r, "step_time_measured"),
-                 error = metric_of(r, "error");
-      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>",
-                         predicted ? format_seconds(*predicted) : "—", measured ? format_seconds(*measured) : "—",
-                         error ? fmt::format("{:+.1f} %", *error) : "—",
-                         r ? xml_escape(std::string(status_name(r->status))) : "—");
-    }
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
-std::string mem_html(const std::vector<Run>& runs, const std::string& family) {
-  return charts_block(memory_charts(runs)) + compare_table(runs, family_rows(runs, family), true);
-}
-std::string coll_html(const std::vector<Run>& runs, const std::string& family) {
-  return charts_block(coll_charts(runs)) + "<p class=\"note\">Largest size of each series:</p>\n" +
-         compare_table(runs, family_rows(runs, family), true);
-}
-std::string p2p_html(const std::vector<Run>& runs, const std::string& family) {
-  return charts_block(p2p_heatmaps(runs)) + compare_table(runs, family_rows(runs, family), true);
-}
-std::string train_html(const std::vector<Run>& runs, const std::string& family) {
-  return layout_table(runs, family) + charts_block(train_charts(runs));
-}
-std::string plan_html(const std::vector<Run>& runs, const std::string& family) {
-  return "<p class=\"note\">Predicted, not measured: step time, tokens/s and MFU of each layout "
-         "(docs/readme-plan.md); WAIVED rows did not fit in memory.</p>\n" +
-         layout_table(runs, family) + verify_table(runs);
-}
-std::string scan_html(const std::vector<Run>& runs, const std::string&) { return scan_section_html(runs); }
-std::string scan_markdown(const std::vector<Run>& runs) { return scan_section_markdown(runs); }
-
-// The families with a view of their own; every other family gets its side-by-side table under
-// "Family NAME". A family with its own view is one row here.
-constexpr ReportSection kSections[] = {
-    {"mem", "Memory (mem)", mem_html, nullptr},
-    {"coll", "Collectives (coll)", coll_html, nullptr},
-    {"p2p", "Point-to-point (p2p)", p2p_html, nullptr},
-    {"train", "Training (train)", train_html, nullptr},
-    {"plan", "Planner predictions (plan)", plan_html, nullptr},
-    {"scan", "Cluster scan (scan)", scan_html, scan_markdown},  // verdicts and culprits, not a row per verdict
-};
-
-}  // namespace
-
-std::span<const ReportSection> report_sections() { return kSections; }
-
-const ReportSection* report_section(std::string_view family) {
-  for (const ReportSection& s : kSections)
+const ReportSection* find_section(std::span<const ReportSection> sections, std::string_view family) {
+  for (const ReportSection& s : sections) {
+    GCB_CHECK(s.family && s.view && s.view->title && s.view->html,
+              "a report section without its family, title or HTML");
     if (family == s.family) return &s;
+  }
   return nullptr;
 }
 
-std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options) {
+std::vector<Row> section_rows(const std::vector<Run>& runs, const std::string& family, const ReportSection* section) {
+  return section && section->view->rows ? section->view->rows(runs, family) : family_rows(runs, family);
+}
+
+std::string render_html(const std::vector<Run>& runs, std::span<const ReportSection> sections,
+                        const HtmlOptions& options) {
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{0}</title>\n<style>{1}</style>\n"
       "</head>\n<body>\n<h1>{0}</h1>\n",
@@ -307,10 +250,10 @@ std::string render_html(const std::vector<Run>& runs, const HtmlOptions& options
   out += environment_section(runs);
   out += not_passed_section(runs);
   for (const auto& family : families(runs)) {
-    const ReportSection* section = report_section(family);
-    const std::string title = section ? section->title : "Family " + family;
+    const ReportSection* section = find_section(sections, family);
+    const std::string title = section ? section->view->title : "Family " + family;
     out += fmt::format("<h2 id=\"{0}\">{1}</h2>\n", xml_escape(family), xml_escape(title));
-    out += section ? section->html(runs, family) : compare_table(runs, family_rows(runs, family), true);
+    out += section ? section->view->html(runs, family) : compare_table(runs, family_rows(runs, family), true);
   }
   const auto roofs = roofline_charts(runs);
   if (!roofs.empty()) {

@@ -8,7 +8,6 @@
 #include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/render.hpp"
-#include "reports/scan/section.hpp"
 
 namespace gcb::report {
 
@@ -27,7 +26,8 @@ std::string value_text(const Result* r) {
 }
 
 // The document with at most `max_rows` rows per family table.
-std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_t max_rows) {
+std::string render(const std::vector<Run>& runs, std::span<const ReportSection> sections, const MarkdownOptions& o,
+                   size_t max_rows) {
   std::string out = fmt::format("# {}\n\n", markdown_text(o.title));
   out += "| run | host | GPU | results |\n| --- | --- | --- | --- |\n";
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -53,11 +53,12 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
   }
   bool truncated = false;
   for (const auto& family : families(runs)) {
-    if (const ReportSection* section = report_section(family); section && section->markdown) {
-      out += fmt::format("\n## {}\n", markdown_text(family)) + section->markdown(runs);
+    const ReportSection* section = find_section(sections, family);
+    if (section && section->view->markdown) {
+      out += fmt::format("\n## {}\n", markdown_text(family)) + section->view->markdown(runs);
       continue;
     }
-    const auto rows = family_rows(runs, family);
+    const auto rows = section_rows(runs, family, section);
     out += fmt::format("\n## {}\n\n| case | params |", markdown_text(family));
     for (const auto& run : runs) out += fmt::format(" {} |", markdown_text(run.label));
     for (size_t i = 1; i < runs.size(); ++i) out += fmt::format(" {} / base |", markdown_text(runs[i].label));
@@ -86,15 +87,16 @@ std::string render(const std::vector<Run>& runs, const MarkdownOptions& o, size_
 
 }  // namespace
 
-std::string render_markdown(const std::vector<Run>& runs, const MarkdownOptions& o) {
+std::string render_markdown(const std::vector<Run>& runs, std::span<const ReportSection> sections,
+                            const MarkdownOptions& o) {
   // Fewer rows per family until the document fits.
   for (size_t rows :
        {std::numeric_limits<size_t>::max(), size_t{50}, size_t{20}, size_t{10}, size_t{5}, size_t{2}, size_t{0}}) {
-    std::string md = render(runs, o, rows);
+    std::string md = render(runs, sections, o, rows);
     if (md.size() <= o.max_bytes) return md;
   }
   // Even headers alone are too large (thousands of families or runs): cut at a line boundary.
-  std::string md = render(runs, o, 0);
+  std::string md = render(runs, sections, o, 0);
   const std::string note = "\n_Report cut to fit the size limit._\n";
   const size_t keep = o.max_bytes > note.size() ? o.max_bytes - note.size() : 0;
   md.resize(std::min(md.size(), keep));

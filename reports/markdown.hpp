@@ -4,9 +4,11 @@
 // showing fewer rows per family when the full table would not fit.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "reports/html.hpp"
 #include "reports/report_data.hpp"
 
 namespace gcb::report {
@@ -16,7 +18,9 @@ struct MarkdownOptions {
   size_t max_bytes = 64000;  // under GitHub's 65,536-character comment limit, with headroom
 };
 
-// `runs` must not be empty; runs[0] is the baseline. The result is at most max_bytes long.
-std::string render_markdown(const std::vector<Run>& runs, const MarkdownOptions& options = {});
+// `runs` must not be empty; runs[0] is the baseline. A family with a section gets its view's
+// Markdown or its view's rows (html.hpp). The result is at most max_bytes long.
+std::string render_markdown(const std::vector<Run>& runs, std::span<const ReportSection> sections,
+                            const MarkdownOptions& options = {});
 
 }  // namespace gcb::report

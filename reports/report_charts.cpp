@@ -1,5 +1,6 @@
-// The HTML report's charts (report_charts.hpp): mem bars, copy and collective bandwidth vs size with α–β fits, latency
-// vs working set, p2p heatmaps, training splits and the roofline, each an <svg> string.
+// The HTML report's generic chart machinery (report_charts.hpp): legends and titles from the params
+// that differ, sweeps of a parameter, bandwidth vs size with α–β fit curves, and the roofline;
+// the families' own charts are built from these in their folders (bench/NAME/NAME_report.cpp).
 #include "reports/report_charts.hpp"
 
 #include <algorithm>
@@ -15,10 +16,17 @@ namespace gcb::report {
 
 namespace {
 
-bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
-bool ends_with(const std::string& s, std::string_view p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+constexpr size_t kSharedChars = 72;
+
+double seconds_per(const std::string& unit) {
+  if (unit == "s") return 1;
+  if (unit == "ms") return 1e-3;
+  if (unit == "us" || unit == "µs") return 1e-6;
+  if (unit == "ns") return 1e-9;
+  return std::nan("");
 }
+
+}  // namespace
 
 double number_at(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return std::nan("");
@@ -61,8 +69,6 @@ std::string named(const nlohmann::json& params, const std::vector<std::string>& 
   return out;
 }
 
-constexpr size_t kSharedChars = 72;
-
 // What every series of a chart shares (the params that are not among `apart` and have one value
 // in all of them), for its title: " (device=gpu:0 engine=ce)"; "" when nothing is shared.
 std::string shared_text(const std::vector<nlohmann::json>& params, const std::vector<std::string>& apart) {
@@ -97,13 +103,6 @@ std::string metric_unit(const Result& r, const std::string& name) {
   return m ? m->unit : "";
 }
 
-// One curve of a swept parameter: every result of a run that shares all params but `drop`.
-struct Sweep {
-  nlohmann::json rest;
-  std::vector<std::pair<double, double>> points;
-  const Result* sample = nullptr;
-};
-
 std::vector<Sweep> sweeps(const Run& run, const std::function<bool(const Result&)>& keep, const std::string& x_param,
                           const std::vector<std::string>& drop, const std::string& metric) {
   std::vector<Sweep> out;
@@ -122,13 +121,7 @@ std::vector<Sweep> sweeps(const Run& run, const std::function<bool(const Result&
   return out;
 }
 
-double seconds_per(const std::string& unit) {
-  if (unit == "s") return 1;
-  if (unit == "ms") return 1e-3;
-  if (unit == "us" || unit == "µs") return 1e-6;
-  if (unit == "ns") return 1e-9;
-  return std::nan("");
-}
+namespace {
 
 // The α–β fit result `fit_key` of a run whose params are a subset of `rest`: (α s, β B/s).
 std::optional<std::pair<double, double>> find_fit(const Run& run, const std::string& fit_key,
@@ -148,6 +141,8 @@ std::optional<std::pair<double, double>> find_fit(const Run& run, const std::str
   }
   return std::nullopt;
 }
+
+}  // namespace
 
 // A bandwidth-vs-size chart over sweeps of every run, with a dashed α–β curve per sweep whose
 // fit exists. `fit_scale` gives the bytes-counted / swept-bytes factor of a sweep's results.
@@ -199,8 +194,6 @@ std::vector<std::string> keys_of(const std::vector<Run>& runs, const std::functi
   return keys;
 }
 
-}  // namespace
-
 std::vector<std::pair<double, double>> fit_bandwidth_curve(double alpha_s, double beta_bytes_per_s, double scale,
                                                            double lo, double hi, int points) {
   std::vector<std::pair<double, double>> out;
@@ -211,213 +204,6 @@ std::vector<std::pair<double, double>> fit_bandwidth_curve(double alpha_s, doubl
     const double t = alpha_s + n / beta_bytes_per_s;  // t(n) = α + n/β (core/fit.hpp)
     out.emplace_back(n, scale * n / t / 1e9);
   }
-  return out;
-}
-
-std::vector<std::string> memory_charts(const std::vector<Run>& runs) {
-  std::vector<std::string> out;
-  const auto rows = match_rows(runs, [](const Result& r) {
-    const Metric* m = headline(&r);
-    return r.family() == "mem" && m && m->unit == "GB/s" && !starts_with(r.key, "mem/copy/");
-  });
-  if (!rows.empty()) {
-    svg::BarChart b;
-    b.title = "Memory bandwidth per kernel";
-    // The axis names the statistic (the best sample, STREAM's convention), as the table's note does.
-    b.y = {headline_label(rows.front().first()), "GB/s", svg::Scale::linear, svg::TickFormat::number};
-    std::vector<nlohmann::json> params;
-    for (const auto& row : rows) params.push_back(row.params);
-    std::vector<std::string> apart = differing_keys(params);
-    // Params the measuring host chose (extra.host_sized: STREAM's array size, its thread count)
-    // differ between machines, not between kernels: not in the category names.
-    std::vector<std::string> host_sized;
-    for (const auto& row : rows)
-      if (const Result* r = row.first(); r && r->extra.contains("host_sized") && r->extra.at("host_sized").is_array())
-        for (const auto& k : r->extra.at("host_sized"))
-          if (k.is_string()) host_sized.push_back(k.get<std::string>());
-    std::erase_if(apart, [&](const std::string& k) {
-      return std::find(host_sized.begin(), host_sized.end(), k) != host_sized.end();
-    });
-    for (const auto& row : rows) {
-      const std::string tail = named(row.params, apart);
-      b.categories.push_back(row.key.substr(4) + (tail.empty() ? "" : " " + tail));
-    }
-    for (size_t i = 0; i < runs.size(); ++i) {
-      svg::BarSeries s{runs[i].label, {}};
-      for (const auto& row : rows) {
-        const Metric* m = headline(row.per_run[i]);
-        s.values.push_back(m ? m->value : std::nullopt);
-      }
-      b.series.push_back(std::move(s));
-    }
-    out.push_back(svg::render_bar_chart(b));
-  }
-  const auto is_copy = [](const Result& r) { return starts_with(r.key, "mem/copy/") && !ends_with(r.key, "/fit"); };
-  for (const auto& key : keys_of(runs, is_copy)) {
-    // The fit is over the swept bytes n; the metric counts model.bytes per launch (both
-    // directions, or read + written), so the curve is scaled by model.bytes / n.
-    const auto scale = [](const Result& r) {
-      const double counted = number_at(r.model, "bytes"), n = number_at(r.params, "bytes");
-      return std::isfinite(counted) && n > 0 && counted > 0 ? counted / n : 1.0;
-    };
-    auto chart = size_chart(
-        runs, key + ": bandwidth vs size", "bandwidth", [&](const Result& r) { return r.key == key; }, {"bytes"}, "",
-        scale);
-    if (!chart.empty()) out.push_back(std::move(chart));
-  }
-  for (const auto& key :
-       keys_of(runs, [](const Result& r) { return r.family() == "mem" && ends_with(r.key, "/latency"); })) {
-    svg::LineChart c;
-    c.title = key + ": latency vs working set";
-    c.x = {"working set", "B", svg::Scale::log, svg::TickFormat::bytes};
-    c.y = {"latency per load", "", svg::Scale::log, svg::TickFormat::number};
-    std::vector<std::vector<Sweep>> per_run;
-    std::vector<nlohmann::json> rests;
-    for (const auto& run : runs) {
-      per_run.push_back(sweeps(
-          run, [&](const Result& r) { return r.key == key; }, "working_set_bytes", {"working_set_bytes"}, ""));
-      for (const auto& s : per_run.back()) rests.push_back(s.rest);
-    }
-    const std::vector<std::string> apart = differing_keys(rests);
-    c.title += shared_text(rests, apart);
-    for (size_t i = 0; i < runs.size(); ++i)
-      for (const auto& s : per_run[i]) {
-        c.y.unit = metric_unit(*s.sample, "");
-        c.series.push_back({with_run(runs, i, named(s.rest, apart)), s.points});
-      }
-    if (!c.series.empty()) out.push_back(svg::render_line_chart(c));
-  }
-  return out;
-}
-
-std::vector<std::string> coll_charts(const std::vector<Run>& runs) {
-  std::vector<std::string> out;
-  const auto is_coll = [](const Result& r) { return r.family() == "coll" && !ends_with(r.key, "/fit"); };
-  const auto op_of = [](const Result& r) {
-    return r.params.contains("op") && r.params.at("op").is_string() ? r.params.at("op").get<std::string>()
-                                                                    : r.key.substr(5);
-  };
-  std::vector<std::string> ops;
-  for (const auto& run : runs)
-    for (const auto& r : run.doc.results)
-      if (is_coll(r) && std::find(ops.begin(), ops.end(), op_of(r)) == ops.end()) ops.push_back(op_of(r));
-  for (const auto& op : ops) {
-    const auto keep = [&](const Result& r) { return is_coll(r) && op_of(r) == op; };
-    // algbw = S/t with S the swept message size (nccl-tests), so the fit curve needs no scale;
-    // busbw = algbw × the op's factor, read back from the results themselves.
-    const auto one = [](const Result&) { return 1.0; };
-    const auto bus_factor = [](const Result& r) {
-      const auto a = metric_value(r, "algbw"), b = metric_value(r, "busbw");
-      return a && b && *a > 0 ? *b / *a : 1.0;
-    };
-    for (const auto& [metric, factor] :
-         {std::make_pair(std::string("algbw"), std::function<double(const Result&)>(one)),
-          std::make_pair(std::string("busbw"), std::function<double(const Result&)>(bus_factor))}) {
-      auto chart =
-          size_chart(runs, fmt::format("{}: {} vs size", op, metric), metric, keep, {"bytes", "count"}, metric, factor);
-      if (!chart.empty()) out.push_back(std::move(chart));
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> p2p_heatmaps(const std::vector<Run>& runs) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    struct Group {
-      std::string title, unit;
-      std::vector<nlohmann::json> src, dst;
-      std::vector<std::tuple<nlohmann::json, nlohmann::json, double>> cells;
-    };
-    std::vector<Group> groups;
-    for (const auto& r : runs[i].doc.results) {
-      if (r.family() != "p2p" || !r.params.contains("src") || !r.params.contains("dst")) continue;
-      const Metric* m = r.metric("bandwidth");
-      if (!m || !m->value || r.status != Status::pass) continue;
-      const std::string rest = params_without(r.params, {"src", "dst"});
-      const std::string title =
-          r.key + (rest.empty() ? "" : " " + rest) + (runs.size() > 1 ? " (" + runs[i].label + ")" : "");
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.title == title; });
-      if (g == groups.end()) g = groups.insert(groups.end(), Group{title, m->unit, {}, {}, {}});
-      g->src.push_back(r.params.at("src"));
-      g->dst.push_back(r.params.at("dst"));
-      g->cells.emplace_back(r.params.at("src"), r.params.at("dst"), *m->value);
-    }
-    for (auto& g : groups) {
-      for (auto* v : {&g.src, &g.dst}) {
-        std::sort(v->begin(), v->end());
-        v->erase(std::unique(v->begin(), v->end()), v->end());
-      }
-      svg::Heatmap h;
-      h.title = g.title;
-      h.unit = g.unit;
-      auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-      for (const auto& s : g.src) h.rows.push_back(text(s));
-      for (const auto& d : g.dst) h.cols.push_back(text(d));
-      h.values.assign(g.src.size(), std::vector<std::optional<double>>(g.dst.size()));
-      for (const auto& [s, d, v] : g.cells) {
-        const auto si = static_cast<size_t>(std::find(g.src.begin(), g.src.end(), s) - g.src.begin());
-        const auto di = static_cast<size_t>(std::find(g.dst.begin(), g.dst.end(), d) - g.dst.begin());
-        h.values[si][di] = v;
-      }
-      out.push_back(svg::render_heatmap(h));
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> train_charts(const std::vector<Run>& runs) {
-  std::vector<std::string> out;
-  svg::BarChart time{"Training step time per phase",
-                     {},
-                     {},
-                     true,
-                     {"time per step", "s", svg::Scale::linear, svg::TickFormat::number}};
-  svg::BarChart memory{"Training memory per category (measured vs analytic)",
-                       {},
-                       {},
-                       true,
-                       {"memory per rank", "B", svg::Scale::linear, svg::TickFormat::bytes}};
-  // Adds one stacked bar: `parts` maps a segment name to its value.
-  auto add_bar = [](svg::BarChart& c, const std::string& category,
-                    const std::vector<std::pair<std::string, double>>& parts) {
-    c.categories.push_back(category);
-    for (auto& s : c.series) s.values.emplace_back();
-    for (const auto& [name, v] : parts) {
-      auto it = std::find_if(c.series.begin(), c.series.end(), [&](const svg::BarSeries& s) { return s.name == name; });
-      if (it == c.series.end()) {
-        it = c.series.insert(c.series.end(),
-                             svg::BarSeries{name, std::vector<std::optional<double>>(c.categories.size())});
-      }
-      it->values.back() = v;
-    }
-  };
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& r : runs[i].doc.results) {
-      if (r.family() != "train" || r.status != Status::pass) continue;
-      std::string layout = r.params.contains("layout") && r.params.at("layout").is_string()
-                               ? r.params.at("layout").get<std::string>()
-                               : r.key.substr(6);
-      if (runs.size() > 1) layout += " · " + runs[i].label;
-      if (r.extra.contains("time_split") && r.extra.at("time_split").is_object()) {
-        std::vector<std::pair<std::string, double>> parts;
-        for (auto it = r.extra.at("time_split").begin(); it != r.extra.at("time_split").end(); ++it)
-          if (it.value().is_number()) parts.emplace_back(it.key(), it.value().get<double>());
-        add_bar(time, layout, parts);
-      }
-      if (r.extra.contains("memory") && r.extra.at("memory").is_object()) {
-        std::vector<std::pair<std::string, double>> measured, analytic;
-        for (auto it = r.extra.at("memory").begin(); it != r.extra.at("memory").end(); ++it) {
-          if (const double m = number_at(it.value(), "measured"); std::isfinite(m)) measured.emplace_back(it.key(), m);
-          if (const double a = number_at(it.value(), "analytic"); std::isfinite(a)) analytic.emplace_back(it.key(), a);
-        }
-        add_bar(memory, layout + " measured", measured);
-        add_bar(memory, layout + " analytic", analytic);
-      }
-    }
-  }
-  if (!time.categories.empty()) out.push_back(svg::render_bar_chart(time));
-  if (!memory.categories.empty()) out.push_back(svg::render_bar_chart(memory));
   return out;
 }
 

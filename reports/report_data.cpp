@@ -89,10 +89,10 @@ std::vector<Row> match_rows(const std::vector<Run>& runs, const std::function<bo
   return rows;
 }
 
-std::vector<Row> family_rows(const std::vector<Run>& runs, const std::string& family) {
-  const auto swept = [](const Result& r) {
-    return (r.key.rfind("mem/copy/", 0) == 0 || r.family() == "coll") && r.params.contains("bytes") &&
-           r.params.at("bytes").is_number();
+std::vector<Row> family_rows(const std::vector<Run>& runs, const std::string& family,
+                             const std::function<bool(const Result&)>& sweeps_bytes) {
+  const auto swept = [&](const Result& r) {
+    return sweeps_bytes && sweeps_bytes(r) && r.params.contains("bytes") && r.params.at("bytes").is_number();
   };
   const auto series_id = [](const Result& r) {
     nlohmann::json p = r.params;

@@ -35,10 +35,12 @@ struct Row {
 // params (nlohmann::json objects compare and dump in key order, so params order is irrelevant).
 std::vector<Row> match_rows(const std::vector<Run>& runs, const std::function<bool(const Result&)>& keep);
 
-// The rows of a family's summary table: every result of the family, except that swept series
-// (mem/copy/* over "bytes", coll over "bytes"/"count") contribute only their largest size — the
-// charts show the sweeps. α–β fit results are kept (their headline is β).
-std::vector<Row> family_rows(const std::vector<Run>& runs, const std::string& family);
+// The rows of a family's summary table: every result of the family, except that the series of
+// results for which `sweeps_bytes` holds (a sweep over params "bytes", and "count" with it)
+// contribute only their largest size — the family's charts show the sweeps. α–β fit results are
+// kept (their headline is β).
+std::vector<Row> family_rows(const std::vector<Run>& runs, const std::string& family,
+                             const std::function<bool(const Result&)>& sweeps_bytes = {});
 
 // The headline metric (the first) of a result, when it has a value.
 const Metric* headline(const Result* r);

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 
+#include "bench/coll/coll_table.hpp"
 #include "bench/common/rank_threads.hpp"
 #include "collectives/verifiable_case.hpp"
 #include "collectives/graph_capture.hpp"
@@ -22,7 +23,6 @@
 #include "core/fit.hpp"
 #include "core/gpu.hpp"
 #include "core/size.hpp"
-#include "reports/coll_table.hpp"
 #include "reports/result.hpp"
 
 namespace gcb::bench {
@@ -250,7 +250,7 @@ class CollRun {
     cycle_ = cycle;
     Result head;
     head.params = params(s);
-    if (print_) fmt::print("{}", report::coll_sweep_header(head));
+    if (print_) fmt::print("{}", coll_sweep_header(head));
     if (o_.mode == TimingMode::graph) {
       const std::string why = graph_waived_reason(ctx_.world_comm);
       if (!why.empty()) {
@@ -259,7 +259,7 @@ class CollRun {
         r.params = params(s);
         r.status = Status::waived;
         r.reason = why;
-        if (print_) fmt::print("{}", report::coll_sweep_footer(std::vector<const Result*>{&r}, o_.verbose));
+        if (print_) fmt::print("{}", coll_sweep_footer(std::vector<const Result*>{&r}, o_.verbose));
         if (runner_) runner_->add(std::move(r));
         return;
       }
@@ -292,11 +292,11 @@ class CollRun {
       fit_bytes.push_back(static_cast<double>(shape.bytes));
       fit_seconds.push_back(out.time_s);
       if (print_) {
-        fmt::print("{}", report::coll_table_row(*out_result, in_result));
+        fmt::print("{}", coll_table_row(*out_result, in_result));
         std::fflush(stdout);
       }
     }
-    if (print_) fmt::print("{}", report::coll_sweep_footer(cells, o_.verbose));
+    if (print_) fmt::print("{}", coll_sweep_footer(cells, o_.verbose));
     if (!stopped_) add_fit(s, fit_bytes, fit_seconds);  // a fit of part of a sweep would not say so
   }
 

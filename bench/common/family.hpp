@@ -1,7 +1,9 @@
-// One row per subcommand family: its name, how it adds its command, and its entry in
-// `gcbench run` where it has one. gcbench's main registers the commands in table order (so
-// `--help` lists them in it) and `gcbench run` runs the suite entries in the same order. Adding a
-// family is its folder, one row in bench/families.cpp and one add_subdirectory line.
+// One row per subcommand family: its name, how it adds its command, its entry in `gcbench run`
+// where it has one and its view in `gcbench report` where it has one. gcbench's main registers
+// the commands in table order (so `--help` lists them in it), `gcbench run` runs the suite entries
+// in the same order and `gcbench report` draws each family's section with its row's view. Adding a
+// family is its folder, one row in bench/families.cpp and one add_subdirectory line (and its
+// library in gcb_bench's link list).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,13 +16,15 @@
 #include "bench/common/cli.hpp"
 #include "bench/common/runner.hpp"
 #include "core/harness.hpp"
+#include "reports/html.hpp"
 
 namespace gcb::bench {
 
 struct Family;
 
 // What a family's command may need besides its parent app: the process's command line (for the
-// result context) and the whole table (for `run`, which loops over it).
+// result context) and the whole table (for `run`, which loops over it, and `report`, which draws
+// the rows' views).
 struct CommandContext {
   const std::vector<std::string>& argv;
   std::span<const Family> families;
@@ -41,6 +45,17 @@ struct Family {
   const char* name;
   void (*add_command)(CLI::App& root, std::function<int()>& run, const CommandContext& context);
   void (*run_in_suite)(const SuiteRun& suite);  // nullptr: not part of `gcbench run`
+  // Its section of `gcbench report` (reports/html.hpp; bench/NAME/NAME_report.hpp). nullptr: its
+  // results get "Family NAME" and the side-by-side table.
+  const report::ReportView* report_view;
 };
+
+// The report sections of the rows with a view of their own, in table order.
+inline std::vector<report::ReportSection> report_sections(std::span<const Family> families) {
+  std::vector<report::ReportSection> out;
+  for (const Family& f : families)
+    if (f.report_view) out.push_back({f.name, f.report_view});
+  return out;
+}
 
 }  // namespace gcb::bench

@@ -1,13 +1,14 @@
 // `gcbench report`: loads the result documents (load_input), renders every output asked for — HTML, Markdown, CSV
-// (combined_csv) — before writing any, or prints the coll-table format; add_report_command registers it.
+// (combined_csv) — before writing any, or prints a family's console tables (--format NAME-table); add_report_command
+// registers it with the family table's report sections.
 #include "bench/report/report.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <memory>
 
 #include "bench/common/cli.hpp"
 #include "core/error.hpp"
-#include "reports/coll_table.hpp"
 #include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/markdown.hpp"
@@ -53,16 +54,23 @@ ResultDocument load_input(const std::string& path) {
   }
 }
 
+std::string table_format(const report::ReportSection& s) { return fmt::format("{}-table", s.family); }
+
 }  // namespace
 
-int run_report(const ReportOptions& o) {
+int run_report(const ReportOptions& o, std::span<const report::ReportSection> sections) {
   if (o.inputs.empty()) throw UsageError("report needs at least one result file");
-  if (o.format == "coll-table") {
+  if (!o.format.empty()) {
+    const auto s = std::find_if(sections.begin(), sections.end(), [&](const report::ReportSection& x) {
+      return x.view->tables && table_format(x) == o.format;
+    });
+    if (s == sections.end()) throw UsageError(fmt::format("--format {}: no family prints such tables", o.format));
     if (!o.html.empty() || !o.markdown.empty() || !o.csv.empty() || !o.baseline.empty())
-      throw UsageError("--format coll-table prints to standard output; it takes no -o, --md, --csv or --baseline");
+      throw UsageError(
+          fmt::format("--format {} prints to standard output; it takes no -o, --md, --csv or --baseline", o.format));
     std::vector<ResultDocument> docs;
     for (const auto& p : o.inputs) docs.push_back(load_input(p));  // every input loads before anything prints
-    for (const auto& doc : docs) fmt::print("{}", report::render_coll_table(doc.results));
+    for (const auto& doc : docs) fmt::print("{}", s->view->tables(doc.results));
     return kExitOk;
   }
   if (o.html.empty() && o.markdown.empty() && o.csv.empty())
@@ -79,8 +87,8 @@ int run_report(const ReportOptions& o) {
 
   // Render everything before writing anything, so a failure leaves no partial set of outputs.
   std::string html, markdown, csv;
-  if (!o.html.empty()) html = report::render_html(runs, {o.title});
-  if (!o.markdown.empty()) markdown = report::render_markdown(runs, {o.title, 64000});
+  if (!o.html.empty()) html = report::render_html(runs, sections, {o.title});
+  if (!o.markdown.empty()) markdown = report::render_markdown(runs, sections, {o.title, 64000});
   if (!o.csv.empty()) csv = combined_csv(runs);
   outputs.write(o.html, html);
   outputs.write(o.markdown, markdown);
@@ -88,7 +96,7 @@ int run_report(const ReportOptions& o) {
   return kExitOk;
 }
 
-void add_report_command(CLI::App& root, std::function<int()>& run) {
+void add_report_command(CLI::App& root, std::function<int()>& run, std::span<const Family> families) {
   auto* app =
       root.add_subcommand("report", "Render result files as an HTML report (+ Markdown, CSV), runs side by side");
   auto o = std::make_shared<ReportOptions>();
@@ -101,11 +109,19 @@ void add_report_command(CLI::App& root, std::function<int()>& run) {
   app->add_option("--baseline", o->baseline,
                   "result file every ratio is relative to (default: the first RESULTS file)");
   app->add_option("--title", o->title, "report title")->capture_default_str();
-  app->add_option("--format", o->format,
-                  "coll-table: print the nccl-tests tables of the coll results to standard output, as `gcbench coll` "
-                  "printed them, instead of writing files")
-      ->check(CLI::IsMember({"coll-table"}));
-  run = [o] { return run_report(*o); };
+  // --format NAME-table for each family whose view has console tables.
+  std::vector<report::ReportSection> sections = report_sections(families);
+  std::vector<std::string> formats;
+  std::string format_help;
+  for (const auto& s : sections)
+    if (s.view->tables) {
+      formats.push_back(table_format(s));
+      format_help +=
+          fmt::format("{}{}: print {} to standard output, as `gcbench {}` printed them, instead of writing files",
+                      format_help.empty() ? "" : "; ", formats.back(), s.view->tables_help, s.family);
+    }
+  app->add_option("--format", o->format, format_help)->check(CLI::IsMember(formats));
+  run = [o, sections = std::move(sections)] { return run_report(*o, sections); };
 }
 
 }  // namespace gcb::bench

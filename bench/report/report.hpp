@@ -4,8 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "bench/common/family.hpp"
+#include "reports/html.hpp"
 
 namespace gcb::bench {
 
@@ -14,15 +18,18 @@ struct ReportOptions {
   std::string html, markdown, csv;  // outputs; at least one
   std::string baseline;             // optional: the run every ratio is relative to (else inputs[0])
   std::string title = "gcbench report";
-  std::string format;  // "coll-table": print the nccl-tests tables to standard output instead
+  std::string format;  // "NAME-table": print family NAME's console tables to standard output instead
 };
 
 // Checks every output path, loads every input (any problem: gcb::UsageError with one line,
 // before anything is written), renders, then writes each output atomically; with format
-// "coll-table", prints each input's coll tables instead (exactly as `gcbench coll` printed them).
-// Returns the exit code (0).
-int run_report(const ReportOptions& o);
+// "NAME-table" (NAME a family among `sections` whose view has console tables: coll), prints each
+// input's tables of that family instead (exactly as `gcbench NAME` printed them).
+// A family with one of `sections` gets its view; any other its side-by-side table. Returns the
+// exit code (0).
+int run_report(const ReportOptions& o, std::span<const report::ReportSection> sections);
 
-void add_report_command(CLI::App& root, std::function<int()>& run);
+// The sections are the views of the rows of `families` (the family table) that have one.
+void add_report_command(CLI::App& root, std::function<int()>& run, std::span<const Family> families);
 
 }  // namespace gcb::bench

@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "reports/coll_table.hpp"
 #include "reports/render.hpp"
 #include "reports/result.hpp"
 #include "reports/specs.hpp"
@@ -273,7 +272,7 @@ TEST(Render, CsvHasOneColumnPerParameter) {
 }
 
 // A one-sample row has no spread: its CV is undefined and every console table prints "-" there
-// (it once printed "0.00"); two samples give a number.
+// (it once printed "0.00"; coll's table: tests/bench/coll/test_coll.cpp); two samples give a number.
 TEST(Render, UndefinedStatisticsPrintADash) {
   Result one = sample_result("gemm/host/sgemm", 12.5);
   one.samples = {1e-3};
@@ -282,13 +281,6 @@ TEST(Render, UndefinedStatisticsPrintADash) {
   EXPECT_NE(row.find("(1.000 ms median, n 1)  "), std::string::npos) << row;  // then the params
   const std::string table = render_console({one});
   EXPECT_NE(table.find("     -     1\n"), std::string::npos) << table;  // cv% "-", n 1
-  Result coll = one;
-  coll.key = "coll/all_reduce";
-  coll.params = {{"bytes", 8}, {"inplace", false}, {"mode", "pipelined"}};
-  const Result* cells[] = {&coll};
-  const std::string footer = report::coll_sweep_footer(cells, false);
-  const std::string last = footer.substr(footer.rfind("\n", footer.size() - 2) + 1);
-  EXPECT_NE(last.find("   1000.00      -    0.0"), std::string::npos) << footer;  // max, CV%, skew%
   one.samples = {1e-3, 2e-3};
   one.stats = summarize(one.samples);
   EXPECT_EQ(cv_text(*one.stats, 2), fixed_text(one.stats->cv * 100, 2));

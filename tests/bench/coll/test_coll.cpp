@@ -1,6 +1,6 @@
 // gcbench coll on rank threads: busbw factors and shapes as nccl-tests, exact results for every
 // op and placement, #wrong catching one corrupted element, identical harness samples on every
-// rank, and the α–β fit result on synthetic data.
+// rank, the α–β fit result on synthetic data, and the nccl-tests table's statistics of one sample.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -15,16 +15,38 @@
 
 #include "bench/common/cli.hpp"
 #include "bench/coll/coll.hpp"
+#include "bench/coll/coll_table.hpp"
 #include "collectives/rank_timer.hpp"
 #include "collectives/rendezvous.hpp"
 #include "collectives/thread_communicator.hpp"
 #include "collectives/verifiable_case.hpp"
 #include "collectives/world.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/watchdog.hpp"
 
 namespace gcb::bench {
 namespace {
+
+// A one-sample row has no spread: its CV is undefined and the statistics table under a sweep
+// prints "-" there, as every console table does (tests/reports/test_result.cpp), not "0.00".
+TEST(CollTable, UndefinedStatisticsPrintADash) {
+  Result coll;
+  coll.key = "coll/all_reduce";
+  coll.params = {{"bytes", 8}, {"inplace", false}, {"mode", "pipelined"}};
+  coll.samples = {1e-3};
+  coll.sample_flags = {0};
+  coll.stats = summarize(coll.samples);
+  coll.metrics = {Metric{"bandwidth", 12.5, "GB/s", true, 100.0, "spec:test"}};
+  coll.model = {{"bytes", 3072}};
+  coll.throttled = true;
+  coll.stop_reason = "converged";
+  coll.batch = 4;
+  const Result* cells[] = {&coll};
+  const std::string footer = coll_sweep_footer(cells, false);
+  const std::string last = footer.substr(footer.rfind("\n", footer.size() - 2) + 1);
+  EXPECT_NE(last.find("   1000.00      -    0.0"), std::string::npos) << footer;  // max, CV%, skew%
+}
 
 TEST(CollBusbw, FactorsAreNcclTests) {
   // nccl-tests doc/PERFORMANCE.md and src/*.cu (NVIDIA/nccl-tests doc/PERFORMANCE.md).

@@ -1,6 +1,6 @@
-// The scan section of `gcbench report` (section.hpp): verdict counts per stage, the ranked culprits, the pair bandwidth
-// heat map, per-node stage bars and the collective search's steps.
-#include "reports/scan/section.hpp"
+// The scan section of `gcbench report` (scan_report.hpp): verdict counts per stage, the ranked culprits, the pair
+// bandwidth heat map, per-node stage bars and the collective search's steps.
+#include "bench/scan/scan_report.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,9 @@
 #include "reports/render.hpp"
 #include "reports/svg_chart.hpp"
 
-namespace gcb::report {
+namespace gcb::scan {
+
+using namespace report;
 
 namespace {
 
@@ -301,4 +303,12 @@ std::string scan_section_markdown(const std::vector<Run>& runs) {
   return out;
 }
 
-}  // namespace gcb::report
+const ReportView kScanReportView = {
+    "Cluster scan (scan)",
+    [](const std::vector<Run>& runs, const std::string&) { return scan_section_html(runs); },
+    scan_section_markdown,
+    nullptr,
+    nullptr,
+    nullptr};
+
+}  // namespace gcb::scan

@@ -1,7 +1,8 @@
 // The nccl-tests table of `gcbench coll` (NVIDIA/nccl-tests src/common.cu: the column layout,
 // the "Out of bounds values" and "Avg bus bandwidth" footer) with our statistics table under each
 // sweep, as a pure function of the results: `gcbench coll` prints these pieces as each sweep
-// runs and `gcbench report --format coll-table` prints the same text from a saved document.
+// runs and `gcbench report --format coll-table` prints the same text from a saved document (coll's
+// report view, coll_report.hpp).
 #pragma once
 
 #include <span>
@@ -10,7 +11,7 @@
 
 #include "reports/result.hpp"
 
-namespace gcb::report {
+namespace gcb::bench {
 
 // A sweep is the results of one op × type × redop × root (× cycle): one result per size and
 // placement (params bytes, count, inplace), or one WAIVED result without bytes (graph mode where
@@ -32,4 +33,4 @@ std::vector<CollSweep> coll_sweeps(const std::vector<Result>& results);
 std::string render_coll_sweep(const CollSweep& sweep, bool verbose);
 std::string render_coll_table(const std::vector<Result>& results, bool verbose = false);
 
-}  // namespace gcb::report
+}  // namespace gcb::bench

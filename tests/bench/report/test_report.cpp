@@ -1,9 +1,12 @@
-// The HTML and Markdown reports as pure functions of result documents: one chart per expected
-// series group, no script, escaping, side-by-side ratios, environment diff, the Markdown budget.
+// The HTML and Markdown reports as pure functions of result documents, with the sections of the
+// family table (bench/families.cpp) as `gcbench report` draws them: one chart per expected series
+// group, no script, escaping, side-by-side ratios, environment diff, the Markdown budget.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include "bench/families.hpp"
+#include "bench/mem/mem_report.hpp"
 #include "reports/html.hpp"
 #include "reports/markdown.hpp"
 #include "reports/report_charts.hpp"
@@ -19,6 +22,16 @@ using test::count_of;
 using test::xml_check;
 
 const char* const kFixture = "tests/fixtures/report/synthetic_gpu.json";
+
+// The sections `gcbench report` draws: the views of the family table's rows.
+std::span<const ReportSection> sections() {
+  static const std::vector<ReportSection> kSections = bench::report_sections(bench::families());
+  return kSections;
+}
+std::string html_of(const std::vector<Doc>& runs) { return render_html(runs, sections()); }
+std::string markdown_of(const std::vector<Doc>& runs, const MarkdownOptions& options = {}) {
+  return render_markdown(runs, sections(), options);
+}
 
 Doc fixture_run(const std::string& label = "base.json") { return {label, load_document(kFixture)}; }
 
@@ -42,7 +55,7 @@ Doc contender() {
 }
 
 TEST(Report, SingleRunHtmlHasOneSvgPerExpectedChartAndNoScript) {
-  const std::string html = render_html({fixture_run()});
+  const std::string html = html_of({fixture_run()});
   EXPECT_EQ(xml_check(html), "");
   // coll: algbw + busbw for all_reduce and all_gather (4); p2p: one heatmap; train: time and
   // memory stacks (2); roofline of the H100 (1).
@@ -84,7 +97,7 @@ TEST(Report, MemoryChartsCoverBarsCopySweepsWithFitAndLatency) {
     lat.metrics = {Metric{"latency", ws / 4096, "ns", false, {}, {}}};
     rs.push_back(lat);
   }
-  const auto charts = memory_charts({run});
+  const auto charts = bench::mem_charts({run});
   ASSERT_EQ(charts.size(), 3u);  // bars, the d2d sweep, the latency curve
   for (const auto& c : charts) EXPECT_EQ(xml_check(c), "");
   // What every series shares goes to the title; legends name only what tells series apart.
@@ -93,7 +106,7 @@ TEST(Report, MemoryChartsCoverBarsCopySweepsWithFitAndLatency) {
       << charts[1];
   EXPECT_NE(charts[1].find("α–β fit of measured: α=1.30 us β=50.00 GB/s"), std::string::npos) << charts[1];
   // The summary table keeps only the largest size of the sweep, plus the fit and the others.
-  const auto rows = family_rows({run}, "mem");
+  const auto rows = section_rows({run}, "mem", find_section(sections(), "mem"));
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[1].params.at("bytes"), 1048576.0);
 }
@@ -115,7 +128,7 @@ TEST(Report, HeadlinesNameTheirStatistic) {
   EXPECT_EQ(headline_label(&plain), "bandwidth");
   Doc run{"mem.json", {}};
   run.doc.results = {best, lat};
-  const std::string html = render_html({run});
+  const std::string html = html_of({run});
   EXPECT_EQ(xml_check(html), "");
   EXPECT_NE(html.find("Values: bandwidth, best sample (mem/host/triad); latency, median (mem/host/latency)."),
             std::string::npos)
@@ -123,25 +136,31 @@ TEST(Report, HeadlinesNameTheirStatistic) {
   EXPECT_NE(html.find("bandwidth, best sample (GB/s)"), std::string::npos) << html;  // the bar chart's axis
 }
 
-// Each family with a view of its own is one row of report_sections(): a run holding one result
-// of that family gets the row's section title; any other family "Family NAME" and its table.
-TEST(Report, SectionsComeFromTheTable) {
-  ASSERT_FALSE(report_sections().empty());
-  for (const ReportSection& section : report_sections()) {
-    EXPECT_EQ(report_section(section.family), &section);
+// Each family with a view of its own says so in its row of the family table: a run holding one
+// result of that family gets the row's section title; any other family "Family NAME" and its
+// side-by-side table — a family the table does not know too (from another build of gcbench).
+TEST(Report, SectionsComeFromTheFamilyTable) {
+  size_t with_view = 0;
+  for (const bench::Family& f : bench::families()) {
+    const ReportSection* section = find_section(sections(), f.name);
+    ASSERT_EQ(section != nullptr, f.report_view != nullptr) << f.name;
     Doc run{"one.json", {}};
-    Result r = bandwidth_result(std::string(section.family) + "/x", {{"device", "cpu"}}, 1.0);
-    run.doc.results = {r};
-    const std::string html = render_html({run});
-    EXPECT_EQ(xml_check(html), "") << section.family;
-    EXPECT_NE(html.find(fmt::format("<h2 id=\"{}\">{}</h2>", section.family, section.title)), std::string::npos)
-        << section.family;
+    run.doc.results = {bandwidth_result(std::string(f.name) + "/x", {{"device", "cpu"}}, 1.0)};
+    const std::string html = html_of({run});
+    EXPECT_EQ(xml_check(html), "") << f.name;
+    const std::string title = section ? section->view->title : fmt::format("Family {}", f.name);
+    EXPECT_NE(html.find(fmt::format("<h2 id=\"{}\">{}</h2>", f.name, title)), std::string::npos) << f.name;
+    with_view += section != nullptr;
   }
-  EXPECT_EQ(report_section("io"), nullptr);
-  Doc run{"io.json", {}};
-  run.doc.results = {bandwidth_result("io/read", {{"device", "cpu"}}, 2.5)};
-  const std::string html = render_html({run});
-  EXPECT_NE(html.find("<h2 id=\"io\">Family io</h2>"), std::string::npos) << html;
+  EXPECT_EQ(with_view, sections().size());
+  ASSERT_FALSE(sections().empty());
+  const std::string unknown = "unlisted";
+  for (const bench::Family& f : bench::families()) ASSERT_NE(f.name, unknown);
+  EXPECT_EQ(find_section(sections(), unknown), nullptr);
+  Doc run{"unlisted.json", {}};
+  run.doc.results = {bandwidth_result(unknown + "/read", {{"device", "cpu"}}, 2.5)};
+  const std::string html = html_of({run});
+  EXPECT_NE(html.find("<h2 id=\"unlisted\">Family unlisted</h2>"), std::string::npos) << html;
   EXPECT_NE(html.find("2.500 GB/s"), std::string::npos) << html;
 }
 
@@ -153,7 +172,7 @@ TEST(Report, LegendsNameTheParamsThatDiffer) {
       r.params["bytes"] = n;
       run.doc.results.push_back(r);
     }
-  const auto charts = memory_charts({run});
+  const auto charts = bench::mem_charts({run});
   ASSERT_FALSE(charts.empty());
   const std::string& c = charts.back();
   EXPECT_NE(c.find(">pinned=false<"), std::string::npos) << c;
@@ -171,7 +190,7 @@ TEST(Report, SizeChartsTakeALogAxisBeyond100x) {
       Result r = bandwidth_result("mem/copy/d2d", {{"device", "gpu:0"}, {"bytes", n}}, n == 1024.0 ? low : 50.0);
       run.doc.results.push_back(r);
     }
-    const auto charts = memory_charts({run});
+    const auto charts = bench::mem_charts({run});
     return charts.empty() ? std::string() : charts.front();
   };
   const std::string wide = chart(0.01), narrow = chart(5.0);
@@ -201,7 +220,7 @@ TEST(Report, PlanVerifyRowsShowPredictedAgainstMeasured) {
   nofit.status = Status::waived;
   nofit.reason = "needs 90 GiB, more than the 80 GiB of a device";
   run.doc.results = {layout, verify, nofit};
-  const std::string html = render_html({run});
+  const std::string html = html_of({run});
   const size_t table = html.find("plan --verify: the predicted step time");
   ASSERT_NE(table, std::string::npos) << html;
   const std::string rest = html.substr(table);
@@ -229,7 +248,7 @@ TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   EXPECT_NEAR(*ratio_to_baseline(rows[0], 1), 1.1, 1e-12);
   EXPECT_FALSE(ratio_to_baseline(rows[0], 2));  // no such run
 
-  const std::string html = render_html(runs);
+  const std::string html = html_of(runs);
   EXPECT_EQ(xml_check(html), "");
   EXPECT_NE(html.find("environments differ"), std::string::npos);
   EXPECT_NE(html.find("<td>575.51.03</td>"), std::string::npos);
@@ -238,7 +257,7 @@ TEST(Report, SideBySideRatiosAndEnvironmentDiff) {
   // Two runs: p2p heatmaps and rooflines are per run (2 + 2), the rest hold both runs' series.
   EXPECT_EQ(count_of(html, "<svg"), 10u);
 
-  const std::string md = render_markdown(runs);
+  const std::string md = markdown_of(runs);
   EXPECT_NE(md.find("- driver: base.json = `570.86.15`, new.json = `575.51.03`"), std::string::npos) << md;
   EXPECT_EQ(count_of(md, " 1.100× |"), 4u);
   EXPECT_NE(md.find("causal\\<mask\\>&'\""), std::string::npos);  // '<' and '>' escaped (reports/escape.hpp)
@@ -255,7 +274,7 @@ TEST(Report, UnmatchedResultsShowDashesNotRatios) {
   EXPECT_DOUBLE_EQ(*ratio_to_baseline(rows[0], 1), 0.5);
   EXPECT_FALSE(ratio_to_baseline(rows[1], 1));
   EXPECT_EQ(rows[1].per_run[0], nullptr);
-  const std::string html = render_html({a, b});
+  const std::string html = html_of({a, b});
   EXPECT_NE(html.find("<td class=\"num worse\">0.500×</td>"), std::string::npos);
 }
 
@@ -265,14 +284,14 @@ TEST(Report, MarkdownStaysUnder64KBWithManyResults) {
     for (int i = 0; i < 3000; ++i)
       big.doc.results.push_back(bandwidth_result(fmt::format("fam{}/case{}", f, i % 7),
                                                  {{"i", i}, {"label", std::string(40, 'x')}}, 1.0 + i));
-  const std::string md = render_markdown({big, big});
+  const std::string md = markdown_of({big, big});
   EXPECT_LE(md.size(), 64000u);
   EXPECT_GT(md.size(), 1000u);
   EXPECT_EQ(md.rfind("# gcbench report", 0), 0u);
   EXPECT_EQ(count_of(md, "\n## fam"), 6u);  // every family keeps its heading
   EXPECT_NE(md.find("of 3000 rows shown"), std::string::npos);
   // A tiny budget still gives a valid prefix and says it was cut.
-  const std::string tiny = render_markdown({big}, {"t", 300});
+  const std::string tiny = markdown_of({big}, {"t", 300});
   EXPECT_LE(tiny.size(), 300u);
   EXPECT_NE(tiny.find("cut to fit"), std::string::npos);
 }

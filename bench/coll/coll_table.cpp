@@ -1,13 +1,13 @@
 // The nccl-tests-style table of `gcbench coll` (coll_table.hpp, after NVIDIA/nccl-tests src/common.cu): header, one row
 // per size with #wrong, the footer and our statistics table, from the results alone.
-#include "reports/coll_table.hpp"
+#include "bench/coll/coll_table.hpp"
 
 #include <fmt/format.h>
 
 #include "core/dtype.hpp"
 #include "reports/render.hpp"
 
-namespace gcb::report {
+namespace gcb::bench {
 
 namespace {
 
@@ -158,4 +158,4 @@ std::string render_coll_table(const std::vector<Result>& results, bool verbose) 
   return out;
 }
 
-}  // namespace gcb::report
+}  // namespace gcb::bench

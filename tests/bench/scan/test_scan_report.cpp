@@ -3,10 +3,14 @@
 // stages, and the Markdown form.
 #include <gtest/gtest.h>
 
-#include "reports/scan/section.hpp"
+#include "bench/scan/scan_report.hpp"
 
 namespace gcb::report {
 namespace {
+
+using gcb::scan::has_scan;
+using gcb::scan::scan_section_html;
+using gcb::scan::scan_section_markdown;
 
 Result verdict(const std::string& stage, const std::string& kind, const std::string& node, const std::string& peer,
                const std::string& v, int rank, const std::string& figure = "send bandwidth") {
