@@ -10,8 +10,7 @@ set -euo pipefail
 cd "$1"
 declare -A floor=(
   [core]="core gcb"
-  [reports]="core gcb reports reports/scan"
-  [reports/scan]="core gcb reports reports/scan"
+  [reports]="core gcb reports"
   [topology]="core gcb reports topology"
   [kernels/common]="core gcb kernels/common"
   [kernels/mem]="core gcb kernels/mem"
@@ -20,7 +19,7 @@ declare -A floor=(
   [kernels/attention]="core gcb kernels/attention kernels/common"
   [kernels/train]="core gcb kernels/train"
   [collectives]="core gcb collectives"
-  [models/model]="core gcb models/model"
+  [models/model]="core gcb kernels/attention models/model"
   [models/io]="core gcb reports models/model models/io"
   [models/theory]="core gcb reports collectives models/model models/theory"
   [models/backend]="core gcb kernels/train models/model models/backend"

@@ -14,29 +14,18 @@
 #include "bench/common/case.hpp"
 #include "bench/common/cli.hpp"
 #include "core/dtype.hpp"
+#include "kernels/attention/attention_registry.hpp"
 #include "kernels/attention/attention_shape.hpp"
 
 namespace gcb::bench {
 
 enum class AttnPass { fwd, bwd, fwdbwd };
-enum class AttnImpl { ours, unfused, cudnn };
-
-// One row per implementation: what the grid, the byte and memory models, the verification and
-// the GPU case know about it as data. A new implementation is a row here plus its launch code
-// in the GPU case (attn_gpu.cpp).
-struct AttnImplInfo {
-  AttnImpl impl;
-  std::string_view name;   // --impl and the "impl" parameter
-  std::string_view label;  // in messages ("the unfused baseline is forward-only")
-  bool backward;           // has a backward pass; forward-only ones are WAIVED for bwd and fwdbwd
-  // Materialises the b·h·s×s score matrix in HBM: the unfused IO model and memory, the
-  // score-matrix bytes reported, and one more 16-bit rounding (S before the softmax), so twice
-  // the error tolerance of the fused kernels.
-  bool scores_in_hbm;
-  double tolerance_factor;
-};
-// Every implementation, in enum order.
-const std::vector<AttnImplInfo>& attn_impls();
+// An implementation: a row of the attention registry (kernels/attention/attention_registry.hpp),
+// which holds everything the grid, the byte and memory models, the verification and the GPU case
+// know about it (name, types, forward/backward, workspace, score matrix, tolerance, its kernels).
+// Nothing here names an implementation: a new row is benchmarked as it is added.
+using AttnImpl = kernels::attn::AttnImplId;
+using AttnImplInfo = kernels::attn::AttnImplRow;
 const AttnImplInfo& attn_impl_info(AttnImpl i);
 std::string attn_pass_name(AttnPass p);
 std::string attn_impl_name(AttnImpl i);
@@ -53,9 +42,9 @@ struct AttnOptions {
   std::string causal = "both";                // on | off | both
   std::vector<DType> dtypes = {DType::bf16};  // --dtype, of attn_dtypes()
   std::vector<AttnPass> passes = {AttnPass::fwd};
-  std::vector<AttnImpl> impls = {AttnImpl::ours, AttnImpl::unfused, AttnImpl::cudnn};
-  std::string preset;    // "" | fa | llama: replaces the shape lists
-  int check_rows = 256;  // rows checked against FP64 for large shapes
+  std::vector<AttnImpl> impls = kernels::attn::attention_impl_ids();  // every row
+  std::string preset;                                                 // "" | fa | llama: replaces the shape lists
+  int check_rows = 256;                                               // rows checked against FP64 for large shapes
   bool peer_torch = false;
   // Whether --batch, --heads, --seq, --head-dim or --preset was given. When none was, the CPU path
   // runs batch 1 with 1 head (its FP32 reference is single-threaded; the GPU default of 4 × 16
@@ -70,7 +59,7 @@ struct AttnProblem {
   int kv_heads = 0;  // as requested (GQA); the kernels see K/V expanded to shape.heads
   DType dtype = DType::bf16;
   AttnPass pass = AttnPass::fwd;
-  AttnImpl impl = AttnImpl::ours;
+  AttnImpl impl{};  // the registry's first row
 };
 
 // Validates names and values; throws gcb::UsageError.

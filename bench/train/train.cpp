@@ -2,6 +2,7 @@
 #include "bench/train/train.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -67,6 +68,17 @@ std::string backend_for_device(const std::string& device, const std::string& bac
       fmt::format("--device {}: no compute backend runs on {} memory", device, memory_space_name(*memory)));
 }
 
+// --attn's rows in help: each row that trains, with its label and head dims (attention_registry.hpp).
+std::string attention_rows_help() {
+  std::string s;
+  for (const kernels::attn::AttnImplId id : kernels::attn::training_attention_impls()) {
+    const kernels::attn::AttnImplRow& row = kernels::attn::attention_impl(id);
+    s += fmt::format("{}{} ({}{})", s.empty() ? "" : ", ", row.name, row.label,
+                     row.head_dims.empty() ? "" : fmt::format(", head dim {}", fmt::join(row.head_dims, "/")));
+  }
+  return s;
+}
+
 }  // namespace
 
 models::TrainRequest train_request(const TrainCliOptions& o) {
@@ -121,7 +133,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
   r.steps = o.steps;
   r.warmup = o.warmup;
   r.backend = o.backend;
-  r.attn = models::attention_impl_name(o.attn);
+  r.attn = o.attn;
   r.lt_gelu = o.lt_gelu;
   r.peak_flops = o.peak_flops;
   r.peak_source = "flag:--peak-flops";
@@ -226,11 +238,12 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                  " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
                  "GPU exists)")
           ->capture_default_str();
-  app->add_option(
-         "--attn", o->attn,
-         "cuda attention kernels at bf16: ours (flash, head dim 64/128), cudnn (SDPA), auto (the faster forward + backward on this GPU and shape, timed on every rank and decided once for all by the slowest rank's times; recorded); fp32 runs the exact row kernel")
-      ->transform(enum_names(models::attention_impl_names()))
-      ->default_str(std::string(models::attention_impl_name(o->attn)));
+  app->add_option("--attn", o->attn,
+                  "cuda attention kernels at bf16: " + attention_rows_help() +
+                      ", auto (the faster forward + backward on this GPU and shape, timed on every rank and decided "
+                      "once for all by the slowest rank's times; recorded); fp32 runs the exact row kernel")
+      ->transform(enum_names(models::attention_names()))
+      ->default_str(models::attention_request_name(o->attn));
   app->add_flag("--lt-gelu", o->lt_gelu,
                 "cuda: the MLP's GELU in cuBLASLt's epilogue (GELU_AUX forward, DGELU backward) instead of our "
                 "tanh-GELU kernels; unvalidated: whether cuBLASLt's GELU is GPT-2's tanh form has not been checked "

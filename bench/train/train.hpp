@@ -40,7 +40,7 @@ struct TrainCliOptions {
   int steps = 5, warmup = 1;  // --steps, --warmup-steps
   std::string backend = "cpu";
   // cuda: ours | cudnn | auto (the faster on this GPU)
-  models::AttentionImpl attn = models::AttentionImpl::automatic;
+  models::AttentionRequest attn = models::AttentionRequest::automatic;
   bool lt_gelu = false;     // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)
   bool peer_torch = false;  // run scripts/peers/torch_gpt.py on the same model, weights and tokens
   bool explain = false;     // --explain: the step ledger (train_ledger.hpp)

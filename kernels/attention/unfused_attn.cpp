@@ -1,12 +1,15 @@
 // The unfused attention baseline (the "standard attention" of the FlashAttention papers):
 // S = scale·QKᵀ with cuBLAS (strided-batched, FP32 accumulate, 16-bit S in HBM), the softmax
 // kernel of unfused_attn.cu in place, O = PV with cuBLAS. It holds the b·h·s×s matrix in HBM:
-// that footprint and its traffic (arXiv:2205.14135 §3.2) are what fusion removes.
+// that footprint and its traffic (arXiv:2205.14135 §3.2) are what fusion removes. Also the
+// "unfused" row of the attention registry (attention_registry.hpp): forward only, the score
+// matrix as its workspace.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "core/error.hpp"
 #include "core/nvtx.hpp"
+#include "kernels/attention/attention_registry.hpp"
 #include "kernels/attention/flash_attn.hpp"
 
 namespace gcb::kernels::attn {
@@ -36,6 +39,46 @@ void unfused_forward(DType t, const AttnShape& a, const void* q, const void* k, 
   CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, n, n, &one, v, type, dim, s * d,
                                           scores, type, n, s * s, &zero, o, type, dim, s * d, static_cast<int>(batch),
                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+namespace {
+
+class UnfusedKernel final : public AttnKernel {
+ public:
+  UnfusedKernel(DType t, const AttnShape& a, int device) : t_(t), a_(a), device_(device) {}
+  ~UnfusedKernel() override {
+    if (cublas_) cublasDestroy(cublas_);
+  }
+  UnfusedKernel(const UnfusedKernel&) = delete;
+  UnfusedKernel& operator=(const UnfusedKernel&) = delete;
+  // The cuBLAS handle, on the kernel's device, outside the timed launches.
+  std::string prepare(void*) override {
+    if (!cublas_) {
+      CUDA_CHECK(cudaSetDevice(device_));
+      CUBLAS_CHECK(cublasCreate(&cublas_));
+    }
+    return {};
+  }
+  bool writes_lse() const override { return false; }
+  // The b·h·s×s score matrix (forward only).
+  size_t workspace_bytes(bool) const override { return unfused_scores_bytes(t_, a_); }
+  void forward(const AttnTensors& x, void* stream) override {
+    GCB_CHECK(cublas_ != nullptr, "the unfused attention kernel runs after prepare()");
+    unfused_forward(t_, a_, x.q, x.k, x.v, x.o, x.workspace, cublas_, stream);
+  }
+  void backward(const AttnTensors&, void*) override { GCB_CHECK(false, "the unfused baseline is forward-only"); }
+
+ private:
+  DType t_;
+  AttnShape a_;
+  int device_;
+  cublasHandle_t cublas_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<AttnKernel> make_unfused_kernel(DType t, const AttnShape& a, bool, int device) {
+  return std::make_unique<UnfusedKernel>(t, a, device);
 }
 
 }  // namespace gcb::kernels::attn

@@ -25,10 +25,8 @@ std::unique_ptr<Backend> make_cpu(const BackendSpec&) { return std::make_unique<
 
 #if GCB_HAVE_CUDA_TRAINING
 std::unique_ptr<Backend> make_cuda(const BackendSpec& spec) {
-  const std::optional<AttentionImpl> attn = parse_attention_impl(spec.attn);
-  if (!attn) throw UsageError(fmt::format("--attn {}: expected auto, ours or cudnn", spec.attn));
   return std::make_unique<CudaBackend>(
-      CudaBackendOptions{spec.device < 0 ? 0 : spec.device, *attn, spec.lt_gelu, spec.process_devices});
+      CudaBackendOptions{spec.device < 0 ? 0 : spec.device, spec.attn, spec.lt_gelu, spec.process_devices});
 }
 
 std::string cuda_unavailable() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/backend/backend.hpp"
+#include "models/model/attention_choice.hpp"
 #include "models/theory/device_peak.hpp"
 
 namespace gcb {
@@ -20,9 +21,10 @@ namespace gcb::models {
 
 // What a rank needs to make its backend.
 struct BackendSpec {
-  int device = -1;            // the rank's GPU (the World's RankContext::device); -1 on host-only launches
-  std::string attn = "auto";  // CUDA attention: auto | ours | cudnn (attention_choice.hpp)
-  bool lt_gelu = false;       // CUDA: the MLP's GELU in cuBLASLt's epilogue (cuda_backend.hpp)
+  int device = -1;  // the rank's GPU (the World's RankContext::device); -1 on host-only launches
+  AttentionRequest attn =
+      AttentionRequest::automatic;  // CUDA attention: auto or a registry row that trains (attention_choice.hpp)
+  bool lt_gelu = false;             // CUDA: the MLP's GELU in cuBLASLt's epilogue (cuda_backend.hpp)
   // CUDA: every GPU this process drives (rank threads), to which the rank's memory pool grants
   // access (pool_access.hpp); empty when the process drives one GPU.
   std::vector<int> process_devices;

@@ -1,7 +1,7 @@
-// One `--attn auto` decision for the whole run: every rank measures both attention implementations
+// One `--attn auto` decision for the whole run: every rank times the usable attention implementations
 // on its own problem (Backend::measure_attention), the times are all-gathered over the world and
-// combined (attention_choice.hpp agreed_attention_times: the slowest rank's time per
-// implementation), and every rank adopts the same times (Backend::adopt_attention), so that no two
+// combined (attention_choice.hpp agreed_attention_times: the slowest rank's time per registry
+// row), and every rank adopts the same times (Backend::adopt_attention), so that no two
 // ranks run different kernels and the choice recorded by rank 0 is the one every rank used.
 // Called by the engine before the first step, on every rank (inside a step the pipeline's stages
 // reach their first attention at different times, so a collective there could wait forever).

@@ -1,77 +1,104 @@
-// Attention implementation and path names (parse_attention_impl, attention_impl_name, attention_path_name) and
-// agreed_attention_times, the slowest rank's time per implementation (attention_choice.hpp).
+// --attn's names (attention_request_names), agreed_attention_times (the slowest rank's time per
+// registry row) and choose_attention (attention_choice.hpp).
 #include "models/model/attention_choice.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace gcb::models {
 
-std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
-  if (name == "auto") return AttentionImpl::automatic;
-  if (name == "ours") return AttentionImpl::ours;
-  if (name == "cudnn") return AttentionImpl::cudnn;
-  return std::nullopt;
+namespace ka = kernels::attn;
+
+AttentionRequest attention_request(AttnImplId id) {
+  GCB_CHECK(ka::row_of(id) < static_cast<size_t>(AttentionRequest::automatic), "attention registry row out of range");
+  return static_cast<AttentionRequest>(id);
 }
 
-std::string_view attention_impl_name(AttentionImpl a) {
-  switch (a) {
-    case AttentionImpl::automatic: return "auto";
-    case AttentionImpl::ours: return "ours";
-    case AttentionImpl::cudnn: return "cudnn";
-  }
-  return "?";
+std::optional<AttnImplId> requested_impl(AttentionRequest r) {
+  if (r == AttentionRequest::automatic) return std::nullopt;
+  return static_cast<AttnImplId>(r);
 }
 
-std::string_view attention_path_name(AttentionPath p) {
-  switch (p) {
-    case AttentionPath::simple: return "simple";
-    case AttentionPath::ours: return "ours";
-    case AttentionPath::cudnn: return "cudnn";
-  }
-  return "?";
+std::string attention_request_name(AttentionRequest r) {
+  const std::optional<AttnImplId> id = requested_impl(r);
+  return id ? std::string(ka::attention_impl_name(*id)) : "auto";
+}
+
+std::vector<std::pair<std::string, AttentionRequest>> attention_request_names() {
+  std::vector<std::pair<std::string, AttentionRequest>> names = {{"auto", AttentionRequest::automatic}};
+  for (const AttnImplId id : ka::training_attention_impls())
+    names.emplace_back(std::string(ka::attention_impl_name(id)), attention_request(id));
+  return names;
+}
+
+std::string attention_choice_name(const AttentionChoice& c) {
+  return c.impl ? std::string(ka::attention_impl_name(*c.impl)) : "simple";
 }
 
 std::optional<AttentionTimes> agreed_attention_times(const std::vector<std::optional<AttentionTimes>>& ranks) {
   std::optional<AttentionTimes> agreed;
   for (const std::optional<AttentionTimes>& r : ranks) {
     if (!r) continue;
-    if (!agreed) agreed = AttentionTimes{r->ours, r->cudnn};
-    agreed->ours = std::max(agreed->ours, r->ours);
-    agreed->cudnn = std::max(agreed->cudnn, r->cudnn);
+    if (!agreed) agreed = AttentionTimes{};
+    for (const auto& [id, seconds] : *r) {
+      const auto [it, fresh] = agreed->emplace(id, seconds);
+      if (!fresh) it->second = std::max(it->second, seconds);
+    }
   }
   return agreed;
 }
 
-AttentionChoice choose_attention(AttentionImpl asked, DType t, const std::string& ours_unsupported,
-                                 const std::string& cudnn_unsupported, const std::optional<AttentionTimes>& times,
-                                 int ranks) {
-  if (t == DType::f32)
-    return {AttentionPath::simple, false,
-            "fp32: our flash kernels and cuDNN SDPA are 16-bit, so the exact fp32 row kernel runs (--attn ignored)"};
-  const bool ours = ours_unsupported.empty(), cudnn = cudnn_unsupported.empty();
-  if (!ours && !cudnn)
-    return {AttentionPath::simple, false,
-            fmt::format("the simple row kernel: ours: {}; cudnn: {}", ours_unsupported, cudnn_unsupported)};
-  if (asked == AttentionImpl::ours || (asked == AttentionImpl::automatic && !cudnn)) {
-    if (ours)
-      return {AttentionPath::ours, false,
-              asked == AttentionImpl::ours ? "--attn ours" : "ours (cudnn: " + cudnn_unsupported + ")"};
-    return {AttentionPath::cudnn, false, "cudnn (ours: " + ours_unsupported + ")"};
+AttentionChoice choose_attention(AttentionRequest asked_request, DType t,
+                                 const std::map<AttnImplId, std::string>& unsupported,
+                                 const std::optional<AttentionTimes>& times, int ranks) {
+  const std::optional<AttnImplId> asked = requested_impl(asked_request);
+  // Each row's reason, its registry types first.
+  std::map<AttnImplId, std::string> why_not;
+  bool some_type = false;
+  for (const auto& [id, why] : unsupported) {
+    const ka::AttnImplRow& row = ka::attention_impl(id);
+    const bool typed = std::find(row.dtypes.begin(), row.dtypes.end(), t) != row.dtypes.end();
+    some_type = some_type || typed;
+    why_not[id] = typed ? why : fmt::format("{} is not among its types", dtype_name(t));
   }
-  if (asked == AttentionImpl::cudnn || !ours) {
-    if (cudnn)
-      return {AttentionPath::cudnn, false,
-              asked == AttentionImpl::cudnn ? "--attn cudnn" : "cudnn (ours: " + ours_unsupported + ")"};
-    return {AttentionPath::ours, false, "ours (cudnn: " + cudnn_unsupported + ")"};
+  const auto name = [](AttnImplId id) { return std::string(ka::attention_impl_name(id)); };
+  const auto reasons = [&](std::optional<AttnImplId> except) {
+    std::string s;
+    for (const auto& [id, why] : why_not)
+      if (!why.empty() && id != except) s += fmt::format("{}{}: {}", s.empty() ? "" : "; ", name(id), why);
+    return s;
+  };
+  if (!some_type)
+    return {std::nullopt, false,
+            fmt::format("{}: no attention implementation takes it ({}), so the exact fp32 row kernel runs (--attn "
+                        "ignored)",
+                        dtype_name(t), reasons(std::nullopt))};
+  std::vector<AttnImplId> usable;
+  for (const auto& [id, why] : why_not)
+    if (why.empty()) usable.push_back(id);
+  if (usable.empty()) return {std::nullopt, false, "the simple row kernel: " + reasons(std::nullopt)};
+  if (asked && why_not.contains(*asked) && why_not.at(*asked).empty()) return {asked, false, "--attn " + name(*asked)};
+  if (usable.size() == 1) return {usable[0], false, fmt::format("{} ({})", name(usable[0]), reasons(usable[0]))};
+  // Several usable (an asked row among the unusable is named in the reason).
+  const std::string unusable = reasons(std::nullopt);
+  const std::string note = unusable.empty() ? "" : fmt::format(" ({})", unusable);
+  if (!times) return {usable[0], true, "auto: to be timed" + note};
+  std::optional<AttnImplId> best;
+  std::string listed;
+  for (const AttnImplId id : usable) {
+    const auto it = times->find(id);
+    if (it == times->end()) continue;
+    listed += fmt::format("{}{} {:.3f} ms", listed.empty() ? "" : ", ", name(id), 1e3 * it->second);
+    if (!best || it->second < times->at(*best)) best = id;  // ties: the earlier row
   }
-  if (!times) return {AttentionPath::ours, true, "auto: to be timed"};
-  const bool faster = times->ours <= times->cudnn;
-  return {faster ? AttentionPath::ours : AttentionPath::cudnn, false,
-          fmt::format("auto: the faster forward + backward on this shape, {}: ours {:.3f} ms, cudnn {:.3f} ms",
-                      ranks > 1 ? fmt::format("the slowest of {} ranks", ranks) : std::string("this GPU"),
-                      1e3 * times->ours, 1e3 * times->cudnn)};
+  GCB_CHECK(best.has_value(), "choose_attention: times for none of the usable attention implementations");
+  return {
+      best, false,
+      fmt::format("auto: the faster forward + backward on this shape, {}: {}{}",
+                  ranks > 1 ? fmt::format("the slowest of {} ranks", ranks) : std::string("this GPU"), listed, note)};
 }
 
 }  // namespace gcb::models

@@ -51,10 +51,8 @@ inline NameTable<LrSchedule> lr_schedule_names() {
   return names_of({LrSchedule::constant, LrSchedule::cosine}, lr_schedule_name);
 }
 
-// --attn: attention_impl_name's spellings.
-inline NameTable<AttentionImpl> attention_impl_names() {
-  return names_of({AttentionImpl::automatic, AttentionImpl::ours, AttentionImpl::cudnn}, attention_impl_name);
-}
+// --attn: auto and the attention registry's rows that train (attention_choice.hpp).
+inline NameTable<AttentionRequest> attention_names() { return attention_request_names(); }
 
 // The first name of `value` in `names` ("?" when it has none).
 template <typename E>

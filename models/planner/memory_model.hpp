@@ -16,8 +16,8 @@
 namespace gcb::models::planner {
 
 struct MemoryOptions {
-  AttentionImpl attention;  // materialised: the probabilities (and dropout's mask and output) are kept
-  int virtual_stages = 1;   // interleaved 1F1B model chunks per device
+  AttentionCostModel attention;  // materialised: the probabilities (and dropout's mask and output) are kept
+  int virtual_stages = 1;        // interleaved 1F1B model chunks per device
 };
 
 struct StageMemory {

@@ -17,7 +17,7 @@ struct PlanRequest {
   GptConfig model;
   int global_batch = 0;
   Precision precision = Precision::bf16;
-  AttentionImpl attention;
+  AttentionCostModel attention;
   bool pp_scatter_gather = false;
   Cluster cluster;
   Calibration calibration;

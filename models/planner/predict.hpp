@@ -50,7 +50,7 @@ struct PlanModel {
   GptConfig model;
   int global_batch = 1;  // sequences per step
   Precision precision = Precision::bf16;
-  AttentionImpl attention;
+  AttentionCostModel attention;
   // Megatron's scatter/gather of pipeline messages over the tp ranks (Narayanan et al. 2021 §4.1):
   // each tp rank sends 1/t over the inter-node tier, an all-gather rebuilds it on the intra-node one.
   bool pp_scatter_gather = false;

@@ -39,7 +39,7 @@ double PassWork::flops() const {
   return f;
 }
 
-StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage, const AttentionImpl& attention) {
+StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage, const AttentionCostModel& attention) {
   StageWork w;
   w.stage = stage;
   w.layers = stage_layers(o.model.layers, lay.pp, stage);

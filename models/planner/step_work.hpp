@@ -15,10 +15,12 @@
 
 namespace gcb::models::planner {
 
-// How attention is computed: flash attention (the engine's; no T × T tensor is stored) or
-// materialised — scores, softmax and, with dropout, its mask and output written to memory, as
-// Megatron-LM ran before flash attention (Korthikanti et al. 2022 Table 2's 5·a·s²·b).
-struct AttentionImpl {
+// The attention cost the planner prices (not a kernel choice: the engine's kernels are the
+// attention registry's, kernels/attention/attention_registry.hpp): fused, flash-style (the engine's;
+// no T × T tensor is stored) or materialised — scores, softmax and, with dropout, its mask and
+// output written to memory, as Megatron-LM ran before flash attention (Korthikanti et al. 2022
+// Table 2's 5·a·s²·b).
+struct AttentionCostModel {
   bool flash = true;
   bool dropout = false;  // attention dropout (materialised attention only)
 };
@@ -70,7 +72,8 @@ struct StageWork {
 // attention adds, per score element of the rank's a/t heads, the memory traffic of QKᵀ's output,
 // the softmax, dropout and AV's input: forward 4·A (no dropout) or 6·A + 1, backward twice that;
 // its FLOPs stay those of the two batched GEMMs.
-StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage, const AttentionImpl& attention = {});
+StageWork stage_work(const TrainOptions& o, const ParallelLayout& lay, int stage,
+                     const AttentionCostModel& attention = {});
 
 // Σ calls × bytes of kind k over a step of m micro-batches (theory's comm_bytes counting).
 double step_comm_bytes(const StageWork& w, CommKind k, int micro_batches);

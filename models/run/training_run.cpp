@@ -260,7 +260,6 @@ TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l) {
 
 void check_request(const TrainRequest& r) {
   if (const std::string e = backend_error(r.backend); !e.empty()) throw UsageError(e);
-  if (!parse_attention_impl(r.attn)) throw UsageError(fmt::format("--attn {}: expected auto, ours or cudnn", r.attn));
   if (r.steps < 1 || r.warmup < 0) throw UsageError("--steps must be ≥ 1 and --warmup ≥ 0");
   if (!(r.timeout > 0)) throw UsageError("--timeout must be > 0 seconds");
   if (r.ranks < 1) throw UsageError("--ranks must be ≥ 1");

@@ -31,10 +31,11 @@ struct TrainRequest {
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
   int steps = 5, warmup = 1;
   std::string backend = "cpu";  // backend_factory.hpp
-  std::string attn = "auto";    // the CUDA backend's attention kernels: auto | ours | cudnn
-  bool lt_gelu = false;         // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)
-  double peak_flops = 0;        // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
-  std::string peak_source;      // where a given peak comes from
+  AttentionRequest attn =
+      AttentionRequest::automatic;  // the CUDA backend's attention kernels: auto or a registry row that trains
+  bool lt_gelu = false;             // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)
+  double peak_flops = 0;    // FLOP/s, the MFU denominator; 0 = the backend's (GPU: spec table; CPU: measured sgemm)
+  std::string peak_source;  // where a given peak comes from
   int peak_size = kHostPeakSize;  // n of the n³ sgemm that measures the CPU peak
   std::string dump;               // write every step's loss and the final weights (hex floats) here
   std::string init_from;          // start from these weights (Hugging Face GPT-2 safetensors, hf_gpt2.hpp)

@@ -11,7 +11,6 @@
 
 #include "core/error.hpp"
 #include "core/gpu.hpp"
-#include "kernels/attention/cudnn_sdpa.hpp"
 #include "kernels/gemm/cublaslt_gemm.hpp"
 #include "kernels/gemm/lt_linear.hpp"
 #include "kernels/train/train_kernels.hpp"
@@ -72,17 +71,15 @@ BackendNotes CudaBackend::notes() const {
   n.text.emplace_back(
       "gemm", fmt::format("{} (LtLinear: heuristic #0, fp32 accumulation, bias epilogue{})",
                           kernels::cublaslt_version(), options_.lt_gelu ? ", GELU epilogues (unvalidated)" : ""));
-  n.text.emplace_back("attn_asked", std::string(attention_impl_name(options_.attn)));
+  n.text.emplace_back("attn_asked", attention_request_name(options_.attn));
   n.text.emplace_back("attention", attn_note_.empty() ? "not run" : attn_note_);
-  // --attn auto: the times the run chose from (per implementation the slowest rank's) and this rank's own.
-  if (agreed_attn_times_) {
-    n.figures.emplace_back("attn_ours_s", agreed_attn_times_->ours);
-    n.figures.emplace_back("attn_cudnn_s", agreed_attn_times_->cudnn);
-  }
-  if (own_attn_times_) {
-    n.figures.emplace_back("attn_ours_s_this_rank", own_attn_times_->ours);
-    n.figures.emplace_back("attn_cudnn_s_this_rank", own_attn_times_->cudnn);
-  }
+  // --attn auto: the times the run chose from (per registry row the slowest rank's) and this rank's own.
+  if (agreed_attn_times_)
+    for (const auto& [id, seconds] : *agreed_attn_times_)
+      n.figures.emplace_back(fmt::format("attn_{}_s", kernels::attn::attention_impl_name(id)), seconds);
+  if (own_attn_times_)
+    for (const auto& [id, seconds] : *own_attn_times_)
+      n.figures.emplace_back(fmt::format("attn_{}_s_this_rank", kernels::attn::attention_impl_name(id)), seconds);
   const PoolCounters p = ops().pool();
   n.figures.emplace_back("pool_used_peak", static_cast<double>(p.used_high));
   n.figures.emplace_back("pool_reserved_peak", static_cast<double>(p.reserved_high));

@@ -30,16 +30,12 @@ namespace gcb::kernels {
 class LtContext;
 class LtLinear;
 }  // namespace gcb::kernels
-namespace gcb::kernels::attn {
-class CudnnSdpaForward;
-class CudnnSdpaBackward;
-}  // namespace gcb::kernels::attn
 
 namespace gcb::models {
 
 struct CudaBackendOptions {
   int device = 0;
-  AttentionImpl attn = AttentionImpl::automatic;
+  AttentionRequest attn = AttentionRequest::automatic;
   // The MLP's GELU in cuBLASLt's epilogue (GemmGelu; kernels/gemm/lt_linear.hpp LinearGelu)
   // instead of our tanh-GELU kernels. Off by default: cuBLASLt's GELU is the tanh form
   // (test_lt_gelu_epilogue on an H200, 2026-11-27), but its speed has not been measured.
@@ -109,8 +105,9 @@ class CudaBackend final : private detail::CudaDevice, public DeviceBackend {
   struct AttnPlan {
     kernels::attn::AttnShape shape;
     AttentionChoice choice;
-    std::unique_ptr<kernels::attn::CudnnSdpaForward> cudnn_fwd;
-    std::unique_ptr<kernels::attn::CudnnSdpaBackward> cudnn_bwd;
+    // The rows that train and were made for this problem, and why each cannot run ("" = it can).
+    std::map<AttnImplId, std::unique_ptr<kernels::attn::AttnKernel>> kernels;
+    std::map<AttnImplId, std::string> unsupported;
   };
   AttnPlan& attention_plan(DType t, int B, int T, int C, int NH);
   AttnPlan& ready_plan(DType t, int B, int T, int C, int NH);

@@ -1,9 +1,8 @@
-// CudaBackend attention (attention_choice.hpp says which kernels and why). The flash kernels and
-// cuDNN read [B, NH, T, hs] tensors, so q, k and v are copied out of the fused qkv rows into
-// head-major scratch (llm.c's permute; 16-byte chunks at GPT-2's head dims), and the outputs copied
-// back; the scratch is workspace memory freed in stream order when the op returns, zeroed only
-// where a kernel may not write every element (dq, dk, dv). The simple row kernel reads the fused
-// layout directly.
+// CudaBackend attention (attention_choice.hpp says which kernels and why). The registry's kernels
+// (kernels/attention/attention_registry.hpp) read [B, NH, T, hs] tensors, so q, k and v are copied out of the fused qkv
+// rows into head-major scratch (llm.c's permute; 16-byte chunks at GPT-2's head dims), and the outputs copied back; the
+// scratch is workspace memory freed in stream order when the op returns, zeroed only where a kernel may not write every
+// element (dq, dk, dv). The simple row kernel reads the fused layout directly.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,8 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/gpu.hpp"
-#include "kernels/attention/cudnn_sdpa.hpp"
-#include "kernels/attention/flash_attn.hpp"
+#include "kernels/attention/attention_registry.hpp"
 #include "kernels/train/train_kernels.hpp"
 #include "models/backend/cuda/cuda_backend.hpp"
 
@@ -46,25 +44,31 @@ CudaBackend::AttnPlan& CudaBackend::attention_plan(DType t, int B, int T, int C,
   if (it != attn_.end()) return *it->second;
   auto p = std::make_unique<AttnPlan>();
   p->shape = shape_of(B, T, C, NH);
-  std::string cudnn_reason = "not asked for";
-  if (t != DType::f32 && options_.attn != AttentionImpl::ours) {
-    p->cudnn_fwd = std::make_unique<attn::CudnnSdpaForward>(t, p->shape, compute_stream());
-    p->cudnn_bwd = std::make_unique<attn::CudnnSdpaBackward>(t, p->shape, compute_stream());
-    cudnn_reason = !p->cudnn_fwd->unsupported().empty() ? p->cudnn_fwd->unsupported() : p->cudnn_bwd->unsupported();
-  }
-  // Ours needs its backward's shared memory too (sm_86/89/120 allow less than it uses).
-  std::string ours_reason = attn::flash_unsupported(t, p->shape);
-  if (ours_reason.empty())
-    ours_reason = attn::flash_smem_unsupported(
-        p->shape.head_dim, true, gpu::runtime().devices.at(static_cast<size_t>(ops().device())).smem_per_block_optin);
-  p->choice = choose_attention(options_.attn, t, ours_reason, cudnn_reason);
+  // A row's kernel for this problem (forward + backward), kept when it takes it; cuDNN builds its
+  // plans in prepare().
+  const auto make = [&](AttnImplId id) {
+    std::string why = attn::attention_impl_refuses(id, t, p->shape.head_dim);
+    if (why.empty()) {
+      std::unique_ptr<attn::AttnKernel> kernel = attn::attention_impl(id).make(t, p->shape, true, ops().device());
+      why = kernel->unsupported();
+      if (why.empty()) why = kernel->prepare(compute_stream());
+      if (why.empty()) p->kernels.emplace(id, std::move(kernel));
+    }
+    p->unsupported[id] = why;
+  };
+  // An asked row alone (no other row's plans are built) unless it cannot run; auto: every row that trains.
+  if (const std::optional<AttnImplId> asked = requested_impl(options_.attn)) make(*asked);
+  if (p->kernels.empty())
+    for (const AttnImplId id : attn::training_attention_impls())
+      if (!p->unsupported.contains(id)) make(id);
+  p->choice = choose_attention(options_.attn, t, p->unsupported);
   AttnPlan& plan = *attn_.emplace(key, std::move(p)).first->second;
   note_choice(plan);
   return plan;
 }
 
 void CudaBackend::note_choice(const AttnPlan& p) {
-  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_path_name(p.choice.path), p.choice.why,
+  attn_note_ = fmt::format("{} ({}) at B {} NH {} T {} head dim {}", attention_choice_name(p.choice), p.choice.why,
                            p.shape.batch, p.shape.heads, p.shape.seq, p.shape.head_dim);
 }
 
@@ -73,7 +77,7 @@ void CudaBackend::note_choice(const AttnPlan& p) {
 CudaBackend::AttnPlan& CudaBackend::ready_plan(DType t, int B, int T, int C, int NH) {
   AttnPlan& p = attention_plan(t, B, T, C, NH);
   if (p.choice.needs_timing) {
-    p.choice = choose_attention(options_.attn, t, "", "", time_attention(p, t), 1);
+    p.choice = choose_attention(options_.attn, t, p.unsupported, time_attention(p, t), 1);
     note_choice(p);
   }
   return p;
@@ -89,44 +93,41 @@ std::optional<AttentionTimes> CudaBackend::measure_attention(DType t, int B, int
 void CudaBackend::adopt_attention(DType t, int B, int T, int C, int NH, const AttentionTimes& agreed, int ranks) {
   AttnPlan& p = attention_plan(t, B, T, C, NH);
   if (!p.choice.needs_timing) return;
-  p.choice = choose_attention(options_.attn, t, "", "", agreed, ranks);  // what the ops run and notes() records
+  p.choice = choose_attention(options_.attn, t, p.unsupported, agreed, ranks);  // what the ops run and notes() records
   agreed_attn_times_ = agreed;
   note_choice(p);
 }
 
-// Forward + backward of ours and of cuDNN on the problem's shape (zeroed inputs are as fast as
-// any: neither kernel's work depends on the values), 3 runs each after one warm-up, best of 3.
+// Forward + backward of every usable row on the problem's shape (zeroed inputs are as fast as
+// any: no kernel's work depends on the values), 3 runs each after one warm-up, best of 3.
 AttentionTimes CudaBackend::time_attention(AttnPlan& p, DType t) {
   const size_t n = p.shape.elements();
   std::vector<Buffer> io;
   for (int i = 0; i < 8; ++i) io.push_back(alloc(MemCategory::workspace, t, n));  // q k v o do dq dk dv
   Buffer lse = alloc(MemCategory::workspace, DType::f32, p.shape.rows());
-  const size_t ws_bytes = std::max(
-      {attn::flash_backward_workspace_bytes(p.shape), p.cudnn_fwd->workspace_bytes(), p.cudnn_bwd->workspace_bytes()});
+  size_t ws_bytes = 0;
+  for (const auto& [id, kernel] : p.kernels)
+    ws_bytes = std::max({ws_bytes, kernel->workspace_bytes(false), kernel->workspace_bytes(true)});
   Buffer ws = alloc(MemCategory::workspace, DType::i8, ws_bytes);
   const auto d = [&](int i) { return io[static_cast<size_t>(i)].data(); };
+  const attn::AttnTensors x{d(0), d(1), d(2), d(3), lse.f32(), d(4), d(5), d(6), d(7), ws.data()};
   const DeviceStream s = compute_stream();
-  const auto run = [&](AttentionPath path) {
-    if (path == AttentionPath::ours) {
-      attn::flash_forward(t, p.shape, d(0), d(1), d(2), d(3), lse.f32(), s);
-      attn::flash_backward(t, p.shape, d(0), d(1), d(2), d(3), d(4), lse.f32(), d(5), d(6), d(7), ws.data(), s);
-    } else {
-      p.cudnn_fwd->run(d(0), d(1), d(2), d(3), lse.f32(), ws.data());
-      p.cudnn_bwd->run(d(0), d(1), d(2), d(3), d(4), lse.f32(), d(5), d(6), d(7), ws.data());
-    }
-  };
   const DeviceEvent start = ops().create_event(true), stop = ops().create_event(true);
   AttentionTimes times;
-  for (AttentionPath path : {AttentionPath::ours, AttentionPath::cudnn}) {
-    run(path);
+  for (const auto& [id, kernel] : p.kernels) {
+    const auto run = [&] {
+      kernel->forward(x, s);
+      kernel->backward(x, s);
+    };
+    run();
     double best = 1e30;
     for (int r = 0; r < 3; ++r) {
       ops().record(start, s);
-      run(path);
+      run();
       ops().record(stop, s);
       best = std::min(best, ops().elapsed_seconds(start, stop));
     }
-    (path == AttentionPath::ours ? times.ours : times.cudnn) = best;
+    times[id] = best;
   }
   ops().destroy_event(start);
   ops().destroy_event(stop);
@@ -138,7 +139,7 @@ void CudaBackend::attention_forward(View out, float* lse, View qkv, int B, int T
   GCB_CHECK(out.dtype == t, "CudaBackend::attention_forward: out and qkv of one type");
   AttnPlan& p = ready_plan(t, B, T, C, NH);
   const DeviceStream s = compute_stream();
-  if (p.choice.path == AttentionPath::simple) {
+  if (!p.choice.impl) {
     k::simple_attention_forward(t, out.data, lse, qkv.data, B, T, C, NH, s);
     return;
   }
@@ -150,12 +151,12 @@ void CudaBackend::attention_forward(View out, float* lse, View qkv, int B, int T
   k::rows_to_heads(t, h.q.data(), qkv.data, 3 * C, 0, B, T, NH, hs, s);
   k::rows_to_heads(t, h.k.data(), qkv.data, 3 * C, C, B, T, NH, hs, s);
   k::rows_to_heads(t, h.v.data(), qkv.data, 3 * C, 2 * C, B, T, NH, hs, s);
-  if (p.choice.path == AttentionPath::ours) {
-    attn::flash_forward(t, p.shape, h.q.data(), h.k.data(), h.v.data(), h.o.data(), lse, s);
-  } else {
-    Buffer ws = alloc(MemCategory::workspace, DType::i8, p.cudnn_fwd->workspace_bytes());
-    p.cudnn_fwd->run(h.q.data(), h.k.data(), h.v.data(), h.o.data(), lse, ws.data());
-  }
+  attn::AttnKernel& kernel = *p.kernels.at(*p.choice.impl);
+  Buffer ws;
+  if (const size_t bytes = kernel.workspace_bytes(false); bytes > 0)
+    ws = alloc(MemCategory::workspace, DType::i8, bytes);
+  kernel.forward({h.q.data(), h.k.data(), h.v.data(), h.o.data(), lse, nullptr, nullptr, nullptr, nullptr, ws.data()},
+                 s);
   k::heads_to_rows(t, out.data, h.o.data(), C, 0, B, T, NH, hs, s);
 }
 
@@ -166,7 +167,7 @@ void CudaBackend::attention_backward(View dqkv, View dout, View qkv, View out, c
   AttnPlan& p = ready_plan(t, B, T, C, NH);
   const DeviceStream s = compute_stream();
   const size_t rows = p.shape.rows();
-  if (p.choice.path == AttentionPath::simple) {
+  if (!p.choice.impl) {
     Buffer D = alloc(MemCategory::workspace, DType::f32, rows);
     k::simple_attention_backward(t, dqkv.data, dout.data, qkv.data, out.data, lse, B, T, C, NH, D.f32(), s);
     return;
@@ -180,13 +181,12 @@ void CudaBackend::attention_backward(View dqkv, View dout, View qkv, View out, c
   for (int i = 0; i < 3; ++i) k::rows_to_heads(t, d(i), qkv.data, 3 * C, i * C, B, T, NH, hs, s);
   k::rows_to_heads(t, d(3), out.data, C, 0, B, T, NH, hs, s);
   k::rows_to_heads(t, d(4), dout.data, C, 0, B, T, NH, hs, s);
-  if (p.choice.path == AttentionPath::ours) {
-    Buffer ws = alloc(MemCategory::workspace, DType::i8, attn::flash_backward_workspace_bytes(p.shape));
-    attn::flash_backward(t, p.shape, d(0), d(1), d(2), d(3), d(4), lse, d(5), d(6), d(7), ws.data(), s);
-  } else {
-    Buffer ws = alloc(MemCategory::workspace, DType::i8, p.cudnn_bwd->workspace_bytes());
-    p.cudnn_bwd->run(d(0), d(1), d(2), d(3), d(4), lse, d(5), d(6), d(7), ws.data());
-  }
+  attn::AttnKernel& kernel = *p.kernels.at(*p.choice.impl);
+  Buffer ws;
+  if (const size_t bytes = kernel.workspace_bytes(true); bytes > 0)
+    ws = alloc(MemCategory::workspace, DType::i8, bytes);
+  // The backward reads lse (const); AttnTensors' lse is the forward's output.
+  kernel.backward({d(0), d(1), d(2), d(3), const_cast<float*>(lse), d(4), d(5), d(6), d(7), ws.data()}, s);
   for (int i = 0; i < 3; ++i) k::heads_to_rows(t, dqkv.data, d(5 + i), 3 * C, i * C, B, T, NH, hs, s);
 }
 

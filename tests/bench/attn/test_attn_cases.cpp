@@ -9,7 +9,9 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "bench/attn/attn.hpp"
 #include "bench/attn/attn_internal.hpp"
@@ -17,6 +19,7 @@
 #include "bench/common/runner.hpp"
 #include "core/error.hpp"
 #include "kernels/attention/attention_ref.hpp"
+#include "kernels/attention/attention_registry.hpp"
 
 namespace gcb::bench {
 namespace {
@@ -38,34 +41,62 @@ TEST(AttnOptions, RejectsBadValues) {
   EXPECT_NO_THROW(validate(AttnOptions{}));
 }
 
-// The implementation table is the one place an implementation's name and data live: rows in
-// enum order, names round-trip through the --impl map, and the per-impl data the models use.
-TEST(AttnImplTable, RowsInEnumOrderAndNamesRoundTrip) {
-  ASSERT_EQ(attn_impls().size(), 3u);
-  for (size_t i = 0; i < attn_impls().size(); ++i) EXPECT_EQ(static_cast<size_t>(attn_impls()[i].impl), i);
-  for (const auto& [name, impl] : attn_impl_names()) EXPECT_EQ(attn_impl_name(impl), name);
+AttnImpl impl(std::string_view name) {
+  const std::optional<AttnImpl> i = kernels::attn::find_attention_impl(name);
+  EXPECT_TRUE(i.has_value()) << name;
+  return i.value_or(AttnImpl{});
+}
+
+// The attention registry (kernels/attention/attention_registry.hpp) is the one place an
+// implementation's name and data live: --impl offers every row, names round-trip, and the
+// per-impl data the models use.
+TEST(AttnImplTable, EveryRegistryRowIsOfferedAndNamesRoundTrip) {
+  const auto& rows = kernels::attn::attention_impls();
+  ASSERT_EQ(attn_impl_names().size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(attn_impl_names()[i].first, rows[i].name);
+    EXPECT_EQ(static_cast<size_t>(attn_impl_names()[i].second), i);
+  }
+  for (const auto& [name, i] : attn_impl_names()) EXPECT_EQ(attn_impl_name(i), name);
   for (const auto& [name, pass] : attn_pass_names()) EXPECT_EQ(attn_pass_name(pass), name);
-  EXPECT_EQ(attn_impl_name(AttnImpl::cudnn), "cudnn");
-  // Only the unfused baseline is forward-only, keeps S in HBM and needs the 2x tolerance.
-  for (const AttnImplInfo& i : attn_impls()) {
-    const bool unfused = i.impl == AttnImpl::unfused;
-    EXPECT_EQ(i.backward, !unfused) << i.name;
-    EXPECT_EQ(i.scores_in_hbm, unfused) << i.name;
-    EXPECT_EQ(i.tolerance_factor, unfused ? 2.0 : 1.0) << i.name;
+  EXPECT_EQ(AttnOptions{}.impls, kernels::attn::attention_impl_ids());  // the default: every row
+  EXPECT_EQ(attn_impl_name(impl("cudnn")), "cudnn");
+  // Of today's rows only the unfused baseline is forward-only, keeps S in HBM and needs the 2x
+  // tolerance.
+  for (const std::string_view name : {"ours", "unfused", "cudnn"}) {
+    const AttnImplInfo& info = attn_impl_info(impl(name));
+    const bool unfused = name == "unfused";
+    EXPECT_EQ(info.backward, !unfused) << name;
+    EXPECT_EQ(info.trains, !unfused) << name;
+    EXPECT_EQ(info.scores_in_hbm, unfused) << name;
+    EXPECT_EQ(info.tolerance_factor, unfused ? 2.0 : 1.0) << name;
   }
   // The byte model follows the row: unfused is the unfused IO model whatever the pass.
   AttnProblem p;
   p.shape = {1, 2, 256, 64, false};
-  p.impl = AttnImpl::unfused;
+  p.impl = impl("unfused");
   EXPECT_EQ(attn_hbm_bytes(p), kernels::attn::unfused_forward_bytes(p.shape, 2.0));
-  p.impl = AttnImpl::ours;
+  p.impl = impl("ours");
   EXPECT_EQ(attn_hbm_bytes(p), kernels::attn::fused_forward_bytes(p.shape, 2.0));
+}
+
+// A row refuses a type or head dim outside its lists, or says this binary lacks it.
+TEST(AttnImplTable, RowsRefuseTypesAndHeadDimsOutsideTheirLists) {
+  const AttnImpl ours = impl("ours");
+  const bool built = attn_impl_info(ours).make != nullptr;
+  EXPECT_EQ(kernels::attn::attention_impl_refuses(ours, DType::bf16, 64).empty(), built);
+  EXPECT_FALSE(kernels::attn::attention_impl_refuses(ours, DType::f32, 64).empty());
+  EXPECT_FALSE(kernels::attn::attention_impl_refuses(ours, DType::bf16, 96).empty());
+  if (built) {
+    EXPECT_NE(kernels::attn::attention_impl_refuses(ours, DType::bf16, 96).find("not among 64, 128"),
+              std::string::npos);
+  }
 }
 
 TEST(AttnPresets, FaGridKeeps16kTokensAndHidden2048) {
   AttnOptions o;
   o.preset = "fa";
-  o.impls = {AttnImpl::ours};
+  o.impls = {impl("ours")};
   o.dtypes = {DType::bf16};
   const AttnOptions fa = apply_preset(o, false);
   EXPECT_NO_THROW(validate(fa));  // batch and heads come from the grid, not from --batch / --heads
@@ -84,7 +115,7 @@ TEST(AttnPresets, LlamaIsGqa64Over8) {
   AttnOptions o;
   o.preset = "llama";
   o.causal = "off";
-  o.impls = {AttnImpl::ours};
+  o.impls = {impl("ours")};
   const auto problems = attn_problems(apply_preset(o, false));
   ASSERT_EQ(problems.size(), 5u);  // s = 2k … 32k
   EXPECT_EQ(problems.front().shape.seq, 2048);
@@ -226,7 +257,7 @@ TEST(AttnGpuPath, WaivedWithTheReasonWhenNoGpu) {
   AttnOptions o;
   o.passes = {AttnPass::fwd, AttnPass::bwd};
   const auto cases = waived_gpu_attn_cases(o, "no GPU: test");
-  ASSERT_EQ(cases.size(), 6u);  // 2 passes × 3 impls
+  ASSERT_EQ(cases.size(), 2 * kernels::attn::attention_impls().size());  // 2 passes × every impl
   EXPECT_EQ(cases[0]->key(), "attn/fwd");
   EXPECT_EQ(cases[0]->waived_reason(), "no GPU: test");
 }

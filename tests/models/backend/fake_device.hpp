@@ -376,13 +376,14 @@ class FakeDeviceBackend final : public DeviceBackend {
   int adopted_calls = 0;
   std::optional<AttentionTimes> measure_attention(DType, int, int, int, int) override { return fake_attention_times; }
   void adopt_attention(DType, int, int, int, int, const AttentionTimes& agreed, int ranks) override {
-    adopted = choose_attention(AttentionImpl::automatic, DType::bf16, "", "", agreed, ranks);
+    std::map<AttnImplId, std::string> usable;  // every row that trains takes the problem
+    for (const AttnImplId id : kernels::attn::training_attention_impls()) usable[id] = "";
+    adopted = choose_attention(AttentionRequest::automatic, DType::bf16, usable, agreed, ranks);
     ++adopted_calls;
   }
   BackendNotes notes() const override {
     BackendNotes n;
-    if (adopted)
-      n.text.emplace_back("attention", std::string(attention_path_name(adopted->path)) + " (" + adopted->why + ")");
+    if (adopted) n.text.emplace_back("attention", attention_choice_name(*adopted) + " (" + adopted->why + ")");
     return n;
   }
   void embedding_forward(View o, const int32_t* t, View wte, int v0, int V, View wpe, int B, int T, int C) override {
@@ -441,7 +442,7 @@ class FakeDeviceBackend final : public DeviceBackend {
  private:
   void k(const char* what) { fake_.kernel(compute_stream(), what); }
   std::string attention_kernel(const char* op) const {
-    return adopted ? std::string(op) + ":" + std::string(attention_path_name(adopted->path)) : std::string(op);
+    return adopted ? std::string(op) + ":" + attention_choice_name(*adopted) : std::string(op);
   }
   FakeDeviceOps& fake_;
   Broken broken_;

@@ -38,7 +38,7 @@ class CudaOps : public ::testing::Test {
  protected:
   void SetUp() override {
     if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::runtime().unavailable_reason;
-    gpu_ = std::make_unique<CudaBackend>(CudaBackendOptions{0, AttentionImpl::automatic, false, {}});
+    gpu_ = std::make_unique<CudaBackend>(CudaBackendOptions{0, AttentionRequest::automatic, false, {}});
   }
 
   Pair tensor(DType t, size_t n, const std::function<double(size_t)>& value) {
@@ -451,7 +451,7 @@ StepRun run_on_gpu(const TrainOptions& o, const ParallelLayout& lay, int steps, 
   w.ranks = lay.world();
   run_world(w, [&](gcb::RankContext& rc) -> int {
     ParallelGroups ctx = make_parallel_groups(rc.world_comm, lay);
-    CudaBackend be(CudaBackendOptions{rc.device, AttentionImpl::automatic, lt_gelu, process_devices(rc)});
+    CudaBackend be(CudaBackendOptions{rc.device, AttentionRequest::automatic, lt_gelu, process_devices(rc)});
     auto engine = make_training_step(be, ctx, o);
     std::vector<float> initial = engine->full_params();
     std::vector<double> losses;

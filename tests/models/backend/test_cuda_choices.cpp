@@ -3,7 +3,10 @@
 // device's memory pool grants access to (pool_access.hpp).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,48 +20,74 @@ namespace {
 
 const std::string kNoHeadDim = "our flash kernels support head_dim 64 and 128 only";
 
+AttnImplId row(std::string_view name) {
+  const std::optional<AttnImplId> id = kernels::attn::find_attention_impl(name);
+  EXPECT_TRUE(id.has_value()) << name;
+  return id.value_or(AttnImplId{});
+}
+const AttnImplId kOurs = row("ours"), kCudnn = row("cudnn");
+const AttentionRequest kAuto = AttentionRequest::automatic;
+const AttentionRequest kAskOurs = attention_request(kOurs), kAskCudnn = attention_request(kCudnn);
+
+// What the backend passes: per row that trains, why it cannot run ("" = it can).
+std::map<AttnImplId, std::string> reasons(const std::string& ours, const std::string& cudnn) {
+  return {{kOurs, ours}, {kCudnn, cudnn}};
+}
+AttentionTimes times(double ours, double cudnn) { return {{kOurs, ours}, {kCudnn, cudnn}}; }
+
 TEST(AttentionChoice, Fp32AlwaysRunsTheExactRowKernel) {
-  for (AttentionImpl a : {AttentionImpl::automatic, AttentionImpl::ours, AttentionImpl::cudnn}) {
-    const AttentionChoice c = choose_attention(a, DType::f32, "", "");
-    EXPECT_EQ(c.path, AttentionPath::simple);
+  for (AttentionRequest a : {kAuto, kAskOurs, kAskCudnn}) {
+    const AttentionChoice c = choose_attention(a, DType::f32, reasons("", ""));
+    EXPECT_FALSE(c.impl.has_value());
+    EXPECT_EQ(attention_choice_name(c), "simple");
     EXPECT_FALSE(c.needs_timing);
   }
 }
 
 TEST(AttentionChoice, AskedImplementationsWinWhenTheyTakeTheShape) {
-  EXPECT_EQ(choose_attention(AttentionImpl::ours, DType::bf16, "", "").path, AttentionPath::ours);
-  EXPECT_EQ(choose_attention(AttentionImpl::cudnn, DType::bf16, "", "").path, AttentionPath::cudnn);
+  EXPECT_EQ(choose_attention(kAskOurs, DType::bf16, reasons("", "")).impl, kOurs);
+  EXPECT_EQ(choose_attention(kAskCudnn, DType::bf16, reasons("", "")).impl, kCudnn);
   // Asked for one that cannot: the other, with the reason.
-  const AttentionChoice c = choose_attention(AttentionImpl::ours, DType::bf16, kNoHeadDim, "");
-  EXPECT_EQ(c.path, AttentionPath::cudnn);
+  const AttentionChoice c = choose_attention(kAskOurs, DType::bf16, reasons(kNoHeadDim, ""));
+  EXPECT_EQ(c.impl, kCudnn);
   EXPECT_NE(c.why.find("head_dim 64 and 128"), std::string::npos);
-  EXPECT_EQ(choose_attention(AttentionImpl::cudnn, DType::bf16, "", "built without cuDNN").path, AttentionPath::ours);
+  EXPECT_EQ(choose_attention(kAskCudnn, DType::bf16, reasons("", "built without cuDNN")).impl, kOurs);
   // Neither: the simple kernel, both reasons recorded.
-  const AttentionChoice none = choose_attention(AttentionImpl::automatic, DType::bf16, kNoHeadDim, "no engine");
-  EXPECT_EQ(none.path, AttentionPath::simple);
+  const AttentionChoice none = choose_attention(kAuto, DType::bf16, reasons(kNoHeadDim, "no engine"));
+  EXPECT_FALSE(none.impl.has_value());
   EXPECT_NE(none.why.find("no engine"), std::string::npos);
 }
 
 TEST(AttentionChoice, AutoTimesBothAndKeepsTheFaster) {
-  const AttentionChoice first = choose_attention(AttentionImpl::automatic, DType::bf16, "", "");
+  const AttentionChoice first = choose_attention(kAuto, DType::bf16, reasons("", ""));
   EXPECT_TRUE(first.needs_timing);
-  const AttentionChoice cudnn =
-      choose_attention(AttentionImpl::automatic, DType::bf16, "", "", AttentionTimes{2e-3, 1.5e-3});
-  EXPECT_EQ(cudnn.path, AttentionPath::cudnn);
+  const AttentionChoice cudnn = choose_attention(kAuto, DType::bf16, reasons("", ""), times(2e-3, 1.5e-3));
+  EXPECT_EQ(cudnn.impl, kCudnn);
   EXPECT_FALSE(cudnn.needs_timing);
   EXPECT_NE(cudnn.why.find("ours 2.000 ms, cudnn 1.500 ms"), std::string::npos) << cudnn.why;
-  EXPECT_EQ(choose_attention(AttentionImpl::automatic, DType::bf16, "", "", AttentionTimes{1e-3, 1.5e-3}).path,
-            AttentionPath::ours);
+  EXPECT_EQ(choose_attention(kAuto, DType::bf16, reasons("", ""), times(1e-3, 1.5e-3)).impl, kOurs);
   // Auto with one usable: no timing needed.
-  EXPECT_EQ(choose_attention(AttentionImpl::automatic, DType::bf16, "", "no plan").path, AttentionPath::ours);
-  EXPECT_EQ(choose_attention(AttentionImpl::automatic, DType::bf16, kNoHeadDim, "").path, AttentionPath::cudnn);
+  EXPECT_EQ(choose_attention(kAuto, DType::bf16, reasons("", "no plan")).impl, kOurs);
+  EXPECT_EQ(choose_attention(kAuto, DType::bf16, reasons(kNoHeadDim, "")).impl, kCudnn);
 }
 
-TEST(AttentionChoice, ParsesTheFlag) {
-  EXPECT_EQ(parse_attention_impl("auto"), AttentionImpl::automatic);
-  EXPECT_EQ(parse_attention_impl("cudnn"), AttentionImpl::cudnn);
-  EXPECT_FALSE(parse_attention_impl("fa3").has_value());
-  EXPECT_EQ(attention_impl_name(AttentionImpl::ours), "ours");
+// --attn's names come from the registry: auto, then every row that trains, each round-tripping.
+TEST(AttentionChoice, FlagNamesAreAutoAndTheRowsThatTrain) {
+  const auto names = attention_request_names();
+  ASSERT_EQ(names.size(), 1 + kernels::attn::training_attention_impls().size());
+  EXPECT_EQ(names.front().first, "auto");
+  EXPECT_EQ(names.front().second, kAuto);
+  for (size_t i = 1; i < names.size(); ++i) {
+    const std::optional<AttnImplId> id = requested_impl(names[i].second);
+    ASSERT_TRUE(id.has_value());
+    EXPECT_TRUE(kernels::attn::attention_impl(*id).trains) << names[i].first;
+    EXPECT_EQ(attention_request_name(names[i].second), names[i].first);
+  }
+  EXPECT_EQ(attention_request_name(kAuto), "auto");
+  EXPECT_EQ(attention_request_name(kAskOurs), "ours");
+  // The forward-only baseline cannot train, so --attn does not offer it.
+  for (const auto& [name, r] : names) EXPECT_NE(name, "unfused");
+  EXPECT_FALSE(kernels::attn::find_attention_impl("fa3").has_value());
 }
 
 TEST(DevicePeak, DenseBf16PeakOfTheSkuTheDeviceNameMatches) {

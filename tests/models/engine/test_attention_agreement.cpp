@@ -3,6 +3,7 @@
 // adopts the same choice before the first step, runs exactly that one, and that one is recorded.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,19 +21,25 @@ namespace {
 const auto kCompute = reinterpret_cast<DeviceStream>(uintptr_t{1});
 constexpr uintptr_t kFirstCommStream = 100;
 
-AttentionPath alone(const AttentionTimes& t) {
-  return choose_attention(AttentionImpl::automatic, DType::bf16, "", "", t).path;
+const AttnImplId kOurs = kernels::attn::find_attention_impl("ours").value();
+const AttnImplId kCudnn = kernels::attn::find_attention_impl("cudnn").value();
+const std::map<AttnImplId, std::string> kBothUsable = {{kOurs, ""}, {kCudnn, ""}};
+
+AttentionTimes times(double ours, double cudnn) { return {{kOurs, ours}, {kCudnn, cudnn}}; }
+
+std::string alone(const AttentionTimes& t) {
+  return attention_choice_name(choose_attention(AttentionRequest::automatic, DType::bf16, kBothUsable, t));
 }
 
 TEST(AttentionAgreement, AgreedTimesAreTheSlowestRanksPerImplementation) {
-  const auto agreed = agreed_attention_times({AttentionTimes{1e-3, 2e-3}, std::nullopt, AttentionTimes{3e-3, 2.5e-3}});
+  const auto agreed = agreed_attention_times({times(1e-3, 2e-3), std::nullopt, times(3e-3, 2.5e-3)});
   ASSERT_TRUE(agreed.has_value());
-  EXPECT_EQ(agreed->ours, 3e-3);
-  EXPECT_EQ(agreed->cudnn, 2.5e-3);
+  EXPECT_EQ(agreed->at(kOurs), 3e-3);
+  EXPECT_EQ(agreed->at(kCudnn), 2.5e-3);
   EXPECT_FALSE(agreed_attention_times({std::nullopt, std::nullopt}).has_value());
   EXPECT_FALSE(agreed_attention_times({}).has_value());
   // The reason names how many ranks the times come from.
-  const AttentionChoice c = choose_attention(AttentionImpl::automatic, DType::bf16, "", "", agreed, 2);
+  const AttentionChoice c = choose_attention(AttentionRequest::automatic, DType::bf16, kBothUsable, agreed, 2);
   EXPECT_NE(c.why.find("the slowest of 2 ranks: ours 3.000 ms, cudnn 2.500 ms"), std::string::npos) << c.why;
 }
 
@@ -53,9 +60,10 @@ TEST(AttentionAgreement, RanksThatWouldDisagreeRunTheSameRecordedChoice) {
   const int n = lay.world();
   // Alone, ranks 0 and 2 pick ours and ranks 1 and 3 cudnn; the slowest ranks' times are
   // ours 3 ms and cudnn 2.6 ms, so every rank runs cudnn.
-  const std::vector<AttentionTimes> measured{{1e-3, 2e-3}, {3e-3, 2.5e-3}, {1.5e-3, 2.6e-3}, {2.8e-3, 1e-3}};
-  ASSERT_EQ(alone(measured[0]), AttentionPath::ours);
-  ASSERT_EQ(alone(measured[1]), AttentionPath::cudnn);
+  const std::vector<AttentionTimes> measured{times(1e-3, 2e-3), times(3e-3, 2.5e-3), times(1.5e-3, 2.6e-3),
+                                             times(2.8e-3, 1e-3)};
+  ASSERT_EQ(alone(measured[0]), "ours");
+  ASSERT_EQ(alone(measured[1]), "cudnn");
   std::vector<RankRun> runs(static_cast<size_t>(n));
   run_ranks(n, [&](Communicator& world) {
     const auto r = static_cast<size_t>(world.rank());
@@ -76,7 +84,7 @@ TEST(AttentionAgreement, RanksThatWouldDisagreeRunTheSameRecordedChoice) {
     const RankRun& me = runs[r];
     ASSERT_TRUE(me.adopted.has_value()) << "rank " << r;
     EXPECT_EQ(me.adopted_calls, 1) << "rank " << r;
-    EXPECT_EQ(me.adopted->path, AttentionPath::cudnn) << "rank " << r;
+    EXPECT_EQ(me.adopted->impl, kCudnn) << "rank " << r;
     EXPECT_EQ(me.attention_kernels, (std::set<std::string>{"cudnn"})) << "rank " << r;
     EXPECT_EQ(me.recorded.rfind("cudnn (auto:", 0), 0u) << me.recorded;
     EXPECT_NE(me.recorded.find("slowest of 4 ranks: ours 3.000 ms, cudnn 2.600 ms"), std::string::npos) << me.recorded;
