@@ -15,7 +15,7 @@ namespace gcb {
 
 namespace {
 
-static_assert(sizeof(ncclUniqueId) == 128, "ncclUniqueId must match CommunicatorSpec's 128 bytes");
+static_assert(sizeof(ncclUniqueId) == 128, "ncclUniqueId must match NcclCommunicator's 128-byte id");
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {

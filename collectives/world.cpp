@@ -1,5 +1,6 @@
-// World: threads in one process or one process per rank (MPI launch), the launch checks, and
-// fault handling (threads: ThreadWorld abort; processes: MPI_Abort).
+// World: the world the host communicator's row starts (its bootstrap: threads in one process, MPI's
+// launcher world, the launch's store), every communicator made from its row, the launch checks, and
+// fault handling (threads: ThreadWorld abort; MPI: MPI_Abort; the store: the process exits).
 #include "collectives/world.hpp"
 
 #include <fmt/format.h>
@@ -27,16 +28,10 @@
 #include "gcb/config.hpp"
 #if GCB_HAVE_MPI
 #include <mpi.h>
-
-#include "collectives/mpi_communicator.hpp"
-#endif
-#if GCB_HAVE_NCCL
-#include "collectives/nccl_communicator.hpp"
 #endif
 #if GCB_HAVE_GLOO
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/hash_store.h>
-#include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
 #include "collectives/gloo_communicator.hpp"
@@ -144,24 +139,20 @@ void choose_gpu(RankRecord& rec, int local_rank) {
   rec.gpu_hash = fnv1a64(uuid) ^ static_cast<uint64_t>(uuid.empty() ? local_rank + 1 : 0);
 }
 
-std::array<std::byte, 128> new_nccl_id() {
-#if GCB_HAVE_NCCL
-  return NcclCommunicator::new_unique_id();
-#else
-  throw UsageError("the nccl backend was not built into this binary");
-#endif
-}
-
-// The data communicator of a device backend (one GPU per rank), joined with the id rank 0 made.
-std::unique_ptr<Communicator> make_device_comm(std::string_view backend, const std::array<std::byte, 128>& id, int size,
-                                               int rank, int device, std::chrono::milliseconds timeout) {
+// The data communicator of a world whose host communicator is `host`: none when the data row is
+// the one that started the world (the host communicator is then the data communicator too), else
+// made from its row over `host` (its bootstrap is over_host: an id or an exchange through it).
+std::unique_ptr<Communicator> make_data_comm(const CommunicatorBackend& data, Communicator& host, int device,
+                                             const WorldOptions& o) {
+  if (data.starts_world()) return nullptr;
   CommunicatorSpec spec;
-  spec.backend = backend;
-  spec.size = size;
-  spec.rank = rank;
+  spec.backend = data.name;
+  spec.rank = host.rank();
+  spec.size = host.size();
   spec.device = device;
-  spec.nccl_unique_id = id;
-  spec.timeout = timeout;
+  spec.host = &host;
+  spec.reduction_order = o.reduction_order;
+  spec.timeout = o.timeout;
   return make_communicator(spec);
 }
 
@@ -269,43 +260,56 @@ int thread_world_size(const WorldOptions& o) {
   int n = o.ranks;
   if (communicator_backend(o.backend).memory == MemorySpace::device) {
     const int gpus = gpu::device_count();
-    if (gpus == 0) throw UsageError("the nccl backend needs a GPU: " + gpu::runtime().unavailable_reason);
+    if (gpus == 0)
+      throw UsageError(fmt::format("the {} backend needs a GPU: {}", o.backend, gpu::runtime().unavailable_reason));
     if (n == 0) n = gpus;
     if (n > gpus)
       throw UsageError(
-          fmt::format("--ranks {} with the nccl backend needs {} GPUs; this host has {} "
+          fmt::format("--ranks {} with the {} backend needs {} GPUs, one per rank; this host has {} "
                       "(NCCL ≤ 2.29 refuses two ranks per GPU)",
-                      n, n, gpus));
+                      n, o.backend, n, gpus));
   }
   if (n == 0) n = 1;
   if (n < 1 || n > 1024) throw UsageError(fmt::format("--ranks must be between 1 and 1024 (got {})", n));
   return n;
 }
 
-int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
-  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
+// The world of an in_process host row: its shared state, made once, and one host communicator
+// per rank thread from the row.
+int run_threads(const WorldOptions& o, const CommunicatorBackend& host_row,
+                const std::function<int(RankContext&)>& fn) {
+  const CommunicatorBackend& data_row = communicator_backend(o.backend);
+  const bool on_gpus = data_row.memory == MemorySpace::device;
   const int n = thread_world_size(o);
   ThreadWorld world(n, o.timeout);
-  std::vector<std::unique_ptr<ThreadCommunicator>> comms;
-  for (int r = 0; r < n; ++r) comms.push_back(world.communicator(r));
-  const std::array<std::byte, 128> nccl_id = nccl ? new_nccl_id() : std::array<std::byte, 128>{};
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int r = 0; r < n; ++r) {
+    CommunicatorSpec spec;
+    spec.backend = host_row.name;
+    spec.rank = r;
+    spec.size = n;
+    spec.thread_world = &world;
+    spec.reduction_order = o.reduction_order;
+    spec.timeout = o.timeout;
+    comms.push_back(make_communicator(spec));
+  }
 
   int rank0_code = 0;
   const std::string host = host_name();
   auto body = [&](int r) {
     Communicator& host_comm = *comms[static_cast<size_t>(r)];
     RankRecord rec = my_record(hash_arguments(o.args_of_rank ? o.args_of_rank(r) : o.args));
-    if (nccl) choose_gpu(rec, r);
+    if (on_gpus) choose_gpu(rec, r);
     const auto all = gather_records(host_comm, rec);
     check_arguments(all);
-    if (nccl) check_gpus(all);
-    // One GPU per rank thread (the local rank's, gpu_choice.hpp): the thread binds it and joins
-    // with ncclCommInitRank and the one id made above — NCCL user guide, "Examples: One Device per
-    // Process or Thread" and "Creating a Communicator" (ncclCommInitAll would make every rank's
-    // communicator on one thread; "Thread Safety" wants one communicator per thread anyway).
-    std::unique_ptr<Communicator> data;
-    if (nccl) data = make_device_comm(o.backend, nccl_id, n, r, rec.device, o.timeout);
-    RankContext ctx{r, n, r, n, 1, nccl ? rec.device : -1, host, false, data ? *data : host_comm, host_comm};
+    if (on_gpus) check_gpus(all);
+    // One GPU per rank thread (the local rank's, gpu_choice.hpp): each thread makes its own data
+    // communicator over the host one (NCCL: ncclCommInitRank with the id rank 0 broadcast) — NCCL
+    // user guide, "Examples: One Device per Process or Thread" and "Creating a Communicator"
+    // (ncclCommInitAll would make every rank's communicator on one thread; "Thread Safety" wants
+    // one communicator per thread anyway).
+    const std::unique_ptr<Communicator> data = make_data_comm(data_row, host_comm, rec.device, o);
+    RankContext ctx{r, n, r, n, 1, on_gpus ? rec.device : -1, host, false, data ? *data : host_comm, host_comm};
     spread_rank_threads(host_comm);
     const int code = fn(ctx);
     if (r == 0) rank0_code = code;
@@ -321,12 +325,11 @@ int run_threads(const WorldOptions& o, const std::function<int(RankContext&)>& f
 // --- processes ---------------------------------------------------------------------------------
 
 #if GCB_HAVE_MPI
-int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std::function<int(RankContext&)>& fn) {
-  if (!communicator_backend(o.backend).spans_processes)
-    throw UsageError(
-        fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of "
-                    "one process; use --backend mpi or nccl under mpirun/srun",
-                    launcher.source, launcher.size, o.backend));
+// The world of a launcher_world host row (MPI's): MPI_Init, then the host communicator from the row.
+int run_processes(const WorldOptions& o, const CommunicatorBackend& host_row, const LauncherInfo& launcher,
+                  const std::function<int(RankContext&)>& fn) {
+  const CommunicatorBackend& data_row = communicator_backend(o.backend);
+  GCB_CHECK(data_row.spans_processes, "planned_world_size refuses an in-process backend under a launcher");
   // Until every rank has joined (MPI_Init, then the exchange of rank records) no rank knows its
   // peers' pids: a peer stopped or lost that early is reported as such, and the rank ends itself
   // (MPI_Abort once MPI is up, _exit before; the launcher then ends the others).
@@ -350,24 +353,27 @@ int run_processes(const WorldOptions& o, const LauncherInfo& launcher, const std
                     "running it (rebuild with the launcher's MPI, or use srun --mpi=pmix with a PMIx-enabled MPI)"
                   : "the launcher and the MPI library disagree"));
 
-  MpiCommunicator host_comm(MPI_COMM_WORLD, false, o.reduction_order);
-  std::unique_ptr<Communicator> data;
+  CommunicatorSpec host_spec;
+  host_spec.backend = host_row.name;
+  host_spec.rank = rank;
+  host_spec.size = size;
+  host_spec.reduction_order = o.reduction_order;
+  host_spec.timeout = o.timeout;
+  const std::unique_ptr<Communicator> host = make_communicator(host_spec);
+  Communicator& host_comm = *host;
   RankRecord rec = my_record(hash_arguments(o.args));
   auto all = gather_records(host_comm, rec);
   check_arguments(all);
   const Placement p = placement_of(all, rank);
-  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
-  if (nccl) {
+  const bool on_gpus = data_row.memory == MemorySpace::device;
+  if (on_gpus) {
     choose_gpu(rec, p.local_rank);
     all = gather_records(host_comm, rec);
     check_gpus(all);
-    std::array<std::byte, 128> id{};
-    if (rank == 0) id = new_nccl_id();
-    host_comm.broadcast(id.data(), id.data(), id.size(), DType::i8, 0);
-    data = make_device_comm(o.backend, id, size, rank, rec.device, o.timeout);
   }
+  std::unique_ptr<Communicator> data = make_data_comm(data_row, host_comm, rec.device, o);
   RankContext ctx{rank,         size,    p.local_rank,
-                  p.local_size, p.nodes, nccl ? rec.device : -1,
+                  p.local_size, p.nodes, on_gpus ? rec.device : -1,
                   host_name(),  true,    data ? *data : host_comm,
                   host_comm};
   // From here a rank blocked in MPI longer than the timeout ends every rank, naming the ranks on
@@ -442,23 +448,8 @@ StoreLaunch& store_launch(const LauncherInfo& l, std::chrono::milliseconds timeo
   return *launch;
 }
 
-// Rank 0 makes NCCL's id and sets it in the store; the others wait for it there.
-std::array<std::byte, 128> nccl_id_through_store(gloo::rendezvous::Store& store, const std::string& key, int rank) {
-  std::array<std::byte, 128> id{};
-  if (rank == 0) {
-    id = new_nccl_id();
-    store.set(key, std::vector<char>(reinterpret_cast<const char*>(id.data()),
-                                     reinterpret_cast<const char*>(id.data()) + id.size()));
-  } else {
-    const std::vector<char> v = store.get(key);
-    if (v.size() != id.size())
-      throw Fault(fmt::format("the store's NCCL id has {} bytes, expected {}", v.size(), id.size()));
-    std::memcpy(id.data(), v.data(), id.size());
-  }
-  return id;
-}
-
-int run_store_processes(const WorldOptions& o, const LauncherInfo& launcher,
+// The world of a launch_store host row: the launch's store, then the host communicator from the row.
+int run_store_processes(const WorldOptions& o, const CommunicatorBackend& host_row, const LauncherInfo& launcher,
                         const std::function<int(RankContext&)>& fn) {
   const int size = launcher.launched ? launcher.size : 1, rank = launcher.launched ? launcher.rank : 0;
   set_error_rank(rank);
@@ -472,28 +463,34 @@ int run_store_processes(const WorldOptions& o, const LauncherInfo& launcher,
   l.rank = rank;
   StoreLaunch& launch = store_launch(l, o.timeout);
   const std::string prefix = fmt::format("world{}", launch.worlds++);
-  std::unique_ptr<GlooCommunicator> host;
+  std::unique_ptr<Communicator> host;
   {
     const WatchScope watch("the store rendezvous");
-    host = std::make_unique<GlooCommunicator>(launch.world, prefix, rank, size, o.reduction_order);
+    CommunicatorSpec host_spec;
+    host_spec.backend = host_row.name;
+    host_spec.rank = rank;
+    host_spec.size = size;
+    host_spec.gloo_world = launch.world;
+    host_spec.gloo_prefix = prefix;
+    host_spec.reduction_order = o.reduction_order;
+    host_spec.timeout = o.timeout;
+    host = make_communicator(host_spec);
   }
   Communicator& host_comm = *host;
   RankRecord rec = my_record(hash_arguments(o.args));
   auto all = gather_records(host_comm, rec);
   check_arguments(all);
   const Placement p = placement_of(all, rank);
-  const bool nccl = communicator_backend(o.backend).memory == MemorySpace::device;
-  std::unique_ptr<Communicator> data;
-  if (nccl) {
+  const CommunicatorBackend& data_row = communicator_backend(o.backend);
+  const bool on_gpus = data_row.memory == MemorySpace::device;
+  if (on_gpus) {
     choose_gpu(rec, p.local_rank);
     all = gather_records(host_comm, rec);
     check_gpus(all);
-    gloo::rendezvous::PrefixStore store(prefix, *launch.world->store);
-    data =
-        make_device_comm(o.backend, nccl_id_through_store(store, "nccl_id", rank), size, rank, rec.device, o.timeout);
   }
+  std::unique_ptr<Communicator> data = make_data_comm(data_row, host_comm, rec.device, o);
   RankContext ctx{rank,         size,    p.local_rank,
-                  p.local_size, p.nodes, nccl ? rec.device : -1,
+                  p.local_size, p.nodes, on_gpus ? rec.device : -1,
                   host_name(),  true,    data ? *data : host_comm,
                   host_comm};
   // From here a rank blocked longer than the timeout ends its process, naming the ranks on this
@@ -612,64 +609,43 @@ bool world_is_processes() { return detect_launcher().launched; }
 
 namespace {
 
-// Whether run_world meets through the store: a launch without MPI, or --backend gloo, whose
-// ranks always do (under mpirun too, with MASTER_ADDR set).
-bool meets_through_store(const WorldOptions& o, const LauncherInfo& launcher) {
-  const CommunicatorBackend& b = communicator_backend(o.backend);
-  return launcher.without_mpi ? b.spans_processes
-                              : b.spans_processes && b.needs_processes && !communicator_needs_mpi_launch(o.backend);
+// The host communicator's row of the world run_world would start for `o` under `launcher`.
+const CommunicatorBackend& host_row_of(const WorldOptions& o, const LauncherInfo& launcher) {
+  const CommunicatorBackend& data = communicator_backend(o.backend);
+  return host_communicator_for(data, launcher.launched || data.needs_processes, launcher.without_mpi);
 }
 
 }  // namespace
 
 int planned_world_size(const WorldOptions& o) {
   const CommunicatorBackend& backend = communicator_backend(o.backend);  // unknown: UsageError
-  if (!backend.built()) throw UsageError(fmt::format("backend '{}' was not built into this binary", o.backend));
+  require_built(backend);
   const LauncherInfo launcher = detect_launcher();
-  if (launcher.without_mpi || (launcher.launched && !backend.spans_processes)) {
-    if (!backend.spans_processes) {
-      std::vector<std::string_view> spanning;
-      for (const CommunicatorBackend& b : communicator_backends())
-        if (b.built() && b.spans_processes && !(launcher.without_mpi && communicator_needs_mpi_launch(b.name)))
-          spanning.push_back(b.name);
-      throw UsageError(
-          fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of one "
-                      "process; use --backend {}",
-                      launcher.source, launcher.size, o.backend, fmt::join(spanning, " or ")));
-    }
-    if (communicator_needs_mpi_launch(o.backend))
-      throw UsageError(
-          fmt::format("--backend {} needs mpirun or srun with MPI; these ranks were started without "
-                      "MPI ({}={}): use --backend gloo (host memory) or nccl",
-                      o.backend, launcher.source, launcher.size));
-  }
-  if (meets_through_store(o, launcher)) {
-#if GCB_HAVE_GLOO
-    if (launcher.launched && launcher.size > 1 && launcher.store_host.empty())
-      throw UsageError(
-          fmt::format("{} ranks started ({}={}) but no store address: set MASTER_ADDR (and MASTER_PORT) "
-                      "to rank 0's host on every rank",
-                      launcher.size, launcher.source, launcher.size));
-    return launcher.launched ? launcher.size : 1;
-#else
+  if (launcher.launched && !backend.spans_processes)
     throw UsageError(
-        fmt::format("started without MPI ({}={}) but this gcbench was built without Gloo, through "
-                    "which such ranks meet: rebuild with libgloo-dev, or launch with mpirun/srun",
-                    launcher.source, launcher.size));
-#endif
+        fmt::format("started by a launcher ({}={}) but --backend {} runs all ranks as threads of one "
+                    "process; use --backend {}",
+                    launcher.source, launcher.size, o.backend, backends_for_processes(launcher.without_mpi)));
+  if (launcher.without_mpi && !backend.runs_without_mpi())
+    throw UsageError(fmt::format(
+        "--backend {} meets through {}, which needs mpirun or srun with MPI; these ranks were started "
+        "without MPI ({}={}): use --backend {}",
+        o.backend, bootstrap_name(backend.bootstrap), launcher.source, launcher.size, backends_for_processes(true)));
+  const CommunicatorBackend& host = host_row_of(o, launcher);  // none built that fits: UsageError
+  switch (host.bootstrap) {
+    case Bootstrap::in_process: return thread_world_size(o);
+    case Bootstrap::launcher_world: return launcher.launched ? launcher.size : 1;
+    case Bootstrap::launch_store:
+      if (launcher.launched && launcher.size > 1 && launcher.store_host.empty())
+        throw UsageError(
+            fmt::format("{} ranks started ({}={}) but no store address: set MASTER_ADDR (and MASTER_PORT) "
+                        "to rank 0's host on every rank",
+                        launcher.size, launcher.source, launcher.size));
+      return launcher.launched ? launcher.size : 1;
+    case Bootstrap::over_host: break;
   }
-  const bool processes = launcher.launched || backend.needs_processes;
-#if GCB_HAVE_MPI
-  if (processes) return launcher.launched ? launcher.size : 1;
-#else
-  if (launcher.launched && launcher.size > 1)
-    throw UsageError(
-        fmt::format("started by a launcher with {} ranks ({}) but this gcbench was built without MPI: "
-                    "every rank would run alone; rebuild with MPI",
-                    launcher.size, launcher.source));
-#endif
-  (void)processes;
-  return thread_world_size(o);
+  GCB_CHECK(false, "host_communicator_for returns a row that starts its world");
+  return 0;
 }
 
 #if GCB_HAVE_MPI
@@ -686,13 +662,27 @@ static int running_mpi_world_size() {
 int run_world(const WorldOptions& o, const std::function<int(RankContext&)>& fn) {
   (void)planned_world_size(o);  // every refusal before anything starts
   const LauncherInfo launcher = detect_launcher();
-#if GCB_HAVE_GLOO
-  if (meets_through_store(o, launcher)) return run_store_processes(o, launcher, fn);
-#endif
+  // The world is the one the host communicator's row starts; the data communicator is made from
+  // its own row inside it (make_data_comm).
+  const CommunicatorBackend& host = host_row_of(o, launcher);
+  switch (host.bootstrap) {
+    case Bootstrap::in_process: return run_threads(o, host, fn);
+    case Bootstrap::launcher_world:
 #if GCB_HAVE_MPI
-  if (launcher.launched || communicator_backend(o.backend).needs_processes) return run_processes(o, launcher, fn);
+      return run_processes(o, host, launcher, fn);
+#else
+      break;
 #endif
-  return run_threads(o, fn);
+    case Bootstrap::launch_store:
+#if GCB_HAVE_GLOO
+      return run_store_processes(o, host, launcher, fn);
+#else
+      break;
+#endif
+    case Bootstrap::over_host: break;
+  }
+  GCB_CHECK(false, fmt::format("no world for the host row '{}' in this build", host.name));
+  return 0;
 }
 
 void wait_for_writer_before_exit() {

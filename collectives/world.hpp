@@ -26,11 +26,12 @@ struct RankContext {
   int device = -1;  // CUDA device of this rank; -1 on CPU backends
   std::string host;
   bool processes = false;  // true: one process per rank (MPI launch); false: threads
-  // The data communicator of the chosen backend (threads, mpi or nccl; NCCL buffers are device
-  // memory).
+  // The data communicator of the chosen backend, made from its row of communicator_backends()
+  // (its memory() says where its buffers live: a device row's are on this rank's GPU).
   Communicator& world_comm;
-  // A host-memory communicator over the same ranks (threads or MPI), for control traffic: time
-  // samples, verdicts, error counts. For host backends it is world_comm itself.
+  // A host-memory communicator over the same ranks, for control traffic: time samples, verdicts,
+  // error counts; the one of the row that started the world (host_communicator_for, factory.hpp).
+  // When that is the chosen backend itself (every row that starts a world) it is world_comm.
   Communicator& host_comm;
 };
 
@@ -62,10 +63,10 @@ std::string first_slurm_host(const std::string& nodelist);
 bool world_launched_without_mpi();
 
 struct WorldOptions {
-  std::string backend = "threads";  // threads | mpi | nccl
+  std::string backend = "threads";  // a row of communicator_backends()
   int ranks = 0;                    // threads mode: number of rank threads (0 = 1 on CPU, one per GPU for nccl)
   std::chrono::milliseconds timeout{300'000};
-  // How the mpi backend reduces (the threads backend is always rank ordered): training asks for
+  // How host rows other than threads reduce (threads are always rank ordered): training asks for
   // rank_ordered (bitwise equal to threads), measurements of the MPI library for library.
   ReductionOrder reduction_order = ReductionOrder::rank_ordered;
   // The arguments (without argv[0]) every rank must share; their hash is compared across ranks.
@@ -97,7 +98,10 @@ void abort_world_after_error(int exit_code);
 // No-op in thread worlds and single processes.
 void wait_for_writer_before_exit();
 
-// Runs fn on every rank and returns when all ranks have finished. Processes started without MPI
+// Runs fn on every rank and returns when all ranks have finished. The world is the one the host
+// communicator's row starts (its bootstrap: in-process threads, MPI's launcher world, the launch's
+// store); the data communicator is made from the chosen backend's row inside it (over the host
+// communicator when its bootstrap is over_host). Processes started without MPI
 // (torchrun-style variables) meet through the store (collectives/tcp_store.hpp): Gloo is their
 // host communicator, and a failing rank prints its message and ends its process, whose closed
 // connections end the others (each naming the ranks on its host that exited or stopped). Threads: the first failing

@@ -9,8 +9,10 @@
 #include <exception>
 #include <fmt/format.h>
 
+#include "collectives/factory.hpp"
 #include "collectives/mpi_communicator.hpp"
 #include "collectives/thread_communicator.hpp"
+#include "collectives/world.hpp"
 #include "core/error.hpp"
 #include "tests/collectives/collective_checks.hpp"
 
@@ -152,6 +154,36 @@ gcb::test::CheckTally run_ranked_bound_checks() {
   return tally;
 }
 
+// Under mpirun the World makes the data communicator of the row it was asked for: every built
+// row started by MPI's launcher world, and every host row made over a host communicator (a host
+// row once ran on MPI instead of its own library). MPI is already initialised (main), which the
+// World leaves to its owner.
+gcb::test::CheckTally run_world_row_checks() {
+  gcb::test::CheckTally tally;
+  for (const gcb::CommunicatorBackend& b : gcb::communicator_backends()) {
+    const bool here = b.bootstrap == gcb::Bootstrap::launcher_world ||
+                      (b.bootstrap == gcb::Bootstrap::over_host && b.memory == gcb::MemorySpace::host);
+    if (!b.built() || !here) continue;
+    gcb::WorldOptions o;
+    o.backend = std::string(b.name);
+    std::string data, host;
+    gcb::run_world(o, [&](gcb::RankContext& ctx) {
+      data = std::string(ctx.world_comm.backend());
+      host = std::string(ctx.host_comm.backend());
+      return 0;
+    });
+    const std::string want_host(gcb::host_communicator_for(b, true, false).name);
+    if (data == b.name && host == want_host) {
+      ++tally.passed;
+    } else {
+      ++tally.failed;
+      tally.failures.push_back(fmt::format("run_world --backend {}: data communicator {}, host {} (want {}, {})",
+                                           b.name, data, host, b.name, want_host));
+    }
+  }
+  return tally;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +197,7 @@ int main(int argc, char** argv) {
     tally = run_all_checks(world);
     tally.add(run_library_checks());
     tally.add(run_ranked_bound_checks());
+    tally.add(run_world_row_checks());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, gcb::kExitFault);

@@ -2,13 +2,17 @@
 // handling (a failing rank ends every rank promptly with its rank and host named).
 #include "collectives/world.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 
+#include "collectives/factory.hpp"
 #include "core/error.hpp"
 #include "gcb/config.hpp"
 #include "core/gpu.hpp"
@@ -231,6 +235,61 @@ TEST(World, PlannedSizeRefusesWhatRunWorldWouldBeforeAnythingStarts) {
   if (gpu::device_count() == 0) {
     o.backend = "nccl";
     EXPECT_THROW(planned_world_size(o), UsageError);
+  }
+}
+
+// The World makes the data communicator of the row it was asked for, whatever that row's
+// bootstrap: a host row that is not the world's own host communicator once ran on it instead
+// (a new host backend passed every check and measured MPI or Gloo). Every built row this process
+// can start alone: in-process, the launch's store (one rank, an in-memory store), over the host
+// communicator (device rows only with GPUs); MPI's launcher world is checked under mpirun
+// (test_mpi_communicator).
+TEST(World, EveryRowGivesItsOwnDataCommunicator) {
+  int checked = 0;
+  for (const CommunicatorBackend& b : communicator_backends()) {
+    if (!b.built() || b.bootstrap == Bootstrap::launcher_world) continue;
+    if (b.memory == MemorySpace::device && gpu::device_count() == 0) continue;
+    WorldOptions o;
+    o.backend = std::string(b.name);
+    o.ranks = b.needs_processes ? 0 : 2;
+    o.timeout = std::chrono::milliseconds(30'000);
+    std::mutex m;
+    std::set<std::string> data_backends, host_backends;
+    std::set<int> data_memory, host_memory;
+    run_world(o, [&](RankContext& ctx) {
+      const std::lock_guard lock(m);
+      data_backends.insert(std::string(ctx.world_comm.backend()));
+      host_backends.insert(std::string(ctx.host_comm.backend()));
+      data_memory.insert(static_cast<int>(ctx.world_comm.memory()));
+      host_memory.insert(static_cast<int>(ctx.host_comm.memory()));
+      return 0;
+    });
+    EXPECT_EQ(data_backends, std::set<std::string>{std::string(b.name)}) << b.name;
+    EXPECT_EQ(data_memory, std::set<int>{static_cast<int>(b.memory)}) << b.name;
+    EXPECT_EQ(host_memory, std::set<int>{static_cast<int>(MemorySpace::host)}) << b.name;
+    // The host communicator is the row that started the world: the data row itself, or the one
+    // an over_host row was made over.
+    const std::string host_row(host_communicator_for(b, b.needs_processes, false).name);
+    EXPECT_EQ(host_backends, std::set<std::string>{host_row}) << b.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);  // the in-process row is always built
+}
+
+// What a refusal says comes from the table: the row's name, never another backend's.
+TEST(World, MessagesNameTheRequestedRow) {
+  if (gpu::device_count() > 0) GTEST_SKIP() << "a GPU exists: device rows are not refused";
+  for (const CommunicatorBackend& b : communicator_backends()) {
+    if (!b.built() || b.memory != MemorySpace::device) continue;
+    WorldOptions o;
+    o.backend = std::string(b.name);
+    try {
+      planned_world_size(o);
+      ADD_FAILURE() << b.name << " planned without a GPU";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(fmt::format("the {} backend needs a GPU", b.name)), std::string::npos)
+          << e.what();
+    }
   }
 }
 

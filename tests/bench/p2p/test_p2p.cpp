@@ -222,7 +222,7 @@ TEST(P2pOptionsCheck, RefusesImpossibleValues) {
   bad.iters = 0;
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
-  bad.backend = "ucc";
+  bad.backend = "carrier-pigeon";
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
   bad.latency_size = o.size + 1;
