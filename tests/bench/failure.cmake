@@ -1,7 +1,7 @@
 # Failure behaviour end to end (README "Failure behaviour"): the CLI tests, and under mpirun
 # (label mpi) that only world rank 0 writes, that several Worlds share one MPI initialisation,
 # and that a stopped rank ends the run within --timeout.
-gcb_add_test(test_failure_cli SOURCES test_failure_cli.cpp LIBS gcb_reports LABELS bench)
+gcb_add_test(test_failure_cli SOURCES test_failure_cli.cpp LIBS gcb_bench LABELS bench)  # the tables, for their names
 target_compile_definitions(test_failure_cli PRIVATE GCB_BINARY="$<TARGET_FILE:gcbench>")
 add_dependencies(test_failure_cli gcbench)
 

@@ -16,6 +16,9 @@
 #include <tuple>
 #include <vector>
 
+#include "collectives/factory.hpp"
+#include "kernels/attention/attention_registry.hpp"
+#include "models/backend/backend_factory.hpp"
 #include "reports/result.hpp"
 #include "tests/bench/run_cli.hpp"
 
@@ -248,20 +251,26 @@ TEST_F(FailureCli, InvalidValuesAreRefusedBeforeAnyOutputExists) {
   }
 }
 
-// Flags whose values name an enum or a table row say which names they accept, from the table.
+// Flags whose values name an enum or a table row say which names they accept, from the table (the
+// tables' names are read from the tables, so a new row changes no line here).
 TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
+  std::vector<std::string> impls;
+  for (const kernels::attn::AttnImplId id : kernels::attn::attention_impl_ids())
+    impls.emplace_back(kernels::attn::attention_impl_name(id));
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"mem --kernels copy,bogus", "bogus: expected one of copy, scale, add, triad, dot, read, write"},
       {"mem --kernels 3", "3: expected one of copy, scale"},  // a number is not a silent alias
-      {"attn --impl triton", "triton: expected one of ours, unfused, cudnn"},
+      {"attn --impl triton", fmt::format("triton: expected one of {}", fmt::join(impls, ", "))},
       {"attn --pass sideways", "sideways: expected one of fwd, bwd, fwdbwd"},
       {"mem --dtype fp32,fp16", "fp16: expected one of fp32, fp64, bf16"},
       {"gemm --dtype float7", "float7: expected one of fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8"},
       {"attn --dtype int8", "int8: expected one of fp16, bf16"},
-      {"coll --backend carrier-pigeon", "carrier-pigeon: expected one of threads, mpi, gloo, nccl"},
+      {"coll --backend carrier-pigeon",
+       fmt::format("carrier-pigeon: expected one of {}", communicator_backend_names())},
       {"coll --backend thread", "thread (did you mean 'threads'?): expected one of threads, mpi"},
       {"p2p --backend ncl", "ncl (did you mean 'nccl'?): expected one of"},
-      {"train --backend cpuu", "--backend cpuu (did you mean 'cpu'?): expected one of cpu, cuda"},
+      {"train --backend cpuu",
+       fmt::format("--backend cpuu (did you mean 'cpu'?): expected one of {}", models::compute_backend_names())},
       {"plan --gpu a101 --global-batch 8", "unknown GPU 'a101' (did you mean 'a100-sxm4-80gb'?)"},
   };
   for (const auto& [args, message] : cases) {
