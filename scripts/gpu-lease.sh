@@ -14,9 +14,12 @@
 #                 decay groups and aligned cuBLASLt plans in the headline step, its ledger, CPU
 #                 offload and block recomputation on the CUDA backend, the FP8 fix, attn at head
 #                 dim 128, coll's graph mode)
-#   --fourth      what the third lease left: the GEMM test and the quick suite after the FP8 fix,
-#                 the headline step's GEMM shapes (to calibrate plan), the headline step with each
-#                 attention implementation, the GEMM autotune over every dtype, FA2's whole grid
+#   --fourth      first what changed since (the attention registry's GPU paths: the kernels against
+#                 FP64 and the CUDA backend against the CPU oracle; NCCL made over the host
+#                 communicator), then what the third lease left: the GEMM test and the quick suite
+#                 after the FP8 fix, the headline step's GEMM shapes (to calibrate plan), the
+#                 headline step with each attention implementation, the GEMM autotune over every
+#                 dtype, FA2's whole grid
 #   --only IDS    run only these step ids (comma-separated, e.g. 5,6); the others are listed as SKIP
 #   --deadline S  global deadline in seconds from the start (default 450 = 7.5 min): a step gets at
 #                 most what is left, and once too little is left the rest are SKIP, listed
@@ -120,8 +123,14 @@ elif [[ $mode == third ]]; then
     "train --backend cuda --model gpt2-124m --seq 1024 --precision bf16 --micro-batch 8 --steps 5 --warmup-steps 2 --recompute full"
   add 9 coll-nccl-graph 60 5 gcbench coll "coll --backend nccl --op all_reduce --mode graph -b 8 -e 256M -f 4"
 elif [[ $mode == fourth ]]; then
-  # What the third lease (revisions 791b9b5-d263c2a) left unrun or fixed without a rerun, most
-  # valuable first. Estimates from that lease's timings of the same commands or their parts.
+  # First the GPU paths restructured after the third lease (2026-11-28: every attention
+  # implementation reached through kernels/attention/attention_registry, the nccl row making its
+  # communicator over the host communicator); then what that lease (revisions 791b9b5-d263c2a)
+  # left unrun or fixed without a rerun, most valuable first. Estimates from that lease's timings
+  # of the same commands or their parts.
+  add 0a flash-cudnn-fp64 150 35 gtest - "test_attention_gpu *AttentionGpu.*"
+  add 0b cuda-backend 150 30 gtest - "test_cuda_backend CudaOps.*:CudaSteps.*"
+  add 0c coll-nccl-1rank 60 5 gcbench coll "coll --backend nccl --op all_reduce -b 8 -e 256M -f 4"
   add 1 test-cublaslt-gemm 120 10 gtest - "test_cublaslt_gemm *"
   add 2 quick-suite 150 55 gcbench run "run --suite quick --device gpu --max-time 1"
   # The headline step's own GEMM shapes, so that `plan --calibration` can price them: calibrated
