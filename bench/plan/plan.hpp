@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -15,13 +16,21 @@
 #include "models/model/config.hpp"
 #include "models/planner/planner.hpp"
 #include "models/planner/published.hpp"
+#include "models/model/train_option_names.hpp"
 #include "models/model/train_options.hpp"
+#include "models/planner/layout_space.hpp"
+#include "models/planner/step_work.hpp"
 
 namespace gcb::bench {
 
 // `gcbench plan`'s own exit code: every candidate layout is out of memory (or none can run), so
 // there is nothing to train with; the last line of the output says so. (0-4: core/error.hpp.)
 inline constexpr int kExitNoLayoutFits = 5;
+
+// --attention: which attention cost the planner prices (step_work.hpp AttentionCostModel).
+enum class AttentionScores : uint8_t { flash, materialized, materialized_dropout };
+models::NameTable<AttentionScores> attention_scores_names();
+models::planner::AttentionCostModel attention_cost_model(AttentionScores a);
 
 struct PlanCliOptions {
   std::string model = "tiny";  // named config or JSON file
@@ -32,22 +41,16 @@ struct PlanCliOptions {
   std::string topo;                      // topology file
   std::vector<std::string> calibration;  // result files
   double efficiency = 0.68;              // see docs/readme-plan.md
-  std::string memory_limit;              // size, e.g. 80G
-  std::string host_memory;               // --host-memory: size per node for offload, e.g. 2T ("" = not checked)
+  uint64_t memory_limit = 0;             // --memory-limit in bytes (given as e.g. 80G); 0 = the spec's
+  std::optional<uint64_t> host_memory;   // --host-memory: bytes per node for offload (e.g. 2T); none = not checked
   // --precision; not given: bf16 on GPUs, fp32 on cpu
   std::optional<models::Precision> precision;
   int global_batch = 0;
-  std::string micro_batch = "1,2,4,8", zero = "0,1,2,3";
-  std::vector<models::Recompute> recompute = {models::Recompute::none, models::Recompute::selective,
-                                              models::Recompute::full};
-  // --offload (GPU clusters; SearchSpace)
-  std::vector<models::Offload> offload = {models::Offload::none, models::Offload::optimizer,
-                                          models::Offload::activations, models::Offload::optimizer_activations};
-  std::string recompute_every = "auto";  // full: blocks of K layers, or auto (layout_space.hpp SearchSpace)
-  std::vector<models::PipeSchedule> schedule = {models::PipeSchedule::one_f_one_b, models::PipeSchedule::gpipe};
-  std::string sp = "off,on", overlap = "off,on", virtual_stages = "1";
-  bool tp_across_nodes = false;
-  std::string attention = "flash";  // flash | materialized | materialized-dropout
+  // The layouts to consider, as CLI11 converted the list flags (--micro-batch, --recompute,
+  // --zero, --schedule, --sp, --overlap, --virtual-stages, --offload, --recompute-every with auto
+  // as 0, --allow-tp-across-nodes); the defaults are SearchSpace's.
+  models::planner::SearchSpace space;
+  AttentionScores attention = AttentionScores::flash;
   bool pp_scatter_gather = false;
   std::string layout;  // --layout: only these
   int top = 10, rejected = 5;

@@ -34,6 +34,7 @@ std::vector<std::string> split_list(const std::string& text) {
   }
 }
 
+// --layout's vN (the layout grammar is text: models/model/sweep.hpp).
 int parse_int(const std::string& s, const char* flag) {
   if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) {
     throw UsageError(fmt::format("{}: '{}' is not a positive integer", flag, s));
@@ -41,33 +42,50 @@ int parse_int(const std::string& s, const char* flag) {
   return std::stoi(s);
 }
 
-bool parse_on_off(const std::string& s, const char* flag) {
-  if (s == "on") return true;
-  if (s == "off") return false;
-  throw UsageError(fmt::format("{} {}: expected on or off", flag, s));
-}
-
-// A list flag CLI11 converted (enum_names): refused when it holds nothing.
-template <typename T>
-const std::vector<T>& non_empty(const std::vector<T>& list, const char* flag) {
-  if (list.empty()) throw UsageError(fmt::format("{}: empty list", flag));
-  return list;
-}
-
-// "none,selective,full": the names of `values` (a list flag's default, for help).
+// "none,selective,full" / "1,2,4,8": a list flag's default, for help.
 template <typename E>
 std::string names_of(const models::NameTable<E>& names, const std::vector<E>& values) {
   std::string out;
   for (const E v : values) out += (out.empty() ? "" : ",") + models::name_in(names, v);
   return out;
 }
+std::string list_text(const std::vector<int>& values) { return fmt::format("{}", fmt::join(values, ",")); }
 
-template <typename T, typename F>
-std::vector<T> parse_each(const std::string& text, const char* flag, F f) {
-  std::vector<T> out;
-  for (const std::string& s : split_list(text)) out.push_back(f(s));
-  if (out.empty()) throw UsageError(fmt::format("{}: empty list", flag));
-  return out;
+// A list flag CLI11 converted: refused when it holds nothing (an empty value, --zero '').
+template <typename T>
+void non_empty(const std::vector<T>& list, const char* flag) {
+  if (list.empty()) throw UsageError(fmt::format("{}: empty list", flag));
+}
+
+// --memory-limit, --host-memory: a size (core/size.hpp: 80G, 2T, bytes) to its bytes, refused
+// with parse_size's message.
+CLI::Validator size_bytes() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          text = std::to_string(parse_size(text));
+          return {};
+        } catch (const UsageError& e) {
+          return e.what();
+        }
+      },
+      "");
+}
+
+// --recompute-every: auto (0, SearchSpace's sentinel) or a block of K ≥ 1 layers.
+CLI::Validator auto_or_layers() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "auto") {
+          text = "0";
+          return {};
+        }
+        if (!text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoi(text) >= 1)
+          return {};
+        return text + ": expected auto or K ≥ 1 layers";
+      },
+      "{auto, K}");
 }
 
 // Every file the plan reads, so that no output (--json, --jsonl, --csv) may overwrite one.
@@ -86,46 +104,31 @@ models::GptConfig resolve_model(const PlanCliOptions& o) {
   return models::apply_overrides(base, o.overrides);
 }
 
+// The search space as CLI11 converted it, with what no one flag can check: no list empty, and
+// blocks of layers only with full recomputation.
 SearchSpace search_space(const PlanCliOptions& o) {
-  SearchSpace s;
-  s.micro_batches = parse_each<int>(o.micro_batch, "--micro-batch",
-                                    [](const std::string& v) { return parse_int(v, "--micro-batch"); });
-  s.recompute = non_empty(o.recompute, "--recompute");
-  s.zero = parse_each<ZeroStage>(o.zero, "--zero", [](const std::string& v) {
-    const int z = parse_int(v, "--zero");
-    if (z > 3) throw UsageError(fmt::format("--zero {}: expected 0–3", v));
-    return static_cast<ZeroStage>(z);
-  });
-  s.schedules = non_empty(o.schedule, "--schedule");
-  s.offload = non_empty(o.offload, "--offload");
-  s.sp = parse_each<bool>(o.sp, "--sp", [](const std::string& v) { return parse_on_off(v, "--sp"); });
-  s.overlap =
-      parse_each<bool>(o.overlap, "--overlap", [](const std::string& v) { return parse_on_off(v, "--overlap"); });
-  s.virtual_stages = parse_each<int>(o.virtual_stages, "--virtual-stages",
-                                     [](const std::string& v) { return parse_int(v, "--virtual-stages"); });
-  if (o.recompute_every != "auto") {
-    s.recompute_every = parse_int(o.recompute_every, "--recompute-every");
-    if (s.recompute_every < 1) throw UsageError("--recompute-every: expected auto or K ≥ 1 layers");
-    if (s.recompute_every > 1 &&
-        std::find(s.recompute.begin(), s.recompute.end(), Recompute::full) == s.recompute.end())
-      throw UsageError(fmt::format("--recompute-every {} recomputes blocks of layers: --recompute must include full",
-                                   s.recompute_every));
-  }
-  s.tp_across_nodes = o.tp_across_nodes;
-  for (int v : s.micro_batches)
-    if (v < 1) throw UsageError("--micro-batch values must be ≥ 1");
-  for (int v : s.virtual_stages)
-    if (v < 1) throw UsageError("--virtual-stages values must be ≥ 1");
+  const SearchSpace& s = o.space;
+  non_empty(s.micro_batches, "--micro-batch");
+  non_empty(s.recompute, "--recompute");
+  non_empty(s.zero, "--zero");
+  non_empty(s.schedules, "--schedule");
+  non_empty(s.offload, "--offload");
+  non_empty(s.sp, "--sp");
+  non_empty(s.overlap, "--overlap");
+  non_empty(s.virtual_stages, "--virtual-stages");
+  if (s.recompute_every > 1 && std::find(s.recompute.begin(), s.recompute.end(), Recompute::full) == s.recompute.end())
+    throw UsageError(fmt::format("--recompute-every {} recomputes blocks of layers: --recompute must include full",
+                                 s.recompute_every));
   return s;
 }
 
 Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
-  const double limit = o.memory_limit.empty() ? 0.0 : static_cast<double>(parse_size(o.memory_limit));
+  const double limit = static_cast<double>(o.memory_limit);
   TopologyFacts facts;
   if (!o.topo.empty()) facts = topology_facts(topo::load_topology(o.topo));
   if (o.gpu == "cpu") {
     if (o.nodes > 1) throw UsageError("--gpu cpu plans the rank threads of one host: --nodes must be 1");
-    if (!o.host_memory.empty()) {
+    if (o.host_memory) {
       throw UsageError("--host-memory: on a cpu cluster the host memory is the device memory (--memory-limit)");
     }
     const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -145,8 +148,8 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   a.inter_gbps = o.inter_gbps > 0 ? o.inter_gbps : facts.nic_gbps_per_gpu;
   a.memory_limit_bytes = limit;
   Cluster c = gpu_cluster(spec, a);
-  if (!o.host_memory.empty()) {
-    c.host_memory_bytes = static_cast<double>(parse_size(o.host_memory));
+  if (o.host_memory) {
+    c.host_memory_bytes = static_cast<double>(*o.host_memory);
     c.host_memory_source = "flag:--host-memory";
   }
   if (o.intra_gbps <= 0 && facts.nvlinks_per_gpu > 0)
@@ -157,6 +160,22 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
 }
 
 }  // namespace
+
+models::NameTable<AttentionScores> attention_scores_names() {
+  return {{"flash", AttentionScores::flash},
+          {"materialized", AttentionScores::materialized},
+          {"materialized-dropout", AttentionScores::materialized_dropout}};
+}
+
+AttentionCostModel attention_cost_model(AttentionScores a) {
+  switch (a) {
+    case AttentionScores::flash: return {true, false};
+    case AttentionScores::materialized: return {false, false};
+    case AttentionScores::materialized_dropout: return {false, true};
+  }
+  GCB_CHECK(false, "an AttentionScores value without a cost model");
+  return {};
+}
 
 std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int micro_batch, Recompute recompute,
                                           int recompute_every) {
@@ -203,15 +222,7 @@ PlanRequest plan_request(const PlanCliOptions& o) {
   r.calibration = read_calibration(o.calibration, filter);
   if (o.efficiency <= 0 || o.efficiency > 1) throw UsageError("--compute-efficiency must be in (0, 1]");
   r.efficiency = o.efficiency;
-  if (o.attention == "flash") {
-    r.attention = {true, false};
-  } else if (o.attention == "materialized") {
-    r.attention = {false, false};
-  } else if (o.attention == "materialized-dropout") {
-    r.attention = {false, true};
-  } else {
-    throw UsageError(fmt::format("--attention {}: expected flash, materialized or materialized-dropout", o.attention));
-  }
+  r.attention = attention_cost_model(o.attention);
   r.pp_scatter_gather = o.pp_scatter_gather;
   r.space = search_space(o);
   if (r.cluster.is_cpu() &&
@@ -306,27 +317,38 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "Fraction of peak an uncalibrated GEMM / attention call reaches")
       ->capture_default_str();
   app->add_option("--memory-limit", o->memory_limit,
-                  "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)");
+                  "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)")
+      ->transform(size_bytes())
+      ->type_name("SIZE");
   app->add_option("--host-memory", o->host_memory,
                   "Host memory per node that offloaded optimizer states and activations may take (e.g. 2T; GPU "
-                  "clusters): a candidate whose ranks need more does not fit; default: not checked");
+                  "clusters): a candidate whose ranks need more does not fit; default: not checked")
+      ->transform(size_bytes())
+      ->type_name("SIZE");
   app->add_option_function<models::Precision>(
          "--precision", [o](const models::Precision& p) { o->precision = p; },
          "bf16 (default on GPUs) or fp32 (default on cpu)")
       ->transform(enum_names(models::precision_names()));
   app->add_option("--global-batch", o->global_batch, "Sequences per step (required)");
-  app->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to consider (with --layout: the first)")
-      ->capture_default_str();
-  app->add_option("--recompute", o->recompute, "Recomputation: none, selective, full (list; with --layout: the first)")
+  app->add_option("--micro-batch", o->space.micro_batches, "Micro-batch sizes to consider (with --layout: the first)")
+      ->delimiter(',')
+      ->check(positive())
+      ->default_str(list_text(o->space.micro_batches));
+  app->add_option("--recompute", o->space.recompute,
+                  "Recomputation: none, selective, full (list; with --layout: the first)")
       ->delimiter(',')
       ->transform(enum_names(models::recompute_names()))
-      ->default_str(names_of(models::recompute_names(), o->recompute));
-  app->add_option("--recompute-every", o->recompute_every,
+      ->default_str(names_of(models::recompute_names(), o->space.recompute));
+  app->add_option("--recompute-every", o->space.recompute_every,
                   "Full recomputation in blocks of K layers (Chen et al. 2016): K for every full candidate, or auto: "
                   "K = 1, plus the smallest K that fits where K = 1 does not")
-      ->capture_default_str();
-  app->add_option("--zero", o->zero, "ZeRO stages to consider")->capture_default_str();
-  app->add_option("--offload", o->offload,
+      ->transform(auto_or_layers())
+      ->default_str("auto");
+  app->add_option("--zero", o->space.zero, "ZeRO stages to consider")
+      ->delimiter(',')
+      ->transform(enum_names(models::zero_names()))
+      ->default_str(names_of(models::zero_names(), o->space.zero));
+  app->add_option("--offload", o->space.offload,
                   "CPU offload to consider (GPU clusters only): none, optimizer (ZeRO-Offload: master weights and "
                   "Adam moments on the host, AdamW at the host's memory rate; rows end in -offload), activations (the "
                   "saved activations swapped to the host and back; -swap), optimizer+activations (-offload-swap); "
@@ -334,21 +356,29 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
                   "same layout with less offload fits as fast; with --layout: the first")
       ->delimiter(',')
       ->transform(enum_names(models::offload_names()))
-      ->default_str(names_of(models::offload_names(), o->offload));
-  app->add_option("--schedule", o->schedule, "Pipeline schedules to consider: 1f1b, gpipe")
+      ->default_str(names_of(models::offload_names(), o->space.offload));
+  app->add_option("--schedule", o->space.schedules, "Pipeline schedules to consider: 1f1b, gpipe")
       ->delimiter(',')
       ->transform(enum_names(models::pipe_schedule_names()))
-      ->default_str(names_of(models::pipe_schedule_names(), o->schedule));
-  app->add_option("--sp", o->sp, "Sequence parallelism: off, on (list)")->capture_default_str();
-  app->add_option("--overlap", o->overlap, "dp reductions overlapped with backward: off, on (list)")
-      ->capture_default_str();
-  app->add_option("--virtual-stages", o->virtual_stages,
+      ->default_str(names_of(models::pipe_schedule_names(), o->space.schedules));
+  app->add_option("--sp", o->space.sp, "Sequence parallelism: off, on (list)")
+      ->delimiter(',')
+      ->transform(enum_names(models::on_off_names()))
+      ->default_str(names_of(models::on_off_names(), o->space.sp));
+  app->add_option("--overlap", o->space.overlap, "dp reductions overlapped with backward: off, on (list)")
+      ->delimiter(',')
+      ->transform(enum_names(models::on_off_names()))
+      ->default_str(names_of(models::on_off_names(), o->space.overlap));
+  app->add_option("--virtual-stages", o->space.virtual_stages,
                   "Interleaved 1F1B model chunks per device to consider (1 = none)")
-      ->capture_default_str();
-  app->add_flag("--allow-tp-across-nodes", o->tp_across_nodes, "Consider tp groups larger than a node");
+      ->delimiter(',')
+      ->check(positive())
+      ->default_str(list_text(o->space.virtual_stages));
+  app->add_flag("--allow-tp-across-nodes", o->space.tp_across_nodes, "Consider tp groups larger than a node");
   app->add_option("--attention", o->attention,
                   "flash | materialized | materialized-dropout (memory and traffic of the scores)")
-      ->capture_default_str();
+      ->transform(enum_names(attention_scores_names()))
+      ->default_str(models::name_in(attention_scores_names(), o->attention));
   app->add_flag("--pp-scatter-gather", o->pp_scatter_gather,
                 "Pipeline messages split over the tp ranks (Megatron-LM, Narayanan et al. §4.1)");
   app->add_option("--layout", o->layout,

@@ -72,7 +72,7 @@ std::vector<Result> verify_plan(const PlanModel& pm, const std::vector<Predictio
       req.global_batch = pm.global_batch;
       req.steps = steps;
       req.warmup = warmup;
-      req.backend = "cpu";
+      req.backend = models::compute_backend("cpu");  // the layouts run on this host
       req.peak_flops = pm.cluster.peak_flops;
       req.peak_source = pm.cluster.peak_source;
       std::vector<Result> rs = models::run_training(req);

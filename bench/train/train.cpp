@@ -25,8 +25,6 @@ namespace gcb::bench {
 
 namespace {
 
-using models::ZeroStage;
-
 // The model: from the checkpoint when starting from one (its shapes; the head count from its
 // config.json or --heads), else a named config or JSON file with the overrides applied.
 models::GptConfig resolve_config(const TrainCliOptions& o) {
@@ -52,18 +50,18 @@ models::GptConfig resolve_config(const TrainCliOptions& o) {
 
 // --device cpu|gpu: the first compute backend (table order) whose tensors live in that memory, or
 // the explicit --backend when they do (exit 2 when not); --device all keeps --backend.
-std::string backend_for_device(const std::string& device, const std::string& backend, bool backend_given) {
+models::ComputeBackend backend_for_device(const std::string& device, const models::ComputeBackend& backend,
+                                          bool backend_given) {
   const std::optional<MemorySpace> memory = device_memory(device);
   if (!memory) return backend;
   if (backend_given) {
-    if (models::compute_backend(backend).memory != *memory)
-      throw UsageError(fmt::format("--backend {} runs on {} memory but --device {} asks for {} memory", backend,
-                                   memory_space_name(models::compute_backend(backend).memory), device,
-                                   memory_space_name(*memory)));
+    if (backend.memory != *memory)
+      throw UsageError(fmt::format("--backend {} runs on {} memory but --device {} asks for {} memory", backend.name,
+                                   memory_space_name(backend.memory), device, memory_space_name(*memory)));
     return backend;
   }
   for (const models::ComputeBackend& b : models::compute_backends())
-    if (b.memory == *memory) return std::string(b.name);
+    if (b.memory == *memory) return b;
   throw UsageError(
       fmt::format("--device {}: no compute backend runs on {} memory", device, memory_space_name(*memory)));
 }
@@ -82,7 +80,6 @@ std::string attention_rows_help() {
 }  // namespace
 
 models::TrainRequest train_request(const TrainCliOptions& o) {
-  if (o.zero < 0 || o.zero > 3) throw UsageError(fmt::format("--zero {}: expected 0, 1, 2 or 3", o.zero));
   models::TrainRequest r;
   r.base.model = resolve_config(o);
   r.base.micro_batch = o.micro_batch;
@@ -122,7 +119,7 @@ models::TrainRequest train_request(const TrainCliOptions& o) {
     l.tp = o.tp;
     l.pp = o.pp;
     l.sp = o.sp;
-    l.zero = static_cast<ZeroStage>(o.zero);
+    l.zero = o.zero;
     l.overlap = o.overlap;
     l.schedule = o.schedule;
     l.name = models::layout_name(l);
@@ -187,7 +184,8 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
   app->add_option("--pp", o->pp, "Pipeline-parallel degree (stages)")->capture_default_str();
   app->add_flag("--sp", o->sp, "Sequence parallelism in the tp group (Korthikanti et al.)");
   app->add_option("--zero", o->zero, "ZeRO stage on the dp dimension: 0–3, with any tp / sp / pp")
-      ->capture_default_str();
+      ->transform(enum_names(models::zero_names()))
+      ->default_str(models::name_in(models::zero_names(), o->zero));
   app->add_flag("--overlap", o->overlap,
                 "Reduce gradient buckets asynchronously (a second thread per rank on the CPU) while backward goes on; "
                 "every ZeRO stage, with tp / sp / pp");
@@ -232,12 +230,14 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
       ->check(non_negative())
       ->capture_default_str();
   auto* backend =
-      app->add_option(
-             "--backend", o->backend,
+      app->add_option_function<std::string>(
+             "--backend", [o](const std::string& name) { o->backend = models::compute_backend(name); },
              "Compute backend: " + models::compute_backend_names() +
                  " (cuda: compiles, unvalidated, never run on a GPU; one GPU per rank, NCCL groups; WAIVED rows where no "
                  "GPU exists)")
-          ->capture_default_str();
+          ->check(CLI::Validator([](const std::string& name) { return models::backend_refusal(name); },
+                                 "{" + models::compute_backend_names() + "}"))
+          ->default_str(std::string(o->backend.name));
   app->add_option("--attn", o->attn,
                   "cuda attention kernels at bf16: " + attention_rows_help() +
                       ", auto (the faster forward + backward on this GPU and shape, timed on every rank and decided "
@@ -360,7 +360,7 @@ void add_train_command(CLI::App& root, std::function<int()>& run, const std::vec
                           opts.offload == models::Offload::none
                               ? ""
                               : ", offload " + std::string(models::offload_name(opts.offload)),
-                          request.backend,
+                          request.backend.name,
                           ran == results.end()
                               ? ""
                               : "\n       MFU peak " + report::train_peak_line(*ran, "\n                "))));

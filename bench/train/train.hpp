@@ -13,6 +13,7 @@
 
 #include "bench/common/peer_script.hpp"
 #include "bench/common/runner.hpp"
+#include "models/backend/backend_factory.hpp"
 #include "models/model/attention_choice.hpp"
 #include "models/model/config.hpp"
 #include "models/model/train_options.hpp"
@@ -25,7 +26,7 @@ struct TrainCliOptions {
   models::ConfigOverrides overrides;
   int dp = 1, tp = 1, pp = 1;
   bool sp = false;
-  int zero = 0;
+  models::ZeroStage zero = models::ZeroStage::none;
   bool overlap = false;
   models::PipeSchedule schedule = models::PipeSchedule::one_f_one_b;
   int micro_batch = 1;
@@ -38,7 +39,8 @@ struct TrainCliOptions {
   models::Offload offload = models::Offload::none;
   std::string data;           // token file (llm.c / nanoGPT); empty = synthetic
   int steps = 5, warmup = 1;  // --steps, --warmup-steps
-  std::string backend = "cpu";
+  // --backend: a built row of the compute backend table (CLI11 checks the name against it)
+  models::ComputeBackend backend = models::compute_backend("cpu");
   // cuda: ours | cudnn | auto (the faster on this GPU)
   models::AttentionRequest attn = models::AttentionRequest::automatic;
   bool lt_gelu = false;     // cuda: the MLP's GELU in cuBLASLt's epilogue (unvalidated)

@@ -17,7 +17,8 @@ namespace {
 // The memory bandwidth the floors use: the spec sheet's of the GPU a cuda run used; none for the
 // CPU backend (its STREAM rate is `gcbench mem`'s to measure), said so.
 std::pair<double, std::string> ledger_bandwidth(const models::TrainRequest& request) {
-  if (request.backend != "cuda") return {0.0, "none for the cpu backend: memory floors not computed"};
+  if (request.backend.memory != MemorySpace::device)
+    return {0.0, fmt::format("none for the {} backend: memory floors not computed", request.backend.name)};
   const auto& devices = gpu::runtime().devices;
   if (devices.empty()) return {0.0, "no GPU"};
   const std::optional<GpuSpec> spec = find_gpu_spec(devices.front().name);

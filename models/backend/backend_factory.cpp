@@ -1,5 +1,5 @@
 // The compute backend table (backend_factory.hpp): cpu and cuda, how to make each, its peak FLOP/s and why it is
-// unavailable; compute_backend_names and the unknown-backend message.
+// unavailable; compute_backend_names and the refusal of a name the table lacks or has not built.
 #include "models/backend/backend_factory.hpp"
 
 #include <fmt/format.h>
@@ -63,33 +63,37 @@ std::string compute_backend_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-namespace {
-
-std::string unknown_backend(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& b : compute_backends()) names.emplace_back(b.name);
-  return fmt::format("--backend {}{}: expected one of {}", name, did_you_mean(name, names), compute_backend_names());
-}
-
-}  // namespace
-
-std::string backend_error(std::string_view name) {
+std::string backend_refusal(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end()) return unknown_backend(name);
-  if (!it->built()) return fmt::format("--backend {}: {}", name, it->missing);
+  if (it == table.end()) {
+    std::vector<std::string> names;
+    for (const auto& b : table) names.emplace_back(b.name);
+    return fmt::format("{}{}: expected one of {}", name, did_you_mean(name, names), compute_backend_names());
+  }
+  if (!it->built()) return fmt::format("{}: {}", name, it->missing);
   return "";
 }
 
-std::string backend_unavailable(std::string_view name) {
-  const ComputeBackend& b = compute_backend(name);
-  return b.unavailable == nullptr ? "" : b.unavailable();
+std::string backend_error(const ComputeBackend& backend) {
+  return backend.built() ? "" : fmt::format("--backend {}: {}", backend.name, backend.missing);
 }
+
+std::string backend_error(std::string_view name) {
+  const std::string refusal = backend_refusal(name);
+  return refusal.empty() ? "" : "--backend " + refusal;
+}
+
+std::string backend_unavailable(const ComputeBackend& backend) {
+  return backend.unavailable == nullptr ? "" : backend.unavailable();
+}
+
+std::string backend_unavailable(std::string_view name) { return backend_unavailable(compute_backend(name)); }
 
 const ComputeBackend& compute_backend(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end()) throw UsageError(unknown_backend(name));
+  if (it == table.end()) throw UsageError(backend_error(name));
   return *it;
 }
 
@@ -98,9 +102,14 @@ std::vector<int> process_devices(const gcb::RankContext& rc) {
   return rank_thread_devices(rc.local_size, gpu::device_count());
 }
 
+std::unique_ptr<Backend> make_backend(const ComputeBackend& backend, const BackendSpec& spec) {
+  if (const std::string e = backend_error(backend); !e.empty()) throw UsageError(e);
+  return backend.make(spec);
+}
+
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec) {
   if (const std::string e = backend_error(name); !e.empty()) throw UsageError(e);
-  return compute_backend(name).make(spec);
+  return make_backend(compute_backend(name), spec);
 }
 
 }  // namespace gcb::models

@@ -49,13 +49,22 @@ struct ComputeBackend {
 
 const std::vector<ComputeBackend>& compute_backends();
 std::string compute_backend_names();  // "cpu, cuda"
+// Why `name` cannot be a run's backend ("" when it is a built row of the table), without a flag's
+// name: "tpu (did you mean 'cpu'?): expected one of cpu, cuda", or "cuda: <why it is not built>".
+// `gcbench train --backend` checks its value with it, so a request holds a built row.
+std::string backend_refusal(std::string_view name);
 // The row of `name`; gcb::UsageError naming the known backends.
 const ComputeBackend& compute_backend(std::string_view name);
-// gcb::UsageError naming the known backends, or saying why a known one is not built.
+// The row's backend; gcb::UsageError saying why when the row is not built into this binary.
+std::unique_ptr<Backend> make_backend(const ComputeBackend& backend, const BackendSpec& spec = {});
+// By name: gcb::UsageError naming the known backends, or saying why a known one is not built.
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec = {});
+// "" when the row is built, else "--backend NAME: <why it is not built>".
+std::string backend_error(const ComputeBackend& backend);
 // "" when `name` is known and built, else the one-line reason make_backend would give.
 std::string backend_error(std::string_view name);
-// "" when the built backend `name` can run here, else why not (results are then WAIVED).
+// "" when the built backend can run here, else why not (results are then WAIVED).
+std::string backend_unavailable(const ComputeBackend& backend);
 std::string backend_unavailable(std::string_view name);
 
 }  // namespace gcb::models

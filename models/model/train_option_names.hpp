@@ -35,6 +35,14 @@ inline NameTable<Recompute> recompute_names() {
   return {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 }
 
+// --zero: the ZeRO stages by number (train: one; plan: a list).
+inline NameTable<ZeroStage> zero_names() {
+  return {{"0", ZeroStage::none}, {"1", ZeroStage::one}, {"2", ZeroStage::two}, {"3", ZeroStage::three}};
+}
+
+// plan's --sp and --overlap: lists of off and on.
+inline NameTable<bool> on_off_names() { return {{"off", false}, {"on", true}}; }
+
 // --precision: precision_name's spellings.
 inline NameTable<Precision> precision_names() { return names_of({Precision::fp32, Precision::bf16}, precision_name); }
 

@@ -128,7 +128,7 @@ std::string write_torch_peer_inputs(const TrainRequest& r, const fs::path& dir) 
   }
   const std::string tokens = (dir / "tokens.i32").string();
   write_peer_tokens(tokens, r, r.warmup + r.steps);
-  const bool gpu = compute_backend(r.backend).memory == MemorySpace::device;
+  const bool gpu = r.backend.memory == MemorySpace::device;
   const int threads =
       cpu_matmul_threads() > 0 ? cpu_matmul_threads() : static_cast<int>(std::thread::hardware_concurrency());
   // The optimizer as ours: groups, schedule and clipping (scripts/peers/torch_gpt.py).

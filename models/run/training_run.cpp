@@ -118,7 +118,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
   const TrainOptions topt = layout_options(req, l);
   WorldOptions w;
   // A communicator that moves the compute backend's memory (host: threads or MPI; device: NCCL).
-  w.backend = communicator_for(compute_backend(req.backend).memory, world_is_processes());
+  w.backend = communicator_for(req.backend.memory, world_is_processes());
   w.ranks = req.ranks;
   w.timeout = std::chrono::milliseconds(static_cast<long long>(req.timeout * 1e3));
   run_world(w, [&](gcb::RankContext& rc) -> int {
@@ -222,7 +222,7 @@ std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const Layou
       m.options = topt;
       m.ranks = rc.size;
       m.global_batch = global_batch(req);
-      m.backend = req.backend;
+      m.backend = std::string(req.backend.name);
       m.blas_threads = cpu_matmul_threads();
       for (int r = 0; r < rc.size; ++r)
         m.ranks_figures.push_back(unflatten(all.data() + flat_size() * static_cast<size_t>(r)));
@@ -241,7 +241,7 @@ namespace {
 // The memory budget of one GPU of this host for a device backend (nodes are taken to hold one GPU
 // model, as the MFU peak does); nullopt on a host backend or without a GPU.
 std::optional<uint64_t> device_budget(const TrainRequest& r) {
-  if (compute_backend(r.backend).memory != MemorySpace::device) return std::nullopt;
+  if (r.backend.memory != MemorySpace::device) return std::nullopt;
   const auto& devices = gpu::runtime().devices;
   if (devices.empty() || devices[0].memory_bytes == 0) return std::nullopt;
   return static_cast<uint64_t>(kDeviceBudget * static_cast<double>(devices[0].memory_bytes));
@@ -285,7 +285,7 @@ void check_request(const TrainRequest& r) {
     }
   }
   validate(r.base.model);
-  const bool host_memory = compute_backend(r.backend).memory == MemorySpace::host;
+  const bool host_memory = r.backend.memory == MemorySpace::host;
   if (!r.base.data_file.empty()) open_token_file(r.base.data_file, r.base.model.vocab, r.base.model.seq);
   const int gb = global_batch(r);
   for (const LayoutSpec& l : r.layouts) {
@@ -334,8 +334,7 @@ std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
     }
   }
   const int ranks = l.dp * l.tp * l.pp;
-  if (compute_backend(r.backend).memory == MemorySpace::device && !world_is_processes() &&
-      ranks > gpu::device_count()) {
+  if (r.backend.memory == MemorySpace::device && !world_is_processes() && ranks > gpu::device_count()) {
     return fmt::format(
         "{} ranks need {} GPUs, this host has {} (NCCL refuses two ranks of one communicator on the "
         "same GPU)",
@@ -357,7 +356,7 @@ struct RunPeak {
 
 RunPeak run_peak(const TrainRequest& r) {
   if (r.peak_flops > 0) return {r.peak_flops, r.peak_source, std::nullopt};
-  const ComputeBackend& b = compute_backend(r.backend);
+  const ComputeBackend& b = r.backend;
   if (b.memory == MemorySpace::device) {
     if (b.peak != nullptr) {
       if (const std::optional<PeakFlops> p = b.peak(0)) return {p->flops, p->source, std::nullopt};
@@ -368,7 +367,8 @@ RunPeak run_peak(const TrainRequest& r) {
     const std::unique_ptr<Backend> be = make_backend(r.backend, spec);
     const int n = 8192;
     return {measure_backend_gemm_peak(*be, n),
-            fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend, n), std::nullopt};
+            fmt::format("measured:{} bf16 GEMM {}^3 (the GPU is not in the spec table)", r.backend.name, n),
+            std::nullopt};
   }
   const PeakProbe probe = measure_sgemm_peak(r.peak_size);
   return {probe.best, fmt::format("measured:sgemm {}^3 ({}, all cores of this host)", r.peak_size, cpu_matmul_impl()),
@@ -402,8 +402,8 @@ std::vector<Result> run_training(const TrainRequest& r) {
   for (const LayoutSpec& l : r.layouts) any = any || layout_unavailable(r, l).empty();
   if (!any) {  // nothing will run: no peak to measure, no weights to load
     for (const LayoutSpec& l : r.layouts) {
-      results.push_back(
-          waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, layout_unavailable(r, l)));
+      results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), std::string(r.backend.name),
+                                               layout_unavailable(r, l)));
     }
     return results;
   }
@@ -413,7 +413,8 @@ std::vector<Result> run_training(const TrainRequest& r) {
   for (size_t i = 0; i < r.layouts.size(); ++i) {
     const LayoutSpec& l = r.layouts[i];
     if (const std::string why = layout_unavailable(r, l); !why.empty()) {
-      results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), r.backend, why));
+      results.push_back(
+          waived_training_result(l, layout_options(r, l), global_batch(r), std::string(r.backend.name), why));
       if (r.on_layout) r.on_layout(i + 1, r.layouts.size(), results.back());
       continue;
     }

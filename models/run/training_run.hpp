@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/backend/backend.hpp"
+#include "models/backend/backend_factory.hpp"
 #include "models/model/sweep.hpp"
 #include "models/model/train_options.hpp"
 #include "reports/result.hpp"
@@ -30,7 +31,8 @@ struct TrainRequest {
   int ranks = 1;         // dp·tp·pp of every layout
   int global_batch = 0;  // sequences per step; 0 = ranks × micro-batch
   int steps = 5, warmup = 1;
-  std::string backend = "cpu";  // backend_factory.hpp
+  // The compute backend's row of the table (backend_factory.hpp), as `train --backend` chose it.
+  ComputeBackend backend = compute_backend("cpu");
   AttentionRequest attn =
       AttentionRequest::automatic;  // the CUDA backend's attention kernels: auto or a registry row that trains
   bool lt_gelu = false;             // the CUDA backend's MLP GELU in cuBLASLt's epilogue (unvalidated)

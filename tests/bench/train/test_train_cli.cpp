@@ -40,7 +40,7 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--pp 3", "pp 3 > layers 2"},
       {"--dp 2 --ranks 4", "≠ 4 ranks"},
       {"--dp 2 --global-batch 3", "not divisible"},
-      {"--tp 2 --zero 4", "expected 0, 1, 2 or 3"},
+      {"--tp 2 --zero 4", "--zero: 4: expected one of 0, 1, 2, 3"},
       {"--recompute some", "--recompute: some (did you mean 'none'?): expected one of none, selective, full"},
       {"--recompute full --recompute-every 0", "--recompute-every must be ≥ 1"},
       {"--recompute-every 2", "--recompute-every 2 needs --recompute full"},
@@ -49,7 +49,8 @@ TEST(TrainCli, InvalidCombinationsExit2WithOneLine) {
       {"--sweep tp2,bogus --ranks 2", "unknown token 'bogus'"},
       {"--precision fp8", "--precision: fp8: expected one of fp32, bf16"},
       {"--offload swap", "--offload: swap: expected one of none, optimizer, activations, optimizer+activations"},
-      {"--backend tpu", "expected one of cpu, cuda"},
+      {"--backend tpu", "--backend: tpu (did you mean 'cpu'?): expected one of cpu, cuda"},
+      {"--backend cdua", "--backend: cdua (did you mean 'cuda'?): expected one of cpu, cuda"},
       {"--attn triton", "--attn: triton: expected one of auto, ours, cudnn"},
       {"--data /nonexistent/tokens.bin", "cannot open"},
       {"--lr -0.1", "--lr -0.1: expected a finite value ≥ 0"},
@@ -399,7 +400,7 @@ TEST(TrainCli, ExplainAddsTheStepLedger) {
   EXPECT_NE(c.out.find("sum of the known floors"), std::string::npos) << c.out;
   TrainCliOptions o;
   o.dp = 2;
-  o.zero = 1;
+  o.zero = models::ZeroStage::one;
   o.steps = 1;
   o.warmup = 0;
   o.peak_flops = 1e11;
