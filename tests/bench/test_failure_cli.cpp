@@ -270,7 +270,7 @@ TEST_F(FailureCli, NamedValuesListWhatIsAccepted) {
       {"coll --backend thread", "thread (did you mean 'threads'?): expected one of threads, mpi"},
       {"p2p --backend ncl", "ncl (did you mean 'nccl'?): expected one of"},
       {"train --backend cpuu",
-       fmt::format("--backend cpuu (did you mean 'cpu'?): expected one of {}", models::compute_backend_names())},
+       fmt::format("--backend: cpuu (did you mean 'cpu'?): expected one of {}", models::compute_backend_names())},
       {"plan --gpu a101 --global-batch 8", "unknown GPU 'a101' (did you mean 'a100-sxm4-80gb'?)"},
   };
   for (const auto& [args, message] : cases) {
