@@ -112,10 +112,11 @@ int ranks_on_this_host(int world_ranks) {
 
 // Runs one layout on every rank, from `initial` weights when not empty; rank 0 returns the
 // measurement (others: nullopt).
-std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const LayoutSpec& l,
+std::optional<LayoutMeasurement> run_layout(const TrainRequest& req, const LayoutPlan& plan,
                                             const std::vector<float>& initial) {
   std::optional<LayoutMeasurement> out;
-  const TrainOptions topt = layout_options(req, l);
+  const LayoutSpec& l = plan.spec;
+  const TrainOptions& topt = plan.options;
   WorldOptions w;
   // A communicator that moves the compute backend's memory (host: threads or MPI; device: NCCL).
   w.backend = communicator_for(req.backend.memory, world_is_processes());
@@ -258,7 +259,7 @@ TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l) {
   return t;
 }
 
-void check_request(const TrainRequest& r) {
+std::vector<LayoutPlan> resolve_request(const TrainRequest& r) {
   if (const std::string e = backend_error(r.backend); !e.empty()) throw UsageError(e);
   if (r.steps < 1 || r.warmup < 0) throw UsageError("--steps must be ≥ 1 and --warmup ≥ 0");
   if (!(r.timeout > 0)) throw UsageError("--timeout must be > 0 seconds");
@@ -288,6 +289,7 @@ void check_request(const TrainRequest& r) {
   const bool host_memory = r.backend.memory == MemorySpace::host;
   if (!r.base.data_file.empty()) open_token_file(r.base.data_file, r.base.model.vocab, r.base.model.seq);
   const int gb = global_batch(r);
+  std::vector<LayoutPlan> plans;
   for (const LayoutSpec& l : r.layouts) {
     if (l.dp < 1 || l.tp < 1 || l.pp < 1) throw UsageError("dp, tp and pp must be ≥ 1");
     if (l.dp * l.tp * l.pp != r.ranks) {
@@ -301,6 +303,7 @@ void check_request(const TrainRequest& r) {
     // One layout the model cannot take is the user's to fix; in a sweep it is a WAIVED row
     // (layout_unavailable), so that e.g. GPT-2's odd vocabulary refuses only the tp layouts.
     const TrainOptions t = layout_options(r, l);
+    plans.push_back({l, t, layout_unavailable(r, l, t)});
     if (const std::string e = layout_error(t, l.layout()); !e.empty()) {
       if (r.layouts.size() == 1) throw UsageError(fmt::format("{}: {}", l.name, e));
       continue;  // no theory of a layout the model refuses
@@ -318,13 +321,16 @@ void check_request(const TrainRequest& r) {
   // The CPU peak's sgemm holds three n×n float matrices.
   if (r.peak_flops == 0)
     check_host_memory(12.0 * r.peak_size * r.peak_size, fmt::format("--peak-size {}", r.peak_size));
+  return plans;
 }
 
-std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l) {
-  if (std::string why = layout_error(layout_options(r, l), l.layout()); !why.empty()) return why;
+void check_request(const TrainRequest& r) { (void)resolve_request(r); }
+
+std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l, const TrainOptions& options) {
+  if (std::string why = layout_error(options, l.layout()); !why.empty()) return why;
   if (std::string why = backend_unavailable(r.backend); !why.empty()) return why;
   if (const std::optional<uint64_t> budget = device_budget(r)) {
-    TrainOptions t = layout_options(r, l);
+    TrainOptions t = options;
     if (!logit_rows_to_fit(t, l.layout(), *budget)) {
       t.logit_rows = 1;
       return fmt::format(
@@ -396,34 +402,33 @@ PeakProbe matmul_probe(Timer& timer, int n, const std::function<void()>& run) {
 }  // namespace
 
 std::vector<Result> run_training(const TrainRequest& r) {
-  check_request(r);
+  const std::vector<LayoutPlan> plans = resolve_request(r);
   std::vector<Result> results;
-  bool any = false;
-  for (const LayoutSpec& l : r.layouts) any = any || layout_unavailable(r, l).empty();
+  const bool any = std::any_of(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.unavailable.empty(); });
   if (!any) {  // nothing will run: no peak to measure, no weights to load
-    for (const LayoutSpec& l : r.layouts) {
-      results.push_back(waived_training_result(l, layout_options(r, l), global_batch(r), std::string(r.backend.name),
-                                               layout_unavailable(r, l)));
+    for (const LayoutPlan& p : plans) {
+      results.push_back(
+          waived_training_result(p.spec, p.options, global_batch(r), std::string(r.backend.name), p.unavailable));
     }
     return results;
   }
   const RunPeak peak = run_peak(r);
   const std::vector<float> initial =
       r.init_from.empty() ? std::vector<float>{} : load_hf_gpt2(r.init_from, r.base.model);
-  for (size_t i = 0; i < r.layouts.size(); ++i) {
-    const LayoutSpec& l = r.layouts[i];
-    if (const std::string why = layout_unavailable(r, l); !why.empty()) {
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const LayoutPlan& p = plans[i];
+    if (!p.unavailable.empty()) {
       results.push_back(
-          waived_training_result(l, layout_options(r, l), global_batch(r), std::string(r.backend.name), why));
-      if (r.on_layout) r.on_layout(i + 1, r.layouts.size(), results.back());
+          waived_training_result(p.spec, p.options, global_batch(r), std::string(r.backend.name), p.unavailable));
+      if (r.on_layout) r.on_layout(i + 1, plans.size(), results.back());
       continue;
     }
-    const std::optional<LayoutMeasurement> m = run_layout(r, l, initial);
+    const std::optional<LayoutMeasurement> m = run_layout(r, p, initial);
     if (recorded_stop()) break;  // every rank agreed to stop before this layout
     if (!m) continue;
     results.push_back(training_result(*m, peak.flops, peak.source));
     if (peak.probe) record_peak_probe(results.back(), *peak.probe);
-    if (r.on_layout) r.on_layout(i + 1, r.layouts.size(), results.back());
+    if (r.on_layout) r.on_layout(i + 1, plans.size(), results.back());
   }
   return results;
 }

@@ -53,10 +53,20 @@ int global_batch(const TrainRequest& r);
 // The options of one layout of the request. On a device backend whose GPU cannot hold the whole LM
 // head's logits (device_fit.hpp), logit_rows is the most rows that fit when the request left it 0.
 TrainOptions layout_options(const TrainRequest& r, const LayoutSpec& l);
+// One layout of a request, resolved once: its options (layout_options) and why it cannot run here
+// ("" when it can; layout_unavailable). Every later step of a run reads the plan.
+struct LayoutPlan {
+  LayoutSpec spec;
+  TrainOptions options;
+  std::string unavailable;
+};
+
 // Everything that can be checked before any allocation (config, backend, layouts, divisibility,
 // batch, steps, timeout, and host memory: a host backend's ranks on this host must fit in what
 // is available, core/host_memory.hpp); gcb::UsageError with one line. In a sweep, a layout the
-// model cannot take is left to layout_unavailable (a WAIVED row).
+// model cannot take is left to layout_unavailable (a WAIVED row). resolve_request returns each
+// layout's plan, in the request's order; check_request only checks.
+std::vector<LayoutPlan> resolve_request(const TrainRequest& r);
 void check_request(const TrainRequest& r);
 
 // Runs every layout. Collective over the world when the process was started by a launcher.
@@ -65,12 +75,13 @@ void check_request(const TrainRequest& r);
 // with the reason instead.
 std::vector<Result> run_training(const TrainRequest& r);
 
-// Why layout `l` of the request cannot run here ("" when it can): the model refuses it (a sweep's
-// layout; a single one is a UsageError in check_request), the backend is unavailable (no GPU),
+// Why layout `l` of the request, with its `options` (layout_options), cannot run here ("" when it
+// can): the model refuses it (a sweep's layout; a single one is a UsageError in check_request),
+// the backend is unavailable (no GPU),
 // rank threads on a device backend need one GPU each (NCCL refuses two ranks of one communicator
 // on the same GPU) and the host has fewer, or a rank's states and activations exceed the GPU's
 // memory budget even with the head one row at a time (device_fit.hpp).
-std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l);
+std::string layout_unavailable(const TrainRequest& r, const LayoutSpec& l, const TrainOptions& options);
 
 // The CPU's MFU denominator, measured: FLOP/s of the CPU matmul on n×n×n over several timed
 // repetitions (at least 5 and 0.3 s), with their spread so a result shows how steady the probe was.
