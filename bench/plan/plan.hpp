@@ -20,6 +20,7 @@
 #include "models/model/train_options.hpp"
 #include "models/planner/layout_space.hpp"
 #include "models/planner/step_work.hpp"
+#include "reports/specs.hpp"
 
 namespace gcb::bench {
 
@@ -35,7 +36,12 @@ models::planner::AttentionCostModel attention_cost_model(AttentionScores a);
 struct PlanCliOptions {
   std::string model = "tiny";  // named config or JSON file
   models::ConfigOverrides overrides;
-  std::string gpu = "cpu";                     // spec-table SKU, or cpu (rank threads of this host)
+  // --gpu, resolved when parsed: cpu (rank threads of this host; the default), a spec-table row,
+  // or neither for `--gpu ""` (the GPU of --topo's topology).
+  struct Gpu {
+    bool cpu = true;
+    std::optional<GpuSpec> spec;
+  } gpu;
   int gpus = 0, gpus_per_node = 0, nodes = 0;  // 0 = derived (see docs)
   double intra_gbps = 0, inter_gbps = 0;
   std::string topo;                      // topology file

@@ -126,7 +126,7 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
   const double limit = static_cast<double>(o.memory_limit);
   TopologyFacts facts;
   if (!o.topo.empty()) facts = topology_facts(topo::load_topology(o.topo));
-  if (o.gpu == "cpu") {
+  if (o.gpu.cpu) {
     if (o.nodes > 1) throw UsageError("--gpu cpu plans the rank threads of one host: --nodes must be 1");
     if (o.host_memory) {
       throw UsageError("--host-memory: on a cpu cluster the host memory is the device memory (--memory-limit)");
@@ -134,9 +134,9 @@ Cluster resolve_cluster(const PlanCliOptions& o, models::Precision precision) {
     const int ranks = o.gpus > 0 ? o.gpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return cpu_cluster(ranks, limit);
   }
-  const GpuSpec spec = o.gpu.empty() && !facts.gpu_name.empty()
-                           ? find_gpu_spec(facts.gpu_name).value_or(gpu_spec_by_name(facts.gpu_name))
-                           : gpu_spec_by_name(o.gpu);
+  if (!o.gpu.spec && facts.gpu_name.empty()) throw UsageError("--gpu \"\": --topo's topology names no GPU");
+  const GpuSpec spec =
+      o.gpu.spec ? *o.gpu.spec : find_gpu_spec(facts.gpu_name).value_or(gpu_spec_by_name(facts.gpu_name));
   GpuClusterArgs a;
   a.precision = precision;
   a.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : facts.gpus_per_node > 0 ? facts.gpus_per_node : 8;
@@ -212,7 +212,7 @@ std::vector<Candidate> parse_plan_layouts(const std::string& text, int gpus, int
 PlanRequest plan_request(const PlanCliOptions& o) {
   PlanRequest r;
   r.model = resolve_model(o);
-  r.precision = o.precision.value_or(o.gpu == "cpu" ? models::Precision::fp32 : models::Precision::bf16);
+  r.precision = o.precision.value_or(o.gpu.cpu ? models::Precision::fp32 : models::Precision::bf16);
   r.global_batch = o.global_batch;
   if (r.global_batch < 1) throw UsageError("--global-batch G (sequences per step) is required and must be ≥ 1");
   r.cluster = resolve_cluster(o, r.precision);
@@ -295,9 +295,20 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
   app->add_option("--heads", o->overrides.heads, "Override the number of heads");
   app->add_option("--vocab", o->overrides.vocab, "Override the vocabulary size");
   app->add_option("--seq", o->overrides.seq, "Override the sequence length");
-  app->add_option("--gpu", o->gpu,
-                  "Spec-table SKU (h100-sxm, a100-sxm4-80gb, h200, …) or cpu (rank threads of this host)")
-      ->capture_default_str();
+  app->add_option_function<std::string>(
+         "--gpu",
+         [o](const std::string& name) {
+           o->gpu = {name == "cpu", std::nullopt};
+           if (name == "cpu" || name.empty()) return;
+           try {
+             o->gpu.spec = gpu_spec_by_name(name);  // unknown or ambiguous: named with the closest
+           } catch (const UsageError& e) {
+             throw CLI::ValidationError("--gpu", e.what());
+           }
+         },
+         "Spec-table SKU (h100-sxm, a100-sxm4-80gb, h200, …) or cpu (rank threads of this host)")
+      ->type_name("SKU|cpu")
+      ->default_str("cpu");
   app->add_option("--gpus", o->gpus, "Devices in all (default: --nodes × --gpus-per-node; cpu: this host's cores)");
   app->add_option("--gpus-per-node", o->gpus_per_node, "Devices per node (default: the topology's, else 8)");
   app->add_option("--nodes", o->nodes, "Nodes (with --gpus-per-node, instead of --gpus)");
@@ -420,11 +431,12 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
     CommonOptions session_options = *common;
     session_options.quiet = true;
     if (!opts.published.empty()) {
-      const std::string gpu = opts.gpu == "cpu" ? "a100-sxm4-80gb" : opts.gpu;
-      const std::vector<PublishedCheck> checks = check_published(
-          read_published_runs(opts.published), gpu_spec_by_name(gpu), opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
+      // The published tables are of GPU clusters: --gpu cpu (the default) checks them on their A100s.
+      const GpuSpec gpu = opts.gpu.spec ? *opts.gpu.spec : gpu_spec_by_name("a100-sxm4-80gb");
+      const std::vector<PublishedCheck> checks =
+          check_published(read_published_runs(opts.published), gpu, opts.gpus_per_node > 0 ? opts.gpus_per_node : 8);
       Session session(session_options, argv, plan_input_files(opts));
-      if (!common->quiet) print_published(checks, gpu_spec_by_name(gpu).sku);
+      if (!common->quiet) print_published(checks, gpu.sku);
       for (const PublishedCheck& c : checks) {
         Result r;
         r.key = "plan/published/" + c.run.model;
