@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "bench/common/cli.hpp"
@@ -326,6 +327,12 @@ void add_plan_command(CLI::App& root, std::function<int()>& run, const std::vect
       ->delimiter(',');
   app->add_option("--compute-efficiency", o->efficiency,
                   "Fraction of peak an uncalibrated GEMM / attention call reaches")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const double v = std::strtod(text.c_str(), nullptr);
+            return v > 0 && v <= 1.0 ? std::string() : "'" + text + "' is not a fraction in (0, 1]";
+          },
+          "(0, 1]"))
       ->capture_default_str();
   app->add_option("--memory-limit", o->memory_limit,
                   "Bytes per device (e.g. 80G; default: the spec's capacity, cpu: host memory / ranks)")
