@@ -81,7 +81,8 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<GlooWorld> world, const std::
   auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
   ctx->setTimeout(world_->timeout);
   gloo::rendezvous::PrefixStore store(prefix_, *world_->store);
-  guarded("Gloo connectFullMesh", [&] { ctx->connectFullMesh(store, world_->device); });
+  const std::string what = fmt::format("Gloo connectFullMesh (mesh {}, rank {} of {})", prefix_, rank, size);
+  guarded(what.c_str(), [&] { ctx->connectFullMesh(store, world_->device); });
   context_ = std::move(ctx);
 }
 
