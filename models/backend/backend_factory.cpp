@@ -79,21 +79,14 @@ std::string backend_error(const ComputeBackend& backend) {
   return backend.built() ? "" : fmt::format("--backend {}: {}", backend.name, backend.missing);
 }
 
-std::string backend_error(std::string_view name) {
-  const std::string refusal = backend_refusal(name);
-  return refusal.empty() ? "" : "--backend " + refusal;
-}
-
 std::string backend_unavailable(const ComputeBackend& backend) {
   return backend.unavailable == nullptr ? "" : backend.unavailable();
 }
 
-std::string backend_unavailable(std::string_view name) { return backend_unavailable(compute_backend(name)); }
-
 const ComputeBackend& compute_backend(std::string_view name) {
   const auto& table = compute_backends();
   const auto it = std::find_if(table.begin(), table.end(), [name](const auto& b) { return b.name == name; });
-  if (it == table.end()) throw UsageError(backend_error(name));
+  if (it == table.end()) throw UsageError("--backend " + backend_refusal(name));
   return *it;
 }
 
@@ -105,11 +98,6 @@ std::vector<int> process_devices(const gcb::RankContext& rc) {
 std::unique_ptr<Backend> make_backend(const ComputeBackend& backend, const BackendSpec& spec) {
   if (const std::string e = backend_error(backend); !e.empty()) throw UsageError(e);
   return backend.make(spec);
-}
-
-std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec) {
-  if (const std::string e = backend_error(name); !e.empty()) throw UsageError(e);
-  return make_backend(compute_backend(name), spec);
 }
 
 }  // namespace gcb::models

@@ -57,14 +57,9 @@ std::string backend_refusal(std::string_view name);
 const ComputeBackend& compute_backend(std::string_view name);
 // The row's backend; gcb::UsageError saying why when the row is not built into this binary.
 std::unique_ptr<Backend> make_backend(const ComputeBackend& backend, const BackendSpec& spec = {});
-// By name: gcb::UsageError naming the known backends, or saying why a known one is not built.
-std::unique_ptr<Backend> make_backend(std::string_view name, const BackendSpec& spec = {});
 // "" when the row is built, else "--backend NAME: <why it is not built>".
 std::string backend_error(const ComputeBackend& backend);
-// "" when `name` is known and built, else the one-line reason make_backend would give.
-std::string backend_error(std::string_view name);
 // "" when the built backend can run here, else why not (results are then WAIVED).
 std::string backend_unavailable(const ComputeBackend& backend);
-std::string backend_unavailable(std::string_view name);
 
 }  // namespace gcb::models
