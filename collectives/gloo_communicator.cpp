@@ -84,6 +84,14 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<GlooWorld> world, const std::
   const std::string what = fmt::format("Gloo connectFullMesh (mesh {}, rank {} of {})", prefix_, rank, size);
   guarded(what.c_str(), [&] { ctx->connectFullMesh(store, world_->device); });
   context_ = std::move(ctx);
+  // connectFullMesh returns on a rank once its own sockets connected: the kernel completes a
+  // client's connect before the listening peer has accepted it (gloo/transport/tcp/pair.cc,
+  // Pair::connect and Pair::handleListening). A rank that then dropped the mesh (a split made and
+  // freed at once) closed a socket its peer had yet to accept, and the peer's connectFullMesh
+  // failed with "Connection closed by peer" (3-6 in 100 runs of GlooCommunicator.SplitOrdersByKey).
+  // A barrier over the new mesh returns only once every member is connected, as MPI_Comm_split
+  // returns a communicator every member can use.
+  if (size > 1) GlooCommunicator::barrier();
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
