@@ -248,22 +248,29 @@ void settle(Comparison& c, const char* throttled_side) {
                          verdict_name(c.underlying), c.reason);
 }
 
+// The change against the noise on a log scale, as the U test's median shift: a slowdown's relative
+// change never passes 100 % however large it is (100× slower is −99 %, ln 100 = 4.6), so on the
+// linear scale a CV above 33 % would hide any slowdown while a speedup of the same factor showed.
 void judge_without_test(Comparison& c, double gain, std::optional<double> noise, double threshold) {
   const double magnitude = std::fabs(*c.change);
+  const double shift = std::fabs(std::log1p(*c.change));  // |ln(new / base)|; inf when new is 0
   if (magnitude <= threshold) {
     c.underlying = Verdict::same;
     c.reason = fmt::format("|change| {} <= threshold {}", percent_text(magnitude), percent_text(threshold));
   } else if (!noise) {
     c.underlying = Verdict::ambiguous;
     c.reason = "beyond the threshold, but no samples to tell it from noise";
-  } else if (magnitude > std::max(3 * *noise, threshold)) {
+  } else if (shift > 3 * *noise) {
     c.underlying = gain < 0 ? Verdict::slower : Verdict::faster;
-    c.reason = fmt::format("|change| {} > max(3 x noise {}, threshold); fewer than 9 samples, no U test",
-                           percent_text(magnitude), percent_text(*noise));
+    c.reason = fmt::format(
+        "|change| {} > threshold and its shift {:.3g} in ln > 3 x noise (CV {}); fewer than 9 "
+        "samples, no U test",
+        percent_text(magnitude), shift, percent_text(*noise));
   } else {
     c.underlying = Verdict::noisy;
-    c.reason = fmt::format("|change| {} is within 3 x the spread (CV {}): too noisy to judge a change of {}",
-                           percent_text(magnitude), percent_text(*noise), percent_text(threshold));
+    c.reason = fmt::format(
+        "|change| {} (shift {:.3g} in ln) is within 3 x the spread (CV {}): too noisy to judge a change of {}",
+        percent_text(magnitude), shift, percent_text(*noise), percent_text(threshold));
   }
 }
 

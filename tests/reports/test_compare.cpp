@@ -238,9 +238,11 @@ Result make(const std::string& key, double value, std::vector<double> samples, b
   return r;
 }
 
-// Fewer than 9 samples: SLOWER/FASTER only beyond max(3 × noise, threshold).
+// Fewer than 9 samples: SLOWER/FASTER only beyond the threshold and with |ln(new / base)| beyond
+// 3 × noise.
 TEST(Compare, FallbackRuleUsesThreeTimesNoise) {
-  // CV of {0.9, 1.0, 1.1} = 0.1: a 20 % change is inside 3 × 10 % → NOISY; 40 % is beyond.
+  // CV of {0.9, 1.0, 1.1} = 0.1: a 20 % drop (ln 0.22) is inside 3 × 10 % → NOISY; 40 % (ln 0.51)
+  // is beyond, and so is its reverse, +67 %.
   ResultDocument b, n20, n40;
   b.results.push_back(make("x/a", 100, {0.9, 1.0, 1.1}));
   n20.results.push_back(make("x/a", 80, {0.9, 1.0, 1.1}));
@@ -260,6 +262,19 @@ TEST(Compare, FallbackRuleUsesThreeTimesNoise) {
   ds.results.push_back(make("x/fit", 98, {}));
   EXPECT_EQ(compare_documents(db, dn, {}).comparisons[0].verdict, Verdict::ambiguous);
   EXPECT_EQ(compare_documents(db, ds, {}).comparisons[0].verdict, Verdict::same);
+  // A noisy host, CV of {0.4, 1.0, 1.6} = 0.6: a 100× slowdown is −99 %, less than 3 × 60 % on the
+  // linear scale but ln 100 = 4.6 > 1.8, so SLOWER, as the same factor up is FASTER; a 3× slowdown
+  // (ln 3 = 1.1) is NOISY either way.
+  ResultDocument wb, w100, w3;
+  wb.results.push_back(make("x/w", 100, {0.4, 1.0, 1.6}));
+  w100.results.push_back(make("x/w", 1, {40, 100, 160}));
+  w3.results.push_back(make("x/w", 100.0 / 3, {1.2, 3.0, 4.8}));
+  const auto slow = compare_documents(wb, w100, {}).comparisons[0];
+  EXPECT_EQ(slow.verdict, Verdict::slower) << slow.reason;
+  EXPECT_NE(slow.reason.find("shift 4.61 in ln > 3 x noise (CV 60.00%)"), std::string::npos) << slow.reason;
+  EXPECT_EQ(compare_documents(w100, wb, {}).comparisons[0].verdict, Verdict::faster);
+  EXPECT_EQ(compare_documents(wb, w3, {}).comparisons[0].verdict, Verdict::noisy);
+  EXPECT_EQ(compare_documents(w3, wb, {}).comparisons[0].verdict, Verdict::noisy);
 }
 
 // With the U test, SLOWER needs the change beyond 3 × the robust spread (1.4826·MAD/median):
