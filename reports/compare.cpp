@@ -251,9 +251,12 @@ void settle(Comparison& c, const char* throttled_side) {
 // The change against the noise on a log scale, as the U test's median shift: a slowdown's relative
 // change never passes 100 % however large it is (100× slower is −99 %, ln 100 = 4.6), so on the
 // linear scale a CV above 33 % would hide any slowdown while a speedup of the same factor showed.
+// A value at or below zero has no logarithm: such a pair is judged by |change|.
 void judge_without_test(Comparison& c, double gain, std::optional<double> noise, double threshold) {
   const double magnitude = std::fabs(*c.change);
-  const double shift = std::fabs(std::log1p(*c.change));  // |ln(new / base)|; inf when new is 0
+  const bool logs = c.base && c.contender && *c.base > 0 && *c.contender > 0;
+  const double shift = logs ? std::fabs(std::log(*c.contender / *c.base)) : magnitude;
+  const std::string shift_text = logs ? fmt::format("its shift {:.3g} in ln", shift) : "|change|";
   if (magnitude <= threshold) {
     c.underlying = Verdict::same;
     c.reason = fmt::format("|change| {} <= threshold {}", percent_text(magnitude), percent_text(threshold));
@@ -262,15 +265,13 @@ void judge_without_test(Comparison& c, double gain, std::optional<double> noise,
     c.reason = "beyond the threshold, but no samples to tell it from noise";
   } else if (shift > 3 * *noise) {
     c.underlying = gain < 0 ? Verdict::slower : Verdict::faster;
-    c.reason = fmt::format(
-        "|change| {} > threshold and its shift {:.3g} in ln > 3 x noise (CV {}); fewer than 9 "
-        "samples, no U test",
-        percent_text(magnitude), shift, percent_text(*noise));
+    c.reason = fmt::format("|change| {} > threshold and {} > 3 x noise (CV {}); fewer than 9 samples, no U test",
+                           percent_text(magnitude), shift_text, percent_text(*noise));
   } else {
     c.underlying = Verdict::noisy;
-    c.reason = fmt::format(
-        "|change| {} (shift {:.3g} in ln) is within 3 x the spread (CV {}): too noisy to judge a change of {}",
-        percent_text(magnitude), shift, percent_text(*noise), percent_text(threshold));
+    c.reason = fmt::format("|change| {}{} is within 3 x the spread (CV {}): too noisy to judge a change of {}",
+                           percent_text(magnitude), logs ? fmt::format(" (shift {:.3g} in ln)", shift) : "",
+                           percent_text(*noise), percent_text(threshold));
   }
 }
 
